@@ -1,0 +1,9 @@
+"""gpude: a reproducible benchmark suite for GPU-based Differential Evolution.
+
+Importing :mod:`gpude` never touches CUDA; GPU code is imported when a GPU
+path is first used.
+"""
+
+from . import _jitcache  # noqa: F401  (must run before numba is imported)
+
+__version__ = "0.1.0"

@@ -1,0 +1,258 @@
+"""The basic functions of the CEC benchmarks, written once for every evaluator.
+
+Each basic function g is split into two scalar pieces that both the sequential
+CPU evaluator and the block-parallel CUDA evaluator call:
+
+``term(code, zi, zn, i, n) -> (s1, s2, p)``
+    the contribution of coordinate ``i`` (of ``n``) to two sums ``s1``, ``s2``
+    and one product ``p``; ``zi`` is the transformed coordinate and ``zn`` its
+    successor, wrapping from ``n - 1`` to ``0`` (Rosenbrock, Expanded Schaffer F6
+    and Griewank-Rosenbrock work on pairs);
+``final(code, s1, s2, p, n) -> g``
+    the value of the basic function from the reduced sums and product.
+
+A CPU loop adds the terms in order; a CUDA block reduces them in shared
+memory. The expressions follow the official CEC 2005/2014/2017 C code
+(``cec14_func.cpp``, ``cec17_func.cpp``) operation by operation.
+
+The transforms that precede ``term`` (shift, shrink, rotation, the per-function
+offset such as Rosenbrock's +1) belong to the function definitions in
+:mod:`gpude.functions.suites`; the constants they need are here, per basic
+function, in :data:`BASIC`.
+
+:func:`build_basic` instantiates the code for one floating type and one target
+(``numba.njit`` for the CPU, ``numba.cuda.jit(device=True)`` for CUDA), with
+every constant cast to that type so that float32 stays float32 on the GPU.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import numpy as np
+
+# Basic-function codes (the values are what the evaluators branch on).
+SPHERE = 0
+ZAKHAROV = 1
+ROSENBROCK = 2
+RASTRIGIN = 3
+SCHWEFEL = 4
+BENT_CIGAR = 5
+HGBAT = 6
+ESCAFFER6 = 7
+KATSUURA = 8
+HAPPYCAT = 9
+GRIEROSEN = 10
+ACKLEY = 11
+ELLIPTIC = 12
+GRIEWANK = 13
+
+# The official code's constants (cec17_func.cpp: PI, E; Schwefel's optimum and value).
+PI = 3.1415926535897932384626433832795029
+E = 2.7182818284590452353602874713526625
+SCHWEFEL_SHIFT = 4.209687462275036e002
+SCHWEFEL_VALUE = 4.189828872724338e002
+
+
+@dataclass(frozen=True)
+class BasicInfo:
+    """What the official code does around one basic function.
+
+    Attributes
+    ----------
+    name : str
+        Human-readable name.
+    rate : float
+        Shrink rate applied to ``x - o`` before rotation (CEC 2014/2017 code).
+    offset : float
+        Added to every coordinate after rotation (Rosenbrock's ``z + 1``,
+        HGBat's ``z - 1``, Schwefel's ``z + 420.97...``).
+    """
+
+    name: str
+    rate: float
+    offset: float
+
+
+# Rates are written as in the C code (e.g. 5.12/100.0) so that they round identically.
+BASIC = {
+    SPHERE: BasicInfo("Sphere", 1.0, 0.0),
+    ZAKHAROV: BasicInfo("Zakharov", 1.0, 0.0),
+    ROSENBROCK: BasicInfo("Rosenbrock", 2.048 / 100.0, 1.0),
+    RASTRIGIN: BasicInfo("Rastrigin", 5.12 / 100.0, 0.0),
+    SCHWEFEL: BasicInfo("Modified Schwefel", 1000.0 / 100.0, SCHWEFEL_SHIFT),
+    BENT_CIGAR: BasicInfo("Bent Cigar", 1.0, 0.0),
+    HGBAT: BasicInfo("HGBat", 5.0 / 100.0, -1.0),
+    ESCAFFER6: BasicInfo("Expanded Schaffer F6", 1.0, 0.0),
+    KATSUURA: BasicInfo("Katsuura", 5.0 / 100.0, 0.0),
+    HAPPYCAT: BasicInfo("HappyCat", 5.0 / 100.0, -1.0),
+    GRIEROSEN: BasicInfo("Expanded Griewank plus Rosenbrock", 5.0 / 100.0, 1.0),
+    ACKLEY: BasicInfo("Ackley", 1.0, 0.0),
+    ELLIPTIC: BasicInfo("High Conditioned Elliptic", 1.0, 0.0),
+    GRIEWANK: BasicInfo("Griewank", 600.0 / 100.0, 0.0),
+}
+
+
+def build_basic(dtype, target: str = "cpu") -> SimpleNamespace:
+    """Compile the basic functions for one floating type and one target.
+
+    Parameters
+    ----------
+    dtype : {numpy.float64, numpy.float32}
+        Type of every constant and of the arithmetic.
+    target : {"cpu", "cuda"}
+        ``"cpu"`` decorates with ``numba.njit`` (cached, GIL-free);
+        ``"cuda"`` with ``numba.cuda.jit(device=True)``.
+
+    Returns
+    -------
+    types.SimpleNamespace
+        ``term`` and ``final`` dispatchers (see the module docstring).
+    """
+    T = np.dtype(dtype).type
+    if target == "cpu":
+        import numba
+
+        jit = numba.njit(cache=True, nogil=True)
+        fmod = np.fmod  # numba's CPU target has no math.fmod; np.fmod is C's exact fmod
+    elif target == "cuda":
+        from numba import cuda
+
+        jit = cuda.jit(device=True)
+        fmod = math.fmod
+    else:
+        raise ValueError(f"unknown target {target!r}; use 'cpu' or 'cuda'")
+
+    zero, one, half, two = T(0.0), T(1.0), T(0.5), T(2.0)
+    ten, twenty, hundred = T(10.0), T(20.0), T(100.0)
+    two_pi = T(2.0) * T(PI)
+    e_const = T(E)
+    f500 = T(500.0)
+    million = T(1.0e6)
+    schwefel_value = T(SCHWEFEL_VALUE)
+    f4000 = T(4000.0)
+    milli = T(0.001)
+    quarter = T(0.25)
+    ackley_a = T(-0.2)
+    six = T(6.0)
+    one_point_two = T(1.2)
+
+    @jit
+    def zakharov(zi, i):
+        return zi * zi, half * T(i + 1) * zi
+
+    @jit
+    def rosenbrock(zi, zn, i, n):
+        # Pairs (z_i, z_{i+1}) for i < n-1; no wrap-around.
+        if i == n - 1:
+            return zero
+        tmp1 = zi * zi - zn
+        tmp2 = zi - one
+        return hundred * tmp1 * tmp1 + tmp2 * tmp2
+
+    @jit
+    def rastrigin(zi):
+        return zi * zi - ten * math.cos(two_pi * zi) + ten
+
+    @jit
+    def schwefel(zi, n):
+        # zi already carries +420.9687462275036; branches as in the C code.
+        if zi > f500:
+            r = f500 - fmod(zi, f500)
+            tmp = (zi - f500) / hundred
+            return -r * math.sin(math.sqrt(r)) + tmp * tmp / T(n)
+        elif zi < -f500:
+            r = fmod(math.fabs(zi), f500)
+            tmp = (zi + f500) / hundred
+            return -(-f500 + r) * math.sin(math.sqrt(f500 - r)) + tmp * tmp / T(n)
+        return -zi * math.sin(math.sqrt(math.fabs(zi)))
+
+    @jit
+    def escaffer6(zi, zn):
+        s = zi * zi + zn * zn
+        t1 = math.sin(math.sqrt(s))
+        t1 = t1 * t1
+        t2 = one + milli * s
+        return half + (t1 - half) / (t2 * t2)
+
+    @jit
+    def katsuura(zi, i, n):
+        temp = zero
+        tmp1 = one
+        for _ in range(32):  # j = 1..32, tmp1 = 2**j exactly
+            tmp1 = tmp1 * two
+            tmp2 = tmp1 * zi
+            temp += math.fabs(tmp2 - math.floor(tmp2 + half)) / tmp1
+        return math.pow(one + T(i + 1) * temp, ten / math.pow(T(n), one_point_two))
+
+    @jit
+    def grierosen(zi, zn):
+        tmp1 = zi * zi - zn
+        tmp2 = zi - one
+        temp = hundred * tmp1 * tmp1 + tmp2 * tmp2
+        return (temp * temp) / f4000 - math.cos(temp) + one
+
+    @jit
+    def elliptic(zi, i, n):
+        return math.pow(ten, six * T(i) / T(n - 1)) * zi * zi
+
+    @jit
+    def term(code, zi, zn, i, n):
+        """Contribution of coordinate i to (s1, s2, p)."""
+        if code == SPHERE:
+            return zi * zi, zero, one
+        elif code == ZAKHAROV:
+            a, b = zakharov(zi, i)
+            return a, b, one
+        elif code == ROSENBROCK:
+            return rosenbrock(zi, zn, i, n), zero, one
+        elif code == RASTRIGIN:
+            return rastrigin(zi), zero, one
+        elif code == SCHWEFEL:
+            return schwefel(zi, n), zero, one
+        elif code == BENT_CIGAR:
+            if i == 0:
+                return zi * zi, zero, one
+            return million * zi * zi, zero, one
+        elif code == HGBAT or code == HAPPYCAT:
+            return zi * zi, zi, one
+        elif code == ESCAFFER6:
+            return escaffer6(zi, zn), zero, one
+        elif code == KATSUURA:
+            return zero, zero, katsuura(zi, i, n)
+        elif code == GRIEROSEN:
+            return grierosen(zi, zn), zero, one
+        elif code == ACKLEY:
+            return zi * zi, math.cos(two_pi * zi), one
+        elif code == ELLIPTIC:
+            return elliptic(zi, i, n), zero, one
+        elif code == GRIEWANK:
+            return zi * zi, zero, math.cos(zi / math.sqrt(one + T(i)))
+        return zero, zero, one
+
+    @jit
+    def final(code, s1, s2, p, n):
+        """Value of the basic function from the reduced sums and product."""
+        fn = T(n)
+        if code == ZAKHAROV:
+            return s1 + s2 * s2 + (s2 * s2) * (s2 * s2)
+        elif code == SCHWEFEL:
+            return s1 + schwefel_value * fn
+        elif code == HGBAT:
+            return math.pow(math.fabs(s1 * s1 - s2 * s2), half) + (half * s1 + s2) / fn + half
+        elif code == HAPPYCAT:
+            return math.pow(math.fabs(s1 - fn), quarter) + (half * s1 + s2) / fn + half
+        elif code == KATSUURA:
+            tmp1 = ten / fn / fn
+            return p * tmp1 - tmp1
+        elif code == ACKLEY:
+            sum1 = ackley_a * math.sqrt(s1 / fn)
+            sum2 = s2 / fn
+            return e_const - twenty * math.exp(sum1) - math.exp(sum2) + twenty
+        elif code == GRIEWANK:
+            return one + s1 / f4000 - p
+        return s1
+
+    return SimpleNamespace(term=term, final=final, dtype=T, target=target)

@@ -1,0 +1,180 @@
+"""CPU evaluator: numba, one individual after another, GIL-free.
+
+One compiled function per floating type evaluates every benchmark function;
+the function's structure comes in as a :class:`~gpude.functions.program.Program`.
+The loops follow the official C code's order (shift, shrink, rotate with the
+sum over j in order, shuffle, groups), so float64 results agree with the
+official code to rounding of the libm calls.
+
+``evaluate_rows`` releases the GIL, so a thread pool can split a population
+across cores (the master-slave implementation does exactly that).
+"""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
+
+import numba
+import numpy as np
+
+from . import basic
+from .program import HUGE_WEIGHT, Program
+from .suites import COMPOSITION, HYBRID, SIMPLE
+
+
+@lru_cache(maxsize=None)
+def build_cpu_evaluator(dtype=np.float64):
+    """Compile (or load from numba's cache) the CPU evaluator for ``dtype``.
+
+    Returns
+    -------
+    callable
+        ``evaluate_rows(X, out, kind, rotated, codes, rates, offsets, lam_num,
+        lam_den, sigmas, comp_bias, starts, lengths, shift, rot, perm, huge)``:
+        writes the error of every row of ``X`` into ``out``.
+    """
+    B = basic.build_basic(dtype, "cpu")
+    term, final, T = B.term, B.final, B.dtype
+    zero, one = T(0.0), T(1.0)
+    jit = numba.njit(cache=True, nogil=True)
+
+    @jit
+    def component_value(z, start, length, code):
+        s1, s2, p = zero, zero, one
+        for i in range(length):
+            nxt = i + 1 if i + 1 < length else 0
+            t1, t2, t3 = term(code, z[start + i], z[start + nxt], i, length)
+            s1 += t1
+            s2 += t2
+            p *= t3
+        return final(code, s1, s2, p, length)
+
+    @jit
+    def rotate(rot, k, a, z, offset):
+        d = a.shape[0]
+        for i in range(d):
+            acc = zero
+            for j in range(d):
+                acc += rot[k, i, j] * a[j]
+            z[i] = acc + offset
+
+    @jit
+    def evaluate_one(x, kind, rotated, codes, rates, offsets, lam_num, lam_den, sigmas,
+                     comp_bias, starts, lengths, shift, rot, perm, huge, a, z, fit, w):
+        d = x.shape[0]
+        if kind == SIMPLE:
+            for i in range(d):
+                a[i] = (x[i] - shift[0, i]) * rates[0]
+            if rotated:
+                rotate(rot, 0, a, z, offsets[0])
+            else:
+                for i in range(d):
+                    z[i] = a[i] + offsets[0]
+            return component_value(z, 0, d, codes[0])
+
+        if kind == HYBRID:
+            for i in range(d):
+                a[i] = x[i] - shift[0, i]
+            rotate(rot, 0, a, z, zero)
+            for i in range(d):
+                a[i] = z[perm[i]]
+            total = zero
+            for g in range(codes.shape[0]):
+                lo = starts[g]
+                for i in range(lo, lo + lengths[g]):
+                    a[i] = a[i] * rates[g] + offsets[g]
+                total += component_value(a, lo, lengths[g], codes[g])
+            return total
+
+        # COMPOSITION
+        n_comp = codes.shape[0]
+        w_max = zero
+        for k in range(n_comp):
+            d2 = zero
+            for i in range(d):
+                diff = x[i] - shift[k, i]
+                d2 += diff * diff
+                a[i] = diff * rates[k]
+            rotate(rot, k, a, z, offsets[k])
+            g = component_value(z, 0, d, codes[k])
+            fit[k] = lam_num[k] * g / lam_den[k] + comp_bias[k]
+            if d2 != zero:
+                w[k] = math.pow(one / d2, T(0.5)) * math.exp(-d2 / T(2.0) / T(d) / (sigmas[k] * sigmas[k]))
+            else:
+                w[k] = huge
+            if w[k] > w_max:
+                w_max = w[k]
+        w_sum = zero
+        for k in range(n_comp):
+            w_sum += w[k]
+        if w_max == zero:
+            for k in range(n_comp):
+                w[k] = one
+            w_sum = T(n_comp)
+        f = zero
+        for k in range(n_comp):
+            f += w[k] / w_sum * fit[k]
+        return f
+
+    @jit
+    def evaluate_rows(X, out, kind, rotated, codes, rates, offsets, lam_num, lam_den, sigmas,
+                      comp_bias, starts, lengths, shift, rot, perm, huge):
+        d = X.shape[1]
+        a = np.empty(d, dtype=X.dtype)
+        z = np.empty(d, dtype=X.dtype)
+        fit = np.empty(codes.shape[0], dtype=X.dtype)
+        w = np.empty(codes.shape[0], dtype=X.dtype)
+        for r in range(X.shape[0]):
+            out[r] = evaluate_one(X[r], kind, rotated, codes, rates, offsets, lam_num, lam_den,
+                                  sigmas, comp_bias, starts, lengths, shift, rot, perm, huge,
+                                  a, z, fit, w)
+
+    return evaluate_rows
+
+
+def huge_weight(dtype) -> float:
+    """cf_cal's INF (1e99), capped so that it stays finite in ``dtype``."""
+    return min(HUGE_WEIGHT, float(np.finfo(dtype).max) / 16.0)
+
+
+def program_args(prog: Program, dtype) -> tuple:
+    """The program's arrays in the order ``evaluate_rows`` takes them, cast to ``dtype``."""
+    T = np.dtype(dtype).type
+    f = lambda a: np.ascontiguousarray(a, dtype=T)  # noqa: E731
+    return (
+        np.int64(prog.kind), prog.rotated, prog.codes, f(prog.rates), f(prog.offsets),
+        f(prog.lam_num), f(prog.lam_den), f(prog.sigmas), f(prog.comp_bias),
+        prog.starts, prog.lengths, f(prog.shift), f(prog.rot), prog.perm, T(huge_weight(T)),
+    )
+
+
+def evaluate(prog: Program, X: np.ndarray, dtype=np.float64, threads: int = 1) -> np.ndarray:
+    """Errors of the rows of ``X`` (already validated, finite, C-contiguous).
+
+    Parameters
+    ----------
+    prog : Program
+    X : ndarray, shape (n, D)
+    dtype : numpy floating type
+        Arithmetic type (float64 unless asked otherwise).
+    threads : int
+        Rows are split into this many contiguous chunks evaluated concurrently.
+    """
+    T = np.dtype(dtype).type
+    X = np.ascontiguousarray(X, dtype=T)
+    out = np.empty(X.shape[0], dtype=np.float64)
+    kernel = build_cpu_evaluator(T)
+    args = program_args(prog, T)
+    threads = max(1, min(int(threads), X.shape[0]))
+    if threads == 1:
+        kernel(X, out, *args)
+        return out
+    bounds = np.linspace(0, X.shape[0], threads + 1).astype(int)
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        jobs = [pool.submit(kernel, X[lo:hi], out[lo:hi], *args)
+                for lo, hi in zip(bounds[:-1], bounds[1:])]
+        for job in jobs:
+            job.result()
+    return out

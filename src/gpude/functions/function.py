@@ -1,0 +1,170 @@
+"""The public face of a benchmark function: :class:`BenchmarkFunction`."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ..errors import InvalidInputError, UnknownFunctionError, UnsupportedDimensionError
+from . import cpu
+from .program import Program, build_program
+from .suites import FUNCTIONS, LOWER, UPPER, FunctionDef
+
+DTYPES = {"float64": np.float64, "float32": np.float32}
+DEVICES = ("cpu", "gpu")
+
+
+def resolve_dtype(dtype) -> type:
+    """``"float64"``/``"float32"`` (or the numpy types) to the numpy type; clear error otherwise."""
+    try:
+        name = np.dtype(dtype).name
+    except TypeError:
+        name = str(dtype)
+    if name not in DTYPES:
+        raise InvalidInputError(f"dtype {dtype!r} is not supported; use 'float64' (default) or 'float32'")
+    return DTYPES[name]
+
+
+class BenchmarkFunction:
+    """One benchmark function at one dimension, with its official data loaded.
+
+    Use :func:`gpude.functions.get_function` to obtain one.
+
+    Attributes
+    ----------
+    fid : str
+        ``"F01"``..``"F10"`` or ``"Q01"``..``"Q04"``.
+    dim : int
+    definition : FunctionDef
+        The table entry (kind, basic functions, constants, data files, notes).
+    bias : float
+        ``f(x*)`` in the official code's terms: the official entry point returns
+        ``error + bias``.
+    optimum : ndarray, shape (dim,)
+        ``x*`` (read-only).
+    lower, upper : float
+        The search range, [-100, 100] in every coordinate.
+    """
+
+    def __init__(self, definition: FunctionDef, dim: int, program: Program):
+        self.definition = definition
+        self.fid = definition.fid
+        self.dim = dim
+        self.bias = float(definition.bias)
+        self.lower, self.upper = LOWER, UPPER
+        self.program = program
+        self.optimum = program.optimum
+
+    @property
+    def name(self) -> str:
+        return self.definition.name
+
+    def __repr__(self) -> str:
+        d = self.definition
+        return (f"<BenchmarkFunction {self.fid} D={self.dim}: {d.name} "
+                f"(CEC'{d.cec_year % 100:02d} F{d.cec_fn}, {d.kind_name})>")
+
+    def _as_points(self, X) -> tuple[np.ndarray, bool]:
+        X = np.asarray(X)
+        if X.dtype.kind not in "fiu":
+            raise InvalidInputError(
+                f"points must be real numbers (float or integer), got dtype {X.dtype}"
+            )
+        single = X.ndim == 1
+        if single:
+            X = X[np.newaxis, :]
+        if X.ndim != 2 or X.shape[1] != self.dim:
+            raise InvalidInputError(
+                f"{self.fid} at D={self.dim} takes points of shape (n, {self.dim}) or "
+                f"({self.dim},), got shape {np.shape(X) if not single else X.shape[1:]}"
+            )
+        return X, single
+
+    def evaluate(self, X, device: str = "cpu", dtype="float64", threads: int = 1):
+        """Errors ``f(x) - f(x*)`` of the points in ``X``.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, dim) or (dim,)
+            Points (float or integer); converted to ``dtype`` for the arithmetic.
+        device : {"cpu", "gpu"}
+            ``"cpu"``: the numba evaluator; ``"gpu"``: the CUDA evaluator (a real
+            GPU, or numba's CUDA simulator when ``NUMBA_ENABLE_CUDASIM=1``).
+        dtype : {"float64", "float32"}
+            Arithmetic precision. float32 mirrors the authors' GPU code; its
+            accuracy is documented in ``docs/functions.md``.
+        threads : int
+            CPU only: rows are split across this many threads (GIL-free).
+
+        Returns
+        -------
+        ndarray of float64, shape (n,), or float for a single point
+            Rows containing NaN or +-inf get NaN: such points are outside the
+            search space and the official code's result there is meaningless.
+        """
+        if device not in DEVICES:
+            raise InvalidInputError(f"device {device!r} is not supported; use 'cpu' or 'gpu'")
+        T = resolve_dtype(dtype)
+        if not isinstance(threads, (int, np.integer)) or threads < 1:
+            raise InvalidInputError(f"threads must be a positive integer, got {threads!r}")
+        X, single = self._as_points(X)
+        out = np.full(X.shape[0], np.nan)
+        finite = np.isfinite(X).all(axis=1)
+        if finite.any():
+            rows = X if finite.all() else X[finite]
+            if device == "cpu":
+                vals = cpu.evaluate(self.program, rows, T, threads=int(threads))
+            else:
+                from . import gpu  # imports numba.cuda only when asked for
+
+                vals = gpu.evaluate(self.program, rows, T)
+            out[finite] = vals
+        return float(out[0]) if single else out
+
+    __call__ = evaluate
+
+
+_CACHE: dict[tuple[str, int], BenchmarkFunction] = {}
+_LOCK = threading.Lock()
+
+
+def list_functions() -> list[str]:
+    """Ids of every benchmark function, in order: F01..F10, Q01..Q04."""
+    return list(FUNCTIONS)
+
+
+def get_function(fid: str, dim: int) -> BenchmarkFunction:
+    """The benchmark function ``fid`` at dimension ``dim``.
+
+    Parameters
+    ----------
+    fid : str
+        ``"F01"``..``"F10"`` (Janssen et al.) or ``"Q01"``..``"Q04"`` (Qin et al.);
+        case-insensitive.
+    dim : int
+        10, 30, 50 or 100 (the dimensions with official data).
+
+    Raises
+    ------
+    UnknownFunctionError, UnsupportedDimensionError
+        With the list of what is supported.
+    gpude.cecdata.CECDataError
+        If a data file is missing or altered (the message says how to restore it).
+    """
+    key = str(fid).strip().upper()
+    if key not in FUNCTIONS:
+        raise UnknownFunctionError(
+            f"unknown function {fid!r}; available: {', '.join(FUNCTIONS)}"
+        )
+    definition = FUNCTIONS[key]
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or int(dim) not in definition.dims:
+        raise UnsupportedDimensionError(
+            f"{key} is not available at dim={dim!r}; supported dimensions: "
+            f"{', '.join(map(str, definition.dims))} (the dimensions with official CEC data)"
+        )
+    dim = int(dim)
+    with _LOCK:
+        if (key, dim) not in _CACHE:
+            _CACHE[(key, dim)] = BenchmarkFunction(definition, dim, build_program(definition, dim))
+        return _CACHE[(key, dim)]
