@@ -1,0 +1,318 @@
+"""CUDA evaluator (numba-cuda), in the layout of Janssen et al. and Qin et al.
+
+A thread block evaluates one individual; its threads (a power of two, by
+default the next one >= D) share the coordinates. Two shared buffers hold the
+shifted/shrunk vector and the rotated one; reductions run in shared memory.
+Rotation matrices are stored transposed (``rot_t[k, j, i] = M_k[i, j]``) so that
+the threads of a warp, each computing one z_i, read consecutive addresses.
+
+Everything that identifies the function (kind, basic functions, constants, D,
+threads per block, floating type) is a compile-time constant of the generated
+code, so each (function, D, threads, dtype) gets its own specialised machine
+code. The math comes from :func:`gpude.functions.basic.build_basic`, the same
+source as the CPU evaluator.
+
+Two ways to use it:
+
+* :func:`evaluate` evaluates a population (the standalone population kernel);
+* :func:`compile_function` returns a :class:`CudaFunction` whose
+  ``block_evaluate`` device function DE kernels call inside their own fused
+  kernels: every thread of the block calls
+  ``block_evaluate(x, buf_a, buf_z, red, shift, rot_t, perm, tid)`` with ``x`` the
+  individual (shared or global memory), ``buf_a``/``buf_z`` shared arrays of
+  ``buffer_size`` and ``red`` a shared ``(4, threads)`` array, and gets the
+  error back in every thread. It synchronises the block internally, so all
+  threads of the block must call it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+from numba import cuda
+
+from ..errors import GPUUnavailableError, InvalidInputError
+from . import basic
+from .cpu import huge_weight
+from .program import Program
+from .suites import HYBRID, SIMPLE
+
+MAX_THREADS = 1024
+
+
+def simulator_enabled() -> bool:
+    """True when numba runs CUDA kernels on its CPU simulator."""
+    return bool(getattr(cuda, "simulator_enabled", False)) or os.environ.get(
+        "NUMBA_ENABLE_CUDASIM", "0"
+    ) == "1"
+
+
+def require_gpu() -> None:
+    """Raise :class:`GPUUnavailableError` unless a CUDA GPU (or the simulator) is usable."""
+    if simulator_enabled():
+        return
+    try:
+        ok = cuda.is_available()
+    except Exception:  # a broken driver install raises instead of returning False
+        ok = False
+    if not ok:
+        raise GPUUnavailableError(
+            "a GPU code path was requested but no usable CUDA GPU was found "
+            "(numba.cuda.is_available() is False). Use device='cpu' / a CPU "
+            "implementation, or set NUMBA_ENABLE_CUDASIM=1 before starting Python to run "
+            "the CUDA code on numba's CUDA simulator (slow; for testing only)."
+        )
+
+
+def next_pow2(n: int) -> int:
+    return 1 << max(0, int(n - 1).bit_length())
+
+
+def default_threads(dim: int) -> int:
+    """Threads per block of the papers' layout: the next power of two >= D."""
+    return min(MAX_THREADS, next_pow2(dim))
+
+
+@dataclass(frozen=True, eq=False)
+class CudaFunction:
+    """A benchmark function compiled for CUDA at one (D, threads, dtype).
+
+    Attributes
+    ----------
+    block_evaluate : numba.cuda device function
+        ``block_evaluate(x, buf_a, buf_z, red, shift, rot_t, perm, tid) -> error``.
+    population_kernel : numba.cuda kernel
+        ``population_kernel[blocks, threads](X, out, shift, rot_t, perm)``.
+    threads : int
+        Threads per block (a power of two).
+    buffer_size : int
+        Length of each of the two shared buffers (= D).
+    data : tuple of device arrays
+        ``(shift, rot_t, perm)`` to pass to the above.
+    dtype : numpy floating type
+    """
+
+    fid: str
+    dim: int
+    threads: int
+    buffer_size: int
+    dtype: type
+    block_evaluate: object
+    population_kernel: object
+    data: tuple
+
+    @property
+    def shared_bytes(self) -> int:
+        """Static shared memory per block of the population kernel."""
+        return (2 * self.buffer_size + 4 * self.threads) * np.dtype(self.dtype).itemsize
+
+
+def make_block_evaluator(prog: Program, threads: int, dtype):
+    """Generate the ``block_evaluate`` device function for ``prog`` (see module doc)."""
+    B = basic.build_basic(dtype, "cuda")
+    term, final, T = B.term, B.final, B.dtype
+    P, D, KIND, ROTATED = int(threads), prog.dim, prog.kind, prog.rotated
+    G = len(prog.codes)
+    CODES = prog.codes.astype(np.int64)
+    STARTS, LENGTHS = prog.starts.astype(np.int64), prog.lengths.astype(np.int64)
+    RATES, OFFSETS = prog.rates.astype(T), prog.offsets.astype(T)
+    LAM_NUM, LAM_DEN = prog.lam_num.astype(T), prog.lam_den.astype(T)
+    SIGMAS, CBIAS = prog.sigmas.astype(T), prog.comp_bias.astype(T)
+    zero, one, half, two = T(0.0), T(1.0), T(0.5), T(2.0)
+    HUGE = T(huge_weight(T))
+    FD = T(D)
+
+    @cuda.jit(device=True)
+    def reduce4(red, tid):
+        # Tree reduction of the four rows: s1, s2 (sums), p (product), d2 (sum).
+        s = P // 2
+        while s > 0:
+            if tid < s:
+                red[0, tid] += red[0, tid + s]
+                red[1, tid] += red[1, tid + s]
+                red[2, tid] *= red[2, tid + s]
+                red[3, tid] += red[3, tid + s]
+            cuda.syncthreads()
+            s //= 2
+
+    @cuda.jit(device=True)
+    def component(z, start, length, code, red, tid, d2_part):
+        s1, s2, p = zero, zero, one
+        i = tid
+        while i < length:
+            nxt = i + 1
+            if nxt == length:
+                nxt = 0
+            t1, t2, t3 = term(code, z[start + i], z[start + nxt], i, length)
+            s1 += t1
+            s2 += t2
+            p *= t3
+            i += P
+        red[0, tid] = s1
+        red[1, tid] = s2
+        red[2, tid] = p
+        red[3, tid] = d2_part
+        cuda.syncthreads()
+        reduce4(red, tid)
+        val = final(code, red[0, 0], red[1, 0], red[2, 0], length)
+        d2 = red[3, 0]
+        cuda.syncthreads()  # every thread has read red before anyone reuses it
+        return val, d2
+
+    @cuda.jit(device=True)
+    def rotate(rot_t, k, a, z, offset, tid):
+        i = tid
+        while i < D:
+            acc = zero
+            for j in range(D):
+                acc += rot_t[k, j, i] * a[j]  # coalesced: consecutive i, consecutive addresses
+            z[i] = acc + offset
+            i += P
+
+    @cuda.jit(device=True)
+    def block_evaluate(x, a, z, red, shift, rot_t, perm, tid):
+        if KIND == SIMPLE:
+            i = tid
+            while i < D:
+                a[i] = (x[i] - shift[0, i]) * RATES[0]
+                i += P
+            cuda.syncthreads()
+            if ROTATED:
+                rotate(rot_t, 0, a, z, OFFSETS[0], tid)
+            else:
+                i = tid
+                while i < D:
+                    z[i] = a[i] + OFFSETS[0]
+                    i += P
+            cuda.syncthreads()
+            val, _ = component(z, 0, D, CODES[0], red, tid, zero)
+            return val
+
+        if KIND == HYBRID:
+            i = tid
+            while i < D:
+                a[i] = x[i] - shift[0, i]
+                i += P
+            cuda.syncthreads()
+            rotate(rot_t, 0, a, z, zero, tid)
+            cuda.syncthreads()
+            i = tid
+            while i < D:  # shuffle, then each group's own shrink rate and offset
+                rate, off = one, zero
+                for g in range(G):
+                    if i >= STARTS[g] and i < STARTS[g] + LENGTHS[g]:
+                        rate, off = RATES[g], OFFSETS[g]
+                a[i] = z[perm[i]] * rate + off
+                i += P
+            cuda.syncthreads()
+            total = zero
+            for g in range(G):
+                val, _ = component(a, STARTS[g], LENGTHS[g], CODES[g], red, tid, zero)
+                total += val
+            return total
+
+        # COMPOSITION: every thread keeps the component values and weights.
+        fit = cuda.local.array(G, T)
+        w = cuda.local.array(G, T)
+        w_max = zero
+        for k in range(G):
+            d2_part = zero
+            i = tid
+            while i < D:
+                diff = x[i] - shift[k, i]
+                d2_part += diff * diff
+                a[i] = diff * RATES[k]
+                i += P
+            cuda.syncthreads()
+            rotate(rot_t, k, a, z, OFFSETS[k], tid)
+            cuda.syncthreads()
+            g, d2 = component(z, 0, D, CODES[k], red, tid, d2_part)
+            fit[k] = LAM_NUM[k] * g / LAM_DEN[k] + CBIAS[k]
+            if d2 != zero:
+                w[k] = math.pow(one / d2, half) * math.exp(-d2 / two / FD / (SIGMAS[k] * SIGMAS[k]))
+            else:
+                w[k] = HUGE
+            if w[k] > w_max:
+                w_max = w[k]
+        w_sum = zero
+        for k in range(G):
+            w_sum += w[k]
+        if w_max == zero:
+            for k in range(G):
+                w[k] = one
+            w_sum = T(G)
+        f = zero
+        for k in range(G):
+            f += w[k] / w_sum * fit[k]
+        return f
+
+    return block_evaluate
+
+
+def make_population_kernel(block_evaluate, dim: int, threads: int, dtype):
+    """The standalone kernel: block ``b`` evaluates rows ``b, b + gridDim, ...`` of ``X``."""
+    T = np.dtype(dtype).type
+    P, BUF = int(threads), int(dim)
+
+    @cuda.jit
+    def population_kernel(X, out, shift, rot_t, perm):
+        a = cuda.shared.array(BUF, T)
+        z = cuda.shared.array(BUF, T)
+        red = cuda.shared.array((4, P), T)
+        tid = cuda.threadIdx.x
+        r = cuda.blockIdx.x
+        while r < X.shape[0]:
+            v = block_evaluate(X[r], a, z, red, shift, rot_t, perm, tid)
+            if tid == 0:
+                out[r] = v
+            r += cuda.gridDim.x
+
+    return population_kernel
+
+
+_COMPILED: dict[tuple, CudaFunction] = {}
+_LOCK = threading.Lock()
+
+
+def compile_function(prog: Program, dtype=np.float64, threads: int | None = None) -> CudaFunction:
+    """The CUDA build of ``prog`` (cached per process), with its data on the device."""
+    require_gpu()
+    T = np.dtype(dtype).type
+    threads = default_threads(prog.dim) if threads is None else int(threads)
+    if threads < 1 or threads > MAX_THREADS or threads & (threads - 1):
+        raise InvalidInputError(
+            f"threads per block must be a power of two between 1 and {MAX_THREADS}, got {threads}"
+        )
+    key = (prog.fid, prog.dim, threads, np.dtype(T).name)
+    with _LOCK:
+        if key not in _COMPILED:
+            block = make_block_evaluator(prog, threads, T)
+            kernel = make_population_kernel(block, prog.dim, threads, T)
+            rot_t = np.ascontiguousarray(np.transpose(prog.rot, (0, 2, 1)), dtype=T)
+            if not prog.rotated:
+                rot_t = np.zeros((1, 1, 1), dtype=T)  # never read; keeps one signature
+            data = (
+                cuda.to_device(np.ascontiguousarray(prog.shift, dtype=T)),
+                cuda.to_device(rot_t),
+                cuda.to_device(np.ascontiguousarray(prog.perm, dtype=np.int64)),
+            )
+            _COMPILED[key] = CudaFunction(prog.fid, prog.dim, threads, prog.dim, T, block,
+                                          kernel, data)
+        return _COMPILED[key]
+
+
+def evaluate(prog: Program, X: np.ndarray, dtype=np.float64, threads: int | None = None) -> np.ndarray:
+    """Errors of the rows of ``X`` computed on the GPU, returned as float64."""
+    fn = compile_function(prog, dtype, threads)
+    T = fn.dtype
+    X = np.ascontiguousarray(X, dtype=T)
+    n = X.shape[0]
+    d_X = cuda.to_device(X)
+    d_out = cuda.device_array(n, dtype=T)
+    blocks = min(n, 1 << 20)  # the kernel strides over rows beyond the grid
+    fn.population_kernel[blocks, fn.threads](d_X, d_out, *fn.data)
+    return d_out.copy_to_host().astype(np.float64)
