@@ -1,0 +1,42 @@
+"""Shared test setup.
+
+CUDA code runs on numba's CUDA simulator unless the caller sets
+NUMBA_ENABLE_CUDASIM=0 (on a machine with a GPU, to test the real device).
+The variable must be set before numba is first imported, hence here.
+"""
+
+import json
+import os
+from pathlib import Path
+
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+REFERENCE = Path(__file__).parent / "reference" / "cec"
+
+
+def load_reference():
+    """values.csv joined with the points: {(fid, dim): (X, rows DataFrame with column 'row')}."""
+    values = pd.read_csv(REFERENCE / "values.csv")
+    layout = json.loads((REFERENCE / "points" / "manifest.json").read_text())["row_layout"]
+    out = {}
+    for (fid, dim), rows in values.groupby(["function_id", "dim"]):
+        name = f"{fid}_D{dim}.npy"
+        index = {(kind, int(i)): r for r, (kind, i) in enumerate(layout[name])}
+        rows = rows.assign(row=[index[(k, int(i))] for k, i in zip(rows.point_kind, rows.point_index)])
+        out[(fid, int(dim))] = (np.load(REFERENCE / "points" / name), rows)
+    return out
+
+
+@pytest.fixture(scope="session")
+def reference():
+    return load_reference()
+
+
+def relative_error(got, want):
+    """|got - want| / max(|want|, 1), the CEC reference's measure."""
+    got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
+    return np.abs(got - want) / np.maximum(np.abs(want), 1.0)
