@@ -1,0 +1,106 @@
+"""Where and with what a number was measured: hardware, software, code version.
+
+Every result row the suite writes carries these fields, so that a table
+regenerated elsewhere can say which device produced it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import platform
+import re
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def git_commit() -> str:
+    """The commit of the working tree (``GPUDE_GIT_COMMIT`` overrides; '+dirty' if modified)."""
+    if os.environ.get("GPUDE_GIT_COMMIT"):
+        return os.environ["GPUDE_GIT_COMMIT"]
+    try:
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True,
+                             text=True, check=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return sha + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+@lru_cache(maxsize=None)
+def software() -> dict:
+    """Versions of Python and the numerical stack."""
+    import numba
+    import numpy
+
+    from . import __version__
+
+    info = {"python": platform.python_version(), "numpy": numpy.__version__,
+            "numba": numba.__version__, "gpude": __version__}
+    try:
+        from importlib.metadata import version
+
+        info["numba_cuda"] = version("numba-cuda")
+    except Exception:
+        info["numba_cuda"] = "absent"
+    return info
+
+
+@lru_cache(maxsize=None)
+def cpu() -> dict:
+    return {"cpu": _cpu_model(), "cpu_cores": os.cpu_count() or 1, "host": platform.node()}
+
+
+@lru_cache(maxsize=None)
+def gpu() -> dict:
+    """The CUDA device in use, or ``device='none'`` (never initialises CUDA by itself
+    unless numba.cuda was already imported by the caller)."""
+    import sys
+
+    if "numba.cuda" not in sys.modules:
+        return {"gpu": "none"}
+    from numba import cuda
+
+    if getattr(cuda, "simulator_enabled", False) or os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        return {"gpu": "numba-cuda-simulator"}
+    try:
+        dev = cuda.get_current_device()
+        name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+        info = {"gpu": name, "compute_capability": "%d.%d" % dev.compute_capability,
+                "gpu_sms": dev.MULTIPROCESSOR_COUNT}
+        try:
+            info["cuda_driver"] = ".".join(map(str, cuda.cudadrv.driver.driver.get_version()))
+        except Exception:
+            pass
+        try:
+            info["cuda_runtime"] = ".".join(map(str, cuda.runtime.get_version()))
+        except Exception:
+            pass
+        return info
+    except Exception as exc:  # no device: say so rather than fail a CPU-only run
+        return {"gpu": f"unavailable ({type(exc).__name__})"}
+
+
+def record() -> dict:
+    """All provenance fields, plus the git commit and a UTC timestamp."""
+    return {**gpu(), **cpu(), **software(), "git_commit": git_commit(),
+            "timestamp_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+
+
+def slug(text: str) -> str:
+    """A file-name-safe form of a device name: 'NVIDIA H200' -> 'nvidia-h200'."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "unknown"
