@@ -30,10 +30,12 @@ from __future__ import annotations
 import math
 import os
 import threading
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from numba import cuda
+from numba.core.errors import NumbaPerformanceWarning
 
 from ..errors import GPUUnavailableError, InvalidInputError
 from . import basic
@@ -314,5 +316,8 @@ def evaluate(prog: Program, X: np.ndarray, dtype=np.float64, threads: int | None
     d_X = cuda.to_device(X)
     d_out = cuda.device_array(n, dtype=T)
     blocks = min(n, 1 << 20)  # the kernel strides over rows beyond the grid
-    fn.population_kernel[blocks, fn.threads](d_X, d_out, *fn.data)
+    with warnings.catch_warnings():
+        # numba warns about grids smaller than the GPU; small populations are legitimate here
+        warnings.simplefilter("ignore", NumbaPerformanceWarning)
+        fn.population_kernel[blocks, fn.threads](d_X, d_out, *fn.data)
     return d_out.copy_to_host().astype(np.float64)
