@@ -109,7 +109,8 @@ def build_basic(dtype, target: str = "cpu") -> SimpleNamespace:
     Returns
     -------
     types.SimpleNamespace
-        ``term`` and ``final`` dispatchers (see the module docstring).
+        ``term`` and ``final`` dispatchers (see the module docstring), and
+        ``comp_weight``/``comp_combine``, the composition functions' weighting.
     """
     T = np.dtype(dtype).type
     if target == "cpu":
@@ -198,6 +199,35 @@ def build_basic(dtype, target: str = "cpu") -> SimpleNamespace:
     def elliptic(zi, i, n):
         return math.pow(ten, six * T(i) / T(n - 1)) * zi * zi
 
+    # cf_cal's INF (1e99) for a component whose optimum is hit exactly, kept finite in float32.
+    huge = T(min(1.0e99, float(np.finfo(T).max) / 16.0))
+
+    @jit
+    def comp_weight(d2, sigma, dim):
+        """Composition weight from the raw squared distance d2 = |x - o_k|^2 (cf_cal)."""
+        if d2 != zero:
+            return math.pow(one / d2, half) * math.exp(-d2 / two / T(dim) / (sigma * sigma))
+        return huge
+
+    @jit
+    def comp_combine(fit, w, n_comp):
+        """sum_k w_k / sum(w) * fit_k, with equal weights when every w_k is 0 (cf_cal)."""
+        w_max = zero
+        for k in range(n_comp):
+            if w[k] > w_max:
+                w_max = w[k]
+        w_sum = zero
+        for k in range(n_comp):
+            w_sum += w[k]
+        if w_max == zero:
+            for k in range(n_comp):
+                w[k] = one
+            w_sum = T(n_comp)
+        f = zero
+        for k in range(n_comp):
+            f += w[k] / w_sum * fit[k]
+        return f
+
     @jit
     def term(code, zi, zn, i, n):
         """Contribution of coordinate i to (s1, s2, p)."""
@@ -255,4 +285,5 @@ def build_basic(dtype, target: str = "cpu") -> SimpleNamespace:
             return one + s1 / f4000 - p
         return s1
 
-    return SimpleNamespace(term=term, final=final, dtype=T, target=target)
+    return SimpleNamespace(term=term, final=final, comp_weight=comp_weight,
+                           comp_combine=comp_combine, huge=huge, dtype=T, target=target)

@@ -12,7 +12,6 @@ across cores (the master-slave implementation does exactly that).
 
 from __future__ import annotations
 
-import math
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
@@ -20,7 +19,7 @@ import numba
 import numpy as np
 
 from . import basic
-from .program import HUGE_WEIGHT, Program
+from .program import Program
 from .suites import COMPOSITION, HYBRID, SIMPLE
 
 
@@ -32,11 +31,12 @@ def build_cpu_evaluator(dtype=np.float64):
     -------
     callable
         ``evaluate_rows(X, out, kind, rotated, codes, rates, offsets, lam_num,
-        lam_den, sigmas, comp_bias, starts, lengths, shift, rot, perm, huge)``:
+        lam_den, sigmas, comp_bias, starts, lengths, shift, rot, perm)``:
         writes the error of every row of ``X`` into ``out``.
     """
     B = basic.build_basic(dtype, "cpu")
     term, final, T = B.term, B.final, B.dtype
+    comp_weight, comp_combine = B.comp_weight, B.comp_combine
     zero, one = T(0.0), T(1.0)
     jit = numba.njit(cache=True, nogil=True)
 
@@ -62,7 +62,7 @@ def build_cpu_evaluator(dtype=np.float64):
 
     @jit
     def evaluate_one(x, kind, rotated, codes, rates, offsets, lam_num, lam_den, sigmas,
-                     comp_bias, starts, lengths, shift, rot, perm, huge, a, z, fit, w):
+                     comp_bias, starts, lengths, shift, rot, perm, a, z, fit, w):
         d = x.shape[0]
         if kind == SIMPLE:
             for i in range(d):
@@ -90,7 +90,6 @@ def build_cpu_evaluator(dtype=np.float64):
 
         # COMPOSITION
         n_comp = codes.shape[0]
-        w_max = zero
         for k in range(n_comp):
             d2 = zero
             for i in range(d):
@@ -100,27 +99,12 @@ def build_cpu_evaluator(dtype=np.float64):
             rotate(rot, k, a, z, offsets[k])
             g = component_value(z, 0, d, codes[k])
             fit[k] = lam_num[k] * g / lam_den[k] + comp_bias[k]
-            if d2 != zero:
-                w[k] = math.pow(one / d2, T(0.5)) * math.exp(-d2 / T(2.0) / T(d) / (sigmas[k] * sigmas[k]))
-            else:
-                w[k] = huge
-            if w[k] > w_max:
-                w_max = w[k]
-        w_sum = zero
-        for k in range(n_comp):
-            w_sum += w[k]
-        if w_max == zero:
-            for k in range(n_comp):
-                w[k] = one
-            w_sum = T(n_comp)
-        f = zero
-        for k in range(n_comp):
-            f += w[k] / w_sum * fit[k]
-        return f
+            w[k] = comp_weight(d2, sigmas[k], d)
+        return comp_combine(fit, w, n_comp)
 
     @jit
     def evaluate_rows(X, out, kind, rotated, codes, rates, offsets, lam_num, lam_den, sigmas,
-                      comp_bias, starts, lengths, shift, rot, perm, huge):
+                      comp_bias, starts, lengths, shift, rot, perm):
         d = X.shape[1]
         a = np.empty(d, dtype=X.dtype)
         z = np.empty(d, dtype=X.dtype)
@@ -128,15 +112,10 @@ def build_cpu_evaluator(dtype=np.float64):
         w = np.empty(codes.shape[0], dtype=X.dtype)
         for r in range(X.shape[0]):
             out[r] = evaluate_one(X[r], kind, rotated, codes, rates, offsets, lam_num, lam_den,
-                                  sigmas, comp_bias, starts, lengths, shift, rot, perm, huge,
+                                  sigmas, comp_bias, starts, lengths, shift, rot, perm,
                                   a, z, fit, w)
 
     return evaluate_rows
-
-
-def huge_weight(dtype) -> float:
-    """cf_cal's INF (1e99), capped so that it stays finite in ``dtype``."""
-    return min(HUGE_WEIGHT, float(np.finfo(dtype).max) / 16.0)
 
 
 def program_args(prog: Program, dtype) -> tuple:
@@ -146,7 +125,7 @@ def program_args(prog: Program, dtype) -> tuple:
     return (
         np.int64(prog.kind), prog.rotated, prog.codes, f(prog.rates), f(prog.offsets),
         f(prog.lam_num), f(prog.lam_den), f(prog.sigmas), f(prog.comp_bias),
-        prog.starts, prog.lengths, f(prog.shift), f(prog.rot), prog.perm, T(huge_weight(T)),
+        prog.starts, prog.lengths, f(prog.shift), f(prog.rot), prog.perm,
     )
 
 

@@ -27,7 +27,6 @@ Two ways to use it:
 
 from __future__ import annotations
 
-import math
 import os
 import threading
 import warnings
@@ -39,7 +38,6 @@ from numba.core.errors import NumbaPerformanceWarning
 
 from ..errors import GPUUnavailableError, InvalidInputError
 from . import basic
-from .cpu import huge_weight
 from .program import Program
 from .suites import HYBRID, SIMPLE
 
@@ -117,6 +115,7 @@ def make_block_evaluator(prog: Program, threads: int, dtype):
     """Generate the ``block_evaluate`` device function for ``prog`` (see module doc)."""
     B = basic.build_basic(dtype, "cuda")
     term, final, T = B.term, B.final, B.dtype
+    comp_weight, comp_combine = B.comp_weight, B.comp_combine
     P, D, KIND, ROTATED = int(threads), prog.dim, prog.kind, prog.rotated
     G = len(prog.codes)
     CODES = prog.codes.astype(np.int64)
@@ -124,9 +123,7 @@ def make_block_evaluator(prog: Program, threads: int, dtype):
     RATES, OFFSETS = prog.rates.astype(T), prog.offsets.astype(T)
     LAM_NUM, LAM_DEN = prog.lam_num.astype(T), prog.lam_den.astype(T)
     SIGMAS, CBIAS = prog.sigmas.astype(T), prog.comp_bias.astype(T)
-    zero, one, half, two = T(0.0), T(1.0), T(0.5), T(2.0)
-    HUGE = T(huge_weight(T))
-    FD = T(D)
+    zero, one = T(0.0), T(1.0)
 
     @cuda.jit(device=True)
     def reduce4(red, tid):
@@ -220,7 +217,6 @@ def make_block_evaluator(prog: Program, threads: int, dtype):
         # COMPOSITION: every thread keeps the component values and weights.
         fit = cuda.local.array(G, T)
         w = cuda.local.array(G, T)
-        w_max = zero
         for k in range(G):
             d2_part = zero
             i = tid
@@ -234,23 +230,8 @@ def make_block_evaluator(prog: Program, threads: int, dtype):
             cuda.syncthreads()
             g, d2 = component(z, 0, D, CODES[k], red, tid, d2_part)
             fit[k] = LAM_NUM[k] * g / LAM_DEN[k] + CBIAS[k]
-            if d2 != zero:
-                w[k] = math.pow(one / d2, half) * math.exp(-d2 / two / FD / (SIGMAS[k] * SIGMAS[k]))
-            else:
-                w[k] = HUGE
-            if w[k] > w_max:
-                w_max = w[k]
-        w_sum = zero
-        for k in range(G):
-            w_sum += w[k]
-        if w_max == zero:
-            for k in range(G):
-                w[k] = one
-            w_sum = T(G)
-        f = zero
-        for k in range(G):
-            f += w[k] / w_sum * fit[k]
-        return f
+            w[k] = comp_weight(d2, SIGMAS[k], D)
+        return comp_combine(fit, w, G)
 
     return block_evaluate
 

@@ -25,10 +25,6 @@ from .. import cecdata
 from . import basic
 from .suites import COMPOSITION, HYBRID, FunctionDef
 
-# cf_cal's INF: the weight of a component whose optimum is hit exactly.
-HUGE_WEIGHT = 1.0e99
-
-
 @dataclass(frozen=True, eq=False)
 class Program:
     """Everything an evaluator needs for one (function, D); arrays are read-only."""
