@@ -70,7 +70,9 @@ def throughput_section(df: pd.DataFrame) -> list[str]:
              f"Millions of errors per second for a population of {r.popsize:,} at D={r.dim}; GPU "
              "`kernel`: the population kernel alone, data resident (CUDA events, median of repeats); "
              "GPU `+copies`: including host-to-device and device-to-host copies; CPU: the numba "
-             f"evaluator on 1 thread and on {r.cpu_cores} threads (median wall time).", ""]
+             f"evaluator on 1 thread and on {r.cpu_cores} threads (median wall time). Two runs of "
+             "the same script on two H200 machine starts differed by up to about 20%: compare "
+             "rows within one run.", ""]
     for dtype in ("float64", "float32"):
         sub = df[df.dtype == dtype]
         cols = [("gpu_kernel", 1, "GPU kernel"), ("gpu_with_transfers", 1, "GPU +copies"),
