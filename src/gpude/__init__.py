@@ -7,3 +7,10 @@ path is first used.
 from . import _jitcache  # noqa: F401  (must run before numba is imported)
 
 __version__ = "0.1.0"
+
+
+def run_trial(*args, **kwargs):
+    """One trial of an algorithm implementation; see :func:`gpude.trial.run_trial`."""
+    from .trial import run_trial as _run_trial
+
+    return _run_trial(*args, **kwargs)

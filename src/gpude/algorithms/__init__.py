@@ -1,0 +1,1 @@
+"""Algorithms: what is computed (parameters and operators), independent of how it runs."""

@@ -1,0 +1,137 @@
+"""``all_gpu``: the population stays on the GPU, one kernel per operator.
+
+Qin et al. Fig. 1 / Janssen et al. Fig. 4: initialise, evaluate, then per
+generation select indices, mutate, cross over, evaluate, replace. Element-wise
+kernels use a thread per (individual, coordinate); evaluation uses the
+population kernel of :mod:`gpude.functions.gpu` (a block per individual);
+replacement a block per individual. The "solution found" test is on the GPU
+(see :mod:`gpude.implementations.device_loop`).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+from numba import cuda
+
+from ..algorithms.de import build_de_ops
+from ..functions import gpu
+from .device_loop import DeviceLoopImplementation
+
+ELEMENTWISE_THREADS = 256
+REPLACE_THREADS = 128
+
+
+@lru_cache(maxsize=None)
+def build_kernels(dtype):
+    ops = build_de_ops(dtype, "cuda")
+    init_value, pick, mutant = ops.init_value, ops.pick, ops.mutant
+    crossover_takes, repair = ops.crossover_takes, ops.repair
+
+    @cuda.jit
+    def init_kernel(pop, key, lower, upper):
+        t = cuda.grid(1)
+        popsize, dim = pop.shape
+        if t < popsize * dim:
+            i, j = t // dim, t % dim
+            pop[i, j] = init_value(key, i, j, popsize, dim, lower, upper)
+
+    @cuda.jit
+    def init_stats_kernel(fit, trace, hit_gen, target):
+        i = cuda.grid(1)
+        if i < fit.shape[0]:
+            cuda.atomic.min(trace, 0, np.float64(fit[i]))
+            if fit[i] <= target:
+                cuda.atomic.min(hit_gen, 0, 0)
+
+    @cuda.jit
+    def indices_kernel(idx, key, g, dim, n):
+        i = cuda.grid(1)
+        if i < n:
+            r1, r2, r3, jrand = pick(key, g, i, idx.shape[0], dim)
+            idx[i, 0], idx[i, 1], idx[i, 2], idx[i, 3] = r1, r2, r3, jrand
+
+    @cuda.jit
+    def mutate_kernel(pop, idx, mutants, F, n):
+        t = cuda.grid(1)
+        dim = pop.shape[1]
+        if t < n * dim:
+            i, j = t // dim, t % dim
+            mutants[i, j] = mutant(F, pop[idx[i, 0], j], pop[idx[i, 1], j], pop[idx[i, 2], j])
+
+    @cuda.jit
+    def crossover_kernel(pop, mutants, idx, trials, key, g, CR, lower, upper, mode, n):
+        t = cuda.grid(1)
+        popsize, dim = pop.shape
+        if t < n * dim:
+            i, j = t // dim, t % dim
+            if crossover_takes(key, g, i, j, popsize, dim, idx[i, 3], CR):
+                trials[i, j] = repair(key, g, i, j, popsize, dim, mutants[i, j], pop[i, j],
+                                      lower, upper, mode)
+            else:
+                trials[i, j] = pop[i, j]
+
+    @cuda.jit
+    def replace_kernel(pop, fit, trials, tfit, n, g, trace, hit_gen, target):
+        # a block per individual: thread 0 decides, all threads copy the row
+        if hit_gen[0] < g:
+            return  # a previous generation reached the target: keep its state
+        i = cuda.blockIdx.x
+        take = cuda.shared.array(1, np.int32)
+        if cuda.threadIdx.x == 0:
+            take[0] = 1 if (i < n and tfit[i] <= fit[i]) else 0
+        cuda.syncthreads()
+        if take[0] == 1:
+            j = cuda.threadIdx.x
+            while j < pop.shape[1]:
+                pop[i, j] = trials[i, j]
+                j += cuda.blockDim.x
+        if cuda.threadIdx.x == 0:
+            f = tfit[i] if take[0] == 1 else fit[i]
+            fit[i] = f
+            cuda.atomic.min(trace, g, np.float64(f))
+            if f <= target:
+                cuda.atomic.min(hit_gen, 0, g)
+
+    return (init_kernel, init_stats_kernel, indices_kernel, mutate_kernel, crossover_kernel,
+            replace_kernel)
+
+
+def _blocks(n, threads):
+    return max(1, (n + threads - 1) // threads)
+
+
+class AllGPU(DeviceLoopImplementation):
+    name = "all_gpu"
+
+    def allocate(self):
+        T, NP, D = self.dtype, self.popsize, self.dim
+        self.fn = gpu.compile_function(self.function.program, T)
+        (self.k_init, self.k_init_stats, self.k_indices, self.k_mutate, self.k_crossover,
+         self.k_replace) = build_kernels(T)
+        self.d_pop = cuda.device_array((NP, D), dtype=T)
+        self.d_fit = cuda.device_array(NP, dtype=T)
+        self.d_mutants = cuda.device_array((NP, D), dtype=T)
+        self.d_trials = cuda.device_array((NP, D), dtype=T)
+        self.d_tfit = cuda.device_array(NP, dtype=T)
+        self.d_idx = cuda.device_array((NP, 4), dtype=np.int64)
+
+    def launch_init(self, key):
+        s, NP, D, E = self.compute, self.popsize, self.dim, ELEMENTWISE_THREADS
+        self.k_init[_blocks(NP * D, E), E, s](self.d_pop, key, self.lower, self.upper)
+        self.fn.population_kernel[NP, self.fn.threads, s](self.d_pop, self.d_fit, *self.fn.data)
+        self.k_init_stats[_blocks(NP, E), E, s](self.d_fit, self.d_trace, self.d_hit, self.params.target)
+
+    def launch_generation(self, key, g, n):
+        p, s, D, E = self.params, self.compute, self.dim, ELEMENTWISE_THREADS
+        self.k_indices[_blocks(n, E), E, s](self.d_idx, key, g, D, n)
+        self.k_mutate[_blocks(n * D, E), E, s](self.d_pop, self.d_idx, self.d_mutants, p.F, n)
+        self.k_crossover[_blocks(n * D, E), E, s](self.d_pop, self.d_mutants, self.d_idx, self.d_trials,
+                                                  key, g, p.CR, self.lower, self.upper, p.bound_mode, n)
+        self.fn.population_kernel[n, self.fn.threads, s](self.d_trials[:n], self.d_tfit[:n], *self.fn.data)
+        self.k_replace[self.popsize, REPLACE_THREADS, s](self.d_pop, self.d_fit, self.d_trials, self.d_tfit,
+                                                         n, g, self.d_trace, self.d_hit, p.target)
+
+    def final_population(self, last_generation):
+        return self.d_pop, self.d_fit

@@ -1,0 +1,152 @@
+"""What every implementation shares: the trial result, the trace and the run loop.
+
+Timing: ``wall_time_s`` runs from the start of initialisation until the best value
+is on the host. It excludes JIT compilation (:meth:`Implementation.warmup` compiles
+everything first, and :func:`gpude.run_trial` calls it) and process start-up.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..algorithms.de import DEParams
+from ..functions.function import BenchmarkFunction
+from ..rng import seed_key
+
+
+@dataclass
+class TrialResult:
+    """The outcome of one run.
+
+    Attributes
+    ----------
+    best_error : float
+        Best error found (f(x) - f(x*)).
+    best_x : ndarray
+        The best individual.
+    fes_used : int
+        Function evaluations used (initial population included); never more than max_fes.
+    generations : int
+        Generations after initialisation.
+    wall_time_s : float
+        Seconds from initialisation until the best value was on the host (no JIT, no start-up).
+    hit_target : bool
+        Whether the best error reached ``target`` (1e-8 by default).
+    fes_to_target, time_to_target_s : int or None, float or None
+        FEs used and seconds elapsed when the target was first seen (checked every generation).
+    trace : dict of ndarray
+        Per generation (0 = initial population): ``generation``, ``fes``, ``best_error`` and
+        ``time_s`` (NaN where the implementation does not observe each generation on the host).
+    """
+
+    algorithm: str
+    implementation: str
+    function: str
+    dim: int
+    popsize: int
+    seed: int
+    params: DEParams
+    best_error: float
+    best_x: np.ndarray
+    fes_used: int
+    generations: int
+    wall_time_s: float
+    hit_target: bool
+    fes_to_target: int | None
+    time_to_target_s: float | None
+    trace: dict = field(repr=False)
+    info: dict = field(default_factory=dict, repr=False)
+
+
+def fes_after(generation: int, popsize: int, max_fes: int) -> int:
+    """FEs used once ``generation`` is complete (generation 0 = the initial population)."""
+    return min(max_fes, popsize * (generation + 1))
+
+
+class Implementation:
+    """Base class: holds the problem and parameters; subclasses implement :meth:`run`."""
+
+    algorithm = "de"
+    name = ""
+    device = "cpu"
+
+    def __init__(self, function: BenchmarkFunction, params: DEParams, **options):
+        if options:
+            raise TypeError(f"{type(self).__name__} takes no options {sorted(options)}")
+        self.function = function
+        self.params = params
+        self.dtype = params.numpy_dtype
+        self.popsize, self.dim = params.popsize, function.dim
+        self.lower, self.upper = function.lower, function.upper
+
+    def warmup(self) -> None:
+        """Compile every kernel by running a short trial of the same shapes."""
+        saved = self.params
+        self.params = DEParams(**{**saved.__dict__, "max_fes": 3 * saved.popsize})
+        try:
+            self.run(0)
+        finally:
+            self.params = saved
+
+    def run(self, seed: int) -> TrialResult:
+        raise NotImplementedError
+
+    def _result(self, seed, best_error, best_x, fes_used, generations, wall, hit_fes, hit_time, trace,
+                **info) -> TrialResult:
+        return TrialResult(
+            algorithm=self.algorithm, implementation=self.name, function=self.function.fid,
+            dim=self.dim, popsize=self.popsize, seed=int(seed), params=self.params,
+            best_error=float(best_error), best_x=np.asarray(best_x, dtype=np.float64),
+            fes_used=int(fes_used), generations=int(generations), wall_time_s=float(wall),
+            hit_target=hit_fes is not None, fes_to_target=hit_fes, time_to_target_s=hit_time,
+            trace=trace, info=info)
+
+
+class HostLoopImplementation(Implementation):
+    """Implementations whose host sees the best error after every generation.
+
+    Subclasses provide ``initialize(key) -> best``, ``generation(key, g, n) -> best`` (n: trials
+    to evaluate, fewer than NP only in a last generation that would overrun the budget) and
+    ``best_vector()``.
+    """
+
+    def run(self, seed: int) -> TrialResult:
+        p = self.params
+        key = seed_key(seed)
+        self.setup()
+        gens, fes_list, bests, times = [], [], [], []
+        t0 = time.perf_counter()
+        best = float(self.initialize(key))
+        fes, g = p.popsize, 0
+        hit_fes = hit_time = None
+
+        def record():
+            gens.append(g), fes_list.append(fes), bests.append(best)
+            times.append(time.perf_counter() - t0)
+
+        record()
+        if best <= p.target:
+            hit_fes, hit_time = fes, times[-1]
+        while hit_fes is None and fes < p.max_fes:
+            g += 1
+            n = min(p.popsize, p.max_fes - fes)
+            best = float(self.generation(key, g, n))
+            fes += n
+            record()
+            if best <= p.target:
+                hit_fes, hit_time = fes, times[-1]
+        best_x = self.best_vector()
+        wall = time.perf_counter() - t0
+        self.teardown()
+        trace = {"generation": np.array(gens), "fes": np.array(fes_list),
+                 "best_error": np.array(bests), "time_s": np.array(times)}
+        return self._result(seed, best, best_x, fes, g, wall, hit_fes, hit_time, trace)
+
+    def setup(self) -> None:
+        """Allocate per-run state (called before timing starts)."""
+
+    def teardown(self) -> None:
+        """Release per-run resources (called after timing ends)."""
