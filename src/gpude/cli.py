@@ -3,6 +3,8 @@
 Commands
 --------
 eval        errors of the points in a .npy file, one per line
+run         all trials of one (algorithm, implementation, function, dim, popsize)
+list        registered algorithms and implementations
 functions   the benchmark functions and their definitions
 fetch-data  (re)create data/cec from the opfunu 1.0.4 wheel on PyPI
 """
@@ -42,6 +44,56 @@ def _cmd_functions(args) -> int:
     return 0
 
 
+def _cmd_list(args) -> int:
+    from . import registry
+
+    print(f"{'algorithm':<10s} {'implementation':<14s} {'device':<6s} description")
+    for e in registry.entries():
+        print(f"{e.algorithm:<10s} {e.implementation:<14s} {e.device:<6s} {e.description}")
+    print("\n'gpu' entries need a CUDA GPU (or NUMBA_ENABLE_CUDASIM=1, numba's slow simulator).")
+    return 0
+
+
+def _cmd_run(args) -> int:
+    import time
+
+    from .results import failed_row, trial_row, write_batch
+    from .rng import trial_seed
+    from .trial import make_runner
+
+    options = {}
+    if args.workers is not None:
+        options["workers"] = args.workers
+    if args.members_per_block is not None:
+        options["members_per_block"] = args.members_per_block
+    seeds = ([int(s) for s in args.seeds.split(",")] if args.seeds else
+             [trial_seed(args.seed, args.function.upper(), args.dim, args.popsize, t)
+              for t in range(args.trials)])
+    t0 = time.perf_counter()
+    runner = make_runner(args.algorithm, args.implementation, args.function, args.dim, args.popsize,
+                         int(args.max_fes), F=args.F, CR=args.CR, bounds=args.bounds,
+                         dtype=args.dtype, target=args.target, **options)
+    setup = time.perf_counter() - t0
+    rows, results = [], []
+    base = {"function": args.function.upper(), "dim": args.dim, "algorithm": args.algorithm,
+            "implementation": args.implementation, "popsize": args.popsize, "dtype": args.dtype,
+            "max_fes": int(args.max_fes), "target_error": args.target}
+    for t, seed in enumerate(seeds):
+        try:
+            r = runner.run(seed)
+        except Exception as exc:  # a failed trial is a row with its status, never dropped
+            rows.append(failed_row(base, t, seed, exc))
+            results.append(None)
+            print(f"trial {t} seed {seed}: FAILED {type(exc).__name__}: {exc}", file=sys.stderr)
+            continue
+        rows.append(trial_row(r, t, setup, str(args.out_traces), args.concurrency))
+        results.append(r)
+        print(f"trial {t} seed {seed}: best {r.best_error:.6g} fes {r.fes_used} "
+              f"time {r.wall_time_s:.3f}s{' (target)' if r.hit_target else ''}", file=sys.stderr)
+    write_batch(rows, results, args.out_csv, args.out_traces)
+    return 0 if all(r is not None for r in results) else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gpude", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -54,6 +106,33 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--dtype", choices=("float64", "float32"), default="float64")
     e.add_argument("--threads", type=int, default=1, help="CPU threads (default 1)")
     e.set_defaults(func=_cmd_eval)
+
+    r = sub.add_parser("run", help="run all trials of one configuration; one CSV row per trial")
+    r.add_argument("--algorithm", default="de")
+    r.add_argument("--implementation", required=True, help="see `gpude list`")
+    r.add_argument("--function", required=True)
+    r.add_argument("--dim", type=int, required=True)
+    r.add_argument("--popsize", type=int, required=True)
+    r.add_argument("--max-fes", type=float, required=True, help="budget of function evaluations")
+    r.add_argument("--F", type=float, default=0.5)
+    r.add_argument("--CR", type=float, default=0.3)
+    r.add_argument("--bounds", default="resample", help="resample (default), clip or midpoint")
+    r.add_argument("--dtype", choices=("float64", "float32"), default="float64")
+    r.add_argument("--target", type=float, default=1e-8)
+    seeds = r.add_mutually_exclusive_group()
+    seeds.add_argument("--seeds", help="comma-separated explicit seeds, one trial each")
+    seeds.add_argument("--seed", type=int, default=0,
+                       help="experiment seed; trial seeds derive from it and (function, dim, popsize, trial)")
+    r.add_argument("--trials", type=int, default=1)
+    r.add_argument("--workers", type=int, help="master_slave: worker threads (default: all cores)")
+    r.add_argument("--members-per-block", type=int, help="ide: override the occupancy-driven choice")
+    r.add_argument("--concurrency", default="unknown", help="recorded in each row, e.g. timing_slot=1")
+    r.add_argument("--out-csv", required=True)
+    r.add_argument("--out-traces", required=True)
+    r.set_defaults(func=_cmd_run)
+
+    ls = sub.add_parser("list", help="registered algorithms and implementations")
+    ls.set_defaults(func=_cmd_list)
 
     f = sub.add_parser("functions", help="list the benchmark functions")
     f.set_defaults(func=_cmd_functions)

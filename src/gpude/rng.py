@@ -39,6 +39,18 @@ def seed_key(seed: int) -> np.uint64:
     return np.uint64(_mix64_py((int(seed) + GOLDEN) & _MASK))
 
 
+def trial_seed(base_seed: int, function: str, dim: int, popsize: int, trial: int) -> int:
+    """The seed of one trial, derived from the experiment's seed and the trial's coordinates.
+
+    It does not depend on the implementation (nor the algorithm), so every implementation
+    runs the same trials and comparisons are paired (Qin et al. share initial states).
+    """
+    z = int(seed_key(base_seed))
+    for part in (*function.encode(), 0xFF, dim, popsize, trial):
+        z = _mix64_py((z ^ int(part)) + GOLDEN & _MASK)
+    return z >> 1  # non-negative int64, safe in CSV and numpy
+
+
 def build_rng(target: str = "cpu") -> SimpleNamespace:
     """``uniform(key, counter) -> float64 in [0, 1)`` and ``below(key, counter, n) -> int in [0, n)``
     compiled for ``"cpu"`` (numba.njit) or ``"cuda"`` (device functions)."""

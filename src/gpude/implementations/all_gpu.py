@@ -19,8 +19,7 @@ from ..algorithms.de import build_de_ops
 from ..functions import gpu
 from .device_loop import DeviceLoopImplementation
 
-ELEMENTWISE_THREADS = 256
-REPLACE_THREADS = 128
+MAX_ELEMENTWISE_THREADS = 256
 
 
 @lru_cache(maxsize=None)
@@ -98,8 +97,10 @@ def build_kernels(dtype):
             replace_kernel)
 
 
-def _blocks(n, threads):
-    return max(1, (n + threads - 1) // threads)
+def _grid(count):
+    """(blocks, threads) for a thread per element: blocks of up to 256 threads."""
+    threads = min(MAX_ELEMENTWISE_THREADS, max(32, gpu.next_pow2(count)))
+    return max(1, (count + threads - 1) // threads), threads
 
 
 class AllGPU(DeviceLoopImplementation):
@@ -118,19 +119,20 @@ class AllGPU(DeviceLoopImplementation):
         self.d_idx = cuda.device_array((NP, 4), dtype=np.int64)
 
     def launch_init(self, key):
-        s, NP, D, E = self.compute, self.popsize, self.dim, ELEMENTWISE_THREADS
-        self.k_init[_blocks(NP * D, E), E, s](self.d_pop, key, self.lower, self.upper)
+        s, NP, D = self.compute, self.popsize, self.dim
+        self.k_init[_grid(NP * D) + (s,)](self.d_pop, key, self.lower, self.upper)
         self.fn.population_kernel[NP, self.fn.threads, s](self.d_pop, self.d_fit, *self.fn.data)
-        self.k_init_stats[_blocks(NP, E), E, s](self.d_fit, self.d_trace, self.d_hit, self.params.target)
+        self.k_init_stats[_grid(NP) + (s,)](self.d_fit, self.d_trace, self.d_hit, self.params.target)
 
     def launch_generation(self, key, g, n):
-        p, s, D, E = self.params, self.compute, self.dim, ELEMENTWISE_THREADS
-        self.k_indices[_blocks(n, E), E, s](self.d_idx, key, g, D, n)
-        self.k_mutate[_blocks(n * D, E), E, s](self.d_pop, self.d_idx, self.d_mutants, p.F, n)
-        self.k_crossover[_blocks(n * D, E), E, s](self.d_pop, self.d_mutants, self.d_idx, self.d_trials,
-                                                  key, g, p.CR, self.lower, self.upper, p.bound_mode, n)
+        p, s, D = self.params, self.compute, self.dim
+        self.k_indices[_grid(n) + (s,)](self.d_idx, key, g, D, n)
+        self.k_mutate[_grid(n * D) + (s,)](self.d_pop, self.d_idx, self.d_mutants, p.F, n)
+        self.k_crossover[_grid(n * D) + (s,)](self.d_pop, self.d_mutants, self.d_idx, self.d_trials,
+                                              key, g, p.CR, self.lower, self.upper, p.bound_mode, n)
         self.fn.population_kernel[n, self.fn.threads, s](self.d_trials[:n], self.d_tfit[:n], *self.fn.data)
-        self.k_replace[self.popsize, REPLACE_THREADS, s](self.d_pop, self.d_fit, self.d_trials, self.d_tfit,
+        # a block per individual, as many threads as the evaluator uses per individual
+        self.k_replace[self.popsize, self.fn.threads, s](self.d_pop, self.d_fit, self.d_trials, self.d_tfit,
                                                          n, g, self.d_trace, self.d_hit, p.target)
 
     def final_population(self, last_generation):

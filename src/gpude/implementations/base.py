@@ -84,6 +84,11 @@ class Implementation:
 
     def warmup(self) -> None:
         """Compile every kernel by running a short trial of the same shapes."""
+        if self.device == "gpu":
+            from ..functions.gpu import simulator_enabled
+
+            if simulator_enabled():
+                return  # nothing to compile on numba's simulator
         saved = self.params
         self.params = DEParams(**{**saved.__dict__, "max_fes": 3 * saved.popsize})
         try:

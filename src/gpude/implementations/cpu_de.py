@@ -71,5 +71,9 @@ class CPUGenerationMixin:
         self.evaluate(self.trials[:n], self.tfit[:n])
         return self._replace(self.pop, self.fit, self.trials, self.tfit, n)
 
+    def population(self):
+        """Copies of the final population and errors of the last run."""
+        return self.pop.copy(), self.fit.astype(np.float64)
+
     def best_vector(self):
         return self.pop[int(np.argmin(self.fit))].copy()

@@ -90,6 +90,7 @@ class DeviceLoopImplementation(Implementation):
         self.side.synchronize()
         hit_gen = int(self.h_hit[0])
         last = min(g, hit_gen)
+        self._last_generation = last
         d_pop, d_fit = self.final_population(last)
         fit = d_fit.copy_to_host()
         best_i = int(np.argmin(fit))
@@ -105,6 +106,11 @@ class DeviceLoopImplementation(Implementation):
         hit_fes = fes_after(hit_gen, p.popsize, p.max_fes) if hit_gen != NO_HIT else None
         return self._result(seed, float(fit[best_i]), best_x, fes_after(last, p.popsize, p.max_fes),
                             last, wall, hit_fes, seen_at if hit_fes is not None else None, trace)
+
+    def population(self):
+        """Host copies of the final population and errors of the last run."""
+        d_pop, d_fit = self.final_population(self._last_generation)
+        return d_pop.copy_to_host(), d_fit.copy_to_host().astype(np.float64)
 
     def _poll(self):
         """Enqueue the asynchronous copy of the hit flag behind the work enqueued so far."""

@@ -1,0 +1,78 @@
+"""Trial rows and trace files (schema: shared/guides/conventions.md sec. 2.5-2.6).
+
+One CSV row per trial with every descriptor, the outcome, and the hardware and
+software that produced it; one ``.npz`` of traces per batch (all trials
+concatenated, ``trial_start`` marking where each begins). Both are written
+atomically.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pandas as pd
+
+from . import provenance
+from .implementations.base import TrialResult
+from .io import write_atomic, write_csv_atomic
+
+COLUMNS = [
+    "run_id", "suite", "function", "dim", "algorithm", "implementation", "popsize", "params",
+    "dtype", "trial", "seed", "max_fes", "target_error", "best_error", "fes_used", "generations",
+    "hit_target", "fes_to_target", "time_to_target_s", "wall_time_s", "setup_time_s", "status",
+    "concurrency", "trace_path", "trace_index",
+]
+
+
+def status_of(result: TrialResult) -> str:
+    return "target" if result.hit_target else "budget"
+
+
+def trial_row(result: TrialResult, trial: int, setup_time_s: float, trace_path: str = "",
+              concurrency: str = "unknown", suite: str = "") -> dict:
+    """The row of one finished trial (provenance columns are added by :func:`write_batch`)."""
+    p = result.params
+    params = {"F": p.F, "CR": p.CR, "bounds": p.bounds, **result.info.get("options", {})}
+    return {
+        "run_id": f"{result.algorithm}/{result.implementation}/{result.function}/d{result.dim}"
+                  f"/np{result.popsize}/{p.dtype}/t{trial}",
+        "suite": suite, "function": result.function, "dim": result.dim,
+        "algorithm": result.algorithm, "implementation": result.implementation,
+        "popsize": result.popsize, "params": json.dumps(params, sort_keys=True), "dtype": p.dtype,
+        "trial": trial, "seed": result.seed, "max_fes": p.max_fes, "target_error": p.target,
+        "best_error": result.best_error, "fes_used": result.fes_used,
+        "generations": result.generations, "hit_target": result.hit_target,
+        "fes_to_target": result.fes_to_target, "time_to_target_s": result.time_to_target_s,
+        "wall_time_s": result.wall_time_s, "setup_time_s": setup_time_s,
+        "status": status_of(result), "concurrency": concurrency, "trace_path": trace_path,
+        "trace_index": trial,
+    }
+
+
+def failed_row(base: dict, trial: int, seed: int, exc: BaseException) -> dict:
+    """A trial that raised: kept as a row with its status, never dropped."""
+    row = {c: None for c in COLUMNS}
+    row.update(base, trial=trial, seed=seed, status=f"error:{type(exc).__name__}: {exc}"[:300])
+    return row
+
+
+def write_batch(rows: list[dict], results: list[TrialResult | None], csv_path, trace_path) -> None:
+    """Write the batch's CSV (with provenance columns) and its traces, each atomically."""
+    prov = provenance.record()
+    frame = pd.DataFrame(rows, columns=COLUMNS).assign(**prov)
+    chunks = [r.trace for r in results if r is not None]
+    starts = np.cumsum([0] + [len(t["fes"]) for t in chunks])[:-1]
+    buf = io.BytesIO()
+    np.savez_compressed(
+        buf,
+        trial=np.array([row["trial"] for row, r in zip(rows, results) if r is not None], dtype=np.int64),
+        trial_start=starts.astype(np.int64),
+        generation=np.concatenate([t["generation"] for t in chunks]) if chunks else np.array([], int),
+        fes=np.concatenate([t["fes"] for t in chunks]) if chunks else np.array([], int),
+        best_error=np.concatenate([t["best_error"] for t in chunks]) if chunks else np.array([]),
+        time_s=np.concatenate([t["time_s"] for t in chunks]) if chunks else np.array([]),
+    )
+    write_atomic(trace_path, buf.getvalue())
+    write_csv_atomic(frame, csv_path)  # last: its presence means the batch is complete

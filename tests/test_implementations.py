@@ -1,0 +1,191 @@
+"""One battery of checks over every registered implementation (scikit-learn's common tests),
+and the equivalence of the five implementations: one trajectory per seed.
+
+GPU implementations run on numba's CUDA simulator here (tiny sizes); the same checks
+run on a real GPU with NUMBA_ENABLE_CUDASIM=0.
+"""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from gpude import registry, run_trial
+from gpude.algorithms.de import build_de_ops
+from gpude.errors import InvalidInputError
+from gpude.rng import seed_key
+from gpude.trial import make_runner
+
+IMPLEMENTATIONS = [e.implementation for e in registry.entries() if e.algorithm == "de"]
+FUNCTION, DIM, NP, SEED = "Q04", 10, 6, 11
+MAX_FES = 27  # initial 6 + 3 generations of 6 + a last generation of only 3 (budget not a multiple of NP)
+
+
+def runner_for(impl, **kw):
+    kw = {"max_fes": MAX_FES, **kw}
+    options = {"quiet": True} if impl == "ide" else {}
+    return make_runner("de", impl, FUNCTION, DIM, NP, kw.pop("max_fes"), **kw, **options)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    runner = runner_for("sequential")
+    result = runner.run(SEED)
+    return result, runner.population()
+
+
+@pytest.fixture(scope="module", params=IMPLEMENTATIONS)
+def runs(request):
+    runner = runner_for(request.param)
+    first = runner.run(SEED)
+    population = runner.population()
+    second = runner.run(SEED)
+    return request.param, runner, first, population, second
+
+
+def test_registry_lists_the_five_models():
+    assert IMPLEMENTATIONS == ["sequential", "master_slave", "naive_gpu", "all_gpu", "ide"]
+    devices = {e.implementation: e.device for e in registry.entries()}
+    assert [i for i in IMPLEMENTATIONS if devices[i] == "gpu"] == ["naive_gpu", "all_gpu", "ide"]
+
+
+def test_budget_is_respected_exactly(runs):
+    impl, _, r, _, _ = runs
+    assert r.fes_used == MAX_FES and r.generations == 4
+    assert list(r.trace["fes"]) == [6, 12, 18, 24, 27]
+    assert not r.hit_target and r.fes_to_target is None and r.time_to_target_s is None
+
+
+def test_same_seed_same_run(runs):
+    _, _, a, _, b = runs
+    assert a.best_error == b.best_error
+    np.testing.assert_array_equal(a.best_x, b.best_x)
+    np.testing.assert_array_equal(a.trace["best_error"], b.trace["best_error"])
+
+
+def test_other_seed_other_run(runs):
+    impl, runner, a, _, _ = runs
+    assert runner.run(SEED + 1).best_error != a.best_error
+
+
+def test_trace_is_monotone_and_ends_at_the_best(runs):
+    _, _, r, population, _ = runs
+    best = r.trace["best_error"]
+    assert np.all(np.diff(best) <= 0)
+    assert best[-1] == r.best_error == population[1].min()
+
+
+def test_population_stays_in_bounds(runs):
+    _, _, r, (pop, _), _ = runs
+    assert pop.min() >= -100.0 and pop.max() <= 100.0
+    assert np.all(np.abs(r.best_x) <= 100.0)
+
+
+def test_error_of_best_x_is_the_reported_best(runs):
+    from gpude.functions import get_function
+
+    _, _, r, _, _ = runs
+    assert get_function(FUNCTION, DIM).evaluate(r.best_x) == pytest.approx(r.best_error, rel=1e-9, abs=1e-9)
+
+
+def test_same_trajectory_as_sequential(runs, reference):
+    impl, _, r, population, _ = runs
+    ref, ref_population = reference
+    want = ref.trace["best_error"]
+    rel = np.abs(r.trace["best_error"] - want) / np.maximum(np.abs(want), 1.0)
+    assert rel.max() <= 1e-9, (impl, r.trace["best_error"], want)
+    if impl == "master_slave":  # same evaluator code on another thread: bit for bit
+        np.testing.assert_array_equal(population[0], ref_population[0])
+    else:
+        np.testing.assert_allclose(population[0], ref_population[0], rtol=1e-12, atol=0)
+
+
+def test_stops_at_the_target(runs, reference):
+    impl, _, _, _, _ = runs
+    target = reference[0].trace["best_error"][2]  # reached exactly at generation 2
+    r = runner_for(impl, target=float(target)).run(SEED)
+    assert r.hit_target and r.generations == 2
+    assert r.fes_used == r.fes_to_target == 3 * NP
+    assert 0 <= r.time_to_target_s <= r.wall_time_s
+    assert r.best_error <= target
+
+
+@pytest.mark.parametrize("bounds", ["clip", "midpoint"])
+def test_other_bound_modes_stay_in_bounds(runs, bounds):
+    impl, _, _, _, _ = runs
+    runner = runner_for(impl, bounds=bounds, F=2.0, max_fes=3 * NP)  # F = 2 pushes mutants outside
+    runner.run(SEED)
+    pop, _ = runner.population()
+    assert pop.min() >= -100.0 and pop.max() <= 100.0
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+@pytest.mark.parametrize("kwargs,msg", [({"popsize": 3}, "popsize"), ({"F": 0.0}, "F must"),
+                                        ({"CR": 1.01}, "CR must"), ({"bounds": "bounce"}, "bound mode")])
+def test_bad_parameters_are_rejected_before_running(impl, kwargs, msg):
+    args = {"algorithm": "de", "implementation": impl, "function": FUNCTION, "dim": DIM,
+            "popsize": NP, "max_fes": MAX_FES, **kwargs}
+    with pytest.raises(InvalidInputError, match=msg):
+        make_runner(**args)
+
+
+@pytest.mark.parametrize("impl", ["all_gpu", "ide"])
+def test_gpu_initial_population_and_indices_bit_for_bit(impl, reference):
+    runner = runner_for(impl, max_fes=2 * NP)  # initialisation and one generation
+    runner.run(SEED)
+    ops = build_de_ops(np.float64, "cpu")
+    key = seed_key(SEED)
+    idx = runner.d_idx.copy_to_host() if impl == "all_gpu" else runner.d_idx[1].copy_to_host()
+    want = np.array([ops.pick(key, 1, i, NP, DIM) for i in range(NP)])
+    np.testing.assert_array_equal(idx, want)
+    init = runner_for(impl, max_fes=NP)
+    init.run(SEED)
+    seq = runner_for("sequential", max_fes=NP)
+    seq.run(SEED)
+    np.testing.assert_array_equal(init.population()[0], seq.population()[0])
+
+
+def test_ide_results_do_not_depend_on_members_per_block():
+    base = dict(algorithm="de", implementation="ide", function=FUNCTION, dim=DIM, popsize=NP,
+                max_fes=4 * NP, seed=SEED, quiet=True)
+    one = run_trial(members_per_block=1, **base)
+    auto = run_trial(**base)
+    assert one.best_error == auto.best_error
+    np.testing.assert_array_equal(one.trace["best_error"], auto.trace["best_error"])
+
+
+def test_sequential_and_master_slave_agree_bit_for_bit_on_a_longer_run():
+    kw = dict(function="F10", dim=10, popsize=20, max_fes=3000, seed=5)
+    a = run_trial(implementation="sequential", **kw)
+    b = run_trial(implementation="master_slave", workers=3, **kw)
+    np.testing.assert_array_equal(a.trace["best_error"], b.trace["best_error"])
+    np.testing.assert_array_equal(a.best_x, b.best_x)
+
+
+def test_master_slave_rejects_bad_worker_counts():
+    with pytest.raises(InvalidInputError, match="workers"):
+        run_trial(implementation="master_slave", function="Q01", dim=10, popsize=8, max_fes=16, workers=0)
+
+
+def test_unknown_names_list_what_exists():
+    with pytest.raises(registry.UnknownImplementationError, match="registered: sequential, master_slave"):
+        registry.get("de", "turbo")
+    with pytest.raises(registry.UnknownImplementationError, match="unknown algorithm 'pso'"):
+        registry.get("pso", "sequential")
+
+
+def test_gpu_implementation_without_gpu_says_so():
+    code = ("from gpude import run_trial; run_trial(implementation='ide', function='Q01', dim=10, "
+            "popsize=8, max_fes=16)")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "NUMBA_ENABLE_CUDASIM": "0"})
+    has_gpu = subprocess.run([sys.executable, "-c", "from numba import cuda; print(cuda.is_available())"],
+                             capture_output=True, text=True,
+                             env={**os.environ, "NUMBA_ENABLE_CUDASIM": "0"}).stdout.strip() == "True"
+    if has_gpu:
+        assert res.returncode == 0, res.stderr
+    else:
+        assert res.returncode != 0 and "GPUUnavailableError" in res.stderr
+        assert "NUMBA_ENABLE_CUDASIM=1" in res.stderr
