@@ -18,6 +18,7 @@ from numba import cuda
 from ..algorithms.de import build_de_ops
 from ..functions import gpu
 from .device_loop import DeviceLoopImplementation
+from .prebound import PreboundLaunch
 
 MAX_ELEMENTWISE_THREADS = 256
 
@@ -106,6 +107,9 @@ def _grid(count):
 class AllGPU(DeviceLoopImplementation):
     name = "all_gpu"
 
+    def __init__(self, function, params, poll_every: int = 1):
+        super().__init__(function, params, poll_every=poll_every)
+
     def allocate(self):
         T, NP, D = self.dtype, self.popsize, self.dim
         self.fn = gpu.compile_function(self.function.program, T)
@@ -117,6 +121,22 @@ class AllGPU(DeviceLoopImplementation):
         self.d_trials = cuda.device_array((NP, D), dtype=T)
         self.d_tfit = cuda.device_array(NP, dtype=T)
         self.d_idx = cuda.device_array((NP, 4), dtype=np.int64)
+        # full generations launch through argument lists bound once (key and g set per launch)
+        p, s, k0 = self.params, self.compute, np.uint64(0)
+        self.bound = [
+            PreboundLaunch(self.k_indices, (self.d_idx, k0, 1, D, NP), *_grid(NP), s, {"key": 1, "g": 2}),
+            PreboundLaunch(self.k_mutate, (self.d_pop, self.d_idx, self.d_mutants, p.F, NP),
+                           *_grid(NP * D), s),
+            PreboundLaunch(self.k_crossover, (self.d_pop, self.d_mutants, self.d_idx, self.d_trials, k0, 1,
+                                              p.CR, self.lower, self.upper, p.bound_mode, NP),
+                           *_grid(NP * D), s, {"key": 4, "g": 5}),
+            PreboundLaunch(self.fn.population_kernel, (self.d_trials, self.d_tfit, *self.fn.data),
+                           NP, self.fn.threads, s),
+            PreboundLaunch(self.k_replace, (self.d_pop, self.d_fit, self.d_trials, self.d_tfit, NP, 1,
+                                            self.d_trace, self.d_hit, p.target),
+                           NP, self.fn.threads, s, {"g": 5}),
+        ]
+        self.prebound = all(b.fast for b in self.bound)
 
     def launch_init(self, key):
         s, NP, D = self.compute, self.popsize, self.dim
@@ -125,6 +145,15 @@ class AllGPU(DeviceLoopImplementation):
         self.k_init_stats[_grid(NP) + (s,)](self.d_fit, self.d_trace, self.d_hit, self.params.target)
 
     def launch_generation(self, key, g, n):
+        if n == self.popsize:
+            indices, mutate, crossover, evaluate, replace = self.bound
+            indices.launch(key=key, g=g)
+            mutate.launch()
+            crossover.launch(key=key, g=g)
+            evaluate.launch()
+            replace.launch(g=g)
+            return
+        # a last, partial generation (budget): the ordinary launches with n trials
         p, s, D = self.params, self.compute, self.dim
         self.k_indices[_grid(n) + (s,)](self.d_idx, key, g, D, n)
         self.k_mutate[_grid(n * D) + (s,)](self.d_pop, self.d_idx, self.d_mutants, p.F, n)

@@ -45,6 +45,15 @@ class DeviceLoopImplementation(Implementation):
 
     device = "gpu"
 
+    def __init__(self, function, params, poll_every: int = 1):
+        super().__init__(function, params)
+        if isinstance(poll_every, bool) or not isinstance(poll_every, int) or poll_every < 1:
+            from ..errors import InvalidInputError
+
+            raise InvalidInputError(f"poll_every must be a positive integer, got {poll_every!r}")
+        self.poll_every = poll_every  # generations between two asynchronous flag copies
+        self.prebound = False
+
     def _allocate_common(self):
         p = self.params
         self.max_generations = math.ceil((p.max_fes - p.popsize) / p.popsize)
@@ -85,7 +94,8 @@ class DeviceLoopImplementation(Implementation):
             n = min(p.popsize, p.max_fes - fes)
             self.launch_generation(key, g, n)
             fes += n
-            self._poll()
+            if g % self.poll_every == 0:
+                self._poll()
         self.compute.synchronize()
         self.side.synchronize()
         hit_gen = int(self.h_hit[0])
@@ -105,7 +115,8 @@ class DeviceLoopImplementation(Implementation):
                  "best_error": trace_best, "time_s": np.full(last + 1, np.nan)}
         hit_fes = fes_after(hit_gen, p.popsize, p.max_fes) if hit_gen != NO_HIT else None
         return self._result(seed, float(fit[best_i]), best_x, fes_after(last, p.popsize, p.max_fes),
-                            last, wall, hit_fes, seen_at if hit_fes is not None else None, trace)
+                            last, wall, hit_fes, seen_at if hit_fes is not None else None, trace,
+                            options={"poll_every": self.poll_every}, prebound=self.prebound)
 
     def population(self):
         """Host copies of the final population and errors of the last run."""

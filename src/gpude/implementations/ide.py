@@ -31,6 +31,7 @@ from ..algorithms.de import build_de_ops
 from ..functions import gpu
 from . import launch
 from .device_loop import DeviceLoopImplementation
+from .prebound import PreboundLaunch
 
 P_THREADS = 128
 DEFAULT_REGISTERS = 64  # assumed where the compiler cannot be asked (the simulator)
@@ -136,8 +137,9 @@ def _device_limits():
 class IDE(DeviceLoopImplementation):
     name = "ide"
 
-    def __init__(self, function, params, members_per_block: int | None = None, quiet: bool = False):
-        super().__init__(function, params)
+    def __init__(self, function, params, members_per_block: int | None = None, quiet: bool = False,
+                 poll_every: int = 1):
+        super().__init__(function, params, poll_every=poll_every)
         self.forced_members = members_per_block
         self.quiet = quiet
         self.launch_config = None
@@ -159,6 +161,15 @@ class IDE(DeviceLoopImplementation):
         cfg = self.launch_config
         self.k_ie, self.k_p, self.k_mcer = build_kernels(
             self.function.fid, D, T, cfg.threads_per_member, cfg.members_per_block)
+        # the per-generation launches, bound once per buffer parity (key and g set per launch)
+        self.mcer = [PreboundLaunch(self.k_mcer, self._mcer_args(self.d_pop, self.d_fit, self.d_idx[b],
+                                                                 np.uint64(0), b, NP),
+                                    cfg.blocks, cfg.threads_per_block, self.compute,
+                                    {"key": 5, "g": 6, "n": 7}) for b in range(2)]
+        self.p = [PreboundLaunch(self.k_p, (self.d_idx[b], np.uint64(0), b, D),
+                                 (NP + P_THREADS - 1) // P_THREADS, P_THREADS, self.side,
+                                 {"key": 1, "g": 2}) for b in range(2)]
+        self.prebound = all(x.fast for x in self.mcer + self.p)
 
     def _choose_launch(self, threads_per_member):
         T, D = self.dtype, self.dim
@@ -193,15 +204,13 @@ class IDE(DeviceLoopImplementation):
         b = g % 2
         if g >= 3:  # P(g) overwrites the matrix MCER(g - 2) read
             self.mcer_done[b].wait(self.side)
-        threads = 128
-        self.k_p[(self.popsize + threads - 1) // threads, threads, self.side](self.d_idx[b], key, g, self.dim)
+        self.p[b].launch(key=key, g=g)
         self.p_done[b].record(self.side)
 
     def launch_generation(self, key, g, n):
-        cfg, b = self.launch_config, g % 2
+        b = g % 2
         self.p_done[b].wait(self.compute)
-        self.k_mcer[cfg.blocks, cfg.threads_per_block, self.compute](
-            *self._mcer_args(self.d_pop, self.d_fit, self.d_idx[b], key, g, n))
+        self.mcer[b].launch(key=key, g=g, n=n)
         self.mcer_done[b].record(self.compute)
         if self.popsize * (g + 1) < self.params.max_fes:  # a generation g + 1 will run
             self._launch_p(key, g + 1)  # concurrent with MCER(g)
