@@ -1,5 +1,7 @@
 """DE/rand/1/bin operators and the counter-based RNG, on tiny hand-computed cases."""
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from numba import cuda
@@ -17,6 +19,14 @@ KEY = seed_key(7)
 def test_mutant_is_x1_plus_F_times_difference():
     assert OPS.mutant(0.5, 1.0, 3.0, 5.0) == 0.0
     assert OPS.mutant(0.8, -2.0, 10.0, 0.0) == 6.0
+
+
+def test_mutant_rounds_once_like_a_gpu_fma():
+    # x1 + F (x2 - x3): the difference is rounded, then F * d + x1 is rounded once (an FMA),
+    # which is what a CUDA compiler emits, so CPU and GPU agree bit for bit
+    F, x1, x2, x3 = 0.7, 0.1, 12.3, -45.6
+    d = x2 - x3
+    assert OPS.mutant(F, x1, x2, x3) == float(Fraction(F) * Fraction(d) + Fraction(x1))
 
 
 def test_crossover_takes_everything_at_CR_1_and_only_jrand_at_CR_0():
@@ -42,7 +52,8 @@ def test_repair_modes():
     assert OPS.repair(KEY, 1, 0, 0, 10, 5, 150.0, 20.0, -100.0, 100.0, MIDPOINT) == 60.0
     # resample: uniform in the box from the coordinate's own repair slot 4 + D + j
     u = RNG.uniform(KEY, OPS.counter(1, 0, 4 + 5 + 0, 10, 5))
-    assert OPS.repair(KEY, 1, 0, 0, 10, 5, 150.0, 20.0, -100.0, 100.0, RESAMPLE) == -100.0 + u * 200.0
+    want = float(Fraction(u) * 200 - 100)  # lower + u (upper - lower), rounded once (an FMA)
+    assert OPS.repair(KEY, 1, 0, 0, 10, 5, 150.0, 20.0, -100.0, 100.0, RESAMPLE) == want
 
 
 def test_trial_value_composes_crossover_mutation_and_repair():
@@ -88,13 +99,13 @@ def test_trial_seeds_depend_on_trial_coordinates_only():
 
 @pytest.mark.cudasim
 def test_rng_is_identical_on_cpu_and_cuda():
-    rng_gpu = build_rng("cuda")
+    uniform = build_rng("cuda").uniform  # a device function (a namespace can't be typed in a kernel)
 
     @cuda.jit
     def draws(key, out):
         t = cuda.grid(1)
         if t < out.shape[0]:
-            out[t] = rng_gpu.uniform(key, t * 7919)
+            out[t] = uniform(key, t * 7919)
 
     out = np.zeros(64)
     draws[2, 32](KEY, out)

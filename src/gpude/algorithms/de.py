@@ -28,6 +28,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..errors import InvalidInputError
+from ..fma import fma_for
 from ..rng import build_rng
 
 RESAMPLE, CLIP, MIDPOINT = 0, 1, 2
@@ -118,6 +119,7 @@ def build_de_ops(dtype, target: str = "cpu") -> SimpleNamespace:
     T = np.dtype(dtype).type
     rng = build_rng(target)
     uniform, below = rng.uniform, rng.below
+    fma = fma_for(target)  # explicit FMAs: identical rounding on CPU and GPU
     if target == "cpu":
         import numba
 
@@ -135,7 +137,7 @@ def build_de_ops(dtype, target: str = "cpu") -> SimpleNamespace:
     @jit
     def init_value(key, i, j, popsize, dim, lower, upper):
         u = uniform(key, counter(0, i, 4 + dim + j, popsize, dim))
-        return T(lower + u * (upper - lower))  # float64 draw, then cast: same bits on every target
+        return T(fma(u, upper - lower, lower))  # in float64, then cast: same bits on every target
 
     @jit
     def pick(key, g, i, popsize, dim):
@@ -170,7 +172,7 @@ def build_de_ops(dtype, target: str = "cpu") -> SimpleNamespace:
 
     @jit
     def mutant(F, x1, x2, x3):
-        return x1 + T(F) * (x2 - x3)
+        return fma(T(F), x2 - x3, x1)
 
     @jit
     def crossover_takes(key, g, i, j, popsize, dim, jrand, CR):
@@ -183,7 +185,7 @@ def build_de_ops(dtype, target: str = "cpu") -> SimpleNamespace:
             return v
         if mode == RESAMPLE:
             u = uniform(key, counter(g, i, 4 + dim + j, popsize, dim))
-            return T(lower + u * (upper - lower))
+            return T(fma(u, upper - lower, lower))
         if mode == CLIP:
             return lo if v < lo else hi
         return (lo + xi) * half if v < lo else (hi + xi) * half  # MIDPOINT

@@ -23,7 +23,6 @@ from __future__ import annotations
 import sys
 from functools import lru_cache
 
-import numba
 import numpy as np
 from numba import cuda
 
@@ -123,9 +122,8 @@ def _registers(kernel, args) -> int:
     """Registers per thread of ``kernel`` compiled for ``args`` (a fixed guess on the simulator)."""
     if gpu.simulator_enabled():
         return DEFAULT_REGISTERS
-    sig = tuple(numba.typeof(a) for a in args)
-    kernel.compile(sig)
-    return int(kernel.get_regs_per_thread(sig))
+    sig = tuple(kernel.typeof_pyval(a) for a in args)
+    return int(kernel.compile(sig).regs_per_thread)
 
 
 def _device_limits():
