@@ -60,6 +60,8 @@ def main(argv=None) -> int:
                 runner = make_runner("de", impl, fid, kw.pop("dim"), kw.pop("popsize"), kw.pop("max_fes"),
                                      dtype=dtype, **kw, **opts)
                 setup = time.perf_counter() - t0
+                print(f"{impl} {dtype} {fid}: setup {setup:.2f} s, pre-bound launches: "
+                      f"{getattr(runner, 'prebound', 'n/a')}", flush=True)
                 for trial in range(args.trials):
                     r = runner.run(trial)
                     rows.append(dict(
