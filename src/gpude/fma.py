@@ -41,8 +41,16 @@ def fma_for(target: str):
     """The FMA to call from code compiled for ``target`` ("cpu" or "cuda")."""
     if target == "cpu":
         return fma_cpu
-    from numba import cuda
-
     from .functions.gpu import simulator_enabled
 
-    return fma_cpu if simulator_enabled() else cuda.fma
+    return fma_cpu if simulator_enabled() else _fma_cuda()
+
+
+def _fma_cuda():
+    from numba import cuda
+
+    @cuda.jit(device=True)
+    def fma_gpu(a, b, c):
+        return cuda.fma(a, b, c)  # must be called through the module: a bare name cannot be typed
+
+    return fma_gpu

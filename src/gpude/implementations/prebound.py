@@ -76,7 +76,12 @@ class PreboundLaunch:
             return
         for name, value in updates.items():
             self._store[self._slot[name]].value = value
-        (err,) = self._cu.cuLaunchKernel(self._func, self.grid, 1, 1, self.block, 1, 1, 0,
-                                         self._hstream, ctypes.addressof(self._params), 0)
+        try:
+            (err,) = self._cu.cuLaunchKernel(self._func, self.grid, 1, 1, self.block, 1, 1, 0,
+                                             self._hstream, ctypes.addressof(self._params), 0)
+        except TypeError as exc:  # the binding refused the arguments: nothing was launched
+            self.fast, self.fallback_reason = False, f"TypeError: {exc}"
+            self.launch(**updates)
+            return
         if err != self._cu.CUresult.CUDA_SUCCESS:
             raise RuntimeError(f"cuLaunchKernel failed: {err}")
