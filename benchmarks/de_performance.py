@@ -21,6 +21,8 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 
+from numba import cuda  # noqa: E402,F401  (so the provenance names the GPU)
+
 from gpude import provenance  # noqa: E402
 from gpude.functions import list_functions  # noqa: E402
 from gpude.io import write_csv_atomic  # noqa: E402
@@ -57,8 +59,14 @@ def main(argv=None) -> int:
                 if impl == "ide":
                     opts["quiet"] = False
                 t0 = time.perf_counter()
-                runner = make_runner("de", impl, fid, kw.pop("dim"), kw.pop("popsize"), kw.pop("max_fes"),
-                                     dtype=dtype, **kw, **opts)
+                try:
+                    runner = make_runner("de", impl, fid, kw.pop("dim"), kw.pop("popsize"),
+                                         kw.pop("max_fes"), dtype=dtype, **kw, **opts)
+                except Exception as exc:  # keep going: a failed configuration is a row
+                    print(f"{impl} {dtype} {fid}: FAILED {type(exc).__name__}: {exc}", flush=True)
+                    rows.append(dict(implementation=impl, function=fid, dtype=dtype,
+                                     status=f"error:{type(exc).__name__}: {exc}"[:300]))
+                    continue
                 setup = time.perf_counter() - t0
                 print(f"{impl} {dtype} {fid}: setup {setup:.2f} s, pre-bound launches: "
                       f"{getattr(runner, 'prebound', 'n/a')}", flush=True)
@@ -71,6 +79,7 @@ def main(argv=None) -> int:
                         fes_used=r.fes_used, hit_target=r.hit_target, setup_time_s=setup,
                         prebound=r.info.get("prebound"), options=str(r.info.get("options", opts)),
                         launch=getattr(getattr(runner, "launch_config", None), "describe", lambda: "")(),
+                        status="target" if r.hit_target else "budget",
                     ))
                     print(f"{impl:13s} {dtype} {fid} trial {trial}: {r.wall_time_s:8.3f} s  "
                           f"best {r.best_error:.4g}  fes {r.fes_used}", flush=True)

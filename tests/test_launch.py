@@ -233,3 +233,21 @@ def test_limits_from_simulator_device():
     # The CUDA simulator's device reports cc 5.2 and no attributes: the table entry, unchanged.
     assert limits_from_device(_device((5, 2))) == LIMITS["sm_52"]
     assert isinstance(LIMITS["sm_52"], DeviceLimits)
+
+
+def test_sm_count_spreads_small_populations_over_the_whole_gpu():
+    # Qin's per-SM rule packs NP=250 members of D=100 eight to a block: 32 blocks, so on a
+    # 132-SM H200 100 SMs would idle. Knowing the SM count, every SM gets a block first.
+    per_member = (3 * 100 + 4 * 128) * 4
+    qin = choose_launch(250, 100, 128, 64, per_member, limits=LIMITS["sm_90"])
+    spread = choose_launch(250, 100, 128, 64, per_member, limits=LIMITS["sm_90"], sm_count=132)
+    assert qin.members_per_block == 8 and qin.blocks == 32
+    assert spread.members_per_block == 1 and spread.blocks == 250
+    # D=10, NP=1000: the largest k that still gives >= 132 blocks (7 -> 143 blocks), at Qin's
+    # best occupancy among those
+    small = choose_launch(1000, 10, 16, 40, (30 + 64) * 8, limits=LIMITS["sm_90"], sm_count=132)
+    assert small.members_per_block == 7 and small.blocks == 143
+    # a population that fills every SM anyway: the same choice as Qin's rule
+    big = [choose_launch(5000, 100, 128, 40, (300 + 512) * 8, limits=LIMITS["sm_90"], sm_count=s)
+           for s in (0, 132)]
+    assert big[0] == big[1]

@@ -65,14 +65,18 @@ def cpu() -> dict:
     return {"cpu": _cpu_model(), "cpu_cores": os.cpu_count() or 1, "host": platform.node()}
 
 
-@lru_cache(maxsize=None)
 def gpu() -> dict:
-    """The CUDA device in use, or ``device='none'`` (never initialises CUDA by itself
-    unless numba.cuda was already imported by the caller)."""
+    """The CUDA device in use, or ``gpu='none'``; CUDA is only queried when the caller
+    has imported numba.cuda (a CPU-only run never initialises it)."""
     import sys
 
     if "numba.cuda" not in sys.modules:
         return {"gpu": "none"}
+    return _gpu_info()
+
+
+@lru_cache(maxsize=None)
+def _gpu_info() -> dict:
     from numba import cuda
 
     if getattr(cuda, "simulator_enabled", False) or os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":

@@ -171,20 +171,26 @@ class IDE(DeviceLoopImplementation):
 
     def _choose_launch(self, threads_per_member):
         T, D = self.dtype, self.dim
-        itemsize = np.dtype(T).itemsize
-        per_member = (3 * D + 4 * threads_per_member) * itemsize
+        per_member = (3 * D + 4 * threads_per_member) * np.dtype(T).itemsize
         limits = _device_limits()
         if self.forced_members is not None:
             k = int(self.forced_members)
             _, occ, why = launch.occupancy(limits, k * threads_per_member, DEFAULT_REGISTERS, k * per_member)
             return launch.LaunchConfig(k, threads_per_member, k * threads_per_member,
                                        -(-self.popsize // k), 0, occ, why, k * per_member, 0)
-        # Registers of the MCER kernel as compiled with one member per block; the per-member
-        # code is the same for any members_per_block, so this count holds for all of them.
-        _, _, mcer = build_kernels(self.function.fid, D, T, threads_per_member, 1)
-        regs = _registers(mcer, self._mcer_args(self.d_pop, self.d_fit, self.d_idx[0], np.uint64(0), 1,
-                                                self.popsize))
-        return launch.choose_launch(self.popsize, D, threads_per_member, regs, per_member, 0, limits)
+        # Registers of MCER as compiled for k members; the count can grow with k, so choose,
+        # compile the choice, and choose again with its registers until the choice is stable.
+        regs, k, cfg = 0, 1, None
+        for _ in range(4):
+            _, _, mcer = build_kernels(self.function.fid, D, T, threads_per_member, k)
+            regs = max(regs, _registers(mcer, self._mcer_args(self.d_pop, self.d_fit, self.d_idx[0],
+                                                              np.uint64(0), 1, self.popsize)))
+            cfg = launch.choose_launch(self.popsize, D, threads_per_member, regs, per_member, 0, limits,
+                                       sm_count=limits.sm_count)
+            if cfg.members_per_block == k:
+                break
+            k = cfg.members_per_block
+        return cfg
 
     def _mcer_args(self, pop, fit, idx, key, g, n):
         p, cur, nxt = self.params, g % 2, (g + 1) % 2

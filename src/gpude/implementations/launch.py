@@ -176,7 +176,8 @@ def occupancy(limits: DeviceLimits, threads_per_block: int, registers_per_thread
 
 def choose_launch(popsize: int, dim: int, threads_per_member: int, registers_per_thread: int,
                   shared_bytes_per_member: int, shared_bytes_fixed: int = 0,
-                  limits: DeviceLimits = LIMITS["sm_90"], dynamic_shared: bool = False) -> LaunchConfig:
+                  limits: DeviceLimits = LIMITS["sm_90"], dynamic_shared: bool = False,
+                  sm_count: int = 0) -> LaunchConfig:
     """Members per block maximising occupancy (Qin et al. 2012, sec. 4).
 
     Every ``k = 1 .. min(popsize, max_threads_per_block // threads_per_member)`` with
@@ -197,6 +198,12 @@ def choose_launch(popsize: int, dim: int, threads_per_member: int, registers_per
     dynamic_shared : bool
         Opt-in per-block limit, for dynamic shared memory only (numba's ``cuda.shared.array``
         is static: 48 KiB).
+    sm_count : int
+        Multiprocessors of the device. When given, configurations are first ranked by the
+        number of SMs that get a block, ``min(sm_count, blocks)``, and only then by Qin's
+        per-SM occupancy: Qin et al. tuned GPUs of 2012 whose few SMs any population filled,
+        but on a 132-SM GPU packing NP = 250 members eight to a block would leave 100 SMs
+        idle. When every k fills all SMs, the rule is Qin's.
 
     Raises
     ------
@@ -208,14 +215,17 @@ def choose_launch(popsize: int, dim: int, threads_per_member: int, registers_per
     if min(given[:3]) < 1 or min(given[3:]) < 0:
         raise InvalidInputError(f"popsize, dim and threads_per_member must be >= 1, registers and shared "
                                 f"bytes >= 0; got {given}")
-    best, best_warps = None, 0
+    best, best_rank = None, (0, 0)
     for k in range(1, min(popsize, limits.max_threads_per_block // threads_per_member) + 1):
         threads, smem = k * threads_per_member, shared_bytes_fixed + k * shared_bytes_per_member
         blocks_per_sm, occ, why = occupancy(limits, threads, registers_per_thread, smem, dynamic_shared)
-        warps = blocks_per_sm * -(-threads // limits.warp_size)  # integers: exact ties
-        if blocks_per_sm >= 1 and warps >= best_warps:
-            best, best_warps = LaunchConfig(k, threads_per_member, threads, -(-popsize // k), blocks_per_sm,
-                                            occ, why, smem, registers_per_thread), warps
+        blocks = -(-popsize // k)
+        sms_used = min(sm_count, blocks) if sm_count > 0 else 0
+        # integers, compared lexicographically: exact ties go to the larger k
+        rank = (sms_used, blocks_per_sm * -(-threads // limits.warp_size))
+        if blocks_per_sm >= 1 and rank >= best_rank:
+            best, best_rank = LaunchConfig(k, threads_per_member, threads, blocks, blocks_per_sm,
+                                           occ, why, smem, registers_per_thread), rank
     if best is None:
         raise InvalidInputError(_infeasible(limits, dim, threads_per_member, registers_per_thread,
                                             shared_bytes_fixed + shared_bytes_per_member, dynamic_shared))
