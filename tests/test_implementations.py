@@ -137,7 +137,8 @@ def test_gpu_initial_population_and_indices_bit_for_bit(impl, reference):
     runner.run(SEED)
     ops = build_de_ops(np.float64, "cpu")
     key = seed_key(SEED)
-    idx = runner.d_idx.copy_to_host() if impl == "all_gpu" else runner.d_idx[1].copy_to_host()
+    # all_gpu: the matrix of the last generation; ide: bank 0, slot 0 holds generation 1
+    idx = runner.d_idx.copy_to_host() if impl == "all_gpu" else runner.d_idx[0].copy_to_host()[0]
     want = np.array([ops.pick(key, 1, i, NP, DIM) for i in range(NP)])
     np.testing.assert_array_equal(idx, want)
     init = runner_for(impl, max_fes=NP)
@@ -145,6 +146,17 @@ def test_gpu_initial_population_and_indices_bit_for_bit(impl, reference):
     seq = runner_for("sequential", max_fes=NP)
     seq.run(SEED)
     np.testing.assert_array_equal(init.population()[0], seq.population()[0])
+
+
+def test_ide_index_batches_cover_long_runs():
+    # more generations than two banks of P_BATCH: indices keep coming from the right bank
+    from gpude.implementations.ide import P_BATCH
+
+    kw = dict(function=FUNCTION, dim=DIM, popsize=NP, max_fes=NP * (2 * P_BATCH + 3), seed=SEED)
+    ide = run_trial(implementation="ide", quiet=True, **kw)
+    seq = run_trial(implementation="sequential", **kw)
+    assert ide.generations == seq.generations == 2 * P_BATCH + 2
+    np.testing.assert_allclose(ide.trace["best_error"], seq.trace["best_error"], rtol=1e-9)
 
 
 def test_ide_results_do_not_depend_on_members_per_block():

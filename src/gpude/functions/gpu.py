@@ -162,14 +162,24 @@ def make_block_evaluator(prog: Program, threads: int, dtype):
         cuda.syncthreads()  # every thread has read red before anyone reuses it
         return val, d2
 
+    D4 = D - D % 4
+
     @cuda.jit(device=True)
     def rotate(rot_t, k, a, z, offset, tid):
+        # z_i = sum_j M[i, j] a_j. Reads rot_t[k, j, i]: consecutive i (threads), consecutive
+        # addresses. Four independent accumulators keep four loads in flight: one running sum
+        # would wait for every load in turn (the loop is latency-bound, not bandwidth-bound).
         i = tid
         while i < D:
-            acc = zero
-            for j in range(D):
-                acc += rot_t[k, j, i] * a[j]  # coalesced: consecutive i, consecutive addresses
-            z[i] = acc + offset
+            acc0, acc1, acc2, acc3 = zero, zero, zero, zero
+            for j in range(0, D4, 4):
+                acc0 += rot_t[k, j, i] * a[j]
+                acc1 += rot_t[k, j + 1, i] * a[j + 1]
+                acc2 += rot_t[k, j + 2, i] * a[j + 2]
+                acc3 += rot_t[k, j + 3, i] * a[j + 3]
+            for j in range(D4, D):
+                acc0 += rot_t[k, j, i] * a[j]
+            z[i] = ((acc0 + acc1) + (acc2 + acc3)) + offset
             i += P
 
     @cuda.jit(device=True)

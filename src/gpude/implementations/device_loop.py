@@ -98,6 +98,7 @@ class DeviceLoopImplementation(Implementation):
                 self._poll()
         self.compute.synchronize()
         self.side.synchronize()
+        self.d_hit.copy_to_host(self.h_hit)  # the last poll may predate the last generations
         hit_gen = int(self.h_hit[0])
         last = min(g, hit_gen)
         self._last_generation = last

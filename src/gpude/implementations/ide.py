@@ -3,9 +3,11 @@
 Three fused kernels:
 
 * **IE**: initialise and evaluate the population;
-* **P**: the mutation indices (r1, r2, r3, j_rand) of a generation, into one of two
-  index matrices; it depends on nothing but the seed, so P(g + 1) runs on a
-  second stream concurrently with MCER(g) (double-buffered indices);
+* **P**: the mutation indices (r1, r2, r3, j_rand); they depend on nothing but the
+  seed, so P runs on a second stream concurrently with MCER, into one of two
+  index banks (Qin's double buffering). One P launch fills a bank with the
+  indices of ``P_BATCH`` generations, so the host enqueues about one kernel per
+  generation (see ``docs/implementations.md``);
 * **MCER**: mutate, cross over, evaluate and replace: each member builds its trial
   vector in shared memory, evaluates it with the fused device function of
   :mod:`gpude.functions.gpu` and writes the survivor into the next population
@@ -33,6 +35,7 @@ from .device_loop import DeviceLoopImplementation
 from .prebound import PreboundLaunch
 
 P_THREADS = 128
+P_BATCH = 8  # generations of indices per P launch (one bank)
 DEFAULT_REGISTERS = 64  # assumed where the compiler cannot be asked (the simulator)
 
 
@@ -74,11 +77,14 @@ def build_kernels(fid, dim, dtype, threads_per_member, members_per_block):
                 cuda.atomic.min(hit_gen, 0, 0)
 
     @cuda.jit
-    def p_kernel(idx, key, g, dim):
-        i = cuda.grid(1)
-        if i < idx.shape[0]:
-            r1, r2, r3, jrand = pick(key, g, i, idx.shape[0], dim)
-            idx[i, 0], idx[i, 1], idx[i, 2], idx[i, 3] = r1, r2, r3, jrand
+    def p_kernel(idx, key, g0, dim):
+        # idx: (P_BATCH, NP, 4), the indices of generations g0 .. g0 + P_BATCH - 1
+        t = cuda.grid(1)
+        popsize = idx.shape[1]
+        if t < idx.shape[0] * popsize:
+            r, i = t // popsize, t % popsize
+            r1, r2, r3, jrand = pick(key, g0 + r, i, popsize, dim)
+            idx[r, i, 0], idx[r, i, 1], idx[r, i, 2], idx[r, i, 3] = r1, r2, r3, jrand
 
     @cuda.jit
     def mcer_kernel(pop, fit, pop_next, fit_next, idx, key, g, n, F, CR, lower, upper, mode,
@@ -93,7 +99,8 @@ def build_kernels(fid, dim, dtype, threads_per_member, members_per_block):
         popsize = pop.shape[0]
         i = cuda.blockIdx.x * K + m
         ii = min(i, popsize - 1)
-        r1, r2, r3, jrand = idx[ii, 0], idx[ii, 1], idx[ii, 2], idx[ii, 3]
+        r = (g - 1) % idx.shape[0]
+        r1, r2, r3, jrand = idx[r, ii, 0], idx[r, ii, 1], idx[r, ii, 2], idx[r, ii, 3]
         j = tid
         while j < D:
             xs[m, j] = trial_value(key, g, ii, j, popsize, D, jrand, F, CR, pop[ii, j], pop[r1, j],
@@ -136,7 +143,7 @@ class IDE(DeviceLoopImplementation):
     name = "ide"
 
     def __init__(self, function, params, members_per_block: int | None = None, quiet: bool = False,
-                 poll_every: int = 1):
+                 poll_every: int = P_BATCH):
         super().__init__(function, params, poll_every=poll_every)
         self.forced_members = members_per_block
         self.quiet = quiet
@@ -148,7 +155,7 @@ class IDE(DeviceLoopImplementation):
         self.fn_data = fn.data
         self.d_pop = [cuda.device_array((NP, D), dtype=T) for _ in range(2)]
         self.d_fit = [cuda.device_array(NP, dtype=T) for _ in range(2)]
-        self.d_idx = [cuda.device_array((NP, 4), dtype=np.int64) for _ in range(2)]
+        self.d_idx = [cuda.device_array((P_BATCH, NP, 4), dtype=np.int64) for _ in range(2)]
         self.p_done = [cuda.event(), cuda.event()]
         self.mcer_done = [cuda.event(), cuda.event()]
         if self.launch_config is None:
@@ -159,15 +166,17 @@ class IDE(DeviceLoopImplementation):
         cfg = self.launch_config
         self.k_ie, self.k_p, self.k_mcer = build_kernels(
             self.function.fid, D, T, cfg.threads_per_member, cfg.members_per_block)
-        # the per-generation launches, bound once per buffer parity (key and g set per launch)
-        self.mcer = [PreboundLaunch(self.k_mcer, self._mcer_args(self.d_pop, self.d_fit, self.d_idx[b],
-                                                                 np.uint64(0), b, NP),
-                                    cfg.blocks, cfg.threads_per_block, self.compute,
-                                    {"key": 5, "g": 6, "n": 7}) for b in range(2)]
-        self.p = [PreboundLaunch(self.k_p, (self.d_idx[b], np.uint64(0), b, D),
-                                 (NP + P_THREADS - 1) // P_THREADS, P_THREADS, self.side,
-                                 {"key": 1, "g": 2}) for b in range(2)]
-        self.prebound = all(x.fast for x in self.mcer + self.p)
+        # the per-generation launches, bound once per (population parity, index bank);
+        # key and g are set per launch
+        self.mcer = {(parity, bank): PreboundLaunch(
+                         self.k_mcer, self._mcer_args(self.d_pop, self.d_fit, self.d_idx[bank],
+                                                      np.uint64(0), parity, NP),
+                         cfg.blocks, cfg.threads_per_block, self.compute, {"key": 5, "g": 6, "n": 7})
+                     for parity in range(2) for bank in range(2)}
+        self.p = [PreboundLaunch(self.k_p, (self.d_idx[bank], np.uint64(0), 1, D),
+                                 (P_BATCH * NP + P_THREADS - 1) // P_THREADS, P_THREADS, self.side,
+                                 {"key": 1, "g0": 2}) for bank in range(2)]
+        self.prebound = all(x.fast for x in [*self.mcer.values(), *self.p])
 
     def _choose_launch(self, threads_per_member):
         T, D = self.dtype, self.dim
@@ -202,22 +211,26 @@ class IDE(DeviceLoopImplementation):
         self.k_ie[cfg.blocks, cfg.threads_per_block, s](
             self.d_pop[0], self.d_fit[0], key, self.lower, self.upper, *self.fn_data,
             self.d_trace, self.d_hit, self.params.target)
-        self._launch_p(key, 1)
+        self._launch_p(key, 0)
 
-    def _launch_p(self, key, g):
-        b = g % 2
-        if g >= 3:  # P(g) overwrites the matrix MCER(g - 2) read
-            self.mcer_done[b].wait(self.side)
-        self.p[b].launch(key=key, g=g)
-        self.p_done[b].record(self.side)
+    def _launch_p(self, key, batch):
+        """P for generations 1 + batch * P_BATCH ... into bank batch % 2 (side stream)."""
+        bank = batch % 2
+        if batch >= 2:  # the bank was last read by the MCERs of batch - 2
+            self.mcer_done[bank].wait(self.side)
+        self.p[bank].launch(key=key, g0=1 + batch * P_BATCH)
+        self.p_done[bank].record(self.side)
 
     def launch_generation(self, key, g, n):
-        b = g % 2
-        self.p_done[b].wait(self.compute)
-        self.mcer[b].launch(key=key, g=g, n=n)
-        self.mcer_done[b].record(self.compute)
-        if self.popsize * (g + 1) < self.params.max_fes:  # a generation g + 1 will run
-            self._launch_p(key, g + 1)  # concurrent with MCER(g)
+        batch, slot = divmod(g - 1, P_BATCH)
+        bank = batch % 2
+        if slot == 0:
+            self.p_done[bank].wait(self.compute)
+            if self.popsize * (g + P_BATCH) < self.params.max_fes:  # generation g + P_BATCH will run
+                self._launch_p(key, batch + 1)  # the next bank, concurrent with these MCERs
+        self.mcer[(g % 2, bank)].launch(key=key, g=g, n=n)
+        if slot == P_BATCH - 1:
+            self.mcer_done[bank].record(self.compute)
 
     def final_population(self, last_generation):
         b = last_generation % 2
