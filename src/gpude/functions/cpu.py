@@ -115,7 +115,31 @@ def build_cpu_evaluator(dtype=np.float64):
                                   sigmas, comp_bias, starts, lengths, shift, rot, perm,
                                   a, z, fit, w)
 
-    return evaluate_rows
+    return evaluate_rows, evaluate_one
+
+
+@lru_cache(maxsize=None)
+def build_parallel_evaluator(dtype=np.float64):
+    """``evaluate_rows`` with the rows split over numba's worker threads (``prange``).
+
+    The threads are numba's own pool (size set by ``numba.set_num_threads``): dispatching a
+    parallel region costs microseconds, where a Python thread pool costs tens per task.
+    """
+    _, evaluate_one = build_cpu_evaluator(dtype)
+
+    @numba.njit(cache=True, nogil=True, parallel=True)
+    def evaluate_rows_parallel(X, out, kind, rotated, codes, rates, offsets, lam_num, lam_den, sigmas,
+                               comp_bias, starts, lengths, shift, rot, perm):
+        d, n_comp = X.shape[1], codes.shape[0]
+        for r in numba.prange(X.shape[0]):
+            a = np.empty(d, dtype=X.dtype)
+            z = np.empty(d, dtype=X.dtype)
+            fit = np.empty(n_comp, dtype=X.dtype)
+            w = np.empty(n_comp, dtype=X.dtype)
+            out[r] = evaluate_one(X[r], kind, rotated, codes, rates, offsets, lam_num, lam_den,
+                                  sigmas, comp_bias, starts, lengths, shift, rot, perm, a, z, fit, w)
+
+    return evaluate_rows_parallel
 
 
 def program_args(prog: Program, dtype) -> tuple:
@@ -144,7 +168,7 @@ def evaluate(prog: Program, X: np.ndarray, dtype=np.float64, threads: int = 1) -
     T = np.dtype(dtype).type
     X = np.ascontiguousarray(X, dtype=T)
     out = np.empty(X.shape[0], dtype=np.float64)
-    kernel = build_cpu_evaluator(T)
+    kernel, _ = build_cpu_evaluator(T)
     args = program_args(prog, T)
     threads = max(1, min(int(threads), X.shape[0]))
     if threads == 1:

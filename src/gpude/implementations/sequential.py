@@ -13,7 +13,7 @@ class Sequential(CPUGenerationMixin, HostLoopImplementation):
 
     def setup(self):
         super().setup()
-        self._evaluate_rows = cpu.build_cpu_evaluator(self.dtype)
+        self._evaluate_rows, _ = cpu.build_cpu_evaluator(self.dtype)
         self._args = cpu.program_args(self.function.program, self.dtype)
 
     def evaluate(self, X, out):
