@@ -138,9 +138,13 @@ def in_anchor_setting(g: pd.DataFrame) -> tuple[bool, str]:
 
 
 def split_main_variants(ok: pd.DataFrame) -> tuple[pd.DataFrame, list[dict]]:
-    """Main rows (one source per device/implementation/dtype) and the variant groups."""
+    """Main rows (one source per device/implementation/dtype/function) and the variant groups.
+
+    Files measuring different functions complement each other; only for the same function
+    does the newest file supersede the older ones.
+    """
     main_parts, variants = [], []
-    keys = ["device", "implementation", "dtype"]
+    keys = ["device", "implementation", "dtype", "function"]
     for key, g in ok.groupby(keys, sort=False):
         cands = []
         for (fname, opts), s in g.groupby(["file", "options"], sort=False):
@@ -401,7 +405,7 @@ def variants_section(variants: list[dict]) -> list[str]:
     lines = ["## Variants", "",
              "Runs not in the main table: files whose tag contains `poll` (an option sweep), runs "
              "in another setting, and older files superseded by a newer one for the same "
-             "implementation and dtype. Cells: mean wall seconds (n) and, where anchored, the "
+             "implementation, dtype and function. Cells: mean wall seconds (n) and, where anchored, the "
              "ratio to the authors' code.", ""]
     if not variants:
         return lines + ["None.", ""]

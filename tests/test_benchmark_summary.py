@@ -165,7 +165,8 @@ def test_newer_main_file_supersedes_older(summary, results):
     text = run(summary, results)
     ide = table_row(main_table(text), "ide", "float32")
     assert ide[2] == "{'poll_every': 4}" and ide[3] == "gpu_ide @`fedcba9`"
-    assert ide[4] == "0.325 (n=2) / 0.665 = 0.49x" and ide[5] == "not measured"
+    # F01 comes from the newer file; F02, which only the older file measured, stays
+    assert ide[4] == "0.325 (n=2) / 0.665 = 0.49x" and ide[5] == "0.700 (n=2) / 0.659 = 1.06x"
     r = table_row(section(text, "Variants"), "`de_nvidia-h200_gpu.csv`", "NVIDIA H200", "ide")
     assert r[6] == "superseded by newer de_nvidia-h200_gpu_ide.csv"
 
