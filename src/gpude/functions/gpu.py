@@ -125,11 +125,17 @@ def make_block_evaluator(prog: Program, threads: int, dtype):
     SIGMAS, CBIAS = prog.sigmas.astype(T), prog.comp_bias.astype(T)
     zero, one = T(0.0), T(1.0)
 
+    # Whole warps per individual (P >= 32) finish the reduction with warp shuffles; the
+    # simulator has no shuffles, so it keeps the shared-memory tree to the end.
+    SHUFFLE = P >= 32 and not simulator_enabled()
+    TREE_STOP = 16 if SHUFFLE else 0
+    FULL_MASK = 0xFFFFFFFF
+
     @cuda.jit(device=True)
     def reduce4(red, tid):
-        # Tree reduction of the four rows: s1, s2 (sums), p (product), d2 (sum).
+        # Reduction of the four rows: s1, s2 (sums), p (product), d2 (sum); result in red[:, 0].
         s = P // 2
-        while s > 0:
+        while s > TREE_STOP:
             if tid < s:
                 red[0, tid] += red[0, tid + s]
                 red[1, tid] += red[1, tid + s]
@@ -137,6 +143,19 @@ def make_block_evaluator(prog: Program, threads: int, dtype):
                 red[3, tid] += red[3, tid + s]
             cuda.syncthreads()
             s //= 2
+        if SHUFFLE:
+            if tid < 32:  # the first warp of this individual adds its 32 partial results
+                v0, v1, v2, v3 = red[0, tid], red[1, tid], red[2, tid], red[3, tid]
+                off = 16
+                while off > 0:
+                    v0 += cuda.shfl_down_sync(FULL_MASK, v0, off)
+                    v1 += cuda.shfl_down_sync(FULL_MASK, v1, off)
+                    v2 *= cuda.shfl_down_sync(FULL_MASK, v2, off)
+                    v3 += cuda.shfl_down_sync(FULL_MASK, v3, off)
+                    off //= 2
+                if tid == 0:
+                    red[0, 0], red[1, 0], red[2, 0], red[3, 0] = v0, v1, v2, v3
+            cuda.syncthreads()
 
     @cuda.jit(device=True)
     def component(z, start, length, code, red, tid, d2_part):
@@ -162,24 +181,29 @@ def make_block_evaluator(prog: Program, threads: int, dtype):
         cuda.syncthreads()  # every thread has read red before anyone reuses it
         return val, d2
 
-    D4 = D - D % 4
+    D8 = D - D % 8
 
     @cuda.jit(device=True)
     def rotate(rot_t, k, a, z, offset, tid):
         # z_i = sum_j M[i, j] a_j. Reads rot_t[k, j, i]: consecutive i (threads), consecutive
-        # addresses. Four independent accumulators keep four loads in flight: one running sum
+        # addresses. Eight independent accumulators keep eight loads in flight: one running sum
         # would wait for every load in turn (the loop is latency-bound, not bandwidth-bound).
         i = tid
         while i < D:
             acc0, acc1, acc2, acc3 = zero, zero, zero, zero
-            for j in range(0, D4, 4):
+            acc4, acc5, acc6, acc7 = zero, zero, zero, zero
+            for j in range(0, D8, 8):
                 acc0 += rot_t[k, j, i] * a[j]
                 acc1 += rot_t[k, j + 1, i] * a[j + 1]
                 acc2 += rot_t[k, j + 2, i] * a[j + 2]
                 acc3 += rot_t[k, j + 3, i] * a[j + 3]
-            for j in range(D4, D):
+                acc4 += rot_t[k, j + 4, i] * a[j + 4]
+                acc5 += rot_t[k, j + 5, i] * a[j + 5]
+                acc6 += rot_t[k, j + 6, i] * a[j + 6]
+                acc7 += rot_t[k, j + 7, i] * a[j + 7]
+            for j in range(D8, D):
                 acc0 += rot_t[k, j, i] * a[j]
-            z[i] = ((acc0 + acc1) + (acc2 + acc3)) + offset
+            z[i] = (((acc0 + acc1) + (acc2 + acc3)) + ((acc4 + acc5) + (acc6 + acc7))) + offset
             i += P
 
     @cuda.jit(device=True)
