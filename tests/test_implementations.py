@@ -186,6 +186,11 @@ def test_master_slave_rejects_bad_worker_counts():
         run_trial(workers=numba.config.NUMBA_NUM_THREADS + 1, **kw)
 
 
+def test_options_an_implementation_does_not_take_are_rejected():
+    with pytest.raises(InvalidInputError, match="sequential takes no options; got \\['workers'\\]"):
+        run_trial(implementation="sequential", function="Q01", dim=10, popsize=8, max_fes=16, workers=2)
+
+
 def test_unknown_names_list_what_exists():
     with pytest.raises(registry.UnknownImplementationError, match="registered: sequential, master_slave"):
         registry.get("de", "turbo")

@@ -75,7 +75,11 @@ class Implementation:
 
     def __init__(self, function: BenchmarkFunction, params: DEParams, **options):
         if options:
-            raise TypeError(f"{type(self).__name__} takes no options {sorted(options)}")
+            from ..errors import InvalidInputError
+
+            raise InvalidInputError(f"{self.name or type(self).__name__} takes no options; got "
+                                    f"{sorted(options)} (master_slave: workers; ide: members_per_block, "
+                                    f"poll_every; all_gpu: poll_every)")
         self.function = function
         self.params = params
         self.dtype = params.numpy_dtype
