@@ -1,10 +1,22 @@
-# gpude workflow entry point.
-#
-# The experiment fan-out (algorithm x implementation x function x dim x popsize x trials),
-# the statistics and the paper tables arrive with the workflow issue; until then the
-# default target is empty. The rule modules will live in workflow/rules/*.smk and be
-# included here, with `rule all` defined in this file (a top-level Snakefile that only
-# includes another one loses its default target: shared/guides/conventions.md, sec. 1.1).
+# gpude workflow: `snakemake --cores all` runs the default experiment (config/config.yaml);
+# `--configfile config/experiments/<name>.yaml` runs another. `rule all` lives here, in the
+# top-level Snakefile, because an included file's default target is lost
+# (shared/guides/conventions.md sec. 1.1); the profiles are in profiles/ for the same reason.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/run.smk"
+include: "workflow/rules/aggregate.smk"
+
 
 rule all:
     default_target: True
+    input:
+        f"results/{EXP}/trials.csv",
+        f"results/{EXP}/stats/rank_sum_time.csv",

@@ -5,6 +5,8 @@ Commands
 eval        errors of the points in a .npy file, one per line
 run         all trials of one (algorithm, implementation, function, dim, popsize)
 list        registered algorithms and implementations
+merge       concatenate batch CSVs into one trials table
+stats       rank-sum scores and tests of a trials table
 functions   the benchmark functions and their definitions
 fetch-data  (re)create data/cec from the opfunu 1.0.4 wheel on PyPI
 """
@@ -66,9 +68,11 @@ def _cmd_run(args) -> int:
         options["workers"] = args.workers
     if args.members_per_block is not None:
         options["members_per_block"] = args.members_per_block
+    trials = range(args.first_trial, args.first_trial + args.trials)
     seeds = ([int(s) for s in args.seeds.split(",")] if args.seeds else
-             [trial_seed(args.seed, args.function.upper(), args.dim, args.popsize, t)
-              for t in range(args.trials)])
+             [trial_seed(args.seed, args.function.upper(), args.dim, args.popsize, t) for t in trials])
+    if args.seeds:
+        trials = range(args.first_trial, args.first_trial + len(seeds))
     t0 = time.perf_counter()
     runner = make_runner(args.algorithm, args.implementation, args.function, args.dim, args.popsize,
                          int(args.max_fes), F=args.F, CR=args.CR, bounds=args.bounds,
@@ -78,7 +82,7 @@ def _cmd_run(args) -> int:
     base = {"function": args.function.upper(), "dim": args.dim, "algorithm": args.algorithm,
             "implementation": args.implementation, "popsize": args.popsize, "dtype": args.dtype,
             "max_fes": int(args.max_fes), "target_error": args.target}
-    for t, seed in enumerate(seeds):
+    for t, seed in zip(trials, seeds):
         try:
             r = runner.run(seed)
         except Exception as exc:  # a failed trial is a row with its status, never dropped
@@ -86,12 +90,56 @@ def _cmd_run(args) -> int:
             results.append(None)
             print(f"trial {t} seed {seed}: FAILED {type(exc).__name__}: {exc}", file=sys.stderr)
             continue
-        rows.append(trial_row(r, t, setup, str(args.out_traces), args.concurrency))
+        rows.append(trial_row(r, t, setup, str(args.out_traces), args.concurrency, suite=args.suite))
         results.append(r)
         print(f"trial {t} seed {seed}: best {r.best_error:.6g} fes {r.fes_used} "
               f"time {r.wall_time_s:.3f}s{' (target)' if r.hit_target else ''}", file=sys.stderr)
     write_batch(rows, results, args.out_csv, args.out_traces)
     return 0 if all(r is not None for r in results) else 1
+
+
+def _cmd_merge(args) -> int:
+    import pandas as pd
+
+    from .io import write_csv_atomic
+
+    frames = [pd.read_csv(p) for p in args.inputs]
+    merged = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if "run_id" in merged and merged.run_id.duplicated().any():
+        dup = merged.run_id[merged.run_id.duplicated()].iloc[0]
+        raise GpudeError(f"trial {dup} appears in more than one input; remove the stale batch file")
+    write_csv_atomic(merged, args.out)
+    print(f"merged {len(frames)} batch files, {len(merged)} trials -> {args.out}")
+    return 0
+
+
+def _cmd_stats(args) -> int:
+    from pathlib import Path
+
+    import pandas as pd
+
+    from .io import write_csv_atomic
+    from .stats import kruskal_by_function, pairwise_mannwhitney, rank_sum_scores
+
+    trials = pd.read_csv(args.trials)
+    # a competitor is everything that varies in the experiment besides the problem and the trial
+    varying = [c for c in ("algorithm", "implementation", "popsize", "dtype") if trials[c].nunique() > 1]
+    key = varying or ["implementation"]
+    trials["competitor"] = trials[key].astype(str).agg("/".join, axis=1)
+    problem = ["function"] + (["dim"] if trials["dim"].nunique() > 1 else [])
+    trials["function"] = trials[problem].astype(str).agg("/d".join, axis=1)
+    out = Path(args.out_dir)
+    for cost in ("time", "fes"):
+        write_csv_atomic(rank_sum_scores(trials, cost=cost).reset_index(), out / f"rank_sum_{cost}.csv")
+    if trials["competitor"].nunique() > 1:
+        write_csv_atomic(kruskal_by_function(trials).reset_index(), out / "kruskal.csv")
+        write_csv_atomic(pairwise_mannwhitney(trials), out / "pairwise_mannwhitney.csv")
+    else:  # one competitor: nothing to compare, but the files exist for the workflow
+        write_csv_atomic(pd.DataFrame(columns=["function", "H", "p", "competitors"]), out / "kruskal.csv")
+        write_csv_atomic(pd.DataFrame(columns=["function", "a", "b", "U", "p", "p_holm"]),
+                         out / "pairwise_mannwhitney.csv")
+    print(f"statistics of {len(trials)} trials, competitors {sorted(trials.competitor.unique())} -> {out}")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -124,12 +172,25 @@ def build_parser() -> argparse.ArgumentParser:
     seeds.add_argument("--seed", type=int, default=0,
                        help="experiment seed; trial seeds derive from it and (function, dim, popsize, trial)")
     r.add_argument("--trials", type=int, default=1)
+    r.add_argument("--first-trial", type=int, default=0,
+                   help="index of the first trial (a chunk of a longer cell keeps its trials' seeds)")
     r.add_argument("--workers", type=int, help="master_slave: worker threads (default: all cores)")
     r.add_argument("--members-per-block", type=int, help="ide: override the occupancy-driven choice")
     r.add_argument("--concurrency", default="unknown", help="recorded in each row, e.g. timing_slot=1")
+    r.add_argument("--suite", default="", help="recorded in each row, e.g. the experiment name")
     r.add_argument("--out-csv", required=True)
     r.add_argument("--out-traces", required=True)
     r.set_defaults(func=_cmd_run)
+
+    m = sub.add_parser("merge", help="concatenate batch CSVs into one trials table (atomic)")
+    m.add_argument("--out", required=True)
+    m.add_argument("inputs", nargs="*")
+    m.set_defaults(func=_cmd_merge)
+
+    st = sub.add_parser("stats", help="rank-sum scores, Kruskal-Wallis and pairwise tests of a trials table")
+    st.add_argument("--trials", required=True)
+    st.add_argument("--out-dir", required=True)
+    st.set_defaults(func=_cmd_stats)
 
     ls = sub.add_parser("list", help="registered algorithms and implementations")
     ls.set_defaults(func=_cmd_list)

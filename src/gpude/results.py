@@ -47,7 +47,7 @@ def trial_row(result: TrialResult, trial: int, setup_time_s: float, trace_path: 
         "fes_to_target": result.fes_to_target, "time_to_target_s": result.time_to_target_s,
         "wall_time_s": result.wall_time_s, "setup_time_s": setup_time_s,
         "status": status_of(result), "concurrency": concurrency, "trace_path": trace_path,
-        "trace_index": trial,
+        "trace_index": trial,  # the trace's position is given by trial and the .npz's `trial` array
     }
 
 

@@ -1,0 +1,94 @@
+"""The Snakemake workflow: dry-run job counts, config validation, lint, and the smoke experiment
+end to end (CPU implementations; GPU ones are dropped on a machine without a GPU)."""
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture()
+def workdir(tmp_path):
+    """A copy of the workflow, so runs never write into the repository."""
+    for name in ("Snakefile", "workflow", "config", "profiles"):
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
+    return tmp_path
+
+
+def snakemake(workdir, *args, timeout=600):
+    res = subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=workdir, capture_output=True,
+                         text=True, timeout=timeout)
+    return res.returncode, res.stdout + res.stderr
+
+
+def job_counts(text):
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", text, re.M)}
+
+
+@pytest.mark.parametrize("gpu,cpu_jobs,gpu_jobs", [("no", 8, 0), ("yes", 8, 12)])
+def test_dry_run_builds_one_job_per_cell_and_chunk(workdir, gpu, cpu_jobs, gpu_jobs):
+    # smoke: 2 functions x 1 dim x 1 popsize x 1 dtype x 2 chunks (3 trials, 2 per job)
+    code, out = snakemake(workdir, "-n", "--quiet", "rules", "--cores", "2", "--config", f"gpu={gpu}")
+    assert code == 0, out
+    counts = job_counts(out)
+    assert counts.get("run_batch", 0) == cpu_jobs and counts.get("run_batch_gpu", 0) == gpu_jobs
+    assert counts["merge_trials"] == 1 and counts["statistics"] == 1
+    if gpu == "no":
+        assert "dropped de/all_gpu, de/ide, de/naive_gpu" in out
+
+
+def test_paper_experiment_grid(workdir):
+    code, out = snakemake(workdir, "-n", "--quiet", "rules", "--cores", "2", "--configfile",
+                          "config/experiments/janssen_cs1.yaml", "--config", "gpu=yes")
+    assert code == 0, out
+    counts = job_counts(out)  # 10 functions x 3 chunks of 10 trials
+    assert counts["run_batch"] == 2 * 30 and counts["run_batch_gpu"] == 3 * 30
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"colour": "red"}, "Additional properties are not allowed ('colour' was unexpected)"),
+    ({"functions": ["F11"]}, "'F11' is not one of"),
+    ({"dims": [20]}, "20 is not one of [10, 30, 50, 100]"),
+    ({"algorithms": {"de": {"implementations": ["turbo"]}}},
+     "unknown implementation 'turbo' of 'de'; registered: sequential, master_slave"),
+    ({"algorithms": {"pso": {"implementations": ["sequential"]}}}, "unknown algorithm 'pso'"),
+    ({"algorithms": {"de": {"implementations": ["sequential"], "CR": 1.5}}}, "1.5 is greater than the maximum of 1"),
+])
+def test_bad_experiments_fail_before_any_job_runs(workdir, change, message):
+    experiment = yaml.safe_load((workdir / "config/experiments/smoke.yaml").read_text())
+    experiment.update(change)
+    (workdir / "bad.yaml").write_text(yaml.safe_dump(experiment))
+    code, out = snakemake(workdir, "-n", "--cores", "1", "--configfile", "bad.yaml")
+    assert code != 0
+    assert message in out, out[-2000:]
+
+
+def test_lint_is_clean(workdir):
+    code, out = snakemake(workdir, "--lint")
+    assert code == 0 and "good condition" in out, out
+
+
+def test_smoke_experiment_end_to_end(workdir):
+    code, out = snakemake(workdir, "--cores", "2", "--config", "gpu=no")
+    assert code == 0, out
+    trials = pd.read_csv(workdir / "results/smoke/trials.csv")
+    assert len(trials) == 2 * 2 * 3 and set(trials.status) == {"budget"}
+    assert (trials.fes_used == 200).all()
+    # seeds depend on (function, trial), not on the implementation: paired trials, same runs
+    by = trials.pivot_table(index=["function", "trial"], columns="implementation", values="seed")
+    assert (by["sequential"] == by["master_slave"]).all()
+    res = trials.pivot_table(index=["function", "trial"], columns="implementation", values="best_error")
+    assert (res["sequential"] == res["master_slave"]).all()
+    scores = pd.read_csv(workdir / "results/smoke/stats/rank_sum_time.csv", index_col="function")
+    assert scores.loc["total", "sequential"] == scores.loc["total", "master_slave"] == 2 * 4.5
+    # a second run has nothing to do: outputs are complete and up to date
+    code, out = snakemake(workdir, "--cores", "2", "--config", "gpu=no")
+    assert code == 0 and "Nothing to be done" in out, out

@@ -1,0 +1,113 @@
+# Helpers of the gpude workflow: load and validate the experiment, build the grid of batch jobs.
+import sys
+from pathlib import Path
+
+import yaml
+from snakemake.utils import validate
+
+from gpude import registry
+from gpude.errors import GpudeError
+
+
+def load_experiment(config):
+    """The experiment: the file named by config['experiment'], or a config given whole with
+    --configfile; keys given with --config override either."""
+    overrides = {k: v for k, v in config.items() if k != "experiment"}
+    base = {}
+    if "name" not in overrides:
+        path = Path(config.get("experiment", "config/experiments/smoke.yaml"))
+        if not path.is_file():
+            raise ValueError(f"experiment file {path} not found; pass --configfile config/experiments/<name>.yaml")
+        base = yaml.safe_load(path.read_text())
+    experiment = {**base, **overrides}
+    validate(experiment, "../schemas/experiment.schema.yaml")
+    for algorithm, spec in experiment["algorithms"].items():
+        for implementation in spec["implementations"]:
+            try:
+                registry.get(algorithm, implementation)
+            except GpudeError as exc:
+                raise ValueError(f"experiment {experiment['name']}: {exc}") from None
+    return experiment
+
+
+def gpu_available(experiment):
+    if experiment["gpu"] != "auto":
+        return experiment["gpu"] == "yes"
+    try:
+        from gpude.functions.gpu import require_gpu
+
+        require_gpu()
+        return True
+    except GpudeError:
+        return False
+
+
+def max_fes(experiment, dim):
+    budget = experiment["max_fes"]
+    if isinstance(budget, dict):
+        if str(dim) not in {str(k) for k in budget}:
+            raise ValueError(f"max_fes has no budget for dim {dim}; give one per dim in {experiment['dims']}")
+        return int({str(k): v for k, v in budget.items()}[str(dim)])
+    return int(budget)
+
+
+def build_grid(experiment):
+    """One entry per batch job: (algorithm, implementation, function, dim, popsize, dtype, chunk)."""
+    has_gpu = gpu_available(experiment)
+    dropped = set()
+    jobs = []
+    n, per_job = experiment["trials"], experiment["trials_per_job"]
+    for algorithm, spec in experiment["algorithms"].items():
+        for implementation in spec["implementations"]:
+            if registry.get(algorithm, implementation).needs_gpu and not has_gpu:
+                dropped.add(f"{algorithm}/{implementation}")
+                continue
+            for function in experiment["functions"]:
+                for dim in experiment["dims"]:
+                    for popsize in experiment["popsizes"]:
+                        for dtype in experiment["dtypes"]:
+                            for chunk in range((n + per_job - 1) // per_job):
+                                jobs.append(dict(algorithm=algorithm, implementation=implementation,
+                                                 function=function, dim=dim, popsize=popsize,
+                                                 dtype=dtype, chunk=chunk))
+    if dropped:
+        print(f"gpude: no GPU on this machine: dropped {', '.join(sorted(dropped))} from experiment "
+              f"{experiment['name']} (set gpu: yes to keep them, e.g. for a cluster)", file=sys.stderr)
+    return jobs
+
+
+EXPERIMENT = load_experiment(config)
+EXP = EXPERIMENT["name"]
+GRID = build_grid(EXPERIMENT)
+BATCH = ("results/{experiment}/batches/{algorithm}/{implementation}/{function}/d{dim}/np{popsize}/"
+         "{dtype}/chunk{chunk}")
+
+
+def batch_files(ext):
+    return [BATCH.format(experiment=EXP, **job) + ext for job in GRID]
+
+
+def chunk_trials(wildcards):
+    n, per_job = EXPERIMENT["trials"], EXPERIMENT["trials_per_job"]
+    first = int(wildcards.chunk) * per_job
+    return {"first": first, "count": min(per_job, n - first)}
+
+
+def run_params(wildcards):
+    """Everything that should force a re-run when it changes, as one command-line fragment."""
+    spec = EXPERIMENT["algorithms"][wildcards.algorithm]
+    trials = chunk_trials(wildcards)
+    concurrency = "timing_slot=1" if EXPERIMENT["timing"] == "exclusive" else "shared"
+    return (f"--F {spec['F']} --CR {spec['CR']} --bounds {spec['bounds']} "
+            f"--max-fes {max_fes(EXPERIMENT, int(wildcards.dim))} --target {EXPERIMENT['target']} "
+            f"--seed {EXPERIMENT['seed']} --first-trial {trials['first']} --trials {trials['count']} "
+            f"--suite {EXP} --concurrency {concurrency}")
+
+
+def batch_threads(wildcards):
+    # master_slave claims the machine's cores for its worker pool; everything else one core
+    return workflow.cores if wildcards.implementation == "master_slave" else 1
+
+
+def timing_slot(wildcards):
+    return 1 if EXPERIMENT["timing"] == "exclusive" else 0

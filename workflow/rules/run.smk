@@ -1,0 +1,33 @@
+# The expensive step: all trials of one cell (or one chunk of it) in one process, so JIT
+# compilation, the CUDA context and data uploads are paid once per job.
+
+rule run_batch:
+    output:
+        trials=f"{BATCH}.csv",
+        traces=f"{BATCH}.npz",
+    log:
+        "logs/{experiment}/run_batch/{algorithm}/{implementation}/{function}/d{dim}/np{popsize}/{dtype}/chunk{chunk}.log",
+    wildcard_constraints:
+        implementation="sequential|master_slave",
+    params:
+        args=run_params,
+    threads: batch_threads
+    resources:
+        gpu=0,
+        timing_slot=timing_slot,
+    conda:
+        "../envs/gpude.yaml"
+    shell:
+        "gpude run --algorithm {wildcards.algorithm} --implementation {wildcards.implementation} "
+        "--function {wildcards.function} --dim {wildcards.dim} --popsize {wildcards.popsize} "
+        "--dtype {wildcards.dtype} {params.args} "
+        "--out-csv {output.trials} --out-traces {output.traces} > {log} 2>&1"
+
+
+use rule run_batch as run_batch_gpu with:
+    wildcard_constraints:
+        implementation="naive_gpu|all_gpu|ide",
+    threads: 1
+    resources:
+        gpu=1,
+        timing_slot=timing_slot,
