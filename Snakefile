@@ -13,6 +13,7 @@ configfile: "config/config.yaml"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/run.smk"
 include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/paper.smk"
 
 
 rule all:
@@ -20,3 +21,4 @@ rule all:
     input:
         f"results/{EXP}/trials.csv",
         f"results/{EXP}/stats/rank_sum_time.csv",
+        f"paper/{EXP}/table_time.md",

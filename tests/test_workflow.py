@@ -40,7 +40,7 @@ def test_dry_run_builds_one_job_per_cell_and_chunk(workdir, gpu, cpu_jobs, gpu_j
     assert code == 0, out
     counts = job_counts(out)
     assert counts.get("run_batch", 0) == cpu_jobs and counts.get("run_batch_gpu", 0) == gpu_jobs
-    assert counts["merge_trials"] == 1 and counts["statistics"] == 1
+    assert counts["merge_trials"] == 1 and counts["statistics"] == 1 and counts["paper_timing"] == 1
     if gpu == "no":
         assert "dropped de/all_gpu, de/ide, de/naive_gpu" in out
 
@@ -89,6 +89,11 @@ def test_smoke_experiment_end_to_end(workdir):
     assert (res["sequential"] == res["master_slave"]).all()
     scores = pd.read_csv(workdir / "results/smoke/stats/rank_sum_time.csv", index_col="function")
     assert scores.loc["total", "sequential"] == scores.loc["total", "master_slave"] == 2 * 4.5
+    table = pd.read_csv(workdir / "paper/smoke/table_time.csv")
+    assert set(table.implementation) == {"sequential", "master_slave"} and (table.n == 3).all()
+    assert (table[table.implementation == "sequential"].speedup == 1.0).all()
+    assert (workdir / "paper/smoke/figure_time.png").stat().st_size > 1000
+    assert "speed-up" in (workdir / "paper/smoke/table_time.md").read_text()
     # a second run has nothing to do: outputs are complete and up to date
     code, out = snakemake(workdir, "--cores", "2", "--config", "gpu=no")
     assert code == 0 and "Nothing to be done" in out, out

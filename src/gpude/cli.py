@@ -7,6 +7,7 @@ run         all trials of one (algorithm, implementation, function, dim, popsize
 list        registered algorithms and implementations
 merge       concatenate batch CSVs into one trials table
 stats       rank-sum scores and tests of a trials table
+paper       timing table and figure of a trials table, beside the published numbers
 functions   the benchmark functions and their definitions
 fetch-data  (re)create data/cec from the opfunu 1.0.4 wheel on PyPI
 """
@@ -142,6 +143,18 @@ def _cmd_stats(args) -> int:
     return 0
 
 
+def _cmd_paper(args) -> int:
+    import pandas as pd
+
+    from .report.timing import write_all
+
+    trials = pd.read_csv(args.trials)
+    published = pd.read_csv(args.published, comment="#") if args.published else None
+    files = write_all(trials, args.out_dir, published)
+    print("wrote", ", ".join(str(p) for v in files.values() for p in (v if isinstance(v, list) else [v])))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gpude", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -191,6 +204,12 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--trials", required=True)
     st.add_argument("--out-dir", required=True)
     st.set_defaults(func=_cmd_stats)
+
+    pp = sub.add_parser("paper", help="timing table (Markdown, LaTeX, CSV) and bar chart of a trials table")
+    pp.add_argument("--trials", required=True)
+    pp.add_argument("--out-dir", required=True)
+    pp.add_argument("--published", help="the paper's numbers (CSV) to put beside ours")
+    pp.set_defaults(func=_cmd_paper)
 
     ls = sub.add_parser("list", help="registered algorithms and implementations")
     ls.set_defaults(func=_cmd_list)

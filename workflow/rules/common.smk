@@ -111,3 +111,9 @@ def batch_threads(wildcards):
 
 def timing_slot(wildcards):
     return 1 if EXPERIMENT["timing"] == "exclusive" else 0
+
+
+def published_args(wildcards):
+    """The paper's own numbers to put beside ours, where the experiment names them."""
+    path = EXPERIMENT.get("published_table")
+    return f"--published {path}" if path else ""

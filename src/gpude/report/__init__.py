@@ -1,0 +1,1 @@
+"""Tables and figures of the reproduced studies, from trial tables (matplotlib, no GPU)."""
