@@ -49,3 +49,27 @@ def test_missing_cells_are_marked():
     assert "| ide | time (n) | 1.5 (3) | - (0) |" in markdown(t, "x")
     cmp = published_comparison(t, pd.DataFrame({"implementation": ["ide"], "F01": [0.75], "F10": [1.0]}))
     assert "| | ours / paper | 2.00 | - |" in cmp
+
+
+def test_traces_load_per_trial_and_step_between_generations(tmp_path):
+    import subprocess
+    import sys
+
+    from gpude.report.convergence import _best_at, figures, load_traces
+
+    csv, npz = tmp_path / "b.csv", tmp_path / "b.npz"
+    res = subprocess.run([sys.executable, "-m", "gpude", "run", "--implementation", "sequential",
+                          "--function", "Q01", "--dim", "10", "--popsize", "8", "--max-fes", "60",
+                          "--trials", "2", "--first-trial", "4", "--out-csv", str(csv),
+                          "--out-traces", str(npz)], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    trials = pd.read_csv(csv)
+    traces = load_traces(trials)
+    assert len(traces) == 2
+    for tr, best in zip(traces, trials.best_error):
+        assert list(tr["fes"]) == [8, 16, 24, 32, 40, 48, 56, 60] and tr["best_error"][-1] == best
+        # between generations the best error is the last recorded one
+        np.testing.assert_array_equal(_best_at(tr, np.array([8.0, 15.0, 16.0, 1000.0])),
+                                      tr["best_error"][[0, 0, 1, 7]])
+    paths = figures(trials, tmp_path / "fig")
+    assert {p.name for p in paths} == {"convergence.png", "convergence.pdf", "ecdf.png", "ecdf.pdf"}

@@ -92,7 +92,8 @@ def test_smoke_experiment_end_to_end(workdir):
     table = pd.read_csv(workdir / "paper/smoke/table_time.csv")
     assert set(table.implementation) == {"sequential", "master_slave"} and (table.n == 3).all()
     assert (table[table.implementation == "sequential"].speedup == 1.0).all()
-    assert (workdir / "paper/smoke/figure_time.png").stat().st_size > 1000
+    for name in ("figure_time", "convergence", "ecdf"):
+        assert (workdir / f"paper/smoke/{name}.png").stat().st_size > 1000
     assert "speed-up" in (workdir / "paper/smoke/table_time.md").read_text()
     # a second run has nothing to do: outputs are complete and up to date
     code, out = snakemake(workdir, "--cores", "2", "--config", "gpu=no")

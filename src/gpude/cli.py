@@ -148,9 +148,12 @@ def _cmd_paper(args) -> int:
 
     from .report.timing import write_all
 
+    from .report.convergence import figures
+
     trials = pd.read_csv(args.trials)
     published = pd.read_csv(args.published, comment="#") if args.published else None
     files = write_all(trials, args.out_dir, published)
+    files["convergence"] = figures(trials, args.out_dir)
     print("wrote", ", ".join(str(p) for v in files.values() for p in (v if isinstance(v, list) else [v])))
     return 0
 

@@ -3,10 +3,13 @@
 
 rule paper_timing:
     input:
-        "results/{experiment}/trials.csv",
+        trials="results/{experiment}/trials.csv",
+        traces=batch_files(".npz"),
     output:
         table=multiext("paper/{experiment}/table_time", ".csv", ".md", ".tex"),
         figure=multiext("paper/{experiment}/figure_time", ".png", ".pdf"),
+        convergence=multiext("paper/{experiment}/convergence", ".png", ".pdf"),
+        ecdf=multiext("paper/{experiment}/ecdf", ".png", ".pdf"),
     log:
         "logs/{experiment}/paper_timing.log",
     params:
@@ -14,4 +17,4 @@ rule paper_timing:
     conda:
         "../envs/gpude.yaml"
     shell:
-        "gpude paper --trials {input} --out-dir paper/{wildcards.experiment} {params.published} > {log} 2>&1"
+        "gpude paper --trials {input.trials} --out-dir paper/{wildcards.experiment} {params.published} > {log} 2>&1"
