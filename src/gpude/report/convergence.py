@@ -55,6 +55,7 @@ def figures(trials: pd.DataFrame, out_dir, device: str = "") -> list[Path]:
     impls = list(dict.fromkeys(t["implementation"] for t in traces))
     cols = min(5, len(functions))
     rows = -(-len(functions) // cols)
+    colors = {impl: f"C{k}" for k, impl in enumerate(impls)}  # one colour per implementation everywhere
     paths = []
     for kind in ("convergence", "ecdf"):
         fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows), squeeze=False)
@@ -68,20 +69,23 @@ def figures(trials: pd.DataFrame, out_dir, device: str = "") -> list[Path]:
                 vals = np.array([_best_at(t, grid) for t in mine])
                 if kind == "convergence":
                     med = np.median(vals, axis=0)
-                    ax.plot(grid, np.maximum(med, 1e-12), label=impl)
+                    ax.plot(grid, np.maximum(med, 1e-12), label=impl, color=colors[impl])
                     ax.fill_between(grid, np.maximum(vals.min(0), 1e-12), np.maximum(vals.max(0), 1e-12),
-                                    alpha=0.15)
+                                    alpha=0.15, color=colors[impl])
                     ax.set_yscale("log")
                 else:
                     reached = (vals[:, None, :] <= TARGETS[None, :, None]).mean(axis=(0, 1))
-                    ax.step(grid, reached, where="post", label=impl)
+                    ax.step(grid, reached, where="post", label=impl, color=colors[impl])
                     ax.set_ylim(-0.02, 1.02)
             ax.set_xscale("log")
+            ax.set_xlabel("function evaluations", fontsize=7)
+            ax.set_ylabel("best error" if kind == "convergence" else "targets reached", fontsize=7)
             ax.set_title(f, fontsize=9)
             ax.tick_params(labelsize=7)
         for ax in list(axes.flat)[len(functions):]:
             ax.axis("off")
-        axes.flat[0].legend(fontsize=7)
+        handles = [plt.Line2D([], [], color=colors[i], label=i) for i in impls]
+        axes.flat[0].legend(handles=handles, fontsize=7)
         what = ("median best error (band: min-max over trials) vs FEs" if kind == "convergence" else
                 "fraction of (trial, target) pairs reached, targets 1e2..1e-8, vs FEs")
         fig.suptitle(f"{what} {('(' + device + ')') if device else ''}", fontsize=9)
