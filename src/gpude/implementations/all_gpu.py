@@ -107,9 +107,6 @@ def _grid(count):
 class AllGPU(DeviceLoopImplementation):
     name = "all_gpu"
 
-    def __init__(self, function, params, poll_every: int = 1):
-        super().__init__(function, params, poll_every=poll_every)
-
     def allocate(self):
         T, NP, D = self.dtype, self.popsize, self.dim
         self.fn = gpu.compile_function(self.function.program, T)
