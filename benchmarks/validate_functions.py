@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))  # conftest.load_reference reads the oracle
+sys.path.insert(0, str(ROOT / "tests"))  # conftest: the oracle's loader and error measure
 
 from numba import cuda  # noqa: E402
 
@@ -43,11 +43,10 @@ SEED = 20261121
 TOL64 = 1e-9  # relative, with the same absolute floor (shared/cec_reference/README.md)
 
 
-def rel_err(got, want):
-    return np.abs(got - want) / np.maximum(np.abs(want), 1.0)
-
-
 def accuracy_rows(fid, dim, reference, n_random, rng):
+    # imported here, after numba.cuda: conftest defaults NUMBA_ENABLE_CUDASIM to 1 when unset
+    from conftest import relative_error
+
     f = get_function(fid, dim)
     X_ref, rows = reference[(fid, dim)]
     want_ref = rows.error_value.to_numpy()
@@ -62,7 +61,7 @@ def accuracy_rows(fid, dim, reference, n_random, rng):
             ("near_optimum", f.evaluate(X_near, device="gpu", dtype=dtype), cpu_near),
         )
         for check, got, want in checks:
-            r, a = rel_err(got, want), np.abs(got - want)
+            r, a = relative_error(got, want), np.abs(got - want)
             passed = bool(np.all((r <= TOL64) | (a <= TOL64))) if dtype == "float64" else None
             out.append(dict(function=fid, dim=dim, dtype=dtype, check=check, n_points=len(want),
                             max_rel_error=float(r.max()), median_rel_error=float(np.median(r)),

@@ -28,3 +28,21 @@ def write_atomic(path, data: str | bytes) -> Path:
 def write_csv_atomic(frame, path) -> Path:
     """``DataFrame.to_csv`` with float64 round-trip precision, written atomically."""
     return write_atomic(path, frame.to_csv(index=False, float_format="%.17g"))
+
+
+def save_figure(fig, stem, dpi: int = 150, formats=("png", "pdf")) -> list[Path]:
+    """Save a matplotlib figure as ``<stem>.png`` and ``<stem>.pdf``, each through a temporary
+    file and a rename."""
+    paths = []
+    for ext in formats:
+        path = Path(f"{stem}.{ext}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp.{ext}")  # keeps the extension: it picks the format
+        try:
+            fig.savefig(tmp, dpi=dpi)
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        paths.append(path)
+    return paths

@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..io import save_figure
+
 TARGETS = 10.0 ** np.arange(2, -9, -1)  # 1e2 .. 1e-8, as COCO's fixed targets
 
 
@@ -90,12 +92,6 @@ def figures(trials: pd.DataFrame, out_dir, device: str = "") -> list[Path]:
                 "fraction of (trial, target) pairs reached, targets 1e2..1e-8, vs FEs")
         fig.suptitle(f"{what} {('(' + device + ')') if device else ''}", fontsize=9)
         fig.tight_layout()
-        for ext in ("png", "pdf"):
-            path = Path(out_dir) / f"{kind}.{ext}"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.tmp.{ext}")
-            fig.savefig(tmp, dpi=130)
-            tmp.replace(path)
-            paths.append(path)
+        paths += save_figure(fig, Path(out_dir) / kind, dpi=130)
         plt.close(fig)
     return paths

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import write_atomic, write_csv_atomic
+from ..io import save_figure, write_atomic, write_csv_atomic
 
 ORDER = ["sequential", "master_slave", "naive_gpu", "all_gpu", "ide"]
 
@@ -84,14 +84,7 @@ def bar_chart(table: pd.DataFrame, device: str, stem: Path) -> list[Path]:
     ax.legend(ncol=min(5, wide.shape[1]), fontsize=8)
     ax.grid(axis="y", which="both", alpha=0.3)
     fig.tight_layout()
-    paths = []
-    for ext in ("png", "pdf"):
-        path = Path(f"{stem}.{ext}")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp.{ext}")
-        fig.savefig(tmp, dpi=150)
-        tmp.replace(path)  # atomic
-        paths.append(path)
+    paths = save_figure(fig, stem, dpi=150)
     plt.close(fig)
     return paths
 
