@@ -49,8 +49,25 @@ def test_paper_experiment_grid(workdir):
     code, out = snakemake(workdir, "-n", "--quiet", "rules", "--cores", "2", "--configfile",
                           "config/experiments/janssen_cs1.yaml", "--config", "gpu=yes")
     assert code == 0, out
-    counts = job_counts(out)  # 10 functions x 3 chunks of 10 trials
-    assert counts["run_batch"] == 2 * 30 and counts["run_batch_gpu"] == 3 * 30
+    counts = job_counts(out)
+    # 10 functions x 30 one-trial chunks for the CPU and naive models, 3 chunks of 10 for the others
+    assert counts["run_batch"] == 2 * 10 * 30 and counts["run_batch_gpu"] == 10 * 30 + 2 * 10 * 3
+
+
+def test_trials_per_implementation_reduce_the_grid(workdir):
+    # a first pass of the paper experiment: fewer trials of the slow models; the others keep 30
+    code, out = snakemake(workdir, "-n", "--quiet", "rules", "--cores", "2", "--configfile",
+                          "config/experiments/janssen_cs1.yaml", "--config", "gpu=yes",
+                          "trials={default: 30, sequential: 1, master_slave: 2, naive_gpu: 2}")
+    assert code == 0, out
+    counts = job_counts(out)
+    assert counts["run_batch"] == 10 * (1 + 2) and counts["run_batch_gpu"] == 10 * 2 + 2 * 10 * 3
+
+
+def test_per_implementation_keys_must_name_an_implementation_of_the_experiment(workdir):
+    code, out = snakemake(workdir, "-n", "--cores", "1", "--config", "trials={default: 3, idee: 1}")
+    assert code != 0
+    assert "trials names idee, which the experiment does not run" in out, out[-2000:]
 
 
 @pytest.mark.parametrize("change,message", [

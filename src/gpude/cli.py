@@ -100,15 +100,22 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_merge(args) -> int:
+    from pathlib import Path
+
     import pandas as pd
 
     from .io import write_csv_atomic
+
+    from .results import merge_traces
 
     frames = [pd.read_csv(p) for p in args.inputs]
     merged = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if "run_id" in merged and merged.run_id.duplicated().any():
         dup = merged.run_id[merged.run_id.duplicated()].iloc[0]
         raise GpudeError(f"trial {dup} appears in more than one input; remove the stale batch file")
+    if args.traces_out:  # each batch's traces sit beside its CSV
+        merge_traces([(f, str(Path(p).with_suffix(".npz"))) for f, p in zip(frames, args.inputs)],
+                     args.traces_out)
     write_csv_atomic(merged, args.out)
     print(f"merged {len(frames)} batch files, {len(merged)} trials -> {args.out}")
     return 0
@@ -200,6 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     m = sub.add_parser("merge", help="concatenate batch CSVs into one trials table (atomic)")
     m.add_argument("--out", required=True)
+    m.add_argument("--traces-out", help="also merge the batches' .npz traces into this file")
     m.add_argument("inputs", nargs="*")
     m.set_defaults(func=_cmd_merge)
 

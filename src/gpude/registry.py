@@ -27,6 +27,7 @@ class Entry:
     target: str         # "package.module:Class", imported on first use
     device: str         # "cpu" or "gpu"
     description: str
+    threads: str = "one"  # "all": the implementation uses every core (the workflow gives it the machine)
 
     @property
     def needs_gpu(self) -> bool:
@@ -45,14 +46,17 @@ class Entry:
 _REGISTRY: dict[tuple[str, str], Entry] = {}
 
 
-def register(algorithm: str, implementation: str, target: str, device: str, description: str) -> Entry:
+def register(algorithm: str, implementation: str, target: str, device: str, description: str,
+             threads: str = "one") -> Entry:
     """Add an entry; a second entry under the same (algorithm, implementation) is an error."""
     if device not in ("cpu", "gpu"):
         raise ValueError(f"device must be 'cpu' or 'gpu', got {device!r}")
+    if threads not in ("one", "all"):
+        raise ValueError(f"threads must be 'one' or 'all', got {threads!r}")
     key = (algorithm, implementation)
     if key in _REGISTRY:
         raise RuntimeError(f"name collision: {algorithm}/{implementation} is already registered")
-    _REGISTRY[key] = Entry(algorithm, implementation, target, device, description)
+    _REGISTRY[key] = Entry(algorithm, implementation, target, device, description, threads)
     return _REGISTRY[key]
 
 

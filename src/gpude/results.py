@@ -58,11 +58,36 @@ def failed_row(base: dict, trial: int, seed: int, exc: BaseException) -> dict:
     return row
 
 
+# Traces keep a point whenever the best error has fallen by this many decades since the last kept
+# point (plus the first and last points): a 10^7-FE run has 40,000 generations, but a
+# best-so-far curve drawn on a log axis needs a few hundred.
+TRACE_RESOLUTION_DECADES = 0.01
+
+
+def thin_trace(trace: dict, decades: float = TRACE_RESOLUTION_DECADES) -> dict:
+    """The points of a best-so-far trace at which the best error dropped by >= ``decades``.
+
+    The best error of a trace never increases (replacement keeps the better vector), so the thinned
+    trace, read as a step function, is within ``decades`` of the full one everywhere on a log axis.
+    """
+    best = np.asarray(trace["best_error"], dtype=np.float64)
+    if best.size <= 2:
+        return trace
+    level = np.log10(np.maximum(best, 1e-300))
+    keep = [0]
+    for i in range(1, best.size - 1):
+        if level[keep[-1]] - level[i] >= decades:
+            keep.append(i)
+    keep.append(best.size - 1)
+    index = np.asarray(keep)
+    return {k: np.asarray(v)[index] for k, v in trace.items()}
+
+
 def write_batch(rows: list[dict], results: list[TrialResult | None], csv_path, trace_path) -> None:
-    """Write the batch's CSV (with provenance columns) and its traces, each atomically."""
+    """Write the batch's CSV (with provenance columns) and its thinned traces, each atomically."""
     prov = provenance.record()
     frame = pd.DataFrame(rows, columns=COLUMNS).assign(**prov)
-    chunks = [r.trace for r in results if r is not None]
+    chunks = [thin_trace(r.trace) for r in results if r is not None]
     starts = np.cumsum([0] + [len(t["fes"]) for t in chunks])[:-1]
     buf = io.BytesIO()
     np.savez_compressed(
@@ -76,3 +101,41 @@ def write_batch(rows: list[dict], results: list[TrialResult | None], csv_path, t
     )
     write_atomic(trace_path, buf.getvalue())
     write_csv_atomic(frame, csv_path)  # last: its presence means the batch is complete
+
+
+TRACE_ARRAYS = ("generation", "fes", "best_error", "time_s")
+
+
+def merge_traces(batches: list[tuple[pd.DataFrame, str]], out_path) -> None:
+    """One ``traces.npz`` for a merged trials table: each batch's traces tagged with their run_id.
+
+    ``batches`` holds (the batch's rows, its ``.npz`` path). The result has ``run_id`` (one per
+    trace), ``trace_start`` offsets and the concatenated arrays, so a trials table and its traces
+    travel together (e.g. into ``results/reference/``) without batch paths.
+    """
+    run_ids, parts = [], {k: [] for k in TRACE_ARRAYS}
+    for rows, npz in batches:
+        by_trial = dict(zip(rows["trial"].astype(int), rows["run_id"]))
+        with np.load(npz) as z:
+            ends = list(z["trial_start"][1:]) + [len(z["fes"])]
+            for trial, start, end in zip(z["trial"], z["trial_start"], ends):
+                if int(trial) not in by_trial:
+                    continue
+                run_ids.append(by_trial[int(trial)])
+                for k in TRACE_ARRAYS:
+                    parts[k].append(z[k][start:end])
+    lengths = [len(a) for a in parts["fes"]]
+    buf = io.BytesIO()
+    np.savez_compressed(
+        buf, run_id=np.array(run_ids, dtype=str),
+        trace_start=np.cumsum([0] + lengths)[:-1].astype(np.int64),
+        **{k: (np.concatenate(v) if v else np.array([])) for k, v in parts.items()})
+    write_atomic(out_path, buf.getvalue())
+
+
+def load_traces(path) -> dict[str, dict[str, np.ndarray]]:
+    """``run_id -> {fes, best_error, generation, time_s}`` from a merged ``traces.npz``."""
+    with np.load(path) as z:
+        ends = list(z["trace_start"][1:]) + [len(z["fes"])]
+        return {str(rid): {k: z[k][start:end] for k in TRACE_ARRAYS}
+                for rid, start, end in zip(z["run_id"], z["trace_start"], ends)}

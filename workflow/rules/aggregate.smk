@@ -2,15 +2,17 @@
 
 rule merge_trials:
     input:
-        batch_files(".csv"),
+        trials=batch_files(".csv"),
+        traces=batch_files(".npz"),
     output:
-        "results/{experiment}/trials.csv",
+        trials="results/{experiment}/trials.csv",
+        traces="results/{experiment}/traces.npz",
     log:
         "logs/{experiment}/merge_trials.log",
     conda:
         "../envs/gpude.yaml"
     shell:
-        "gpude merge --out {output} {input} > {log} 2>&1"
+        "python3 -m gpude merge --out {output.trials} --traces-out {output.traces} {input.trials} > {log} 2>&1"
 
 
 rule statistics:
@@ -26,4 +28,4 @@ rule statistics:
     conda:
         "../envs/gpude.yaml"
     shell:
-        "gpude stats --trials {input} --out-dir results/{wildcards.experiment}/stats > {log} 2>&1"
+        "python3 -m gpude stats --trials {input} --out-dir results/{wildcards.experiment}/stats > {log} 2>&1"

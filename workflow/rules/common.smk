@@ -20,14 +20,42 @@ def load_experiment(config):
             raise ValueError(f"experiment file {path} not found; pass --configfile config/experiments/<name>.yaml")
         base = yaml.safe_load(path.read_text())
     experiment = {**base, **overrides}
+    for key in ("trials", "trials_per_job"):  # --config 'trials={default: 30, ide: 5}' gives strings
+        if isinstance(experiment.get(key), dict):
+            experiment[key] = {k: int(v) if str(v).isdigit() else v for k, v in experiment[key].items()}
     validate(experiment, "../schemas/experiment.schema.yaml")
+    implementations = set()
     for algorithm, spec in experiment["algorithms"].items():
         for implementation in spec["implementations"]:
             try:
                 registry.get(algorithm, implementation)
             except GpudeError as exc:
                 raise ValueError(f"experiment {experiment['name']}: {exc}") from None
+            implementations.add(implementation)
+    for key in PER_IMPLEMENTATION:
+        if isinstance(experiment[key], dict):
+            unknown = set(experiment[key]) - implementations - {"default"}
+            if unknown:
+                raise ValueError(f"experiment {experiment['name']}: {key} names {', '.join(sorted(unknown))}, "
+                                 f"which the experiment does not run; allowed keys: default, "
+                                 f"{', '.join(sorted(implementations))}")
     return experiment
+
+
+# keys that take one value, or a mapping {default: value, <implementation>: value}
+PER_IMPLEMENTATION = ("trials", "trials_per_job", "timing")
+
+
+def per_implementation(experiment, key, implementation):
+    value = experiment[key]
+    if isinstance(value, dict):
+        return value.get(implementation, value["default"])
+    return value
+
+
+# Capacity of the `timing_slot` resource in profiles/default: an exclusive batch takes all of it,
+# a shared one a single unit, so shared batches may run side by side but never beside an exclusive one.
+TIMING_SLOTS = 1000
 
 
 def gpu_available(experiment):
@@ -56,12 +84,13 @@ def build_grid(experiment):
     has_gpu = gpu_available(experiment)
     dropped = set()
     jobs = []
-    n, per_job = experiment["trials"], experiment["trials_per_job"]
     for algorithm, spec in experiment["algorithms"].items():
         for implementation in spec["implementations"]:
             if registry.get(algorithm, implementation).needs_gpu and not has_gpu:
                 dropped.add(f"{algorithm}/{implementation}")
                 continue
+            n = per_implementation(experiment, "trials", implementation)
+            per_job = per_implementation(experiment, "trials_per_job", implementation)
             for function in experiment["functions"]:
                 for dim in experiment["dims"]:
                     for popsize in experiment["popsizes"]:
@@ -88,16 +117,22 @@ def batch_files(ext):
 
 
 def chunk_trials(wildcards):
-    n, per_job = EXPERIMENT["trials"], EXPERIMENT["trials_per_job"]
+    n = per_implementation(EXPERIMENT, "trials", wildcards.implementation)
+    per_job = per_implementation(EXPERIMENT, "trials_per_job", wildcards.implementation)
     first = int(wildcards.chunk) * per_job
     return {"first": first, "count": min(per_job, n - first)}
+
+
+def timing_mode(wildcards):
+    return per_implementation(EXPERIMENT, "timing", wildcards.implementation)
 
 
 def run_params(wildcards):
     """Everything that should force a re-run when it changes, as one command-line fragment."""
     spec = EXPERIMENT["algorithms"][wildcards.algorithm]
     trials = chunk_trials(wildcards)
-    concurrency = "timing_slot=1" if EXPERIMENT["timing"] == "exclusive" else "shared"
+    # what the row records about the machine's other load while it was timed
+    concurrency = "exclusive" if timing_mode(wildcards) == "exclusive" else f"shared:up_to_{workflow.cores}_jobs"
     return (f"--F {spec['F']} --CR {spec['CR']} --bounds {spec['bounds']} "
             f"--max-fes {max_fes(EXPERIMENT, int(wildcards.dim))} --target {EXPERIMENT['target']} "
             f"--seed {EXPERIMENT['seed']} --first-trial {trials['first']} --trials {trials['count']} "
@@ -105,12 +140,18 @@ def run_params(wildcards):
 
 
 def batch_threads(wildcards):
-    # master_slave claims the machine's cores for its worker pool; everything else one core
-    return workflow.cores if wildcards.implementation == "master_slave" else 1
+    # an implementation registered with threads="all" (master_slave's worker pool) gets every core
+    entry = registry.get(wildcards.algorithm, wildcards.implementation)
+    return workflow.cores if entry.threads == "all" else 1
 
 
 def timing_slot(wildcards):
-    return 1 if EXPERIMENT["timing"] == "exclusive" else 0
+    return TIMING_SLOTS if timing_mode(wildcards) == "exclusive" else 1
+
+
+def implementations_on(device):
+    """Regex alternatives for a rule's implementation wildcard, from the registry."""
+    return "|".join(sorted({e.implementation for e in registry.entries() if e.device == device}))
 
 
 def published_args(wildcards):

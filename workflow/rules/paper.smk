@@ -17,4 +17,4 @@ rule paper_timing:
     conda:
         "../envs/gpude.yaml"
     shell:
-        "gpude paper --trials {input.trials} --out-dir paper/{wildcards.experiment} {params.published} > {log} 2>&1"
+        "python3 -m gpude paper --trials {input.trials} --out-dir paper/{wildcards.experiment} {params.published} > {log} 2>&1"

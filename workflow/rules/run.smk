@@ -8,7 +8,7 @@ rule run_batch:
     log:
         "logs/{experiment}/run_batch/{algorithm}/{implementation}/{function}/d{dim}/np{popsize}/{dtype}/chunk{chunk}.log",
     wildcard_constraints:
-        implementation="sequential|master_slave",
+        implementation=implementations_on("cpu"),
     params:
         args=run_params,
     threads: batch_threads
@@ -18,7 +18,7 @@ rule run_batch:
     conda:
         "../envs/gpude.yaml"
     shell:
-        "gpude run --algorithm {wildcards.algorithm} --implementation {wildcards.implementation} "
+        "python3 -m gpude run --algorithm {wildcards.algorithm} --implementation {wildcards.implementation} "
         "--function {wildcards.function} --dim {wildcards.dim} --popsize {wildcards.popsize} "
         "--dtype {wildcards.dtype} {params.args} "
         "--out-csv {output.trials} --out-traces {output.traces} > {log} 2>&1"
@@ -26,7 +26,7 @@ rule run_batch:
 
 use rule run_batch as run_batch_gpu with:
     wildcard_constraints:
-        implementation="naive_gpu|all_gpu|ide",
+        implementation=implementations_on("gpu"),
     threads: 1
     resources:
         gpu=1,

@@ -5,7 +5,8 @@ from ..registry import register
 register("de", "sequential", "gpude.implementations.sequential:Sequential", "cpu",
          "DE/rand/1/bin on one CPU thread (numba)")
 register("de", "master_slave", "gpude.implementations.master_slave:MasterSlave", "cpu",
-         "operators on the master thread, fitness on a pool of GIL-free numba worker threads")
+         "operators on the master thread, fitness on a pool of GIL-free numba worker threads",
+         threads="all")
 register("de", "naive_gpu", "gpude.implementations.naive_gpu:NaiveGPU", "gpu",
          "operators on the CPU; each generation's trials evaluated on the GPU")
 register("de", "all_gpu", "gpude.implementations.all_gpu:AllGPU", "gpu",
