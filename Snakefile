@@ -10,6 +10,9 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/run.smk"
 include: "workflow/rules/aggregate.smk"
@@ -22,3 +25,4 @@ rule all:
         f"results/{EXP}/trials.csv",
         f"results/{EXP}/stats/rank_sum_time.csv",
         f"paper/{EXP}/table_time.md",
+        "paper/REPORT.md",

@@ -8,15 +8,15 @@ from gpude.report.timing import markdown, published_comparison, timing_table, wr
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 
 
-def trials():
+def trials(machine="NVIDIA H200 / Xeon x16"):
     rows = []
     for impl, base in (("ide", 0.5), ("sequential", 50.0)):
         for f, k in (("F01", 1.0), ("F10", 4.0)):
             for t in range(3):
-                rows.append({"implementation": impl, "function": f, "trial": t,
-                             "wall_time_s": base * k + t, "gpu": "NVIDIA H200", "cpu": "Xeon"})
+                rows.append({"implementation": impl, "function": f, "trial": t, "machine": machine,
+                             "wall_time_s": base * k + t, "best_error": 10.0 * k + t, "hit_target": False})
     rows.append({"implementation": "ide", "function": "F01", "trial": 3, "wall_time_s": np.nan,
-                 "gpu": "NVIDIA H200", "cpu": "Xeon"})  # a failed trial: not averaged
+                 "machine": machine, "best_error": np.nan, "hit_target": False})  # failed: not averaged
     return pd.DataFrame(rows)
 
 
@@ -30,6 +30,26 @@ def test_timing_table_means_counts_and_speedups():
     assert list(timing_table(trials()).implementation.unique()) == ["sequential", "ide"]
 
 
+def test_machines_are_never_averaged_together():
+    both = pd.concat([trials("A"), trials("B").assign(wall_time_s=lambda d: d.wall_time_s * 2)])
+    t = timing_table(both).set_index(["machine", "implementation", "function"])
+    assert t.loc[("A", "ide", "F01"), "mean_s"] == 1.5 and t.loc[("B", "ide", "F01"), "mean_s"] == 3.0
+    # speed-ups are taken against the sequential model of the same machine
+    assert t.loc[("B", "ide", "F10"), "speedup"] == t.loc[("A", "ide", "F10"), "speedup"]
+    md = markdown(timing_table(both))
+    assert "machine: A." in md and "machine: B." in md
+
+
+def test_agreement_table_measures_paired_trials():
+    from gpude.report.timing import agreement_table
+
+    t = trials()
+    t.loc[(t.implementation == "ide") & (t.function == "F10"), "best_error"] = 40.0  # sequential: 40, 41, 42
+    a = agreement_table(t).set_index("function")
+    assert a.loc["F01", "paired_trials"] == 3 and a.loc["F01", "max_rel_diff"] == 0.0
+    assert a.loc["F10", "max_rel_diff"] == 2.0 / 42.0
+
+
 def test_outputs_name_the_device_and_compare_with_the_paper(tmp_path):
     published = pd.read_csv(ROOT / "paper/published/janssen_cs1_table3.csv", comment="#")
     assert list(published.implementation) == ["sequential", "master_slave", "naive_gpu", "all_gpu", "ide"]
@@ -40,36 +60,61 @@ def test_outputs_name_the_device_and_compare_with_the_paper(tmp_path):
     cmp = (tmp_path / "table_time_vs_published.md").read_text()
     # ours 1.5 s on F01 against the paper's 0.63 s: ratio 2.38
     assert "| | ours / paper | 2.38 |" in cmp
+    errors = pd.read_csv(tmp_path / "table_error.csv").set_index(["implementation", "function"])
+    assert errors.loc[("ide", "F01"), "n"] == 3 and errors.loc[("ide", "F10"), "mean_error"] == 41.0
     assert all(p.exists() for p in files["figure"])
     assert "\\begin{tabular}" in (tmp_path / "table_time.tex").read_text()
 
 
 def test_missing_cells_are_marked():
     t = timing_table(trials()[lambda d: ~((d.implementation == "ide") & (d.function == "F10"))])
-    assert "| ide | time (n) | 1.5 (3) | - (0) |" in markdown(t, "x")
-    cmp = published_comparison(t, pd.DataFrame({"implementation": ["ide"], "F01": [0.75], "F10": [1.0]}))
+    assert "| ide | time (n) | 1.5 (3) | - (0) |" in markdown(t)
+    theirs = pd.DataFrame({"implementation": ["ide"], "F01": [3.0], "F10": [np.nan]})
+    cmp = published_comparison(t, pd.DataFrame({"implementation": ["ide"], "F01": [0.75], "F10": [1.0]}),
+                               {"authors' code": theirs})
     assert "| | ours / paper | 2.00 | - |" in cmp
+    assert "| | authors' code (s) | 3 | - |" in cmp and "| | ours / authors' code | 0.50 | - |" in cmp
 
 
-def test_traces_load_per_trial_and_step_between_generations(tmp_path):
+def test_traces_thin_merge_and_step_between_generations(tmp_path):
     import subprocess
     import sys
 
-    from gpude.report.convergence import _best_at, figures, load_traces
+    from gpude.report.convergence import _best_at, figures
+    from gpude.report.sources import load_sources
 
-    csv, npz = tmp_path / "b.csv", tmp_path / "b.npz"
-    res = subprocess.run([sys.executable, "-m", "gpude", "run", "--implementation", "sequential",
-                          "--function", "Q01", "--dim", "10", "--popsize", "8", "--max-fes", "60",
-                          "--trials", "2", "--first-trial", "4", "--out-csv", str(csv),
-                          "--out-traces", str(npz)], capture_output=True, text=True, timeout=300)
+    batches = []
+    for first in (0, 2):
+        csv = tmp_path / f"b{first}.csv"
+        res = subprocess.run([sys.executable, "-m", "gpude", "run", "--implementation", "sequential",
+                              "--function", "Q01", "--dim", "10", "--popsize", "8", "--max-fes", "60",
+                              "--trials", "2", "--first-trial", str(first), "--out-csv", str(csv),
+                              "--out-traces", str(csv.with_suffix(".npz"))],
+                             capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0, res.stderr
+        batches.append(str(csv))
+    merged = tmp_path / "merged" / "trials.csv"
+    res = subprocess.run([sys.executable, "-m", "gpude", "merge", "--out", str(merged), "--traces-out",
+                          str(merged.with_name("traces.npz")), *batches], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
-    trials = pd.read_csv(csv)
-    traces = load_traces(trials)
-    assert len(traces) == 2
-    for tr, best in zip(traces, trials.best_error):
-        assert list(tr["fes"]) == [8, 16, 24, 32, 40, 48, 56, 60] and tr["best_error"][-1] == best
-        # between generations the best error is the last recorded one
-        np.testing.assert_array_equal(_best_at(tr, np.array([8.0, 15.0, 16.0, 1000.0])),
-                                      tr["best_error"][[0, 0, 1, 7]])
-    paths = figures(trials, tmp_path / "fig")
+    trials, traces = load_sources([merged])
+    assert len(traces) == 4 and set(trials.trial) == {0, 1, 2, 3}
+    for row in trials.to_dict("records"):
+        tr = traces[(str(merged), row["run_id"])]
+        # thinned: the first point, every drop of >= 0.01 decades, the last point (60 FEs)
+        assert tr["fes"][0] == 8 and tr["fes"][-1] == 60 and tr["best_error"][-1] == row["best_error"]
+        assert np.all(np.diff(tr["best_error"]) <= 0)
+        # between records the best error is the last recorded one
+        np.testing.assert_array_equal(_best_at(tr, np.array([8.0, 1000.0])), tr["best_error"][[0, -1]])
+    paths = figures(trials, traces, tmp_path / "fig")
     assert {p.name for p in paths} == {"convergence.png", "convergence.pdf", "ecdf.png", "ecdf.pdf"}
+
+
+def test_thin_trace_keeps_every_drop_of_a_hundredth_decade():
+    from gpude.results import thin_trace
+
+    best = np.array([100.0, 99.0, 97.0, 97.0, 50.0, 49.9, 10.0, 10.0, 10.0])
+    t = thin_trace({"fes": np.arange(9) * 10, "best_error": best})
+    # 99 is 0.0044 decades below 100 (dropped); 97 is 0.013 below (kept); 49.9 is 0.0009 below 50
+    assert list(t["best_error"]) == [100.0, 97.0, 50.0, 10.0, 10.0]
+    assert list(t["fes"]) == [0, 20, 40, 60, 80]

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -17,10 +18,15 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture()
 def workdir(tmp_path):
     """A copy of the workflow, so runs never write into the repository."""
-    for name in ("Snakefile", "workflow", "config", "profiles"):
+    for name in ("Snakefile", "workflow", "config", "profiles", "paper/published", "results/reference"):
         src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
+        if src.exists():
+            (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
     return tmp_path
+
+
+SMOKE = ("--configfile", "config/experiments/smoke.yaml")
+REFERENCE_STUDIES = sorted({p.parent.name for p in ROOT.glob("results/reference/*/*/trials.csv")})
 
 
 def snakemake(workdir, *args, timeout=600):
@@ -36,13 +42,38 @@ def job_counts(text):
 @pytest.mark.parametrize("gpu,cpu_jobs,gpu_jobs", [("no", 8, 0), ("yes", 8, 12)])
 def test_dry_run_builds_one_job_per_cell_and_chunk(workdir, gpu, cpu_jobs, gpu_jobs):
     # smoke: 2 functions x 1 dim x 1 popsize x 1 dtype x 2 chunks (3 trials, 2 per job)
-    code, out = snakemake(workdir, "-n", "--quiet", "rules", "--cores", "2", "--config", f"gpu={gpu}")
+    code, out = snakemake(workdir, "-n", "--quiet", "rules", "--cores", "2", *SMOKE, "--config", f"gpu={gpu}")
     assert code == 0, out
     counts = job_counts(out)
     assert counts.get("run_batch", 0) == cpu_jobs and counts.get("run_batch_gpu", 0) == gpu_jobs
-    assert counts["merge_trials"] == 1 and counts["statistics"] == 1 and counts["paper_timing"] == 1
+    assert counts["merge_trials"] == 1 and counts["statistics"] == 1 and counts["report"] == 1
+    # paper tables of this experiment and of every study with committed reference results
+    assert counts["paper_tables"] == 1 + len(REFERENCE_STUDIES)
     if gpu == "no":
         assert "dropped de/all_gpu, de/ide, de/naive_gpu" in out
+
+
+def test_default_experiment_grid(workdir):
+    # the default of `snakemake --cores all`: 10 functions, one batch each, CPU models without a GPU
+    code, out = snakemake(workdir, "-n", "--quiet", "rules", "--cores", "2", "--config", "gpu=no")
+    assert code == 0, out
+    counts = job_counts(out)
+    assert counts["run_batch"] == 2 * 10 and counts.get("run_batch_gpu", 0) == 0
+    code, out = snakemake(workdir, "-n", "--quiet", "rules", "--cores", "2", "--config", "gpu=yes")
+    assert job_counts(out)["run_batch_gpu"] == 3 * 10
+
+
+def test_slurm_profile_dry_run(workdir):
+    # no cluster here: the dry run checks that the profile loads with the executor plugin and that
+    # GPU batches carry gpu=1 (sbatch --gpus=1) and the GPU partition
+    code, out = snakemake(workdir, "-n", "--workflow-profile", "profiles/slurm", *SMOKE, "--config", "gpu=yes")
+    assert code == 0, out
+    jobs = out.split("rule ")
+    gpu_jobs = [j for j in jobs if j.startswith("run_batch_gpu:")]
+    cpu_jobs = [j for j in jobs if j.startswith("run_batch:")]
+    assert len(gpu_jobs) == 12 and len(cpu_jobs) == 8
+    assert all("gpu=1" in j and "slurm_partition=gpu" in j and "cpus_per_gpu=4" in j for j in gpu_jobs)
+    assert all("gpu=0" in j and "slurm_partition" not in j for j in cpu_jobs)
 
 
 def test_paper_experiment_grid(workdir):
@@ -65,9 +96,9 @@ def test_trials_per_implementation_reduce_the_grid(workdir):
 
 
 def test_per_implementation_keys_must_name_an_implementation_of_the_experiment(workdir):
-    code, out = snakemake(workdir, "-n", "--cores", "1", "--config", "trials={default: 3, idee: 1}")
+    code, out = snakemake(workdir, "-n", "--cores", "1", *SMOKE, "--config", "trials={default: 3, idee: 1}")
     assert code != 0
-    assert "trials names idee, which the experiment does not run" in out, out[-2000:]
+    assert "trials names idee, which is no implementation of de" in out, out[-2000:]
 
 
 @pytest.mark.parametrize("change,message", [
@@ -94,7 +125,7 @@ def test_lint_is_clean(workdir):
 
 
 def test_smoke_experiment_end_to_end(workdir):
-    code, out = snakemake(workdir, "--cores", "2", "--config", "gpu=no")
+    code, out = snakemake(workdir, "--cores", "2", *SMOKE, "--config", "gpu=no")
     assert code == 0, out
     trials = pd.read_csv(workdir / "results/smoke/trials.csv")
     assert len(trials) == 2 * 2 * 3 and set(trials.status) == {"budget"}
@@ -112,6 +143,22 @@ def test_smoke_experiment_end_to_end(workdir):
     for name in ("figure_time", "convergence", "ecdf"):
         assert (workdir / f"paper/smoke/{name}.png").stat().st_size > 1000
     assert "speed-up" in (workdir / "paper/smoke/table_time.md").read_text()
+    agreement = pd.read_csv(workdir / "paper/smoke/table_agreement.csv")
+    assert (agreement.max_rel_diff == 0).all() and (agreement.paired_trials == 3).all()
+    # the traces travel with the merged table: one per trial
+    traces = np.load(workdir / "results/smoke/traces.npz")
+    assert sorted(traces["run_id"]) == sorted(trials.run_id)
+    report = (workdir / "paper/REPORT.md").read_text()
+    assert "## CI smoke test" in report and "machine: " in report
+    for study in REFERENCE_STUDIES:  # the committed reference results are in the report too
+        assert (workdir / f"paper/{study}/table_time.md").is_file()
+    if "janssen_cs1" in REFERENCE_STUDIES:
+        assert "Table 3: mean wall time (s) beside the paper and the authors' code" in report
+        assert "| | ours / paper |" in report and "What differs and why" in report
+    # the HTML report of the same run
+    code, out = snakemake(workdir, "--cores", "1", *SMOKE, "--config", "gpu=no", "--report", "report.html")
+    assert code == 0, out
+    assert (workdir / "report.html").stat().st_size > 100_000
     # a second run has nothing to do: outputs are complete and up to date
-    code, out = snakemake(workdir, "--cores", "2", "--config", "gpu=no")
+    code, out = snakemake(workdir, "--cores", "2", *SMOKE, "--config", "gpu=no")
     assert code == 0 and "Nothing to be done" in out, out

@@ -122,46 +122,53 @@ def _cmd_merge(args) -> int:
 
 
 def _cmd_stats(args) -> int:
-    from pathlib import Path
-
     import pandas as pd
 
-    from .io import write_csv_atomic
-    from .stats import kruskal_by_function, pairwise_mannwhitney, rank_sum_scores
+    from .stats.tables import write_statistics
 
     trials = pd.read_csv(args.trials)
-    # a competitor is everything that varies in the experiment besides the problem and the trial
-    varying = [c for c in ("algorithm", "implementation", "popsize", "dtype") if trials[c].nunique() > 1]
-    key = varying or ["implementation"]
-    trials["competitor"] = trials[key].astype(str).agg("/".join, axis=1)
-    problem = ["function"] + (["dim"] if trials["dim"].nunique() > 1 else [])
-    trials["function"] = trials[problem].astype(str).agg("/d".join, axis=1)
-    out = Path(args.out_dir)
-    for cost in ("time", "fes"):
-        write_csv_atomic(rank_sum_scores(trials, cost=cost).reset_index(), out / f"rank_sum_{cost}.csv")
-    if trials["competitor"].nunique() > 1:
-        write_csv_atomic(kruskal_by_function(trials).reset_index(), out / "kruskal.csv")
-        write_csv_atomic(pairwise_mannwhitney(trials), out / "pairwise_mannwhitney.csv")
-    else:  # one competitor: nothing to compare, but the files exist for the workflow
-        write_csv_atomic(pd.DataFrame(columns=["function", "H", "p", "competitors"]), out / "kruskal.csv")
-        write_csv_atomic(pd.DataFrame(columns=["function", "a", "b", "U", "p", "p_holm"]),
-                         out / "pairwise_mannwhitney.csv")
-    print(f"statistics of {len(trials)} trials, competitors {sorted(trials.competitor.unique())} -> {out}")
+    files = write_statistics(trials, args.out_dir)
+    excluded = pd.read_csv(files["excluded"])["competitor"].tolist()
+    print(f"statistics of {len(trials)} trials -> {args.out_dir}"
+          + (f" (left out for fewer trials: {', '.join(excluded)})" if excluded else ""))
     return 0
 
 
 def _cmd_paper(args) -> int:
+    from pathlib import Path
+
     import pandas as pd
 
-    from .report.timing import write_all
-
     from .report.convergence import figures
+    from .report.sources import load_sources
+    from .report.timing import write_all
+    from .stats.tables import write_statistics
 
-    trials = pd.read_csv(args.trials)
+    trials, traces = load_sources(args.trials)
     published = pd.read_csv(args.published, comment="#") if args.published else None
-    files = write_all(trials, args.out_dir, published)
-    files["convergence"] = figures(trials, args.out_dir)
+    others = {}
+    for item in args.compare or []:
+        label, _, path = item.partition("=")
+        if not path:
+            raise GpudeError(f"--compare expects LABEL=PATH, got {item!r}")
+        others[label] = pd.read_csv(path, comment="#")
+    files = write_all(trials, args.out_dir, published, others)
+    files["convergence"] = figures(trials, traces, args.out_dir)
+    files["stats"] = list(write_statistics(trials, Path(args.out_dir) / "stats").values())
     print("wrote", ", ".join(str(p) for v in files.values() for p in (v if isinstance(v, list) else [v])))
+    return 0
+
+
+def _cmd_report(args) -> int:
+    from .report.document import build
+
+    sections = []
+    for item in args.section:
+        yaml_path, _, paper_dir = item.partition("=")
+        if not paper_dir:
+            raise GpudeError(f"--section expects EXPERIMENT_YAML=PAPER_DIR, got {item!r}")
+        sections.append((yaml_path, paper_dir))
+    print("wrote", build(sections, args.out))
     return 0
 
 
@@ -216,11 +223,20 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--out-dir", required=True)
     st.set_defaults(func=_cmd_stats)
 
-    pp = sub.add_parser("paper", help="timing table (Markdown, LaTeX, CSV) and bar chart of a trials table")
-    pp.add_argument("--trials", required=True)
+    pp = sub.add_parser("paper", help="tables (Markdown, LaTeX, CSV), figures and statistics of trial tables")
+    pp.add_argument("--trials", required=True, action="append",
+                    help="a trials.csv (its traces.npz beside it); repeat to combine machines or runs")
     pp.add_argument("--out-dir", required=True)
     pp.add_argument("--published", help="the paper's numbers (CSV) to put beside ours")
+    pp.add_argument("--compare", action="append",
+                    help="LABEL=CSV: another measured table in the published layout (e.g. the authors' code)")
     pp.set_defaults(func=_cmd_paper)
+
+    rp = sub.add_parser("report", help="paper/REPORT.md from the folders `gpude paper` wrote")
+    rp.add_argument("--section", action="append", required=True,
+                    help="EXPERIMENT_YAML=PAPER_DIR, one per experiment in the report")
+    rp.add_argument("--out", required=True)
+    rp.set_defaults(func=_cmd_report)
 
     ls = sub.add_parser("list", help="registered algorithms and implementations")
     ls.set_defaults(func=_cmd_list)

@@ -1,4 +1,5 @@
 # Helpers of the gpude workflow: load and validate the experiment, build the grid of batch jobs.
+import shlex
 import sys
 from pathlib import Path
 
@@ -15,7 +16,7 @@ def load_experiment(config):
     overrides = {k: v for k, v in config.items() if k != "experiment"}
     base = {}
     if "name" not in overrides:
-        path = Path(config.get("experiment", "config/experiments/smoke.yaml"))
+        path = Path(config.get("experiment", "config/experiments/default.yaml"))
         if not path.is_file():
             raise ValueError(f"experiment file {path} not found; pass --configfile config/experiments/<name>.yaml")
         base = yaml.safe_load(path.read_text())
@@ -24,21 +25,21 @@ def load_experiment(config):
         if isinstance(experiment.get(key), dict):
             experiment[key] = {k: int(v) if str(v).isdigit() else v for k, v in experiment[key].items()}
     validate(experiment, "../schemas/experiment.schema.yaml")
-    implementations = set()
     for algorithm, spec in experiment["algorithms"].items():
         for implementation in spec["implementations"]:
             try:
                 registry.get(algorithm, implementation)
             except GpudeError as exc:
                 raise ValueError(f"experiment {experiment['name']}: {exc}") from None
-            implementations.add(implementation)
+    # names of registered implementations are allowed even when not run (--config may run a subset)
+    known = {e.implementation for e in registry.entries() if e.algorithm in experiment["algorithms"]}
     for key in PER_IMPLEMENTATION:
         if isinstance(experiment[key], dict):
-            unknown = set(experiment[key]) - implementations - {"default"}
+            unknown = set(experiment[key]) - known - {"default"}
             if unknown:
                 raise ValueError(f"experiment {experiment['name']}: {key} names {', '.join(sorted(unknown))}, "
-                                 f"which the experiment does not run; allowed keys: default, "
-                                 f"{', '.join(sorted(implementations))}")
+                                 f"which is no implementation of {', '.join(experiment['algorithms'])}; "
+                                 f"allowed keys: default, {', '.join(sorted(known))}")
     return experiment
 
 
@@ -154,7 +155,44 @@ def implementations_on(device):
     return "|".join(sorted({e.implementation for e in registry.entries() if e.device == device}))
 
 
+def _experiment_file(name):
+    """The YAML file the configured experiment came from (--configfile, or config['experiment'])."""
+    for path in reversed([str(p) for p in workflow.configfiles]):
+        if (yaml.safe_load(Path(path).read_text()) or {}).get("name") == name:
+            return path
+    return config.get("experiment", f"config/experiments/{name}.yaml")
+
+
+EXPERIMENT_FILES = {p.stem: str(p) for p in sorted(Path("config/experiments").glob("*.yaml"))}
+EXPERIMENT_FILES[EXP] = _experiment_file(EXP)
+
+
+def reference_tables(experiment):
+    """Committed trial tables of an experiment, one per machine that ran it."""
+    return sorted(str(p) for p in Path("results/reference").glob(f"*/{experiment}/trials.csv"))
+
+
+def paper_sources(wildcards):
+    """The trial tables a paper output is made from: the committed reference results of the
+    experiment, plus this run's when it is the configured experiment."""
+    local = [f"results/{EXP}/trials.csv"] if wildcards.experiment == EXP else []
+    sources = reference_tables(wildcards.experiment) + local
+    if not sources:
+        raise ValueError(f"no results for experiment {wildcards.experiment}: run it, or commit "
+                         f"results/reference/<machine>/{wildcards.experiment}/trials.csv")
+    return sources
+
+
+# The report covers the configured experiment and every experiment with committed reference results.
+REPORTED = [EXP] + [e for e in EXPERIMENT_FILES if e != EXP and reference_tables(e)]
+
+
 def published_args(wildcards):
-    """The paper's own numbers to put beside ours, where the experiment names them."""
-    path = EXPERIMENT.get("published_table")
-    return f"--published {path}" if path else ""
+    """The paper's own numbers (and other measured tables) to put beside ours, where the
+    experiment names them."""
+    path = EXPERIMENT_FILES.get(wildcards.experiment)
+    spec = (EXPERIMENT if wildcards.experiment == EXP else yaml.safe_load(Path(path).read_text()))
+    presentation = spec.get("report", {})  # (`report` is a Snakemake keyword)
+    args = [f"--published {presentation['published']}"] if presentation.get("published") else []
+    args += [f"--compare {shlex.quote(f'{label}={csv}')}" for label, csv in presentation.get("compare", {}).items()]
+    return " ".join(args)

@@ -1,20 +1,53 @@
-# The studies' tables and figures, regenerated from the merged trials (no GPU needed).
+# The studies' tables, figures and statistics, and paper/REPORT.md (no GPU needed): made from the
+# committed reference results of every machine (results/reference/<machine>/<experiment>/) plus
+# the local run of the configured experiment.
 
 
-rule paper_timing:
+rule paper_tables:
     input:
-        trials="results/{experiment}/trials.csv",
-        traces=batch_files(".npz"),
+        trials=paper_sources,
+        traces=lambda wildcards: [p.replace("trials.csv", "traces.npz") for p in paper_sources(wildcards)],
     output:
-        table=multiext("paper/{experiment}/table_time", ".csv", ".md", ".tex"),
-        figure=multiext("paper/{experiment}/figure_time", ".png", ".pdf"),
-        convergence=multiext("paper/{experiment}/convergence", ".png", ".pdf"),
-        ecdf=multiext("paper/{experiment}/ecdf", ".png", ".pdf"),
+        table=report("paper/{experiment}/table_time.md", caption="../report/table_time.rst",
+                     category="Tables", subcategory="{experiment}"),
+        table_csv="paper/{experiment}/table_time.csv",
+        table_tex="paper/{experiment}/table_time.tex",
+        errors="paper/{experiment}/table_error.csv",
+        agreement="paper/{experiment}/table_agreement.csv",
+        figure=report("paper/{experiment}/figure_time.png", caption="../report/figure_time.rst",
+                      category="Figures", subcategory="{experiment}"),
+        figure_pdf="paper/{experiment}/figure_time.pdf",
+        convergence=report("paper/{experiment}/convergence.png", caption="../report/convergence.rst",
+                           category="Figures", subcategory="{experiment}"),
+        convergence_pdf="paper/{experiment}/convergence.pdf",
+        ecdf=report("paper/{experiment}/ecdf.png", caption="../report/ecdf.rst",
+                    category="Figures", subcategory="{experiment}"),
+        ecdf_pdf="paper/{experiment}/ecdf.pdf",
+        scores=report("paper/{experiment}/stats/rank_sum_time.csv", caption="../report/rank_sum.rst",
+                      category="Tables", subcategory="{experiment}"),
     log:
-        "logs/{experiment}/paper_timing.log",
+        "logs/{experiment}/paper_tables.log",
     params:
+        trials=lambda wildcards, input: " ".join(f"--trials {p}" for p in input.trials),
         published=published_args,
     conda:
         "../envs/gpude.yaml"
     shell:
-        "python3 -m gpude paper --trials {input.trials} --out-dir paper/{wildcards.experiment} {params.published} > {log} 2>&1"
+        "python3 -m gpude paper {params.trials} --out-dir paper/{wildcards.experiment} {params.published} "
+        "> {log} 2>&1"
+
+
+rule report:
+    input:
+        tables=expand("paper/{experiment}/table_time.csv", experiment=REPORTED),
+        experiments=[EXPERIMENT_FILES[e] for e in REPORTED],
+    output:
+        report("paper/REPORT.md", caption="../report/report_md.rst", category="Report"),
+    log:
+        "logs/report.log",
+    params:
+        sections=" ".join(f"--section {EXPERIMENT_FILES[e]}=paper/{e}" for e in REPORTED),
+    conda:
+        "../envs/gpude.yaml"
+    shell:
+        "python3 -m gpude report {params.sections} --out {output} > {log} 2>&1"

@@ -1,9 +1,8 @@
-"""Convergence (best error vs FEs) and ECDF (targets reached vs FEs) figures from batch traces.
+"""Convergence (best error vs FEs) and ECDF (targets reached vs FEs) figures from trial traces.
 
-Traces are per batch (``results/<experiment>/batches/.../chunk<k>.npz``, written by
-``gpude run``): concatenated per-generation best errors with ``trial_start`` offsets.
-The FEs axis is used because implementations whose host does not see every generation
-(all_gpu, ide) record no per-generation time.
+Traces come from the merged ``traces.npz`` beside each trials table (thinned best-so-far
+curves, see :func:`gpude.results.thin_trace`). The FEs axis is used because implementations
+whose host does not see every generation (all_gpu, ide) record no per-generation time.
 """
 
 from __future__ import annotations
@@ -18,20 +17,17 @@ from ..io import save_figure
 TARGETS = 10.0 ** np.arange(2, -9, -1)  # 1e2 .. 1e-8, as COCO's fixed targets
 
 
-def load_traces(trials: pd.DataFrame) -> list[dict]:
-    """One dict per trial: implementation, function, fes, best_error (arrays)."""
+def trial_traces(trials: pd.DataFrame, traces: dict) -> list[dict]:
+    """One dict per trial that has a trace: label, function, fes, best_error."""
+    several = trials["machine"].nunique() > 1 if "machine" in trials else False
     out = []
-    for path, rows in trials.dropna(subset=["trace_path"]).groupby("trace_path"):
-        with np.load(path) as z:
-            starts = list(z["trial_start"]) + [len(z["fes"])]
-            where = {int(t): k for k, t in enumerate(z["trial"])}
-            for _, row in rows.iterrows():
-                k = where.get(int(row["trial"]))
-                if k is None:
-                    continue
-                sl = slice(starts[k], starts[k + 1])
-                out.append({"implementation": row["implementation"], "function": row["function"],
-                            "fes": z["fes"][sl].astype(float), "best_error": z["best_error"][sl]})
+    for row in trials.to_dict("records"):
+        t = traces.get((row.get("source"), row["run_id"]))
+        if t is None or len(t["fes"]) == 0:
+            continue
+        label = row["implementation"] + (f" ({row['machine']})" if several else "")
+        out.append({"implementation": label, "function": row["function"],
+                    "fes": t["fes"].astype(float), "best_error": t["best_error"]})
     return out
 
 
@@ -46,13 +42,22 @@ def _best_at(trace, grid):
     return trace["best_error"][np.clip(idx, 0, None)]
 
 
-def figures(trials: pd.DataFrame, out_dir, device: str = "") -> list[Path]:
+def figures(trials: pd.DataFrame, traces: dict, out_dir, device: str = "") -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    traces = load_traces(trials)
+    traces = trial_traces(trials, traces)
+    if not traces:  # e.g. every trial failed: say so in the figures the workflow expects
+        paths = []
+        for kind in ("convergence", "ecdf"):
+            fig, ax = plt.subplots(figsize=(4, 2))
+            ax.text(0.5, 0.5, "no traces in these results", ha="center", va="center")
+            ax.axis("off")
+            paths += save_figure(fig, Path(out_dir) / kind, dpi=100)
+            plt.close(fig)
+        return paths
     functions = sorted({t["function"] for t in traces})
     impls = list(dict.fromkeys(t["implementation"] for t in traces))
     cols = min(5, len(functions))

@@ -1,5 +1,9 @@
 """Janssen et al.'s Table 3 and Fig. 6 for any experiment: mean wall time per function and
-implementation, speed-up against the sequential model, beside the published numbers."""
+implementation, speed-up against the sequential model, beside the published numbers.
+
+Every table is per machine (``machine`` column, see :mod:`gpude.report.sources`): times from
+different machines are never averaged together.
+"""
 
 from __future__ import annotations
 
@@ -17,17 +21,50 @@ def _ordered(names):
     return sorted(names, key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
 
 
+def _machine(trials: pd.DataFrame) -> pd.DataFrame:
+    if "machine" not in trials:
+        trials = trials.assign(machine="unknown machine")
+    return trials
+
+
 def timing_table(trials: pd.DataFrame, baseline: str = "sequential") -> pd.DataFrame:
-    """Long table: implementation, function, n, mean and std of wall time, speed-up vs ``baseline``
-    (NaN where the baseline did not run that function). Failed trials are not averaged; ``n``
-    counts the trials that finished."""
-    ok = trials[trials["wall_time_s"].notna()]
-    t = (ok.groupby(["implementation", "function"])["wall_time_s"]
+    """Long table: machine, implementation, function, n, mean and std of wall time, speed-up vs
+    ``baseline`` on the same machine (NaN where the baseline did not run that function). Failed
+    trials are not averaged; ``n`` counts the trials that finished."""
+    ok = _machine(trials)
+    ok = ok[ok["wall_time_s"].notna()]
+    t = (ok.groupby(["machine", "implementation", "function"])["wall_time_s"]
          .agg(n="count", mean_s="mean", std_s="std").reset_index())
-    base = t[t.implementation == baseline].set_index("function")["mean_s"]
-    t["speedup"] = t["function"].map(base) / t["mean_s"]
+    base = t[t.implementation == baseline].set_index(["machine", "function"])["mean_s"]
+    t["speedup"] = [base.get((m, f), np.nan) / v for m, f, v in zip(t.machine, t.function, t.mean_s)]
     t["implementation"] = pd.Categorical(t["implementation"], _ordered(t["implementation"].unique()))
-    return t.sort_values(["implementation", "function"]).reset_index(drop=True)
+    return t.sort_values(["machine", "implementation", "function"]).reset_index(drop=True)
+
+
+def error_table(trials: pd.DataFrame) -> pd.DataFrame:
+    """Long table: machine, implementation, function, n, mean / median best error, success rate."""
+    t = (_machine(trials).groupby(["machine", "implementation", "function"])
+         .agg(n=("best_error", "count"), mean_error=("best_error", "mean"),
+              median_error=("best_error", "median"), success_rate=("hit_target", "mean"))
+         .reset_index())
+    t["implementation"] = pd.Categorical(t["implementation"], _ordered(t["implementation"].unique()))
+    return t.sort_values(["machine", "implementation", "function"]).reset_index(drop=True)
+
+
+def agreement_table(trials: pd.DataFrame) -> pd.DataFrame:
+    """Per machine and function: how far apart the implementations' final errors are on the same
+    trial (same seed). Every implementation draws the same random numbers, so 0 is expected up to
+    floating-point differences between CPU and GPU arithmetic."""
+    rows = []
+    for (machine, function), part in _machine(trials).groupby(["machine", "function"]):
+        wide = part.pivot_table(index="trial", columns="implementation", values="best_error", observed=True)
+        shared = wide.dropna(thresh=2)
+        if not len(shared):
+            continue
+        spread = (shared.max(axis=1) - shared.min(axis=1)) / shared.abs().max(axis=1).clip(lower=1e-300)
+        rows.append({"machine": machine, "function": function, "paired_trials": len(shared),
+                     "implementations": wide.shape[1], "max_rel_diff": float(spread.max())})
+    return pd.DataFrame(rows, columns=["machine", "function", "paired_trials", "implementations", "max_rel_diff"])
 
 
 def _wide(table: pd.DataFrame, value: str, fmt) -> pd.DataFrame:
@@ -35,87 +72,125 @@ def _wide(table: pd.DataFrame, value: str, fmt) -> pd.DataFrame:
     return wide.map(lambda v: "-" if pd.isna(v) else fmt(v))
 
 
-def markdown(table: pd.DataFrame, device: str) -> str:
-    times = _wide(table, "mean_s", lambda v: f"{v:.3g}")
-    n = table.pivot(index="implementation", columns="function", values="n")
-    speed = _wide(table, "speedup", lambda v: f"{v:.1f}x")
-    cols = list(times.columns)
-    lines = [f"Mean wall time in seconds (n trials), and speed-up against `sequential`; device: {device}.",
-             "", "| implementation | | " + " | ".join(cols) + " |", "|---" * (len(cols) + 2) + "|"]
-    for impl in times.index:
-        lines.append(f"| {impl} | time (n) | " + " | ".join(
-            f"{times.loc[impl, c]} ({int(n.loc[impl, c]) if pd.notna(n.loc[impl, c]) else 0})" for c in cols) + " |")
-        lines.append("| | speed-up | " + " | ".join(speed.loc[impl, c] for c in cols) + " |")
-    return "\n".join(lines) + "\n"
+def _per_machine(table: pd.DataFrame):
+    for machine, part in table.groupby("machine", sort=True):
+        part = part.copy()
+        part["implementation"] = part["implementation"].cat.remove_unused_categories()
+        yield machine, part
 
 
-def latex(table: pd.DataFrame, device: str) -> str:
-    times = _wide(table, "mean_s", lambda v: f"{v:.3g}")
-    speed = _wide(table, "speedup", lambda v: f"{v:.1f}")
-    cols = list(times.columns)
-    out = ["% generated by gpude.report.timing; device: " + device,
-           "\\begin{tabular}{ll" + "r" * len(cols) + "}", "\\hline",
-           "Implementation & & " + " & ".join(cols) + " \\\\", "\\hline"]
-    for impl in times.index:
-        name = str(impl).replace("_", "\\_")
-        out.append(f"{name} & time (s) & " + " & ".join(times.loc[impl, c] for c in cols) + " \\\\")
-        out.append(" & speed-up & " + " & ".join(speed.loc[impl, c] for c in cols) + " \\\\")
-    out += ["\\hline", "\\end{tabular}"]
+def markdown(table: pd.DataFrame) -> str:
+    blocks = []
+    for machine, part in _per_machine(table):
+        times = _wide(part, "mean_s", lambda v: f"{v:.3g}")
+        n = part.pivot(index="implementation", columns="function", values="n")
+        speed = _wide(part, "speedup", lambda v: f"{v:.1f}x")
+        cols = list(times.columns)
+        lines = [f"Mean wall time in seconds (n trials), and speed-up against `sequential`; machine: {machine}.",
+                 "", "| implementation | | " + " | ".join(cols) + " |", "|---" * (len(cols) + 2) + "|"]
+        for impl in times.index:
+            lines.append(f"| {impl} | time (n) | " + " | ".join(
+                f"{times.loc[impl, c]} ({int(n.loc[impl, c]) if pd.notna(n.loc[impl, c]) else 0})"
+                for c in cols) + " |")
+            lines.append("| | speed-up | " + " | ".join(speed.loc[impl, c] for c in cols) + " |")
+        blocks.append("\n".join(lines) + "\n")
+    return "\n".join(blocks)
+
+
+def latex(table: pd.DataFrame) -> str:
+    out = ["% generated by gpude.report.timing"]
+    for machine, part in _per_machine(table):
+        times = _wide(part, "mean_s", lambda v: f"{v:.3g}")
+        speed = _wide(part, "speedup", lambda v: f"{v:.1f}")
+        cols = list(times.columns)
+        out += [f"% machine: {machine}", "\\begin{tabular}{ll" + "r" * len(cols) + "}", "\\hline",
+                "Implementation & & " + " & ".join(cols) + " \\\\", "\\hline"]
+        for impl in times.index:
+            name = str(impl).replace("_", "\\_")
+            out.append(f"{name} & time (s) & " + " & ".join(times.loc[impl, c] for c in cols) + " \\\\")
+            out.append(" & speed-up & " + " & ".join(speed.loc[impl, c] for c in cols) + " \\\\")
+        out += ["\\hline", "\\end{tabular}"]
     return "\n".join(out) + "\n"
 
 
-def bar_chart(table: pd.DataFrame, device: str, stem: Path) -> list[Path]:
-    """Fig. 6: grouped bars of mean wall time per function, logarithmic axis; PNG and PDF."""
+def bar_chart(table: pd.DataFrame, stem: Path, title: str = "DE/rand/1/bin") -> list[Path]:
+    """Fig. 6: grouped bars of mean wall time per function, logarithmic axis, a panel per
+    machine; PNG and PDF."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    wide = table.pivot(index="function", columns="implementation", values="mean_s")
-    fig, ax = plt.subplots(figsize=(10, 4.5))
-    width = 0.8 / max(1, wide.shape[1])
-    x = np.arange(len(wide.index))
-    for k, impl in enumerate(wide.columns):
-        ax.bar(x + (k - (wide.shape[1] - 1) / 2) * width, wide[impl].to_numpy(), width, label=str(impl))
-    ax.set_yscale("log")
-    ax.set_xticks(x, wide.index)
-    ax.set_ylabel("mean wall-clock time (s)")
-    ax.set_title(f"DE/rand/1/bin, five implementation models ({device})")
-    ax.legend(ncol=min(5, wide.shape[1]), fontsize=8)
-    ax.grid(axis="y", which="both", alpha=0.3)
+    parts = list(_per_machine(table))
+    fig, axes = plt.subplots(len(parts), 1, figsize=(10, 4.5 * len(parts)), squeeze=False)
+    for ax, (machine, part) in zip(axes[:, 0], parts):
+        wide = part.pivot(index="function", columns="implementation", values="mean_s")
+        width = 0.8 / max(1, wide.shape[1])
+        x = np.arange(len(wide.index))
+        for k, impl in enumerate(wide.columns):
+            ax.bar(x + (k - (wide.shape[1] - 1) / 2) * width, wide[impl].to_numpy(), width,
+                   label=str(impl), color=f"C{ORDER.index(impl) if impl in ORDER else k}")
+        ax.set_yscale("log")
+        ax.set_xticks(x, wide.index)
+        ax.set_ylabel("mean wall-clock time (s)")
+        ax.set_title(f"{title} ({machine})", fontsize=10)
+        ax.legend(ncol=min(5, wide.shape[1]), fontsize=8)
+        ax.grid(axis="y", which="both", alpha=0.3)
     fig.tight_layout()
     paths = save_figure(fig, stem, dpi=150)
     plt.close(fig)
     return paths
 
 
-def published_comparison(table: pd.DataFrame, published: pd.DataFrame) -> str:
-    """Ours beside the paper's Table 3, as ratios ours / published (Markdown)."""
+def published_comparison(table: pd.DataFrame, published: pd.DataFrame,
+                         others: dict[str, pd.DataFrame] | None = None) -> str:
+    """Ours (per machine) beside the paper's table and any other measured tables (e.g. the
+    authors' code on our GPU), as Markdown with ratio rows ours / theirs."""
     pub = published.set_index("implementation")
     cols = [c for c in pub.columns if c.startswith("F")]
-    ours = table.pivot(index="implementation", columns="function", values="mean_s")
+    others = {k: v.set_index("implementation") for k, v in (others or {}).items()}
+    machines = sorted(table["machine"].unique())
     lines = ["| implementation | | " + " | ".join(cols) + " |", "|---" * (len(cols) + 2) + "|"]
+
+    def fmt(v, spec="{:.3g}"):
+        return "-" if v is None or pd.isna(v) else spec.format(v)
+
     for impl in pub.index:
-        got = [ours.loc[impl, c] if impl in ours.index and c in ours.columns else np.nan for c in cols]
-        lines.append(f"| {impl} | paper (s) | " + " | ".join(f"{pub.loc[impl, c]:.3g}" for c in cols) + " |")
-        lines.append("| | ours (s) | " + " | ".join("-" if pd.isna(v) else f"{v:.3g}" for v in got) + " |")
-        lines.append("| | ours / paper | " + " | ".join(
-            "-" if pd.isna(v) else f"{v / pub.loc[impl, c]:.2f}" for v, c in zip(got, cols)) + " |")
+        lines.append(f"| {impl} | paper (s) | " + " | ".join(fmt(pub.loc[impl, c]) for c in cols) + " |")
+        rows = {name: [o.loc[impl, c] if impl in o.index and c in o.columns else np.nan for c in cols]
+                for name, o in others.items()}
+        for name, vals in rows.items():
+            lines.append(f"| | {name} (s) | " + " | ".join(fmt(v) for v in vals) + " |")
+        for m in machines:
+            part = table[table.machine == m]
+            mean = part.pivot(index="implementation", columns="function", values="mean_s")
+            n = part.pivot(index="implementation", columns="function", values="n")
+            got = [mean.loc[impl, c] if impl in mean.index and c in mean.columns else np.nan for c in cols]
+            cnt = [n.loc[impl, c] if impl in n.index and c in n.columns else np.nan for c in cols]
+            tag = f"ours, {m}" if len(machines) > 1 else "ours"
+            lines.append(f"| | {tag} (s, n) | " + " | ".join(
+                "-" if pd.isna(v) else f"{v:.3g} ({int(k)})" for v, k in zip(got, cnt)) + " |")
+            lines.append(f"| | {tag} / paper | " + " | ".join(
+                fmt(v / pub.loc[impl, c], "{:.2f}") for v, c in zip(got, cols)) + " |")
+            for name, vals in rows.items():
+                lines.append(f"| | {tag} / {name} | " + " | ".join(
+                    fmt(v / w, "{:.2f}") for v, w in zip(got, vals)) + " |")
     return "\n".join(lines) + "\n"
 
 
-def write_all(trials: pd.DataFrame, out_dir, published: pd.DataFrame | None = None) -> dict:
-    """Table (CSV, Markdown, LaTeX), figure (PNG, PDF) and, given the paper's numbers, the comparison."""
+def write_all(trials: pd.DataFrame, out_dir, published: pd.DataFrame | None = None,
+              others: dict[str, pd.DataFrame] | None = None) -> dict:
+    """Table (CSV, Markdown, LaTeX), figure (PNG, PDF), error table and, given the paper's
+    numbers, the comparison."""
     out = Path(out_dir)
-    device = ", ".join(sorted(set(trials.get("gpu", pd.Series(["unknown"])).astype(str)) - {"none"})) or "CPU only"
-    cpus = ", ".join(sorted(set(trials.get("cpu", pd.Series(["unknown"])).astype(str))))
-    device = f"{device} / {cpus}"
     table = timing_table(trials)
     files = {"csv": write_csv_atomic(table, out / "table_time.csv"),
-             "md": write_atomic(out / "table_time.md", markdown(table, device)),
-             "tex": write_atomic(out / "table_time.tex", latex(table, device))}
-    files["figure"] = bar_chart(table, device, out / "figure_time")
+             "md": write_atomic(out / "table_time.md", markdown(table)),
+             "tex": write_atomic(out / "table_time.tex", latex(table)),
+             "errors": write_csv_atomic(error_table(trials), out / "table_error.csv"),
+             "agreement": write_csv_atomic(agreement_table(trials), out / "table_agreement.csv")}
+    files["figure"] = bar_chart(table, out / "figure_time")
     if published is not None:
         files["comparison"] = write_atomic(out / "table_time_vs_published.md",
-                                           f"Device (ours): {device}.\n\n" + published_comparison(table, published))
+                                           published_comparison(table, published, others))
     return files

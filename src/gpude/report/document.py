@@ -1,0 +1,142 @@
+"""paper/REPORT.md: one section per experiment (a reproduced study, or this machine's run),
+assembled from the files ``gpude paper`` wrote into ``paper/<experiment>/``.
+
+A study with something to say beyond the generic tables registers a section writer in
+:data:`SECTIONS` (named by ``report: section:`` in its experiment file).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from ..io import write_atomic
+
+
+def _read(path) -> pd.DataFrame:
+    path = Path(path)
+    return pd.read_csv(path, comment="#") if path.is_file() else pd.DataFrame()
+
+
+def fmt(v, spec="{:.3g}") -> str:
+    return "-" if v is None or pd.isna(v) else spec.format(v)
+
+
+class Section:
+    """What every section has: the experiment, its paper folder, its tables."""
+
+    def __init__(self, spec: dict, paper_dir: Path, report_dir: Path):
+        self.spec, self.dir = spec, Path(paper_dir)
+        self.rel = Path(paper_dir).resolve().relative_to(report_dir.resolve()).as_posix()
+        self.times = _read(self.dir / "table_time.csv")
+        self.errors = _read(self.dir / "table_error.csv")
+        self.machines = sorted(self.times["machine"].unique()) if len(self.times) else []
+
+    def figure(self, stem: str, caption: str) -> str:
+        if not (self.dir / f"{stem}.png").is_file():
+            return ""
+        return f"![{caption}]({self.rel}/{stem}.png)\n\n*{caption}* ([PDF]({self.rel}/{stem}.pdf))\n"
+
+    def title(self) -> str:
+        return self.spec.get("description") or self.spec["name"]
+
+    def settings(self) -> str:
+        s = self.spec
+        algos = "; ".join(f"{a}: {', '.join(v['implementations'])} (F={v.get('F', 0.5)}, CR={v.get('CR', 0.3)})"
+                          for a, v in s["algorithms"].items())
+        return (f"Experiment `{s['name']}` (config/experiments/{s['name']}.yaml): {algos}; functions "
+                f"{', '.join(s['functions'])}; D={s['dims']}; NP={s['popsizes']}; budget {s['max_fes']} FEs; "
+                f"target error {s.get('target', 1e-8):g}; dtypes {s.get('dtypes', ['float64'])}. "
+                f"Machines: {'; '.join(self.machines) or 'none'}.")
+
+    def error_markdown(self) -> str:
+        if not len(self.errors):
+            return ""
+        lines = []
+        for machine, part in self.errors.groupby("machine"):
+            mean = part.pivot(index="implementation", columns="function", values="mean_error")
+            n = part.pivot(index="implementation", columns="function", values="n")
+            rate = part.pivot(index="implementation", columns="function", values="success_rate")
+            cols = list(mean.columns)
+            lines += [f"Mean best error (n; success rate at the target) on {machine}.", "",
+                      "| implementation | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+            for impl in _order(mean.index):
+                lines.append(f"| {impl} | " + " | ".join(
+                    f"{fmt(mean.loc[impl, c], '{:.3g}')} ({fmt(n.loc[impl, c], '{:.0f}')}; "
+                    f"{fmt(rate.loc[impl, c], '{:.0%}')})" for c in cols) + " |")
+            lines.append("")
+        return "\n".join(lines)
+
+    def statistics(self) -> str:
+        scores = _read(self.dir / "stats/rank_sum_time.csv")
+        fes = _read(self.dir / "stats/rank_sum_fes.csv")
+        excluded = _read(self.dir / "stats/excluded.csv")
+        kw = _read(self.dir / "stats/kruskal.csv")
+        if not len(scores):
+            return ""
+        comps = [c for c in scores.columns if c != "function"]
+        total = scores.set_index("function").loc["total"]
+        total_fes = fes.set_index("function").loc["total"] if len(fes) else None
+        lines = ["Rank-sum score (Janssen et al. sec. 7.3.5; higher is better): all trials of all competitors "
+                 "on a function ranked together, trials that reached the target ahead of the rest (by "
+                 "wall-clock time; CEC 2022 variant: by FEs), the rest by final error.", "",
+                 "| competitor | score, time | score, FEs |", "|---|---|---|"]
+        for c in comps:
+            lines.append(f"| {c} | {fmt(total[c], '{:.1f}')} | "
+                         f"{fmt(total_fes[c] if total_fes is not None else np.nan, '{:.1f}')} |")
+        if len(excluded):
+            lines += ["", "Left out of the scores for having fewer trials than the others (the score needs "
+                      "equal counts): " + ", ".join(excluded["competitor"]) + "."]
+        if len(kw):
+            sig = int((kw["p"] < 0.05).sum())
+            lines += ["", f"Kruskal-Wallis on the final error across these competitors: p < 0.05 on {sig} of "
+                      f"{len(kw)} functions (`{self.rel}/stats/kruskal.csv`; pairwise Mann-Whitney U with "
+                      f"Holm correction in `{self.rel}/stats/pairwise_mannwhitney.csv`)."]
+        return "\n".join(lines) + "\n"
+
+    def body(self) -> str:
+        table = (self.dir / "table_time.md").read_text() if (self.dir / "table_time.md").is_file() else ""
+        return "\n".join(part for part in [
+            self.settings(), "", "### Wall time", "", table,
+            self.figure("figure_time", "Mean wall-clock time per function (log scale)"),
+            "### Final error", "", self.error_markdown(),
+            self.figure("convergence", "Median best error vs FEs, min-max band over trials"),
+            self.figure("ecdf", "Fraction of (trial, target) pairs reached vs FEs, targets 1e2..1e-8"),
+            "### Statistics", "", self.statistics()] if part is not None)
+
+    def render(self) -> str:
+        return f"## {self.title()}\n\n{self.body()}"
+
+
+def _order(names):
+    from .timing import _ordered
+
+    return _ordered(list(names))
+
+
+def _sections():
+    from .janssen import CaseStudy1
+
+    return {"janssen_cs1": CaseStudy1}
+
+
+def build(sections: list[tuple[str, str]], out) -> Path:
+    """Write the report from (experiment YAML, paper folder) pairs; studies first, then the rest."""
+    out = Path(out)
+    writers = _sections()
+    parts = []
+    for yaml_path, paper_dir in sections:
+        spec = yaml.safe_load(Path(yaml_path).read_text())
+        name = spec.get("report", {}).get("section")
+        parts.append((name is None, writers.get(name, Section)(spec, Path(paper_dir), out.parent)))
+    parts.sort(key=lambda p: p[0])
+    text = ["# gpude report", "",
+            "Written by the workflow (`snakemake --cores all`, rule `report`) from committed reference results "
+            "(`results/reference/<machine>/<experiment>/`) and this machine's run; every table names the "
+            "machine that produced it. Regenerate it with the same command; nothing here is typed by hand "
+            "except the published numbers in `paper/published/` (each file names its source).", ""]
+    text += [s.render() for _, s in parts]
+    return write_atomic(out, "\n".join(text))

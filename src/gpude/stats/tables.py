@@ -1,0 +1,52 @@
+"""The statistics files of one trials table: rank-sum scores (time and FEs), Kruskal-Wallis per
+function and pairwise Mann-Whitney U with Holm correction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from ..io import write_csv_atomic
+from .comparisons import kruskal_by_function, pairwise_mannwhitney
+from .ranksum import rank_sum_scores
+
+
+def with_competitors(trials: pd.DataFrame) -> pd.DataFrame:
+    """Add ``competitor`` (what varies besides the problem and the trial) and make ``function``
+    name the problem (function, and dimension where several are run)."""
+    trials = trials.copy()
+    varying = [c for c in ("algorithm", "implementation", "popsize", "dtype") if trials[c].nunique() > 1]
+    trials["competitor"] = trials[varying or ["implementation"]].astype(str).agg("/".join, axis=1)
+    if trials["dim"].nunique() > 1:
+        trials["function"] = trials["function"].astype(str) + "/d" + trials["dim"].astype(str)
+    return trials
+
+
+def comparable(trials: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The competitors with the full trial count on every function (the rank-sum score needs equal
+    counts), and the names of those left out (e.g. a slow CPU model run with fewer trials)."""
+    counts = trials.groupby(["competitor", "function"]).size().unstack(fill_value=0)
+    full = counts.max(axis=0)
+    keep = [c for c in counts.index if (counts.loc[c] == full).all()]
+    return trials[trials["competitor"].isin(keep)], sorted(set(counts.index) - set(keep))
+
+
+def write_statistics(trials: pd.DataFrame, out_dir) -> dict[str, Path]:
+    """Write rank_sum_{time,fes}.csv, kruskal.csv and pairwise_mannwhitney.csv (and excluded.csv,
+    the competitors left out for having fewer trials) into ``out_dir``."""
+    out = Path(out_dir)
+    trials, excluded = comparable(with_competitors(trials))
+    files = {"excluded": write_csv_atomic(pd.DataFrame({"competitor": excluded}), out / "excluded.csv")}
+    for cost in ("time", "fes"):
+        files[f"rank_sum_{cost}"] = write_csv_atomic(rank_sum_scores(trials, cost=cost).reset_index(),
+                                                     out / f"rank_sum_{cost}.csv")
+    if trials["competitor"].nunique() > 1:
+        kruskal = kruskal_by_function(trials).reset_index()
+        pairwise = pairwise_mannwhitney(trials)
+    else:  # one competitor: nothing to compare, but the files exist for the workflow
+        kruskal = pd.DataFrame(columns=["function", "H", "p", "competitors"])
+        pairwise = pd.DataFrame(columns=["function", "a", "b", "U", "p", "p_holm"])
+    files["kruskal"] = write_csv_atomic(kruskal, out / "kruskal.csv")
+    files["pairwise"] = write_csv_atomic(pairwise, out / "pairwise_mannwhitney.csv")
+    return files

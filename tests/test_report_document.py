@@ -1,0 +1,87 @@
+"""paper/REPORT.md: sections assembled from what `gpude paper` wrote, and the statistics files."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from gpude.report.convergence import figures
+from gpude.report.document import build
+from gpude.report.timing import write_all
+from gpude.stats.tables import comparable, with_competitors, write_statistics
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+MACHINE = "NVIDIA H200 / Intel Xeon x16"
+PUBLISHED = pd.read_csv(ROOT / "paper/published/janssen_cs1_table3.csv", comment="#")
+AUTHORS = pd.read_csv(ROOT / "paper/published/janssen_cs1_authors_code_h200.csv", comment="#")
+AUTHORS_ERRORS = pd.read_csv(ROOT / "paper/published/janssen_cs1_authors_code_h200_errors.csv",
+                             comment="#").set_index("implementation").loc["ide"]
+
+
+def case_study_trials(n_gpu=3, n_cpu=1):
+    """Reference-like trials: ours at half the authors' time; equal errors on the same trial."""
+    rows = []
+    for impl in ("sequential", "master_slave", "naive_gpu", "all_gpu", "ide"):
+        n = n_gpu if impl in ("all_gpu", "ide") else n_cpu
+        for f in ("F01", "F05", "F10"):
+            theirs = AUTHORS.set_index("implementation").loc[impl, f]
+            for t in range(n):
+                rows.append({"run_id": f"de/{impl}/{f}/t{t}", "algorithm": "de", "implementation": impl,
+                             "function": f, "dim": 100, "popsize": 250, "dtype": "float32", "trial": t,
+                             "machine": MACHINE, "wall_time_s": 0.5 * float(theirs) if pd.notna(theirs) else 1.0,
+                             "best_error": AUTHORS_ERRORS[f] * (100 if f == "F05" else 1) * (1 + 0.01 * t),
+                             "hit_target": False,
+                             "time_to_target_s": np.nan, "fes_to_target": np.nan, "status": "budget"})
+    return pd.DataFrame(rows)
+
+
+def test_rank_sum_needs_equal_counts_so_fewer_trials_are_left_out_and_named(tmp_path):
+    trials = with_competitors(case_study_trials())
+    kept, excluded = comparable(trials)
+    assert set(kept.competitor) == {"all_gpu", "ide"}
+    assert excluded == ["master_slave", "naive_gpu", "sequential"]
+    files = write_statistics(case_study_trials(), tmp_path)
+    scores = pd.read_csv(files["rank_sum_time"], index_col="function")
+    # identical errors per trial: the two competitors tie on every function (n*m/2 each = 4.5)
+    assert scores.loc["total", "ide"] == scores.loc["total", "all_gpu"] == 3 * 4.5
+    assert list(pd.read_csv(files["excluded"]).competitor) == ["master_slave", "naive_gpu", "sequential"]
+
+
+@pytest.fixture()
+def paper_dir(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)  # section writers read paper/published/ from the workflow's root
+    out = tmp_path / "paper" / "janssen_cs1"
+    trials = case_study_trials()
+    write_all(trials, out, PUBLISHED, {"authors' code on an H200": AUTHORS})
+    figures(trials, {}, out)
+    write_statistics(trials, out / "stats")
+    return out
+
+
+def test_case_study_1_section_puts_paper_authors_and_ours_side_by_side(paper_dir):
+    out = build([(str(ROOT / "config/experiments/janssen_cs1.yaml"), str(paper_dir))],
+                paper_dir.parent / "REPORT.md")
+    text = out.read_text()
+    assert "## Janssen, Pullan & Liew, case study 1" in text
+    # ours are half the authors' time on every measured cell
+    assert "| | ours / authors' code on an H200 | 0.50 | - | - | - | 0.50 |" in text
+    assert "| ide | paper (s) | 0.63 | 0.61 |" in text and "| | ours / paper |" in text
+    assert MACHINE in text and "n per cell: sequential 1, master_slave 1, naive_gpu 1, all_gpu 3, ide 3" in text
+    # equal errors per seed are measured, not assumed
+    assert "largest relative difference between implementations over" in text and "is 0.0e+00" in text
+    # F05's error is 100x the authors' in this synthetic table: named as a difference
+    assert "They differ on F05" in text and "within a factor of 2 on 2 of 3 functions" in text
+    assert "Left out of the scores for having fewer trials" in text
+    assert "(janssen_cs1/figure_time.png)" in text
+
+
+def test_generic_section_for_an_experiment_without_a_study(paper_dir, tmp_path):
+    spec = yaml.safe_load((ROOT / "config/experiments/smoke.yaml").read_text())
+    (tmp_path / "smoke.yaml").write_text(yaml.safe_dump(spec))
+    out = build([(str(tmp_path / "smoke.yaml"), str(paper_dir)),
+                 (str(ROOT / "config/experiments/janssen_cs1.yaml"), str(paper_dir))],
+                paper_dir.parent / "REPORT.md")
+    text = out.read_text()
+    # studies first, then this machine's experiment
+    assert text.index("## Janssen, Pullan") < text.index("## CI smoke test")
+    assert "Mean best error (n; success rate at the target)" in text
