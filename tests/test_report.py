@@ -107,7 +107,8 @@ def test_traces_thin_merge_and_step_between_generations(tmp_path):
         # between records the best error is the last recorded one
         np.testing.assert_array_equal(_best_at(tr, np.array([8.0, 1000.0])), tr["best_error"][[0, -1]])
     paths = figures(trials, traces, tmp_path / "fig")
-    assert {p.name for p in paths} == {"convergence.png", "convergence.pdf", "ecdf.png", "ecdf.pdf"}
+    assert {p.name for p in paths} == {f"{k}.{e}" for k in ("convergence", "convergence_time", "ecdf")
+                                       for e in ("png", "pdf")}
 
 
 def test_thin_trace_keeps_every_drop_of_a_hundredth_decade():

@@ -1,8 +1,10 @@
-"""Convergence (best error vs FEs) and ECDF (targets reached vs FEs) figures from trial traces.
+"""Convergence (best error vs FEs and vs wall-clock time) and ECDF (targets reached vs FEs)
+figures from trial traces.
 
 Traces come from the merged ``traces.npz`` beside each trials table (thinned best-so-far
-curves, see :func:`gpude.results.thin_trace`). The FEs axis is used because implementations
-whose host does not see every generation (all_gpu, ide) record no per-generation time.
+curves, see :func:`gpude.results.thin_trace`). Implementations whose host does not see every
+generation (all_gpu, ide) record no per-generation time: their time axis spreads the trial's wall
+time evenly over its FEs.
 """
 
 from __future__ import annotations
@@ -26,19 +28,26 @@ def trial_traces(trials: pd.DataFrame, traces: dict) -> list[dict]:
         if t is None or len(t["fes"]) == 0:
             continue
         label = row["implementation"] + (f" ({row['machine']})" if several else "")
-        out.append({"implementation": label, "function": row["function"],
-                    "fes": t["fes"].astype(float), "best_error": t["best_error"]})
+        fes = t["fes"].astype(float)
+        time_s = np.asarray(t["time_s"], dtype=float)
+        if not np.isfinite(time_s).all():
+            # implementations whose host does not see every generation record no per-generation
+            # time; a generation costs the same throughout a run, so spread the wall time by FEs
+            time_s = fes / float(row["fes_used"]) * float(row["wall_time_s"])
+        out.append({"implementation": label, "function": row["function"], "fes": fes,
+                    "time": np.maximum(time_s, 1e-6), "best_error": t["best_error"]})
     return out
 
 
-def _grid(traces):
-    fes_max = max(float(t["fes"][-1]) for t in traces)
-    return np.unique(np.geomspace(max(1.0, min(float(t["fes"][0]) for t in traces)), fes_max, 200))
+def _grid(traces, x="fes"):
+    hi = max(float(t[x][-1]) for t in traces)
+    lo = min(float(t[x][0]) for t in traces)
+    return np.unique(np.geomspace(max(lo, hi * 1e-9, 1e-6), max(hi, lo * 1.0001, 2e-6), 200))
 
 
-def _best_at(trace, grid):
+def _best_at(trace, grid, x="fes"):
     # best error after each grid point (step function; before the first record: the first value)
-    idx = np.searchsorted(trace["fes"], grid, side="right") - 1
+    idx = np.searchsorted(trace[x], grid, side="right") - 1
     return trace["best_error"][np.clip(idx, 0, None)]
 
 
@@ -51,7 +60,7 @@ def figures(trials: pd.DataFrame, traces: dict, out_dir, device: str = "") -> li
     traces = trial_traces(trials, traces)
     if not traces:  # e.g. every trial failed: say so in the figures the workflow expects
         paths = []
-        for kind in ("convergence", "ecdf"):
+        for kind in ("convergence", "convergence_time", "ecdf"):
             fig, ax = plt.subplots(figsize=(4, 2))
             ax.text(0.5, 0.5, "no traces in these results", ha="center", va="center")
             ax.axis("off")
@@ -64,17 +73,17 @@ def figures(trials: pd.DataFrame, traces: dict, out_dir, device: str = "") -> li
     rows = -(-len(functions) // cols)
     colors = {impl: f"C{k}" for k, impl in enumerate(impls)}  # one colour per implementation everywhere
     paths = []
-    for kind in ("convergence", "ecdf"):
+    for kind, x in (("convergence", "fes"), ("convergence_time", "time"), ("ecdf", "fes")):
         fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows), squeeze=False)
         for ax, f in zip(axes.flat, functions):
             ft = [t for t in traces if t["function"] == f]
-            grid = _grid(ft)
+            grid = _grid(ft, x)
             for impl in impls:
                 mine = [t for t in ft if t["implementation"] == impl]
                 if not mine:
                     continue
-                vals = np.array([_best_at(t, grid) for t in mine])
-                if kind == "convergence":
+                vals = np.array([_best_at(t, grid, x) for t in mine])
+                if kind != "ecdf":
                     med = np.median(vals, axis=0)
                     ax.plot(grid, np.maximum(med, 1e-12), label=impl, color=colors[impl])
                     ax.fill_between(grid, np.maximum(vals.min(0), 1e-12), np.maximum(vals.max(0), 1e-12),
@@ -85,16 +94,17 @@ def figures(trials: pd.DataFrame, traces: dict, out_dir, device: str = "") -> li
                     ax.step(grid, reached, where="post", label=impl, color=colors[impl])
                     ax.set_ylim(-0.02, 1.02)
             ax.set_xscale("log")
-            ax.set_xlabel("function evaluations", fontsize=7)
-            ax.set_ylabel("best error" if kind == "convergence" else "targets reached", fontsize=7)
+            ax.set_xlabel("function evaluations" if x == "fes" else "wall-clock time (s)", fontsize=7)
+            ax.set_ylabel("targets reached" if kind == "ecdf" else "best error", fontsize=7)
             ax.set_title(f, fontsize=9)
             ax.tick_params(labelsize=7)
         for ax in list(axes.flat)[len(functions):]:
             ax.axis("off")
         handles = [plt.Line2D([], [], color=colors[i], label=i) for i in impls]
         axes.flat[0].legend(handles=handles, fontsize=7)
-        what = ("median best error (band: min-max over trials) vs FEs" if kind == "convergence" else
-                "fraction of (trial, target) pairs reached, targets 1e2..1e-8, vs FEs")
+        what = {"convergence": "median best error (band: min-max over trials) vs FEs",
+                "convergence_time": "median best error (band: min-max over trials) vs wall-clock time",
+                "ecdf": "fraction of (trial, target) pairs reached, targets 1e2..1e-8, vs FEs"}[kind]
         fig.suptitle(f"{what} {('(' + device + ')') if device else ''}", fontsize=9)
         fig.tight_layout()
         paths += save_figure(fig, Path(out_dir) / kind, dpi=130)

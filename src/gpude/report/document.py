@@ -103,6 +103,7 @@ class Section:
             self.settings(), "", "### Wall time", "", table,
             self.figure("figure_time", "Mean wall-clock time per function (log scale)"),
             "### Final error", "", self.error_markdown(),
+            self.figure("convergence_time", "Median best error vs wall-clock time, min-max band over trials"),
             self.figure("convergence", "Median best error vs FEs, min-max band over trials"),
             self.figure("ecdf", "Fraction of (trial, target) pairs reached vs FEs, targets 1e2..1e-8"),
             "### Statistics", "", self.statistics()] if part is not None)

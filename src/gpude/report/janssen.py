@@ -127,6 +127,8 @@ class CaseStudy1(Section):
             "Speed-up over standard DE, range over the 10 functions:", "", self._speedups(paper),
             self.figure("figure_time", "Fig. 6: mean wall-clock time per function and implementation (log scale)"),
             "### Final error", "", self._errors_vs_authors(), self.error_markdown(),
+            self.figure("convergence_time", "Median best error vs wall-clock time, min-max band over trials "
+                        "(all_gpu, ide: wall time spread evenly over the FEs)"),
             self.figure("convergence", "Median best error vs FEs, min-max band over trials"),
             self.figure("ecdf", "Fraction of (trial, target) pairs reached vs FEs, targets 1e2..1e-8"),
             "### Statistics", "", self.statistics(),
