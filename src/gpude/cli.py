@@ -83,18 +83,21 @@ def _cmd_run(args) -> int:
     base = {"function": args.function.upper(), "dim": args.dim, "algorithm": args.algorithm,
             "implementation": args.implementation, "popsize": args.popsize, "dtype": args.dtype,
             "max_fes": int(args.max_fes), "target_error": args.target}
-    for t, seed in zip(trials, seeds):
+    print(f"{args.implementation} {args.function.upper()} D={args.dim} NP={args.popsize}: {len(seeds)} "
+          f"trials, setup {setup:.1f}s", file=sys.stderr)
+    for k, (t, seed) in enumerate(zip(trials, seeds), 1):
+        progress = f"[{k}/{len(seeds)}] trial {t} seed {seed}"
         try:
             r = runner.run(seed)
         except Exception as exc:  # a failed trial is a row with its status, never dropped
             rows.append(failed_row(base, t, seed, exc))
             results.append(None)
-            print(f"trial {t} seed {seed}: FAILED {type(exc).__name__}: {exc}", file=sys.stderr)
+            print(f"{progress}: FAILED {type(exc).__name__}: {exc}", file=sys.stderr)
             continue
         rows.append(trial_row(r, t, setup, str(args.out_traces), args.concurrency, suite=args.suite))
         results.append(r)
-        print(f"trial {t} seed {seed}: best {r.best_error:.6g} fes {r.fes_used} "
-              f"time {r.wall_time_s:.3f}s{' (target)' if r.hit_target else ''}", file=sys.stderr)
+        print(f"{progress}: best {r.best_error:.6g} fes {r.fes_used} "
+              f"time {r.wall_time_s:.3f}s{' (target)' if r.hit_target else ''}", file=sys.stderr, flush=True)
     write_batch(rows, results, args.out_csv, args.out_traces)
     return 0 if all(r is not None for r in results) else 1
 

@@ -45,12 +45,20 @@ class Section:
 
     def settings(self) -> str:
         s = self.spec
-        algos = "; ".join(f"{a}: {', '.join(v['implementations'])} (F={v.get('F', 0.5)}, CR={v.get('CR', 0.3)})"
-                          for a, v in s["algorithms"].items())
-        return (f"Experiment `{s['name']}` (config/experiments/{s['name']}.yaml): {algos}; functions "
-                f"{', '.join(s['functions'])}; D={s['dims']}; NP={s['popsizes']}; budget {s['max_fes']} FEs; "
-                f"target error {s.get('target', 1e-8):g}; dtypes {s.get('dtypes', ['float64'])}. "
-                f"Machines: {'; '.join(self.machines) or 'none'}.")
+        algos = "; ".join(f"{a} (F={v.get('F', 0.5)}, CR={v.get('CR', 0.3)})" for a, v in s["algorithms"].items())
+        ran = ", ".join(_order(self.times["implementation"].unique())) if len(self.times) else "none"
+        listed = [i for v in s["algorithms"].values() for i in v["implementations"]]
+        missing = [i for i in listed if len(self.times) and i not in set(self.times["implementation"])]
+        def join(v):
+            return ", ".join(map(str, v)) if isinstance(v, list) else str(v)
+        text = (f"Experiment `{s['name']}` (`config/experiments/{s['name']}.yaml`): {algos}; functions "
+                f"{join(s['functions'])}; D = {join(s['dims'])}; NP = {join(s['popsizes'])}; budget "
+                f"{s['max_fes']} FEs; target error {s.get('target', 1e-8):g}; {join(s.get('dtypes', ['float64']))}. "
+                f"Implementations with results: {ran}.")
+        if missing:
+            text += (f" Not run: {', '.join(missing)} (GPU implementations are left out on a machine "
+                     "without a GPU).")
+        return text + f" Machines: {'; '.join(self.machines) or 'none'}."
 
     def error_markdown(self) -> str:
         if not len(self.errors):
