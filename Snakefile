@@ -24,5 +24,5 @@ rule all:
     input:
         f"results/{EXP}/trials.csv",
         f"results/{EXP}/stats/rank_sum_time.csv",
-        f"paper/{EXP}/table_time.md",
+        expand("paper/{experiment}/table_time.md", experiment=REPORTED),
         "paper/REPORT.md",

@@ -106,6 +106,13 @@ def build_grid(experiment):
     return jobs
 
 
+# An experiment name never holds a '/': otherwise results/{experiment}/trials.csv would also match
+# (and a merge job overwrite) the committed results/reference/<machine>/<experiment>/trials.csv.
+wildcard_constraints:
+    experiment="[A-Za-z0-9_-]+",
+    chunk="[0-9]+",
+
+
 EXPERIMENT = load_experiment(config)
 EXP = EXPERIMENT["name"]
 GRID = build_grid(EXPERIMENT)

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from .. import registry
 from ..io import write_atomic
 
 
@@ -33,6 +34,7 @@ class Section:
         self.rel = Path(paper_dir).resolve().relative_to(report_dir.resolve()).as_posix()
         self.times = _read(self.dir / "table_time.csv")
         self.errors = _read(self.dir / "table_error.csv")
+        self.provenance = _read(self.dir / "provenance.csv")
         self.machines = sorted(self.times["machine"].unique()) if len(self.times) else []
 
     def figure(self, stem: str, caption: str) -> str:
@@ -48,7 +50,7 @@ class Section:
         algos = "; ".join(f"{a} (F={v.get('F', 0.5)}, CR={v.get('CR', 0.3)})" for a, v in s["algorithms"].items())
         ran = ", ".join(_order(self.times["implementation"].unique())) if len(self.times) else "none"
         listed = [i for v in s["algorithms"].values() for i in v["implementations"]]
-        missing = [i for i in listed if len(self.times) and i not in set(self.times["implementation"])]
+        missing = [i for i in listed if i not in set(self.times.get("implementation", []))]
         def join(v):
             return ", ".join(map(str, v)) if isinstance(v, list) else str(v)
         text = (f"Experiment `{s['name']}` (`config/experiments/{s['name']}.yaml`): {algos}; functions "
@@ -56,9 +58,24 @@ class Section:
                 f"{s['max_fes']} FEs; target error {s.get('target', 1e-8):g}; {join(s.get('dtypes', ['float64']))}. "
                 f"Implementations with results: {ran}.")
         if missing:
-            text += (f" Not run: {', '.join(missing)} (GPU implementations are left out on a machine "
-                     "without a GPU).")
+            text += f" No results (yet) for: {', '.join(missing)}."
+            if any(registry.get(a, i).needs_gpu for a, v in s["algorithms"].items()
+                   for i in v["implementations"] if i in missing):
+                text += " A machine without a GPU leaves the GPU implementations out."
         return text + f" Machines: {'; '.join(self.machines) or 'none'}."
+
+    def sources(self) -> str:
+        """Where the numbers come from: a row per machine and implementation."""
+        p = self.provenance
+        if not len(p):
+            return ""
+        cols = [c for c in ("machine", "implementation", "trials", "concurrency", "dtype", "git_commit",
+                            "numba", "numba_cuda", "cuda_driver", "first_utc", "last_utc") if c in p]
+        lines = ["| " + " | ".join(cols) + " |", "|---" * len(cols) + "|"]
+        for row in p[cols].to_dict("records"):
+            lines.append("| " + " | ".join("" if pd.isna(row[c]) else str(row[c]) for c in cols) + " |")
+        return "Where the numbers come from (trials per machine and implementation, how their batches shared " \
+               "the machine, and what ran them):\n\n" + "\n".join(lines) + "\n"
 
     def error_markdown(self) -> str:
         if not len(self.errors):
@@ -108,7 +125,7 @@ class Section:
     def body(self) -> str:
         table = (self.dir / "table_time.md").read_text() if (self.dir / "table_time.md").is_file() else ""
         return "\n".join(part for part in [
-            self.settings(), "", "### Wall time", "", table,
+            self.settings(), "", self.sources(), "### Wall time", "", table,
             self.figure("figure_time", "Mean wall-clock time per function (log scale)"),
             "### Final error", "", self.error_markdown(),
             self.figure("convergence_time", "Median best error vs wall-clock time, min-max band over trials"),

@@ -74,10 +74,8 @@ class CaseStudy1(Section):
   {gpu_ratio['all_gpu']}, iDE {gpu_ratio['ide']} of the authors' time. The GPU models are bound by
   per-generation launch and synchronisation latency, not by the GPU's arithmetic, so a faster GPU changes
   little (the authors' own iDE takes about as long on the H200 as in the paper).
-* **Trials.** n per cell: {n_text}. The paper used 30 trials everywhere; our CPU and naive GPU models
-  (minutes per trial) have fewer, which the tables show. Standard DE's trials ran side by side, one core
-  each (`concurrency` column of the trials table), as the authors' own CPU measurements did; every other
-  batch was timed alone on the machine.
+* **Trials.** n per cell: {n_text}. The paper used 30 trials everywhere; where we have fewer (the CPU
+  and naive GPU models take minutes per trial) the tables say so. {self._concurrency_text()}
 * **float32.** Like the authors' code we run this case study in float32. float32 cannot resolve a 1e-8
   error target near the optimum (docs/functions.md), so success at the target is meaningless here; no
   trial of any implementation reached it (largest success rate: {fmt(hits, '{:.0%}')}), so every trial used
@@ -92,6 +90,22 @@ class CaseStudy1(Section):
 * **Final errors.** Quality comes from the algorithm, so the errors of all implementations should
   agree.{agree_text} {self._error_agreement_text()}
 """
+
+    def _concurrency_text(self) -> str:
+        p = self.provenance
+        if not len(p) or "concurrency" not in p:
+            return ""
+        shared = sorted(set(p[p.concurrency.astype(str).str.contains("shared")].implementation))
+        alone = sorted(set(p[p.concurrency.astype(str) == "exclusive"].implementation))
+        text = ""
+        if shared:
+            text += (f"Batches of {', '.join(shared)} ran side by side on the machine, one core each "
+                     "(`concurrency` column), as the authors' own standard-DE measurements did")
+            text += "; " if alone else "."
+        if alone:
+            text += ("every batch of " if not shared else "every batch of ") + ", ".join(_order(alone)) + \
+                    " was timed alone on the machine."
+        return text
 
     def _error_agreement_text(self) -> str:
         theirs = _read(PUBLISHED / "janssen_cs1_authors_code_h200_errors.csv")
@@ -115,7 +129,7 @@ class CaseStudy1(Section):
         authors = _read(PUBLISHED / "janssen_cs1_authors_code_h200.csv")
         comparison = self.dir / "table_time_vs_published.md"
         return "\n".join([
-            self.settings(), "",
+            self.settings(), "", self.sources(),
             "### Table 3: mean wall time (s) beside the paper and the authors' code", "",
             "Paper: Table 3 of Janssen et al. (RTX 3080 + i9-10900F, 30 trials; "
             "`paper/published/janssen_cs1_table3.csv`). Authors' code: their public CUDA/C++ code on an H200 "

@@ -67,6 +67,25 @@ def agreement_table(trials: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["machine", "function", "paired_trials", "implementations", "max_rel_diff"])
 
 
+def provenance_table(trials: pd.DataFrame) -> pd.DataFrame:
+    """Where the numbers come from: per machine and implementation, the trial count, how the
+    batches shared the machine, and the code and software that ran."""
+    def values(col):
+        return lambda v: "; ".join(sorted(set(v.dropna().astype(str)))) if col in trials else ""
+
+    t = _machine(trials)
+    cols = {c: values(c) for c in ("concurrency", "git_commit", "numba", "numba_cuda", "cuda_driver",
+                                   "python", "dtype") if c in t}
+    agg = t.groupby(["machine", "implementation"]).agg(
+        trials=("run_id", "count") if "run_id" in t else ("implementation", "size"),
+        **{c: (c, f) for c, f in cols.items()},
+        **({"first_utc": ("timestamp_utc", "min"), "last_utc": ("timestamp_utc", "max")}
+           if "timestamp_utc" in t else {}))
+    agg = agg.reset_index()
+    agg["implementation"] = pd.Categorical(agg["implementation"], _ordered(agg["implementation"].unique()))
+    return agg.sort_values(["machine", "implementation"]).reset_index(drop=True)
+
+
 def _wide(table: pd.DataFrame, value: str, fmt) -> pd.DataFrame:
     wide = table.pivot(index="implementation", columns="function", values=value)
     return wide.map(lambda v: "-" if pd.isna(v) else fmt(v))
@@ -188,7 +207,8 @@ def write_all(trials: pd.DataFrame, out_dir, published: pd.DataFrame | None = No
              "md": write_atomic(out / "table_time.md", markdown(table)),
              "tex": write_atomic(out / "table_time.tex", latex(table)),
              "errors": write_csv_atomic(error_table(trials), out / "table_error.csv"),
-             "agreement": write_csv_atomic(agreement_table(trials), out / "table_agreement.csv")}
+             "agreement": write_csv_atomic(agreement_table(trials), out / "table_agreement.csv"),
+             "provenance": write_csv_atomic(provenance_table(trials), out / "provenance.csv")}
     files["figure"] = bar_chart(table, out / "figure_time")
     if published is not None:
         files["comparison"] = write_atomic(out / "table_time_vs_published.md",
