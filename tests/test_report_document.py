@@ -85,3 +85,15 @@ def test_generic_section_for_an_experiment_without_a_study(paper_dir, tmp_path):
     # studies first, then this machine's experiment
     assert text.index("## Janssen, Pullan") < text.index("## CI smoke test")
     assert "Mean best error (n; success rate at the target)" in text
+
+
+def test_friedman_is_written_for_three_or_more_competitors(tmp_path):
+    trials = case_study_trials(n_gpu=3, n_cpu=3)  # all five competitors comparable
+    trials.loc[trials.implementation == "ide", "best_error"] *= 0.5  # ide best everywhere
+    trials.loc[trials.implementation == "sequential", "best_error"] *= 2.0  # sequential worst
+    files = write_statistics(trials, tmp_path)
+    fr = pd.read_csv(files["friedman"]).set_index("competitor")
+    assert fr.loc["ide", "mean_rank"] == 1.0 and fr.loc["sequential", "mean_rank"] == 5.0
+    assert (fr.functions == 3).all() and fr.p.iloc[0] < 0.05
+    two = write_statistics(trials[trials.implementation.isin(["ide", "all_gpu"])], tmp_path / "two")
+    assert pd.read_csv(two["friedman"]).empty

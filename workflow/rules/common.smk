@@ -139,8 +139,9 @@ def run_params(wildcards):
     """Everything that should force a re-run when it changes, as one command-line fragment."""
     spec = EXPERIMENT["algorithms"][wildcards.algorithm]
     trials = chunk_trials(wildcards)
-    # what the row records about the machine's other load while it was timed
-    concurrency = "exclusive" if timing_mode(wildcards) == "exclusive" else f"shared:up_to_{workflow.cores}_jobs"
+    # what the row records about the machine's other load while it was timed (not --cores: a
+    # params change would re-run finished batches)
+    concurrency = timing_mode(wildcards)
     return (f"--F {spec['F']} --CR {spec['CR']} --bounds {spec['bounds']} "
             f"--max-fes {max_fes(EXPERIMENT, int(wildcards.dim))} --target {EXPERIMENT['target']} "
             f"--seed {EXPERIMENT['seed']} --first-trial {trials['first']} --trials {trials['count']} "

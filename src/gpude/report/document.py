@@ -115,6 +115,11 @@ class Section:
         if len(excluded):
             lines += ["", "Left out of the scores for having fewer trials than the others (the score needs "
                       "equal counts): " + ", ".join(excluded["competitor"]) + "."]
+        fr = _read(self.dir / "stats/friedman.csv")
+        if len(fr):
+            lines += ["", f"Friedman test across the {int(fr['functions'].iloc[0])} functions (median final error "
+                      f"per function): chi2 = {fr['statistic'].iloc[0]:.3g}, p = {fr['p'].iloc[0]:.3g}; mean ranks "
+                      + ", ".join(f"{c} {r:.2f}" for c, r in zip(fr["competitor"], fr["mean_rank"])) + "."]
         if len(kw):
             sig = int((kw["p"] < 0.05).sum())
             lines += ["", f"Kruskal-Wallis on the final error across these competitors: p < 0.05 on {sig} of "

@@ -1,5 +1,5 @@
 """The statistics files of one trials table: rank-sum scores (time and FEs), Kruskal-Wallis per
-function and pairwise Mann-Whitney U with Holm correction."""
+function, pairwise Mann-Whitney U with Holm correction, Friedman across functions."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..io import write_csv_atomic
-from .comparisons import kruskal_by_function, pairwise_mannwhitney
+from .comparisons import friedman, kruskal_by_function, pairwise_mannwhitney
 from .ranksum import rank_sum_scores
 
 
@@ -33,8 +33,8 @@ def comparable(trials: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
 
 
 def write_statistics(trials: pd.DataFrame, out_dir) -> dict[str, Path]:
-    """Write rank_sum_{time,fes}.csv, kruskal.csv and pairwise_mannwhitney.csv (and excluded.csv,
-    the competitors left out for having fewer trials) into ``out_dir``."""
+    """Write rank_sum_{time,fes}.csv, kruskal.csv, pairwise_mannwhitney.csv, friedman.csv (and
+    excluded.csv, the competitors left out for having fewer trials) into ``out_dir``."""
     out = Path(out_dir)
     trials, excluded = comparable(with_competitors(trials))
     files = {"excluded": write_csv_atomic(pd.DataFrame({"competitor": excluded}), out / "excluded.csv")}
@@ -49,4 +49,13 @@ def write_statistics(trials: pd.DataFrame, out_dir) -> dict[str, Path]:
         pairwise = pd.DataFrame(columns=["function", "a", "b", "U", "p", "p_holm"])
     files["kruskal"] = write_csv_atomic(kruskal, out / "kruskal.csv")
     files["pairwise"] = write_csv_atomic(pairwise, out / "pairwise_mannwhitney.csv")
+    # Friedman across functions: needs three competitors and two functions; otherwise an empty table
+    rows = []
+    if trials["competitor"].nunique() >= 3 and trials["function"].nunique() >= 2:
+        result = friedman(trials)
+        rows = [{"competitor": c, "mean_rank": r, "statistic": result["statistic"], "p": result["p"],
+                 "functions": result["functions"]} for c, r in result["mean_rank"].items()]
+    files["friedman"] = write_csv_atomic(
+        pd.DataFrame(rows, columns=["competitor", "mean_rank", "statistic", "p", "functions"]),
+        out / "friedman.csv")
     return files
