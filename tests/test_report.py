@@ -119,3 +119,17 @@ def test_thin_trace_keeps_every_drop_of_a_hundredth_decade():
     # 99 is 0.0044 decades below 100 (dropped); 97 is 0.013 below (kept); 49.9 is 0.0009 below 50
     assert list(t["best_error"]) == [100.0, 97.0, 50.0, 10.0, 10.0]
     assert list(t["fes"]) == [0, 20, 40, 60, 80]
+
+
+def test_atomic_writes_leave_no_temporary_file_and_a_normal_mode(tmp_path):
+    import os
+
+    from gpude.io import write_atomic
+
+    old = os.umask(0o022)
+    try:
+        path = write_atomic(tmp_path / "sub" / "a.txt", "x")
+    finally:
+        os.umask(old)
+    assert path.read_text() == "x" and (path.stat().st_mode & 0o777) == 0o644
+    assert [p.name for p in path.parent.iterdir()] == ["a.txt"]
