@@ -97,3 +97,16 @@ def test_friedman_is_written_for_three_or_more_competitors(tmp_path):
     assert (fr.functions == 3).all() and fr.p.iloc[0] < 0.05
     two = write_statistics(trials[trials.implementation.isin(["ide", "all_gpu"])], tmp_path / "two")
     assert pd.read_csv(two["friedman"]).empty
+
+
+def test_cpu_rows_of_a_gpu_host_belong_to_that_machine(tmp_path):
+    from gpude.report.sources import load_sources
+
+    rows = [{"run_id": f"r{i}", "implementation": impl, "function": "F01", "trial": 0, "gpu": gpu,
+             "host": host, "cpu": "Xeon", "cpu_cores": 16, "wall_time_s": 1.0}
+            for i, (impl, gpu, host) in enumerate([("sequential", "none", "vm"), ("ide", "NVIDIA H200", "vm"),
+                                                   ("sequential", "none", "laptop")])]
+    path = tmp_path / "trials.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    trials, _ = load_sources([path])
+    assert list(trials.machine) == ["NVIDIA H200 / Xeon x16", "NVIDIA H200 / Xeon x16", "Xeon x16"]

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import save_figure
+from .timing import ORDER, _ordered
 
 TARGETS = 10.0 ** np.arange(2, -9, -1)  # 1e2 .. 1e-8, as COCO's fixed targets
 
@@ -68,10 +69,11 @@ def figures(trials: pd.DataFrame, traces: dict, out_dir, device: str = "") -> li
             plt.close(fig)
         return paths
     functions = sorted({t["function"] for t in traces})
-    impls = list(dict.fromkeys(t["implementation"] for t in traces))
+    impls = _ordered(list(dict.fromkeys(t["implementation"] for t in traces)))
     cols = min(5, len(functions))
     rows = -(-len(functions) // cols)
-    colors = {impl: f"C{k}" for k, impl in enumerate(impls)}  # one colour per implementation everywhere
+    # one colour per implementation in every figure (the bar chart's too)
+    colors = {impl: f"C{ORDER.index(impl) if impl in ORDER else len(ORDER) + k}" for k, impl in enumerate(impls)}
     paths = []
     for kind, x in (("convergence", "fes"), ("convergence_time", "time"), ("ecdf", "fes")):
         fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows), squeeze=False)

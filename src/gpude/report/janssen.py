@@ -74,6 +74,7 @@ class CaseStudy1(Section):
   {gpu_ratio['all_gpu']}, iDE {gpu_ratio['ide']} of the authors' time. The GPU models are bound by
   per-generation launch and synchronisation latency, not by the GPU's arithmetic, so a faster GPU changes
   little (the authors' own iDE takes about as long on the H200 as in the paper).
+* **Speed-ups.** {self._speedup_text(paper)}
 * **Trials.** n per cell: {n_text}. The paper used 30 trials everywhere; where we have fewer (the CPU
   and naive GPU models take minutes per trial) the tables say so. {self._concurrency_text()}
 * **float32.** Like the authors' code we run this case study in float32. float32 cannot resolve a 1e-8
@@ -90,6 +91,32 @@ class CaseStudy1(Section):
 * **Final errors.** Quality comes from the algorithm, so the errors of all implementations should
   agree.{agree_text} {self._error_agreement_text()}
 """
+
+    def _speedup_text(self, paper: pd.DataFrame) -> str:
+        pub = paper.set_index("implementation")
+        seq = self.times[self.times.implementation == "sequential"].set_index("function")["mean_s"]
+        r = [seq[f] / float(pub.loc["sequential", f]) for f in seq.index if f in pub.columns]
+        if not r:
+            return "No standard-DE (sequential) results, so no speed-ups."
+        text = (f"A speed-up is a ratio to our own standard DE, which takes {min(r):.2f}-{max(r):.2f}x the "
+                "paper's time (a newer CPU; numba-compiled code). ")
+        fcols = [c for c in pub.columns if c.startswith("F")]
+        lower, higher = [], []
+        for impl in pub.index.drop("sequential", errors="ignore"):
+            ours = self.times[self.times.implementation == impl].set_index("function")["speedup"].dropna()
+            theirs = pub.loc["sequential", fcols] / pub.loc[impl, fcols]
+            common = [f for f in ours.index if f in theirs.index]
+            if common:
+                (lower if ours[common].median() < theirs[common].median() else higher).append(impl)
+        if lower:
+            text += (f"The median speed-up is lower than the paper's for {', '.join(lower)}: GPU models are bound by "
+                     "per-generation latency rather than arithmetic and gain less from newer hardware than the "
+                     "CPU baseline does. ")
+        if higher:
+            text += f"It is higher for {', '.join(higher)}"
+            text += (" (our master-slave runs one worker thread per core of the host; the paper's ran 20 threads "
+                     "on 10 cores)." if "master_slave" in higher else ".")
+        return text
 
     def _concurrency_text(self) -> str:
         p = self.provenance

@@ -13,13 +13,33 @@ from ..results import load_traces
 _NO_GPU = ("none", "numba-cuda-simulator", "nan", "")
 
 
-def machine_label(row) -> str:
+def _real_gpu(name) -> bool:
+    name = str(name)
+    return name not in _NO_GPU and not name.startswith("unavailable")
+
+
+def machine_label(row, gpu: str | None = None) -> str:
     """'<GPU> / <CPU> x<cores>' (the GPU left out on a machine without one)."""
     cpu = f"{row.get('cpu', 'unknown CPU')} x{row.get('cpu_cores', '?')}"
-    gpu = str(row.get("gpu", ""))
-    if gpu in _NO_GPU or gpu.startswith("unavailable"):
-        return cpu
-    return f"{gpu} / {cpu}"
+    gpu = str(row.get("gpu", "")) if gpu is None else gpu
+    return f"{gpu} / {cpu}" if _real_gpu(gpu) else cpu
+
+
+def machine_labels(trials: pd.DataFrame) -> list[str]:
+    """One label per row. A CPU implementation never initialises CUDA, so its rows say gpu='none'
+    even on a GPU host: rows of one table with the same host and CPU are one machine, named by
+    the GPU its GPU rows saw (when they saw exactly one)."""
+    keys = [c for c in ("source", "host", "cpu", "cpu_cores") if c in trials]
+    gpus = {}
+    if keys and "gpu" in trials:
+        for key, part in trials.groupby(keys, dropna=False):
+            seen = {g for g in part["gpu"].astype(str) if _real_gpu(g)}
+            gpus[key if isinstance(key, tuple) else (key,)] = seen.pop() if len(seen) == 1 else None
+    labels = []
+    for row in trials.to_dict("records"):
+        gpu = gpus.get(tuple(row[k] for k in keys)) if keys else None
+        labels.append(machine_label(row, gpu if gpu is not None else None))
+    return labels
 
 
 def load_sources(paths) -> tuple[pd.DataFrame, dict]:
@@ -38,5 +58,5 @@ def load_sources(paths) -> tuple[pd.DataFrame, dict]:
     if not frames:
         raise ValueError("no trial tables given")
     trials = pd.concat(frames, ignore_index=True)
-    trials["machine"] = [machine_label(r) for r in trials.to_dict("records")]
+    trials["machine"] = machine_labels(trials)
     return trials, traces
