@@ -1,5 +1,6 @@
-"""One battery of checks over every registered implementation (scikit-learn's common tests),
-and the equivalence of the five implementations: one trajectory per seed.
+"""One battery of checks over every registered (algorithm, implementation) (scikit-learn's common
+tests), and the equivalence of an algorithm's implementations: one trajectory per seed, the same
+as the algorithm's ``sequential``.
 
 GPU implementations run on numba's CUDA simulator here (tiny sizes); the same checks
 run on a real GPU with NUMBA_ENABLE_CUDASIM=0.
@@ -19,26 +20,37 @@ from gpude.rng import seed_key
 from gpude.trial import make_runner
 
 IMPLEMENTATIONS = [e.implementation for e in registry.entries() if e.algorithm == "de"]
+ENTRIES = [(e.algorithm, e.implementation) for e in registry.entries()]
 FUNCTION, DIM, NP, SEED = "Q04", 10, 6, 11
 MAX_FES = 27  # initial 6 + 3 generations of 6 + a last generation of only 3 (budget not a multiple of NP)
 
 
-def runner_for(impl, **kw):
+def runner_for(impl, algorithm="de", **kw):
     kw = {"max_fes": MAX_FES, **kw}
     options = {"quiet": True} if impl == "ide" else {}
-    return make_runner("de", impl, FUNCTION, DIM, NP, kw.pop("max_fes"), **kw, **options)
+    return make_runner(algorithm, impl, FUNCTION, DIM, NP, kw.pop("max_fes"), **kw, **options)
+
+
+_REFERENCES = {}
+
+
+def reference_of(algorithm):
+    """The algorithm's ``sequential`` run: what every implementation of it must reproduce."""
+    if algorithm not in _REFERENCES:
+        runner = runner_for("sequential", algorithm)
+        _REFERENCES[algorithm] = (runner.run(SEED), runner.population())
+    return _REFERENCES[algorithm]
 
 
 @pytest.fixture(scope="module")
 def reference():
-    runner = runner_for("sequential")
-    result = runner.run(SEED)
-    return result, runner.population()
+    return reference_of("de")
 
 
-@pytest.fixture(scope="module", params=IMPLEMENTATIONS)
+@pytest.fixture(scope="module", params=ENTRIES, ids=[f"{a}/{i}" for a, i in ENTRIES])
 def runs(request):
-    runner = runner_for(request.param)
+    algorithm, impl = request.param
+    runner = runner_for(impl, algorithm)
     first = runner.run(SEED)
     population = runner.population()
     second = runner.run(SEED)
@@ -78,7 +90,8 @@ def test_trace_is_monotone_and_ends_at_the_best(runs):
 
 
 def test_population_stays_in_bounds(runs):
-    _, _, r, (pop, _), _ = runs
+    _, _, r, population, _ = runs
+    pop = population[0]
     assert pop.min() >= -100.0 and pop.max() <= 100.0
     assert np.all(np.abs(r.best_x) <= 100.0)
 
@@ -90,9 +103,9 @@ def test_error_of_best_x_is_the_reported_best(runs):
     assert get_function(FUNCTION, DIM).evaluate(r.best_x) == pytest.approx(r.best_error, rel=1e-9, abs=1e-9)
 
 
-def test_same_trajectory_as_sequential(runs, reference):
-    impl, _, r, population, _ = runs
-    ref, ref_population = reference
+def test_same_trajectory_as_sequential(runs):
+    (algorithm, impl), _, r, population, _ = runs
+    ref, ref_population = reference_of(algorithm)
     want = ref.trace["best_error"]
     rel = np.abs(r.trace["best_error"] - want) / np.maximum(np.abs(want), 1.0)
     assert rel.max() <= 1e-9, (impl, r.trace["best_error"], want)
@@ -102,30 +115,32 @@ def test_same_trajectory_as_sequential(runs, reference):
         np.testing.assert_allclose(population[0], ref_population[0], rtol=1e-12, atol=0)
 
 
-def test_stops_at_the_target(runs, reference):
-    impl, _, _, _, _ = runs
-    target = reference[0].trace["best_error"][2]  # reached exactly at generation 2
-    r = runner_for(impl, target=float(target)).run(SEED)
-    assert r.hit_target and r.generations == 2
-    assert r.fes_used == r.fes_to_target == 3 * NP
+def test_stops_at_the_target(runs):
+    (algorithm, impl), _, _, _, _ = runs
+    best = runner_for("sequential", algorithm, max_fes=40 * NP).run(SEED).trace["best_error"]
+    g = int(np.flatnonzero(np.diff(best) < 0)[0]) + 1  # the first generation that improves the best
+    r = runner_for(impl, algorithm, target=float(best[g]), max_fes=40 * NP).run(SEED)  # reached exactly there
+    assert r.hit_target and r.generations == g
+    assert r.fes_used == r.fes_to_target == (g + 1) * NP
     assert 0 <= r.time_to_target_s <= r.wall_time_s
-    assert r.best_error <= target
+    assert r.best_error <= best[g]
 
 
 @pytest.mark.parametrize("bounds", ["clip", "midpoint"])
 def test_other_bound_modes_stay_in_bounds(runs, bounds):
-    impl, _, _, _, _ = runs
-    runner = runner_for(impl, bounds=bounds, F=2.0, max_fes=3 * NP)  # F = 2 pushes mutants outside
+    (algorithm, impl), _, _, _, _ = runs
+    runner = runner_for(impl, algorithm, bounds=bounds, F=2.0, max_fes=3 * NP)  # F = 2 pushes mutants outside
     runner.run(SEED)
-    pop, _ = runner.population()
+    pop = runner.population()[0]
     assert pop.min() >= -100.0 and pop.max() <= 100.0
 
 
-@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+@pytest.mark.parametrize("entry", ENTRIES, ids=[f"{a}/{i}" for a, i in ENTRIES])
 @pytest.mark.parametrize("kwargs,msg", [({"popsize": 3}, "popsize"), ({"F": 0.0}, "F must"),
                                         ({"CR": 1.01}, "CR must"), ({"bounds": "bounce"}, "bound mode")])
-def test_bad_parameters_are_rejected_before_running(impl, kwargs, msg):
-    args = {"algorithm": "de", "implementation": impl, "function": FUNCTION, "dim": DIM,
+def test_bad_parameters_are_rejected_before_running(entry, kwargs, msg):
+    algorithm, impl = entry
+    args = {"algorithm": algorithm, "implementation": impl, "function": FUNCTION, "dim": DIM,
             "popsize": NP, "max_fes": MAX_FES, **kwargs}
     with pytest.raises(InvalidInputError, match=msg):
         make_runner(**args)

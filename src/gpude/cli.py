@@ -57,6 +57,15 @@ def _cmd_list(args) -> int:
     return 0
 
 
+def _number_or_text(value: str):
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
+
+
 def _cmd_run(args) -> int:
     import time
 
@@ -65,6 +74,11 @@ def _cmd_run(args) -> int:
     from .trial import make_runner
 
     options = {}
+    for item in args.param or []:  # algorithm parameters beyond F and CR, e.g. jDE's tau1=0.1
+        key, _, value = item.partition("=")
+        if not value:
+            raise GpudeError(f"--param expects KEY=VALUE, got {item!r}")
+        options[key] = _number_or_text(value)
     if args.workers is not None:
         options["workers"] = args.workers
     if args.members_per_block is not None:
@@ -195,8 +209,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--dim", type=int, required=True)
     r.add_argument("--popsize", type=int, required=True)
     r.add_argument("--max-fes", type=float, required=True, help="budget of function evaluations")
-    r.add_argument("--F", type=float, default=0.5)
-    r.add_argument("--CR", type=float, default=0.3)
+    r.add_argument("--F", type=float, help="differential weight (jDE: every individual's initial F); "
+                   "default: the algorithm's (0.5)")
+    r.add_argument("--CR", type=float, help="crossover rate (jDE: the initial CR); default: the "
+                   "algorithm's (DE 0.3, jDE 0.9)")
+    r.add_argument("--param", action="append", metavar="KEY=VALUE",
+                   help="another parameter of the algorithm, e.g. --param tau1=0.1 --param index_scheme=displacement")
     r.add_argument("--bounds", default="resample", help="resample (default), clip or midpoint")
     r.add_argument("--dtype", choices=("float64", "float32"), default="float64")
     r.add_argument("--target", type=float, default=1e-8)

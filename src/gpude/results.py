@@ -8,6 +8,7 @@ atomically.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 
@@ -34,7 +35,9 @@ def trial_row(result: TrialResult, trial: int, setup_time_s: float, trace_path: 
               concurrency: str = "unknown", suite: str = "") -> dict:
     """The row of one finished trial (provenance columns are added by :func:`write_batch`)."""
     p = result.params
-    params = {"F": p.F, "CR": p.CR, "bounds": p.bounds, **result.info.get("options", {})}
+    # the algorithm's parameters (DE: F, CR, bounds; jDE adds tau1, tau2, ...) and the options
+    params = {k: v for k, v in dataclasses.asdict(p).items() if k not in ("popsize", "max_fes", "target", "dtype")}
+    params.update(result.info.get("options", {}))
     return {
         "run_id": f"{result.algorithm}/{result.implementation}/{result.function}/d{result.dim}"
                   f"/np{result.popsize}/{p.dtype}/t{trial}",

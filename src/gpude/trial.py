@@ -2,19 +2,30 @@
 
 from __future__ import annotations
 
-from .algorithms.de import DEParams
+import dataclasses
+
+from .algorithms import params_class
 from .functions import get_function
 from .registry import get
 
 
 def make_runner(algorithm: str, implementation: str, function: str, dim: int, popsize: int,
-                max_fes: int, F: float = 0.5, CR: float = 0.3, bounds: str = "resample",
+                max_fes: int, F: float | None = None, CR: float | None = None, bounds: str = "resample",
                 dtype: str = "float64", target: float = 1e-8, **options):
-    """Build and warm up (JIT) an implementation; call ``.run(seed)`` on it for each trial."""
-    entry = get(algorithm, implementation)
-    params = DEParams(popsize=popsize, F=F, CR=CR, max_fes=max_fes, target=target, bounds=bounds,
-                      dtype=dtype)
-    runner = entry.load()(get_function(function, dim), params, **options)
+    """Build and warm up (JIT) an implementation; call ``.run(seed)`` on it for each trial.
+
+    ``F`` and ``CR`` default to the algorithm's own defaults (DE: 0.5, 0.3; jDE's initial values:
+    0.5, 0.9). Options that name a field of the algorithm's parameters (e.g. jDE's ``tau1``) go
+    to the parameters; the rest to the implementation (e.g. master_slave's ``workers``).
+    """
+    cls = get(algorithm, implementation).load()
+    Params = params_class(algorithm)
+    fields = {f.name for f in dataclasses.fields(Params)}
+    algorithm_params = {k: options.pop(k) for k in list(options) if k in fields}
+    given = {k: v for k, v in (("F", F), ("CR", CR)) if v is not None}
+    params = Params(popsize=popsize, max_fes=max_fes, target=target, bounds=bounds, dtype=dtype,
+                    **given, **algorithm_params)
+    runner = cls(get_function(function, dim), params, **options)
     runner.warmup()
     return runner
 

@@ -31,6 +31,7 @@ def load_experiment(config):
                 registry.get(algorithm, implementation)
             except GpudeError as exc:
                 raise ValueError(f"experiment {experiment['name']}: {exc}") from None
+        check_algorithm_params(experiment, algorithm, spec)
     # names of registered implementations are allowed even when not run (--config may run a subset)
     known = {e.implementation for e in registry.entries() if e.algorithm in experiment["algorithms"]}
     for key in PER_IMPLEMENTATION:
@@ -41,6 +42,31 @@ def load_experiment(config):
                                  f"which is no implementation of {', '.join(experiment['algorithms'])}; "
                                  f"allowed keys: default, {', '.join(sorted(known))}")
     return experiment
+
+
+def algorithm_params(spec):
+    """The algorithm's parameters given in the experiment (everything but its implementations)."""
+    return {k: v for k, v in spec.items() if k != "implementations"}
+
+
+def check_algorithm_params(experiment, algorithm, spec):
+    """Build the algorithm's parameter object once, so a bad value fails before any job runs."""
+    import dataclasses
+
+    from gpude.algorithms import params_class
+
+    Params = params_class(algorithm)
+    fields = {f.name for f in dataclasses.fields(Params)} - {"popsize", "max_fes", "target", "dtype"}
+    unknown = set(algorithm_params(spec)) - fields
+    if unknown:
+        raise ValueError(f"experiment {experiment['name']}: algorithm {algorithm} has no parameter "
+                         f"{', '.join(sorted(unknown))}; its parameters: {', '.join(sorted(fields))}")
+    try:
+        for popsize in experiment["popsizes"]:
+            Params(popsize=popsize, max_fes=max(popsize, max_fes(experiment, experiment["dims"][0])),
+                   **algorithm_params(spec))
+    except GpudeError as exc:
+        raise ValueError(f"experiment {experiment['name']}, algorithm {algorithm}: {exc}") from None
 
 
 # keys that take one value, or a mapping {default: value, <implementation>: value}
@@ -137,12 +163,14 @@ def timing_mode(wildcards):
 
 def run_params(wildcards):
     """Everything that should force a re-run when it changes, as one command-line fragment."""
-    spec = EXPERIMENT["algorithms"][wildcards.algorithm]
+    params = algorithm_params(EXPERIMENT["algorithms"][wildcards.algorithm])
     trials = chunk_trials(wildcards)
     # what the row records about the machine's other load while it was timed (not --cores: a
     # params change would re-run finished batches)
     concurrency = timing_mode(wildcards)
-    return (f"--F {spec['F']} --CR {spec['CR']} --bounds {spec['bounds']} "
+    common = " ".join(f"--{k} {params[k]}" for k in ("F", "CR", "bounds") if k in params)
+    others = " ".join(f"--param {k}={v}" for k, v in sorted(params.items()) if k not in ("F", "CR", "bounds"))
+    return (f"{common} {others} "
             f"--max-fes {max_fes(EXPERIMENT, int(wildcards.dim))} --target {EXPERIMENT['target']} "
             f"--seed {EXPERIMENT['seed']} --first-trial {trials['first']} --trials {trials['count']} "
             f"--suite {EXP} --concurrency {concurrency}")

@@ -41,8 +41,9 @@ BOUND_MODES = {"resample": RESAMPLE, "clip": CLIP, "midpoint": MIDPOINT}
 TARGET_ERROR = 1e-8
 
 
-def slots_per_individual(dim: int) -> int:
-    return 4 + 2 * dim
+def slots_per_individual(dim: int, extra_slots: int = 0) -> int:
+    """Random-number slots per (generation, individual): DE's 4 + 2D, plus a variant's own."""
+    return 4 + 2 * dim + extra_slots
 
 
 @dataclass(frozen=True)
@@ -104,8 +105,11 @@ class DEParams:
         return np.float64 if self.dtype == "float64" else np.float32
 
 
-def build_de_ops(dtype, target: str = "cpu") -> SimpleNamespace:
+def build_de_ops(dtype, target: str = "cpu", extra_slots: int = 0) -> SimpleNamespace:
     """The DE operators for one floating type, compiled for ``"cpu"`` or ``"cuda"``.
+
+    ``extra_slots`` reserves random-number slots ``4 + 2D ...`` per (generation, individual) for a
+    variant's own decisions (jDE's parameter updates).
 
     Returns
     -------
@@ -114,7 +118,8 @@ def build_de_ops(dtype, target: str = "cpu") -> SimpleNamespace:
         ``pick(key, g, i, popsize, dim) -> (r1, r2, r3, jrand)`` and
         ``trial_value(key, g, i, j, popsize, dim, jrand, F, CR, xi, x1, x2, x3, lower, upper, mode)``,
         and its three parts ``mutant``, ``crossover_takes`` and ``repair`` (for the
-        kernel-per-operator implementation).
+        kernel-per-operator implementation); ``pick_displacement``, the cheap index scheme of
+        cujDE, beside ``pick``; ``uniform`` and ``below`` on this counter layout.
     """
     T = np.dtype(dtype).type
     rng = build_rng(target)
@@ -132,7 +137,7 @@ def build_de_ops(dtype, target: str = "cpu") -> SimpleNamespace:
 
     @jit
     def counter(g, i, slot, popsize, dim):
-        return (np.int64(g) * popsize + i) * (4 + 2 * dim) + slot
+        return (np.int64(g) * popsize + i) * (4 + 2 * dim + extra_slots) + slot
 
     @jit
     def init_value(key, i, j, popsize, dim, lower, upper):
@@ -171,6 +176,19 @@ def build_de_ops(dtype, target: str = "cpu") -> SimpleNamespace:
         return r1, r2, r3, jrand
 
     @jit
+    def pick_displacement(key, g, i, popsize, dim):
+        # cujDE's scheme (Janssen et al. sec. 6.2.3): three random displacements and their partial
+        # sums instead of rejection. With each displacement in [1, m], m = (NP - 1) // 3, the sums
+        # are distinct and below NP, so r1, r2, r3 and i are mutually distinct. (The paper draws the
+        # first in [1, NP]; read literally that can return i itself, so all three share [1, m].)
+        m = (popsize - 1) // 3
+        r1 = (i + 1 + below(key, counter(g, i, 0, popsize, dim), m)) % popsize
+        r2 = (r1 + 1 + below(key, counter(g, i, 1, popsize, dim), m)) % popsize
+        r3 = (r2 + 1 + below(key, counter(g, i, 2, popsize, dim), m)) % popsize
+        jrand = below(key, counter(g, i, 3, popsize, dim), dim)
+        return r1, r2, r3, jrand
+
+    @jit
     def mutant(F, x1, x2, x3):
         return fma(T(F), x2 - x3, x1)
 
@@ -196,6 +214,8 @@ def build_de_ops(dtype, target: str = "cpu") -> SimpleNamespace:
             return xi
         return repair(key, g, i, j, popsize, dim, mutant(F, x1, x2, x3), xi, lower, upper, mode)
 
-    return SimpleNamespace(counter=counter, init_value=init_value, pick=pick, mutant=mutant,
+    return SimpleNamespace(counter=counter, init_value=init_value, pick=pick,
+                           pick_displacement=pick_displacement, mutant=mutant,
                            crossover_takes=crossover_takes, repair=repair,
-                           trial_value=trial_value, dtype=T, target=target)
+                           trial_value=trial_value, uniform=uniform, below=below, dtype=T,
+                           target=target, extra_slots=extra_slots)

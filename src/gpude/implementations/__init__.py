@@ -13,3 +13,8 @@ register("de", "all_gpu", "gpude.implementations.all_gpu:AllGPU", "gpu",
          "population on the GPU, one kernel per operator (Qin et al. Fig. 1, Janssen et al. Fig. 4)")
 register("de", "ide", "gpude.implementations.ide:IDE", "gpu",
          "Qin et al.'s iDE: fused kernels IE, P, MCER, two streams, occupancy-driven launch")
+register("jde", "sequential", "gpude.implementations.jde_sequential:JDESequential", "cpu",
+         "jDE (self-adaptive F and CR per individual) on one CPU thread (numba)")
+register("jde", "cujde", "gpude.implementations.cujde:CuJDE", "gpu",
+         "cujDE's design: block per individual, thread per dimension, parameters in shared memory, "
+         "separate selection and parameter-update kernels")

@@ -7,6 +7,7 @@ everything first, and :func:`gpude.run_trial` calls it) and process start-up.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 
@@ -94,7 +95,7 @@ class Implementation:
             if simulator_enabled():
                 return  # nothing to compile on numba's simulator
         saved = self.params
-        self.params = DEParams(**{**saved.__dict__, "max_fes": 3 * saved.popsize})
+        self.params = dataclasses.replace(saved, max_fes=3 * saved.popsize)
         try:
             self.run(0)
         finally:

@@ -47,7 +47,10 @@ class Section:
 
     def settings(self) -> str:
         s = self.spec
-        algos = "; ".join(f"{a} (F={v.get('F', 0.5)}, CR={v.get('CR', 0.3)})" for a, v in s["algorithms"].items())
+        def params(v):
+            given = [f"{k}={x}" for k, x in v.items() if k != "implementations"]
+            return f" ({', '.join(given)})" if given else " (its default parameters)"
+        algos = "; ".join(f"{a}{params(v)}" for a, v in s["algorithms"].items())
         ran = ", ".join(_order(self.times["implementation"].unique())) if len(self.times) else "none"
         listed = [i for v in s["algorithms"].values() for i in v["implementations"]]
         missing = [i for i in listed if i not in set(self.times.get("implementation", []))]
