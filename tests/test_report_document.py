@@ -110,3 +110,40 @@ def test_cpu_rows_of_a_gpu_host_belong_to_that_machine(tmp_path):
     pd.DataFrame(rows).to_csv(path, index=False)
     trials, _ = load_sources([path])
     assert list(trials.machine) == ["NVIDIA H200 / Xeon x16", "NVIDIA H200 / Xeon x16", "Xeon x16"]
+
+
+def test_table4_ranks_follow_the_scores_and_agree_with_the_paper_when_the_order_is_the_same(tmp_path, monkeypatch):
+    from gpude.stats.tables import ranks_from_scores
+
+    monkeypatch.chdir(ROOT)
+    table4 = pd.read_csv(ROOT / "paper/published/janssen_cs2_table4.csv", comment="#").set_index("competitor")
+    rows = []
+    for comp in table4.index:
+        algorithm, impl, popsize = comp.split("/")
+        for f in ("F01", "F02"):
+            for t in range(4):
+                # on F01 the final errors order the competitors as the paper's ranks; on F02 reversed
+                rank = table4.loc[comp, f] if f == "F01" else 9 - table4.loc[comp, "F01"]
+                rows.append({"run_id": f"{comp}/{f}/t{t}", "algorithm": algorithm, "implementation": impl,
+                             "popsize": int(popsize), "dtype": "float32", "dim": 100, "function": f, "trial": t,
+                             "machine": MACHINE, "wall_time_s": 1.0, "best_error": rank * 10.0 + 0.1 * t,
+                             "hit_target": False, "time_to_target_s": np.nan, "fes_to_target": np.nan,
+                             "status": "budget"})
+    trials = pd.DataFrame(rows)
+    out = tmp_path / "paper" / "janssen_cs2"
+    files = write_statistics(trials, out / "stats")
+    ranks = pd.read_csv(files["ranks_time"], index_col="function")
+    assert ranks.loc["F01", "jde/cujde/250"] == 1 and ranks.loc["F01", "de/ide/500"] == 8
+    assert ranks.loc["F02", "jde/cujde/250"] == 8
+    scores = pd.read_csv(files["rank_sum_time"], index_col="function")
+    assert (ranks_from_scores(scores).loc["rank"] == ranks.loc["rank"]).all()
+    from gpude.stats.tables import with_competitors
+    labelled = with_competitors(trials).assign(implementation=lambda d: d["competitor"])
+    write_all(labelled, out)
+    text = build([(str(ROOT / "config/experiments/janssen_cs2.yaml"), str(out))], out.parent / "REPORT.md").read_text()
+    assert "## Janssen, Pullan & Liew, case study 2" in text
+    assert "| jde/cujde/250 | paper | 1 | 2 |" in text and "| | ours | 1 | 8 |" in text
+    # Kendall's tau: 1 on F01 (same order), negative on F02
+    tau_row = next(line for line in text.splitlines() if line.startswith("| tau |"))
+    assert tau_row.split("|")[2].strip() == "1.00" and tau_row.split("|")[3].strip().startswith("-")
+    assert "id_d * id_p" in text

@@ -157,11 +157,15 @@ def _cmd_paper(args) -> int:
     import pandas as pd
 
     from .report.convergence import figures
+    from .report.scatter import error_vs_time
     from .report.sources import load_sources
     from .report.timing import write_all
-    from .stats.tables import write_statistics
+    from .stats.tables import with_competitors, write_statistics
 
     trials, traces = load_sources(args.trials)
+    # tables and figures are per competitor: the implementation where only it varies (case study
+    # 1), else e.g. algorithm/implementation/popsize (case study 2)
+    labelled = with_competitors(trials).assign(implementation=lambda d: d["competitor"])
     published = pd.read_csv(args.published, comment="#") if args.published else None
     others = {}
     for item in args.compare or []:
@@ -169,8 +173,9 @@ def _cmd_paper(args) -> int:
         if not path:
             raise GpudeError(f"--compare expects LABEL=PATH, got {item!r}")
         others[label] = pd.read_csv(path, comment="#")
-    files = write_all(trials, args.out_dir, published, others)
-    files["convergence"] = figures(trials, traces, args.out_dir)
+    files = write_all(labelled, args.out_dir, published, others)
+    files["convergence"] = figures(labelled, traces, args.out_dir)
+    files["scatter"] = error_vs_time(labelled, args.out_dir)
     files["stats"] = list(write_statistics(trials, Path(args.out_dir) / "stats").values())
     print("wrote", ", ".join(str(p) for v in files.values() for p in (v if isinstance(v, list) else [v])))
     return 0

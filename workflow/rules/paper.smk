@@ -27,6 +27,10 @@ rule paper_tables:
         ecdf=report("paper/{experiment}/ecdf.png", caption="../report/ecdf.rst",
                     category="Figures", subcategory="{experiment}"),
         ecdf_pdf="paper/{experiment}/ecdf.pdf",
+        scatter=report("paper/{experiment}/error_vs_time.png", caption="../report/error_vs_time.rst",
+                       category="Figures", subcategory="{experiment}"),
+        scatter_pdf="paper/{experiment}/error_vs_time.pdf",
+        ranks="paper/{experiment}/stats/ranks_time.csv",
         scores=report("paper/{experiment}/stats/rank_sum_time.csv", caption="../report/rank_sum.rst",
                       category="Tables", subcategory="{experiment}"),
     log:

@@ -138,6 +138,7 @@ class Section:
             "### Final error", "", self.error_markdown(),
             self.figure("convergence_time", "Median best error vs wall-clock time, min-max band over trials"),
             self.figure("convergence", "Median best error vs FEs, min-max band over trials"),
+            self.figure("error_vs_time", "Final error vs wall-clock time, one point per trial"),
             self.figure("ecdf", "Fraction of (trial, target) pairs reached vs FEs, targets 1e2..1e-8"),
             "### Statistics", "", self.statistics()] if part is not None)
 
@@ -152,9 +153,9 @@ def _order(names):
 
 
 def _sections():
-    from .janssen import CaseStudy1
+    from .janssen import CaseStudy1, CaseStudy2
 
-    return {"janssen_cs1": CaseStudy1}
+    return {"janssen_cs1": CaseStudy1, "janssen_cs2": CaseStudy2}
 
 
 def build(sections: list[tuple[str, str]], out) -> Path:

@@ -32,15 +32,24 @@ def comparable(trials: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     return trials[trials["competitor"].isin(keep)], sorted(set(counts.index) - set(keep))
 
 
+def ranks_from_scores(scores: pd.DataFrame) -> pd.DataFrame:
+    """Janssen et al.'s Table 4: each competitor's rank (1 = best, the highest score) on every
+    function, ties averaged, and the final rank from the total score (row ``rank``)."""
+    per_function = scores.drop(index="total").rank(axis=1, ascending=False, method="average")
+    final = scores.loc[["total"]].rank(axis=1, ascending=False, method="average").rename(index={"total": "rank"})
+    return pd.concat([per_function, final])
+
+
 def write_statistics(trials: pd.DataFrame, out_dir) -> dict[str, Path]:
-    """Write rank_sum_{time,fes}.csv, kruskal.csv, pairwise_mannwhitney.csv, friedman.csv (and
+    """Write rank_sum_{time,fes}.csv, ranks_{time,fes}.csv, kruskal.csv, pairwise_mannwhitney.csv, friedman.csv (and
     excluded.csv, the competitors left out for having fewer trials) into ``out_dir``."""
     out = Path(out_dir)
     trials, excluded = comparable(with_competitors(trials))
     files = {"excluded": write_csv_atomic(pd.DataFrame({"competitor": excluded}), out / "excluded.csv")}
     for cost in ("time", "fes"):
-        files[f"rank_sum_{cost}"] = write_csv_atomic(rank_sum_scores(trials, cost=cost).reset_index(),
-                                                     out / f"rank_sum_{cost}.csv")
+        scores = rank_sum_scores(trials, cost=cost)
+        files[f"rank_sum_{cost}"] = write_csv_atomic(scores.reset_index(), out / f"rank_sum_{cost}.csv")
+        files[f"ranks_{cost}"] = write_csv_atomic(ranks_from_scores(scores).reset_index(), out / f"ranks_{cost}.csv")
     if trials["competitor"].nunique() > 1:
         kruskal = kruskal_by_function(trials).reset_index()
         pairwise = pairwise_mannwhitney(trials)
