@@ -21,7 +21,8 @@ def test_parameters_are_kept_or_redrawn_as_brest_et_al():
     # tau = 0: never redrawn; tau = 1: always F = 0.1 + 0.9 U, CR = U, from jDE's own slots
     assert OPS.new_params(KEY, g, i, NP, D, 0.5, 0.9, 0.0, 0.0, 0.1, 0.9) == (0.5, 0.9)
     F, CR = OPS.new_params(KEY, g, i, NP, D, 0.5, 0.9, 1.0, 1.0, 0.1, 0.9)
-    assert F == 0.1 + 0.9 * OPS.uniform(KEY, OPS.counter(g, i, base + 1, NP, D))
+    u = OPS.uniform(KEY, OPS.counter(g, i, base + 1, NP, D))
+    assert F == pytest.approx(0.1 + 0.9 * u, rel=1e-15, abs=0)  # one rounding (an FMA)
     assert CR == OPS.uniform(KEY, OPS.counter(g, i, base + 3, NP, D))
     # with tau = 0.1 about one individual in ten redraws F
     redrawn = np.mean([OPS.new_params(KEY, g, k, 1000, D, 0.5, 0.9, 0.1, 0.1, 0.1, 0.9)[0] != 0.5
