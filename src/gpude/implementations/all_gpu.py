@@ -17,7 +17,7 @@ from numba import cuda
 
 from ..algorithms.de import build_de_ops
 from ..functions import gpu
-from .device_loop import DeviceLoopImplementation
+from .device_loop import DeviceLoopImplementation, init_stats_kernel, select_block
 from .prebound import PreboundLaunch
 
 MAX_ELEMENTWISE_THREADS = 256
@@ -36,14 +36,6 @@ def build_kernels(dtype):
         if t < popsize * dim:
             i, j = t // dim, t % dim
             pop[i, j] = init_value(key, i, j, popsize, dim, lower, upper)
-
-    @cuda.jit
-    def init_stats_kernel(fit, trace, hit_gen, target):
-        i = cuda.grid(1)
-        if i < fit.shape[0]:
-            cuda.atomic.min(trace, 0, np.float64(fit[i]))
-            if fit[i] <= target:
-                cuda.atomic.min(hit_gen, 0, 0)
 
     @cuda.jit
     def indices_kernel(idx, key, g, dim, n):
@@ -77,22 +69,8 @@ def build_kernels(dtype):
         # a block per individual: thread 0 decides, all threads copy the row
         if hit_gen[0] < g:
             return  # a previous generation reached the target: keep its state
-        i = cuda.blockIdx.x
         take = cuda.shared.array(1, np.int32)
-        if cuda.threadIdx.x == 0:
-            take[0] = 1 if (i < n and tfit[i] <= fit[i]) else 0
-        cuda.syncthreads()
-        if take[0] == 1:
-            j = cuda.threadIdx.x
-            while j < pop.shape[1]:
-                pop[i, j] = trials[i, j]
-                j += cuda.blockDim.x
-        if cuda.threadIdx.x == 0:
-            f = tfit[i] if take[0] == 1 else fit[i]
-            fit[i] = f
-            cuda.atomic.min(trace, g, np.float64(f))
-            if f <= target:
-                cuda.atomic.min(hit_gen, 0, g)
+        select_block(pop, fit, trials, tfit, n, g, trace, hit_gen, target, take)
 
     return (init_kernel, init_stats_kernel, indices_kernel, mutate_kernel, crossover_kernel,
             replace_kernel)

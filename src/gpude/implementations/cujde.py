@@ -27,7 +27,7 @@ from numba import cuda
 from ..algorithms.jde import build_jde_ops
 from ..functions import gpu
 from .all_gpu import _grid
-from .device_loop import DeviceLoopImplementation
+from .device_loop import DeviceLoopImplementation, init_stats_kernel, select_block
 from .prebound import PreboundLaunch
 
 
@@ -45,14 +45,6 @@ def build_kernels(dtype):
             pop[i, j] = init_value(key, i, j, popsize, dim, lower, upper)
             if j == 0:
                 Fs[i], CRs[i] = F0, CR0
-
-    @cuda.jit
-    def init_stats_kernel(fit, trace, hit_gen, target):
-        i = cuda.grid(1)
-        if i < fit.shape[0]:
-            cuda.atomic.min(trace, 0, np.float64(fit[i]))
-            if fit[i] <= target:
-                cuda.atomic.min(hit_gen, 0, 0)
 
     @cuda.jit
     def params_kernel(Fs, CRs, newF, newCR, key, g, dim, tau1, tau2, F_lower, F_range, n):
@@ -84,24 +76,11 @@ def build_kernels(dtype):
     def select_kernel(pop, fit, trials, tfit, Fs, CRs, newF, newCR, n, g, trace, hit_gen, target):
         if hit_gen[0] < g:
             return  # a previous generation reached the target: keep its state
-        i = cuda.blockIdx.x
         take = cuda.shared.array(1, np.int32)
-        if cuda.threadIdx.x == 0:
-            take[0] = 1 if (i < n and tfit[i] <= fit[i]) else 0
-        cuda.syncthreads()
-        if take[0] == 1:
-            j = cuda.threadIdx.x
-            while j < pop.shape[1]:
-                pop[i, j] = trials[i, j]
-                j += cuda.blockDim.x
-        if cuda.threadIdx.x == 0:
-            if take[0] == 1:
-                Fs[i], CRs[i] = newF[i], newCR[i]
-            f = tfit[i] if take[0] == 1 else fit[i]
-            fit[i] = f
-            cuda.atomic.min(trace, g, np.float64(f))
-            if f <= target:
-                cuda.atomic.min(hit_gen, 0, g)
+        select_block(pop, fit, trials, tfit, n, g, trace, hit_gen, target, take)
+        i = cuda.blockIdx.x
+        if cuda.threadIdx.x == 0 and take[0] == 1:
+            Fs[i], CRs[i] = newF[i], newCR[i]  # the winner keeps the parameters that made it
 
     return init_kernel, init_stats_kernel, params_kernel, trial_kernel, select_kernel
 

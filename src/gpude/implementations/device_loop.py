@@ -31,6 +31,38 @@ NO_HIT = np.iinfo(np.int64).max
 
 
 @cuda.jit
+def init_stats_kernel(fit, trace, hit_gen, target):
+    """After initialisation: the best error into the trace, and a hit at generation 0."""
+    i = cuda.grid(1)
+    if i < fit.shape[0]:
+        cuda.atomic.min(trace, 0, np.float64(fit[i]))
+        if fit[i] <= target:
+            cuda.atomic.min(hit_gen, 0, 0)
+
+
+@cuda.jit(device=True)
+def select_block(pop, fit, trials, tfit, n, g, trace, hit_gen, target, take):
+    """Generational replacement of individual ``blockIdx.x`` by its whole block: the trial replaces
+    the parent when not worse; the result goes into the trace and the hit flag. ``take`` is a
+    1-element shared array; on return ``take[0]`` says whether the trial was taken."""
+    i = cuda.blockIdx.x
+    if cuda.threadIdx.x == 0:
+        take[0] = 1 if (i < n and tfit[i] <= fit[i]) else 0
+    cuda.syncthreads()
+    if take[0] == 1:
+        j = cuda.threadIdx.x
+        while j < pop.shape[1]:
+            pop[i, j] = trials[i, j]
+            j += cuda.blockDim.x
+    if cuda.threadIdx.x == 0:
+        f = tfit[i] if take[0] == 1 else fit[i]
+        fit[i] = f
+        cuda.atomic.min(trace, g, np.float64(f))
+        if f <= target:
+            cuda.atomic.min(hit_gen, 0, g)
+
+
+@cuda.jit
 def _reset_kernel(trace, hit_gen):
     t = cuda.grid(1)
     if t < trace.shape[0]:
