@@ -147,3 +147,4 @@ def test_table4_ranks_follow_the_scores_and_agree_with_the_paper_when_the_order_
     tau_row = next(line for line in text.splitlines() if line.startswith("| tau |"))
     assert tau_row.split("|")[2].strip() == "1.00" and tau_row.split("|")[3].strip().startswith("-")
     assert "id_d * id_p" in text
+    assert "No results (yet)" not in text  # de/ide/50 ... are results of ide and cujde

@@ -1,8 +1,9 @@
 """paper/REPORT.md: one section per experiment (a reproduced study, or this machine's run),
 assembled from the files ``gpude paper`` wrote into ``paper/<experiment>/``.
 
-A study with something to say beyond the generic tables registers a section writer in
-:data:`SECTIONS` (named by ``report: section:`` in its experiment file).
+A study with something to say beyond the generic tables has a section writer (a subclass of
+:class:`Section`) listed in :func:`_sections`, and names it by ``report: section:`` in its experiment
+file.
 """
 
 from __future__ import annotations
@@ -53,7 +54,9 @@ class Section:
         algos = "; ".join(f"{a}{params(v)}" for a, v in s["algorithms"].items())
         ran = ", ".join(_order(self.times["implementation"].unique())) if len(self.times) else "none"
         listed = [i for v in s["algorithms"].values() for i in v["implementations"]]
-        missing = [i for i in listed if i not in set(self.times.get("implementation", []))]
+        # table labels are implementations, or competitors such as de/ide/50 where more varies
+        present = {part for label in self.times.get("implementation", []) for part in str(label).split("/")}
+        missing = [i for i in listed if i not in present]
         def join(v):
             return ", ".join(map(str, v)) if isinstance(v, list) else str(v)
         text = (f"Experiment `{s['name']}` (`config/experiments/{s['name']}.yaml`): {algos}; functions "
