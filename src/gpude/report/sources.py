@@ -35,11 +35,9 @@ def machine_labels(trials: pd.DataFrame) -> list[str]:
         for key, part in trials.groupby(keys, dropna=False):
             seen = {g for g in part["gpu"].astype(str) if _real_gpu(g)}
             gpus[key if isinstance(key, tuple) else (key,)] = seen.pop() if len(seen) == 1 else None
-    labels = []
-    for row in trials.to_dict("records"):
-        gpu = gpus.get(tuple(row[k] for k in keys)) if keys else None
-        labels.append(machine_label(row, gpu if gpu is not None else None))
-    return labels
+    # a row whose group saw no single GPU (or a key with NaN) falls back on its own gpu column
+    return [machine_label(row, gpus.get(tuple(row[k] for k in keys)) if keys else None)
+            for row in trials.to_dict("records")]
 
 
 def load_sources(paths) -> tuple[pd.DataFrame, dict]:
