@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import save_figure
+from .timing import ORDER, _ordered
 
 
 def error_vs_time(trials: pd.DataFrame, out_dir, label: str = "implementation") -> list[Path]:
@@ -19,7 +20,7 @@ def error_vs_time(trials: pd.DataFrame, out_dir, label: str = "implementation") 
 
     ok = trials[trials["wall_time_s"].notna() & trials["best_error"].notna()]
     functions = sorted(ok["function"].unique()) or ["(no trials)"]
-    competitors = list(dict.fromkeys(ok[label]))
+    competitors = _ordered(list(dict.fromkeys(ok[label])))
     cols = min(5, len(functions))
     rows = -(-len(functions) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.8 * rows), squeeze=False)
@@ -28,8 +29,9 @@ def error_vs_time(trials: pd.DataFrame, out_dir, label: str = "implementation") 
         part = ok[ok["function"] == f]
         for k, c in enumerate(competitors):
             mine = part[part[label] == c]
+            colour = ORDER.index(c) if c in ORDER else k  # the bar chart's colour for the five models
             ax.scatter(mine["wall_time_s"], np.maximum(mine["best_error"], 1e-12), s=10, alpha=0.7,
-                       color=f"C{k % 10}", marker=markers[(k // 10) % len(markers)], label=str(c))
+                       color=f"C{colour % 10}", marker=markers[(k // 10) % len(markers)], label=str(c))
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_title(f, fontsize=9)
