@@ -8,8 +8,8 @@ import numba
 import numpy as np
 
 from ..algorithms.jde import build_jde_ops
-from ..functions import cpu
 from .base import HostLoopImplementation
+from .sequential import OneThreadEvaluation
 
 
 @lru_cache(maxsize=None)
@@ -50,7 +50,7 @@ def build_cpu_jde(dtype):
     return init_population, make_trials, replace
 
 
-class JDESequential(HostLoopImplementation):
+class JDESequential(OneThreadEvaluation, HostLoopImplementation):
     algorithm = "jde"
     name = "sequential"
     device = "cpu"
@@ -63,11 +63,7 @@ class JDESequential(HostLoopImplementation):
         # per-individual parameters stay float64 in every dtype (as the random draws)
         self.Fs, self.CRs, self.newF, self.newCR = (np.empty(n) for _ in range(4))
         self._init, self._make_trials, self._replace = build_cpu_jde(T)
-        self._evaluate_rows, _ = cpu.build_cpu_evaluator(T)
-        self._args = cpu.program_args(self.function.program, T)
-
-    def evaluate(self, X, out):
-        self._evaluate_rows(X, out, *self._args)
+        self.setup_evaluator()
 
     def initialize(self, key):
         p = self.params

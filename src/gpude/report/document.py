@@ -70,6 +70,15 @@ class Section:
                 text += " A machine without a GPU leaves the GPU implementations out."
         return text + f" Machines: {'; '.join(self.machines) or 'none'}."
 
+    def trials_per_cell(self) -> str:
+        """'name n' (or 'name min-max') for every implementation or competitor in the time table."""
+        if not len(self.times):
+            return ""
+        n = self.times.groupby("implementation", observed=True)["n"].agg(["min", "max"])
+        return ", ".join(f"{i} {int(n.loc[i, 'min'])}"
+                         + (f"-{int(n.loc[i, 'max'])}" if n.loc[i, "max"] != n.loc[i, "min"] else "")
+                         for i in _order(n.index))
+
     def sources(self) -> str:
         """Where the numbers come from: a row per machine and implementation."""
         p = self.provenance

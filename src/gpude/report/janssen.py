@@ -55,10 +55,7 @@ class CaseStudy1(Section):
                 for f in fcols) + " |"]) + "\n"
 
     def _differences(self, paper, authors) -> str:
-        n = self.times.groupby("implementation", observed=True)["n"].agg(["min", "max"])
-        n_text = ", ".join(f"{i} {int(n.loc[i, 'min'])}"
-                           + (f"-{int(n.loc[i, 'max'])}" if n.loc[i, "max"] != n.loc[i, "min"] else "")
-                           for i in _order(n.index))
+        n_text = self.trials_per_cell()
         hits = self.errors["success_rate"].max() if len(self.errors) else float("nan")
         agree = _read(self.dir / "table_agreement.csv")
         agree_text = ("" if not len(agree) else
@@ -131,7 +128,7 @@ class CaseStudy1(Section):
                      "(`concurrency` column), as the authors' own standard-DE measurements did")
             text += "; " if alone else "."
         if alone:
-            text += ("every batch of " if not shared else "every batch of ") + ", ".join(_order(alone)) + \
+            text += "every batch of " + ", ".join(_order(alone)) + \
                     " was timed alone on the machine."
         return text
 
@@ -202,7 +199,7 @@ class CaseStudy2(Section):
             if len(theirs) and c in theirs.index:
                 lines.append(f"| {c} | paper | " + " | ".join(str(theirs.loc[c, f]) for f in fcols)
                              + f" | {theirs.loc[c, 'rank']} |")
-            lines.append(f"| | ours | " + " | ".join(f"{ours.loc[f, c]:g}" for f in fcols)
+            lines.append("| | ours | " + " | ".join(f"{ours.loc[f, c]:g}" for f in fcols)
                          + f" | {ours.loc['rank', c]:g} |")
         taus = []
         if len(theirs):
@@ -217,9 +214,7 @@ class CaseStudy2(Section):
         return "\n".join(lines) + "\n"
 
     def body(self) -> str:
-        n = self.times.groupby("implementation")["n"].agg(["min", "max"]) if len(self.times) else None
-        n_text = ("" if n is None else ", ".join(f"{c} {int(r['min'])}" + (f"-{int(r['max'])}" if r["max"] != r["min"] else "")
-                                                for c, r in n.iterrows()))
+        n_text = self.trials_per_cell()
         return "\n".join([
             self.settings(), "", self.sources(),
             "### Table 4: ranks by the rank-sum score with wall-clock time, beside the paper's", "",
