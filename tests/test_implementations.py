@@ -153,7 +153,8 @@ def test_gpu_initial_population_and_indices_bit_for_bit(impl, reference):
     ops = build_de_ops(np.float64, "cpu")
     key = seed_key(SEED)
     # all_gpu: the matrix of the last generation; ide: bank 0, slot 0 holds generation 1
-    idx = runner.d_idx.copy_to_host() if impl == "all_gpu" else runner.d_idx[0].copy_to_host()[0]
+    # (trial 0 of a batch of one)
+    idx = runner.d_idx.copy_to_host()[0] if impl == "all_gpu" else runner.d_idx[0].copy_to_host()[0, 0]
     want = np.array([ops.pick(key, 1, i, NP, DIM) for i in range(NP)])
     np.testing.assert_array_equal(idx, want)
     init = runner_for(impl, max_fes=NP)

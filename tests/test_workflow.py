@@ -86,21 +86,25 @@ def test_paper_experiment_grid(workdir):
 
 
 def test_case_study_2_grid(workdir):
-    # iDE and cujDE, 10 functions x 4 population sizes x 3 chunks of 10 trials, all on the GPU
+    # iDE and cujDE, 10 functions x 4 population sizes, a cell's 30 trials in one job, on the GPU
     code, out = snakemake(workdir, "-n", "--quiet", "rules", "--cores", "2", "--configfile",
                           "config/experiments/janssen_cs2.yaml", "--config", "gpu=yes")
     assert code == 0, out
     counts = job_counts(out)
-    assert counts["run_batch_gpu"] == 2 * 10 * 4 * 3 and counts.get("run_batch", 0) == 0
+    assert counts["run_batch_gpu"] == 2 * 10 * 4 and counts.get("run_batch", 0) == 0
     code, out = snakemake(workdir, "-n", "-p", "--cores", "2", "--configfile", "config/experiments/janssen_cs2.yaml",
                           "--config", "gpu=yes", "functions=[F01]")
     assert code == 0, out
     # jDE gets its own defaults (no F or CR passed); iDE its experiment values
     cujde = [line for line in out.splitlines() if "--algorithm jde --implementation cujde" in line]
     ide = [line for line in out.splitlines() if "--algorithm de --implementation ide" in line]
-    assert len(cujde) == len(ide) == 4 * 3
+    assert len(cujde) == len(ide) == 4
     assert all("--F" not in line and "--bounds resample" in line for line in cujde)
     assert all("--F 0.5 --CR 0.3" in line for line in ide)
+    assert all("--trials-per-launch 30" in line and "--trials 30" in line for line in cujde + ide)
+    # an experiment without the key launches one trial at a time, with no flag (finished jobs stay done)
+    code, out = snakemake(workdir, "-n", "-p", "--cores", "2", *SMOKE, "--config", "gpu=yes")
+    assert code == 0 and "--trials-per-launch" not in out, out[-2000:]
 
 
 def test_trials_per_implementation_reduce_the_grid(workdir):
@@ -129,6 +133,7 @@ def test_per_implementation_keys_must_name_an_implementation_of_the_experiment(w
     ({"algorithms": {"de": {"implementations": ["sequential"], "CR": 1.5}}}, "1.5 is greater than the maximum of 1"),
     ({"algorithms": {"de": {"implementations": ["sequential"], "tau1": 0.1}}}, "algorithm de has no parameter tau1"),
     ({"algorithms": {"jde": {"implementations": ["sequential"], "tau1": 1.5}}}, "tau1 must lie in [0, 1]"),
+    ({"trials_per_launch": 3}, "trials_per_launch 3 for de/sequential, which runs one trial at a time"),
 ])
 def test_bad_experiments_fail_before_any_job_runs(workdir, change, message):
     experiment = yaml.safe_load((workdir / "config/experiments/smoke.yaml").read_text())

@@ -83,6 +83,8 @@ def _cmd_run(args) -> int:
         options["workers"] = args.workers
     if args.members_per_block is not None:
         options["members_per_block"] = args.members_per_block
+    if args.trials_per_launch is not None:
+        options["trials_per_launch"] = args.trials_per_launch
     trials = range(args.first_trial, args.first_trial + args.trials)
     seeds = ([int(s) for s in args.seeds.split(",")] if args.seeds else
              [trial_seed(args.seed, args.function.upper(), args.dim, args.popsize, t) for t in trials])
@@ -99,19 +101,24 @@ def _cmd_run(args) -> int:
             "max_fes": int(args.max_fes), "target_error": args.target}
     print(f"{args.implementation} {args.function.upper()} D={args.dim} NP={args.popsize}: {len(seeds)} "
           f"trials, setup {setup:.1f}s", file=sys.stderr)
-    for k, (t, seed) in enumerate(zip(trials, seeds), 1):
-        progress = f"[{k}/{len(seeds)}] trial {t} seed {seed}"
+    jobs, per_launch = list(zip(trials, seeds)), runner.trials_per_launch
+    for start in range(0, len(jobs), per_launch):  # a GPU device loop advances a group together
+        group = jobs[start:start + per_launch]
         try:
-            r = runner.run(seed)
+            outcomes = runner.run_batch([seed for _, seed in group])
         except Exception as exc:  # a failed trial is a row with its status, never dropped
-            rows.append(failed_row(base, t, seed, exc))
-            results.append(None)
-            print(f"{progress}: FAILED {type(exc).__name__}: {exc}", file=sys.stderr)
-            continue
-        rows.append(trial_row(r, t, setup, str(args.out_traces), args.concurrency, suite=args.suite))
-        results.append(r)
-        print(f"{progress}: best {r.best_error:.6g} fes {r.fes_used} "
-              f"time {r.wall_time_s:.3f}s{' (target)' if r.hit_target else ''}", file=sys.stderr, flush=True)
+            outcomes = [exc] * len(group)
+        for k, ((t, seed), r) in enumerate(zip(group, outcomes), start + 1):
+            progress = f"[{k}/{len(seeds)}] trial {t} seed {seed}"
+            if isinstance(r, Exception):
+                rows.append(failed_row(base, t, seed, r))
+                results.append(None)
+                print(f"{progress}: FAILED {type(r).__name__}: {r}", file=sys.stderr)
+                continue
+            rows.append(trial_row(r, t, setup, str(args.out_traces), args.concurrency, suite=args.suite))
+            results.append(r)
+            print(f"{progress}: best {r.best_error:.6g} fes {r.fes_used} time {r.wall_time_s:.3f}s"
+                  f"{' (target)' if r.hit_target else ''}", file=sys.stderr, flush=True)
     write_batch(rows, results, args.out_csv, args.out_traces)
     return 0 if all(r is not None for r in results) else 1
 
@@ -232,6 +239,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="index of the first trial (a chunk of a longer cell keeps its trials' seeds)")
     r.add_argument("--workers", type=int, help="master_slave: worker threads (default: all cores)")
     r.add_argument("--members-per-block", type=int, help="ide: override the occupancy-driven choice")
+    r.add_argument("--trials-per-launch", type=int,
+                   help="all_gpu, cujde, ide: advance this many trials together, one launch per operator "
+                        "and generation for all of them; each trial's wall time is its fair share "
+                        "of the group's (default 1)")
     r.add_argument("--concurrency", default="unknown", help="recorded in each row, e.g. timing_slot=1")
     r.add_argument("--suite", default="", help="recorded in each row, e.g. the experiment name")
     r.add_argument("--out-csv", required=True)

@@ -1,4 +1,5 @@
 # Helpers of the gpude workflow: load and validate the experiment, build the grid of batch jobs.
+import inspect
 import shlex
 import sys
 from pathlib import Path
@@ -21,7 +22,7 @@ def load_experiment(config):
             raise ValueError(f"experiment file {path} not found; pass --configfile config/experiments/<name>.yaml")
         base = yaml.safe_load(path.read_text())
     experiment = {**base, **overrides}
-    for key in ("trials", "trials_per_job"):  # --config 'trials={default: 30, ide: 5}' gives strings
+    for key in ("trials", "trials_per_job", "trials_per_launch"):  # --config 'trials={default: 30, ide: 5}' gives strings
         if isinstance(experiment.get(key), dict):
             experiment[key] = {k: int(v) if str(v).isdigit() else v for k, v in experiment[key].items()}
     validate(experiment, "../schemas/experiment.schema.yaml")
@@ -41,6 +42,14 @@ def load_experiment(config):
                 raise ValueError(f"experiment {experiment['name']}: {key} names {', '.join(sorted(unknown))}, "
                                  f"which is no implementation of {', '.join(experiment['algorithms'])}; "
                                  f"allowed keys: default, {', '.join(sorted(known))}")
+    for algorithm, spec in experiment["algorithms"].items():
+        for implementation in spec["implementations"]:
+            per_launch = per_implementation(experiment, "trials_per_launch", implementation)
+            cls = registry.get(algorithm, implementation).load()
+            if per_launch > 1 and "trials_per_launch" not in inspect.signature(cls.__init__).parameters:
+                raise ValueError(f"experiment {experiment['name']}: trials_per_launch {per_launch} for "
+                                 f"{algorithm}/{implementation}, which runs one trial at a time; give "
+                                 f"trials_per_launch as a mapping {{default: 1, <GPU implementation>: n}}")
     return experiment
 
 
@@ -70,7 +79,7 @@ def check_algorithm_params(experiment, algorithm, spec):
 
 
 # keys that take one value, or a mapping {default: value, <implementation>: value}
-PER_IMPLEMENTATION = ("trials", "trials_per_job", "timing")
+PER_IMPLEMENTATION = ("trials", "trials_per_job", "trials_per_launch", "timing")
 
 
 def per_implementation(experiment, key, implementation):
@@ -169,6 +178,9 @@ def run_params(wildcards):
     # params change would re-run finished batches)
     concurrency = timing_mode(wildcards)
     common = " ".join(f"--{k} {params[k]}" for k in ("F", "CR", "bounds") if k in params)
+    per_launch = per_implementation(EXPERIMENT, "trials_per_launch", wildcards.implementation)
+    if per_launch > 1:  # only then, so that results made before the key existed stay up to date
+        common += f" --trials-per-launch {per_launch}"
     others = " ".join(f"--param {k}={v}" for k, v in sorted(params.items()) if k not in ("F", "CR", "bounds"))
     return (f"{common} {others} "
             f"--max-fes {max_fes(EXPERIMENT, int(wildcards.dim))} --target {EXPERIMENT['target']} "

@@ -25,50 +25,55 @@ MAX_ELEMENTWISE_THREADS = 256
 
 @lru_cache(maxsize=None)
 def build_kernels(dtype):
+    """The operator kernels. Arrays carry the trials of a batch first: pop (B, NP, D), idx
+    (B, NP, 4), keys (B,); element-wise kernels use a flat thread index over (trial, individual,
+    coordinate)."""
     ops = build_de_ops(dtype, "cuda")
     init_value, pick, mutant = ops.init_value, ops.pick, ops.mutant
     crossover_takes, repair = ops.crossover_takes, ops.repair
 
     @cuda.jit
-    def init_kernel(pop, key, lower, upper):
+    def init_kernel(pop, keys, lower, upper):
         t = cuda.grid(1)
-        popsize, dim = pop.shape
-        if t < popsize * dim:
-            i, j = t // dim, t % dim
-            pop[i, j] = init_value(key, i, j, popsize, dim, lower, upper)
+        trials, popsize, dim = pop.shape
+        if t < trials * popsize * dim:
+            b, i, j = t // (popsize * dim), (t // dim) % popsize, t % dim
+            pop[b, i, j] = init_value(keys[b], i, j, popsize, dim, lower, upper)
 
     @cuda.jit
-    def indices_kernel(idx, key, g, dim, n):
-        i = cuda.grid(1)
-        if i < n:
-            r1, r2, r3, jrand = pick(key, g, i, idx.shape[0], dim)
-            idx[i, 0], idx[i, 1], idx[i, 2], idx[i, 3] = r1, r2, r3, jrand
+    def indices_kernel(idx, keys, g, dim, n):
+        t = cuda.grid(1)
+        if t < idx.shape[0] * n:
+            b, i = t // n, t % n
+            r1, r2, r3, jrand = pick(keys[b], g, i, idx.shape[1], dim)
+            idx[b, i, 0], idx[b, i, 1], idx[b, i, 2], idx[b, i, 3] = r1, r2, r3, jrand
 
     @cuda.jit
     def mutate_kernel(pop, idx, mutants, F, n):
         t = cuda.grid(1)
-        dim = pop.shape[1]
-        if t < n * dim:
-            i, j = t // dim, t % dim
-            mutants[i, j] = mutant(F, pop[idx[i, 0], j], pop[idx[i, 1], j], pop[idx[i, 2], j])
+        dim = pop.shape[2]
+        if t < pop.shape[0] * n * dim:
+            b, i, j = t // (n * dim), (t // dim) % n, t % dim
+            mutants[b, i, j] = mutant(F, pop[b, idx[b, i, 0], j], pop[b, idx[b, i, 1], j],
+                                      pop[b, idx[b, i, 2], j])
 
     @cuda.jit
-    def crossover_kernel(pop, mutants, idx, trials, key, g, CR, lower, upper, mode, n):
+    def crossover_kernel(pop, mutants, idx, trials, keys, g, CR, lower, upper, mode, n):
         t = cuda.grid(1)
-        popsize, dim = pop.shape
-        if t < n * dim:
-            i, j = t // dim, t % dim
-            if crossover_takes(key, g, i, j, popsize, dim, idx[i, 3], CR):
-                trials[i, j] = repair(key, g, i, j, popsize, dim, mutants[i, j], pop[i, j],
-                                      lower, upper, mode)
+        _, popsize, dim = pop.shape
+        if t < pop.shape[0] * n * dim:
+            b, i, j = t // (n * dim), (t // dim) % n, t % dim
+            if crossover_takes(keys[b], g, i, j, popsize, dim, idx[b, i, 3], CR):
+                trials[b, i, j] = repair(keys[b], g, i, j, popsize, dim, mutants[b, i, j], pop[b, i, j],
+                                         lower, upper, mode)
             else:
-                trials[i, j] = pop[i, j]
+                trials[b, i, j] = pop[b, i, j]
 
     @cuda.jit
     def replace_kernel(pop, fit, trials, tfit, n, g, trace, hit_gen, target):
-        # a block per individual: thread 0 decides, all threads copy the row
-        if hit_gen[0] < g:
-            return  # a previous generation reached the target: keep its state
+        # a block per (individual, trial): thread 0 decides, all threads copy the row
+        if hit_gen[cuda.blockIdx.y] < g:
+            return  # a previous generation of this trial reached the target: keep its state
         take = cuda.shared.array(1, np.int32)
         select_block(pop, fit, trials, tfit, n, g, trace, hit_gen, target, take)
 
@@ -82,62 +87,58 @@ def _grid(count):
     return max(1, (count + threads - 1) // threads), threads
 
 
+def rows(array):
+    """A (B, NP, ...) device array as (B*NP, ...) rows, for the population evaluation kernel."""
+    return array.reshape(array.shape[0] * array.shape[1], *array.shape[2:])
+
+
 class AllGPU(DeviceLoopImplementation):
     name = "all_gpu"
 
     def allocate(self):
-        T, NP, D = self.dtype, self.popsize, self.dim
+        T, B, NP, D = self.dtype, self.batch, self.popsize, self.dim
         self.fn = gpu.compile_function(self.function.program, T)
         (self.k_init, self.k_init_stats, self.k_indices, self.k_mutate, self.k_crossover,
          self.k_replace) = build_kernels(T)
-        self.d_pop = cuda.device_array((NP, D), dtype=T)
-        self.d_fit = cuda.device_array(NP, dtype=T)
-        self.d_mutants = cuda.device_array((NP, D), dtype=T)
-        self.d_trials = cuda.device_array((NP, D), dtype=T)
-        self.d_tfit = cuda.device_array(NP, dtype=T)
-        self.d_idx = cuda.device_array((NP, 4), dtype=np.int64)
-        # full generations launch through argument lists bound once (key and g set per launch)
-        p, s, k0 = self.params, self.compute, np.uint64(0)
+        self.d_pop = cuda.device_array((B, NP, D), dtype=T)
+        self.d_fit = cuda.device_array((B, NP), dtype=T)
+        self.d_mutants = cuda.device_array((B, NP, D), dtype=T)
+        self.d_trials = cuda.device_array((B, NP, D), dtype=T)
+        self.d_tfit = cuda.device_array((B, NP), dtype=T)
+        self.d_idx = cuda.device_array((B, NP, 4), dtype=np.int64)
+        # every generation's launches, bound once (g, and n for a last partial generation, set per
+        # launch; the evaluation always covers the whole population, and only n trial vectors count)
+        p, s, keys = self.params, self.compute, self.d_keys
         self.bound = [
-            PreboundLaunch(self.k_indices, (self.d_idx, k0, 1, D, NP), *_grid(NP), s, {"key": 1, "g": 2}),
+            PreboundLaunch(self.k_indices, (self.d_idx, keys, 1, D, NP), *_grid(B * NP), s,
+                           {"g": 2, "n": 4}),
             PreboundLaunch(self.k_mutate, (self.d_pop, self.d_idx, self.d_mutants, p.F, NP),
-                           *_grid(NP * D), s),
-            PreboundLaunch(self.k_crossover, (self.d_pop, self.d_mutants, self.d_idx, self.d_trials, k0, 1,
+                           *_grid(B * NP * D), s, {"n": 4}),
+            PreboundLaunch(self.k_crossover, (self.d_pop, self.d_mutants, self.d_idx, self.d_trials, keys, 1,
                                               p.CR, self.lower, self.upper, p.bound_mode, NP),
-                           *_grid(NP * D), s, {"key": 4, "g": 5}),
-            PreboundLaunch(self.fn.population_kernel, (self.d_trials, self.d_tfit, *self.fn.data),
-                           NP, self.fn.threads, s),
+                           *_grid(B * NP * D), s, {"g": 5, "n": 10}),
+            PreboundLaunch(self.fn.population_kernel, (rows(self.d_trials), rows(self.d_tfit), *self.fn.data),
+                           B * NP, self.fn.threads, s),
             PreboundLaunch(self.k_replace, (self.d_pop, self.d_fit, self.d_trials, self.d_tfit, NP, 1,
                                             self.d_trace, self.d_hit, p.target),
-                           NP, self.fn.threads, s, {"g": 5}),
+                           (NP, B), self.fn.threads, s, {"n": 4, "g": 5}),
         ]
         self.prebound = all(b.fast for b in self.bound)
 
-    def launch_init(self, key):
-        s, NP, D = self.compute, self.popsize, self.dim
-        self.k_init[_grid(NP * D) + (s,)](self.d_pop, key, self.lower, self.upper)
-        self.fn.population_kernel[NP, self.fn.threads, s](self.d_pop, self.d_fit, *self.fn.data)
-        self.k_init_stats[_grid(NP) + (s,)](self.d_fit, self.d_trace, self.d_hit, self.params.target)
+    def launch_init(self):
+        s, B, NP, D = self.compute, self.batch, self.popsize, self.dim
+        self.k_init[_grid(B * NP * D) + (s,)](self.d_pop, self.d_keys, self.lower, self.upper)
+        self.fn.population_kernel[B * NP, self.fn.threads, s](rows(self.d_pop), rows(self.d_fit),
+                                                              *self.fn.data)
+        self.k_init_stats[_grid(B * NP) + (s,)](self.d_fit, self.d_trace, self.d_hit, self.params.target)
 
-    def launch_generation(self, key, g, n):
-        if n == self.popsize:
-            indices, mutate, crossover, evaluate, replace = self.bound
-            indices.launch(key=key, g=g)
-            mutate.launch()
-            crossover.launch(key=key, g=g)
-            evaluate.launch()
-            replace.launch(g=g)
-            return
-        # a last, partial generation (budget): the ordinary launches with n trials
-        p, s, D = self.params, self.compute, self.dim
-        self.k_indices[_grid(n) + (s,)](self.d_idx, key, g, D, n)
-        self.k_mutate[_grid(n * D) + (s,)](self.d_pop, self.d_idx, self.d_mutants, p.F, n)
-        self.k_crossover[_grid(n * D) + (s,)](self.d_pop, self.d_mutants, self.d_idx, self.d_trials,
-                                              key, g, p.CR, self.lower, self.upper, p.bound_mode, n)
-        self.fn.population_kernel[n, self.fn.threads, s](self.d_trials[:n], self.d_tfit[:n], *self.fn.data)
-        # a block per individual, as many threads as the evaluator uses per individual
-        self.k_replace[self.popsize, self.fn.threads, s](self.d_pop, self.d_fit, self.d_trials, self.d_tfit,
-                                                         n, g, self.d_trace, self.d_hit, p.target)
+    def launch_generation(self, g, n):
+        indices, mutate, crossover, evaluate, replace = self.bound
+        indices.launch(g=g, n=n)
+        mutate.launch(n=n)
+        crossover.launch(g=g, n=n)
+        evaluate.launch()
+        replace.launch(n=n, g=g)
 
-    def final_population(self, last_generation):
-        return self.d_pop, self.d_fit
+    def final_population(self, b, last_generation):
+        return self.d_pop[b], self.d_fit[b]

@@ -80,7 +80,8 @@ class Implementation:
 
             raise InvalidInputError(f"{self.name or type(self).__name__} takes no options; got "
                                     f"{sorted(options)} (master_slave: workers; ide: members_per_block, "
-                                    f"poll_every; all_gpu: poll_every)")
+                                    f"poll_every, trials_per_launch; all_gpu and cujde: poll_every, "
+                                    f"trials_per_launch)")
         self.function = function
         self.params = params
         self.dtype = params.numpy_dtype
@@ -101,8 +102,15 @@ class Implementation:
         finally:
             self.params = saved
 
+    #: trials a driver should hand to :meth:`run_batch` at once (GPU device loops: an option)
+    trials_per_launch = 1
+
     def run(self, seed: int) -> TrialResult:
         raise NotImplementedError
+
+    def run_batch(self, seeds) -> list[TrialResult]:
+        """One trial per seed. Here one after the other; the GPU device loops advance them together."""
+        return [self.run(seed) for seed in seeds]
 
     def _result(self, seed, best_error, best_x, fes_used, generations, wall, hit_fes, hit_time, trace,
                 **info) -> TrialResult:

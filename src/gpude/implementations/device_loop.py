@@ -1,19 +1,30 @@
-"""The run loop of implementations whose population lives on the GPU (all_gpu, ide).
+"""The run loop of implementations whose population lives on the GPU (all_gpu, cujde, ide).
 
-The host only enqueues work. The "solution found" test runs on the GPU: the
-kernel that finishes generation g does ``atomic.min(hit_gen, g)`` for every
-individual whose error is <= target, and records the generation's best in a
-device-side trace with ``atomic.min``. After each generation, a second stream
-waits for the generation's event and copies ``hit_gen`` into pinned host memory
-asynchronously; the host looks at that copy before enqueuing the next
-generation, and stops once it shows a hit. Kernels of generations after the hit
-(already enqueued while the copy was in flight) return at once, so the result is
-exactly the state at the end of generation ``hit_gen``.
+**Trials per launch.** The kernels carry a trial dimension (``blockIdx.y`` or a slice of the flat
+index): ``run_batch(seeds)`` advances B trials together, one launch per operator per generation
+for all of them, each trial with its own key, population, trace and hit flag, so each makes
+exactly the decisions it makes alone. ``run(seed)`` is a batch of one. A generation of a small
+population is launch-bound (tens of microseconds on the host, microseconds on the GPU), so a
+batch of 30 costs little more than one trial.
 
-FEs follow from the generation count (NP per generation, fewer in a last
-generation that would overrun the budget), so they never exceed max_fes.
-``time_to_target_s`` is when the host saw the hit (a few generations after it
-happened, at most the depth of the launch queue).
+**Stopping.** The "solution found" test runs on the GPU: the kernel that finishes generation g
+does ``atomic.min(hit_gen[b], g)`` for every individual of trial b whose error is <= target (the
+first such write also counts the trial in ``hit_gen[B]``), and records the generation's best in a
+device-side trace with ``atomic.min``. After each generation, a second stream waits for the
+generation's event and copies ``hit_gen`` into pinned host memory asynchronously; the host looks
+at that copy before enqueuing the next generation, notes when it first sees each trial's hit,
+and stops once every trial has hit (or the budget is spent). Kernels of a trial's generations
+after its hit return at once, so its result is exactly its state at the end of generation
+``hit_gen[b]``.
+
+**Time.** ``wall_time_s`` of a trial in a batch is its fair share of the batch's wall time: while
+k trials are still running, each is charged 1/k of the elapsed time; a trial stops being charged
+when the host sees its hit. The shares of a batch add up to the batch's wall time, and a batch of
+one is charged all of it. ``time_to_target_s`` is the same share, up to the moment the host saw
+the hit (a few generations after it happened, at most the depth of the launch queue).
+
+FEs follow from the generation count (NP per generation, fewer in a last generation that would
+overrun the budget), so they never exceed max_fes.
 """
 
 from __future__ import annotations
@@ -30,73 +41,114 @@ from .base import Implementation, fes_after
 NO_HIT = np.iinfo(np.int64).max
 
 
+@cuda.jit(device=True)
+def mark_hit(hit_gen, b, g):
+    """Trial b reached the target in generation g; the first report of its hit counts it."""
+    if cuda.atomic.min(hit_gen, b, g) == NO_HIT:
+        cuda.atomic.add(hit_gen, hit_gen.shape[0] - 1, 1)
+
+
 @cuda.jit
 def init_stats_kernel(fit, trace, hit_gen, target):
-    """After initialisation: the best error into the trace, and a hit at generation 0."""
-    i = cuda.grid(1)
-    if i < fit.shape[0]:
-        cuda.atomic.min(trace, 0, np.float64(fit[i]))
-        if fit[i] <= target:
-            cuda.atomic.min(hit_gen, 0, 0)
+    """After initialisation: each trial's best error into its trace, and a hit at generation 0.
+    ``fit`` is (B, NP); a thread per (trial, individual)."""
+    t = cuda.grid(1)
+    trials, popsize = fit.shape
+    if t < trials * popsize:
+        b, i = t // popsize, t % popsize
+        cuda.atomic.min(trace, (b, 0), np.float64(fit[b, i]))
+        if fit[b, i] <= target:
+            mark_hit(hit_gen, b, 0)
 
 
 @cuda.jit(device=True)
 def select_block(pop, fit, trials, tfit, n, g, trace, hit_gen, target, take):
-    """Generational replacement of individual ``blockIdx.x`` by its whole block: the trial replaces
-    the parent when not worse; the result goes into the trace and the hit flag. ``take`` is a
-    1-element shared array; on return ``take[0]`` says whether the trial was taken."""
-    i = cuda.blockIdx.x
+    """Generational replacement of individual ``blockIdx.x`` of trial ``blockIdx.y`` by its whole
+    block: the trial vector replaces the parent when not worse; the result goes into the trace and
+    the hit flag. ``pop``, ``trials`` are (B, NP, D), ``fit``, ``tfit`` (B, NP), ``trace``
+    (B, generations + 1). ``take`` is a 1-element shared array; on return ``take[0]`` says whether
+    the trial vector was taken."""
+    i, b = cuda.blockIdx.x, cuda.blockIdx.y
     if cuda.threadIdx.x == 0:
-        take[0] = 1 if (i < n and tfit[i] <= fit[i]) else 0
+        take[0] = 1 if (i < n and tfit[b, i] <= fit[b, i]) else 0
     cuda.syncthreads()
     if take[0] == 1:
         j = cuda.threadIdx.x
-        while j < pop.shape[1]:
-            pop[i, j] = trials[i, j]
+        while j < pop.shape[2]:
+            pop[b, i, j] = trials[b, i, j]
             j += cuda.blockDim.x
     if cuda.threadIdx.x == 0:
-        f = tfit[i] if take[0] == 1 else fit[i]
-        fit[i] = f
-        cuda.atomic.min(trace, g, np.float64(f))
+        f = tfit[b, i] if take[0] == 1 else fit[b, i]
+        fit[b, i] = f
+        cuda.atomic.min(trace, (b, g), np.float64(f))
         if f <= target:
-            cuda.atomic.min(hit_gen, 0, g)
+            mark_hit(hit_gen, b, g)
 
 
 @cuda.jit
 def _reset_kernel(trace, hit_gen):
     t = cuda.grid(1)
-    if t < trace.shape[0]:
-        trace[t] = math.inf
-    if t == 0:
-        hit_gen[0] = NO_HIT
+    trials, length = trace.shape
+    if t < trials * length:
+        trace[t // length, t % length] = math.inf
+    if t < hit_gen.shape[0]:
+        hit_gen[t] = NO_HIT if t < hit_gen.shape[0] - 1 else 0  # the last slot counts the hits
+
+
+def fair_shares(ends, wall):
+    """Each trial's share of a batch's ``wall`` seconds: while k trials run, each is charged 1/k.
+
+    ``ends[b]`` is when trial b stopped being charged (None: it ran to the end). Whatever follows
+    the last end (the final synchronisation and copies) is shared equally. The shares add up to
+    ``wall``.
+    """
+    ends = np.array([wall if e is None else min(e, wall) for e in ends], dtype=np.float64)
+    shares = np.empty_like(ends)
+    charged, previous = 0.0, 0.0
+    for rank, b in enumerate(np.argsort(ends, kind="stable")):
+        charged += (ends[b] - previous) / (len(ends) - rank)
+        previous = ends[b]
+        shares[b] = charged
+    return shares + (wall - previous) / len(ends)
 
 
 class DeviceLoopImplementation(Implementation):
-    """Subclasses provide ``allocate()``, ``launch_init(key)``, ``launch_generation(key, g, n)``
-    (on ``self.compute``) and ``final_population() -> (pop, fit)`` device arrays."""
+    """Subclasses provide ``allocate()`` (arrays for ``self.batch`` trials), ``launch_init()``,
+    ``launch_generation(g, n)`` (on ``self.compute``, the trials' keys in ``self.d_keys``) and
+    ``final_population(b, last_generation) -> (pop, fit)``, trial b's final device arrays
+    of shape (NP, D) and (NP,).
+
+    ``trials_per_launch`` is how many trials a driver (``gpude run``) should hand to
+    :meth:`run_batch` at once; ``run_batch`` itself takes any number.
+    """
 
     device = "gpu"
 
-    def __init__(self, function, params, poll_every: int = 1):
+    def __init__(self, function, params, poll_every: int = 1, trials_per_launch: int = 1):
         super().__init__(function, params)
-        if isinstance(poll_every, bool) or not isinstance(poll_every, int) or poll_every < 1:
-            from ..errors import InvalidInputError
+        for name, value in (("poll_every", poll_every), ("trials_per_launch", trials_per_launch)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                from ..errors import InvalidInputError
 
-            raise InvalidInputError(f"poll_every must be a positive integer, got {poll_every!r}")
+                raise InvalidInputError(f"{name} must be a positive integer, got {value!r}")
         self.poll_every = poll_every  # generations between two asynchronous flag copies
+        self.trials_per_launch = trials_per_launch
         self.prebound = False
 
-    def _allocate_common(self):
+    def _allocate_common(self, batch):
         p = self.params
         self.max_generations = math.ceil((p.max_fes - p.popsize) / p.popsize)
-        shape_key = (self.max_generations, self.popsize)
+        shape_key = (self.max_generations, self.popsize, batch)
         if getattr(self, "_allocated_for", None) == shape_key:
             return
+        self.batch = batch
         self.compute = cuda.stream()
         self.side = cuda.stream()  # kernel P (ide) and the asynchronous flag copies
-        self.d_trace = cuda.device_array(self.max_generations + 1, dtype=np.float64)
-        self.d_hit = cuda.device_array(1, dtype=np.int64)
-        self.h_hit = cuda.pinned_array(1, dtype=np.int64)
+        self.d_keys = cuda.device_array(batch, dtype=np.uint64)
+        self.h_keys = cuda.pinned_array(batch, dtype=np.uint64)
+        self.d_trace = cuda.device_array((batch, self.max_generations + 1), dtype=np.float64)
+        self.d_hit = cuda.device_array(batch + 1, dtype=np.int64)  # per trial, then the count
+        self.h_hit = cuda.pinned_array(batch + 1, dtype=np.int64)
         self.generation_done = cuda.event()
         self.allocate()
         self._allocated_for = shape_key
@@ -105,59 +157,74 @@ class DeviceLoopImplementation(Implementation):
         raise NotImplementedError
 
     def run(self, seed: int):
-        p = self.params
-        key = seed_key(seed)
-        self._allocate_common()
-        n_trace = self.d_trace.shape[0]
-        _reset_kernel[(n_trace + 255) // 256, 256, self.compute](self.d_trace, self.d_hit)
-        self.h_hit[0] = NO_HIT
+        return self.run_batch([seed])[0]
+
+    def run_batch(self, seeds):
+        """Run one trial per seed, all advanced together (see the module docstring)."""
+        p, B = self.params, len(seeds)
+        self._allocate_common(B)
+        self.h_keys[:] = [seed_key(s) for s in seeds]
+        self.d_keys.copy_to_device(self.h_keys, stream=self.compute)
+        n_reset = max(self.d_trace.size, B + 1)
+        _reset_kernel[(n_reset + 255) // 256, 256, self.compute](self.d_trace, self.d_hit)
+        self.h_hit[:B], self.h_hit[B] = NO_HIT, 0
         self.compute.synchronize()
 
         t0 = time.perf_counter()
-        seen_at = None
-        self.launch_init(key)
+        seen_at, seen = [None] * B, 0
+        self.launch_init()
         self._poll()
         g, fes = 0, p.popsize
         while fes < p.max_fes:
-            if self.h_hit[0] != NO_HIT:
-                seen_at = time.perf_counter() - t0
-                break
+            if self.h_hit[B] != seen:  # the last copy counts new hits: note when they were seen
+                now = time.perf_counter() - t0
+                for b in range(B):
+                    if seen_at[b] is None and self.h_hit[b] != NO_HIT:
+                        seen_at[b], seen = now, seen + 1
+                if seen == B:
+                    break
             g += 1
             n = min(p.popsize, p.max_fes - fes)
-            self.launch_generation(key, g, n)
+            self.launch_generation(g, n)
             fes += n
             if g % self.poll_every == 0:
                 self._poll()
         self.compute.synchronize()
         self.side.synchronize()
         self.d_hit.copy_to_host(self.h_hit)  # the last poll may predate the last generations
-        hit_gen = int(self.h_hit[0])
-        last = min(g, hit_gen)
-        self._last_generation = last
-        d_pop, d_fit = self.final_population(last)
-        fit = d_fit.copy_to_host()
-        best_i = int(np.argmin(fit))
-        best_x = d_pop[best_i].copy_to_host()
+        hit_gens = [int(h) for h in self.h_hit[:B]]
+        last = [min(g, h) for h in hit_gens]
+        self._last_generations = last
+        fit, best_x = [], []
+        for b in range(B):
+            d_pop, d_fit = self.final_population(b, last[b])
+            fit.append(d_fit.copy_to_host())
+            best_x.append(d_pop[int(np.argmin(fit[b]))].copy_to_host())
+        trace_best = self.d_trace.copy_to_host()
         wall = time.perf_counter() - t0
-        if hit_gen != NO_HIT and seen_at is None:
-            seen_at = wall
-        trace_best = self.d_trace[: last + 1].copy_to_host()
-        gens = np.arange(last + 1)
-        trace = {"generation": gens,
-                 "fes": np.array([fes_after(k, p.popsize, p.max_fes) for k in gens]),
-                 "best_error": trace_best, "time_s": np.full(last + 1, np.nan)}
-        hit_fes = fes_after(hit_gen, p.popsize, p.max_fes) if hit_gen != NO_HIT else None
-        return self._result(seed, float(fit[best_i]), best_x, fes_after(last, p.popsize, p.max_fes),
-                            last, wall, hit_fes, seen_at if hit_fes is not None else None, trace,
-                            options={"poll_every": self.poll_every}, prebound=self.prebound)
+        shares = fair_shares(seen_at, wall)
+        results = []
+        for b, seed in enumerate(seeds):
+            gens = np.arange(last[b] + 1)
+            trace = {"generation": gens,
+                     "fes": np.array([fes_after(k, p.popsize, p.max_fes) for k in gens]),
+                     "best_error": trace_best[b, : last[b] + 1], "time_s": np.full(last[b] + 1, np.nan)}
+            hit = hit_gens[b] != NO_HIT
+            hit_fes = fes_after(hit_gens[b], p.popsize, p.max_fes) if hit else None
+            results.append(self._result(
+                seed, float(fit[b].min()), best_x[b], fes_after(last[b], p.popsize, p.max_fes),
+                last[b], shares[b], hit_fes, shares[b] if hit else None, trace,
+                options={"poll_every": self.poll_every, "trials_per_launch": B},
+                prebound=self.prebound, batch_wall_time_s=wall))
+        return results
 
-    def population(self):
-        """Host copies of the final population and errors of the last run."""
-        d_pop, d_fit = self.final_population(self._last_generation)
+    def population(self, trial: int = 0):
+        """Host copies of the final population and errors of trial ``trial`` of the last batch."""
+        d_pop, d_fit = self.final_population(trial, self._last_generations[trial])
         return d_pop.copy_to_host(), d_fit.copy_to_host().astype(np.float64)
 
     def _poll(self):
-        """Enqueue the asynchronous copy of the hit flag behind the work enqueued so far."""
+        """Enqueue the asynchronous copy of the hit flags behind the work enqueued so far."""
         self.generation_done.record(self.compute)
         self.generation_done.wait(self.side)
         self.d_hit.copy_to_host(self.h_hit, stream=self.side)

@@ -25,7 +25,9 @@ class PreboundLaunch:
     dispatcher : numba.cuda kernel
     args : tuple
         All kernel arguments (device arrays and scalars).
-    grid, block : int
+    grid : int or (int, int)
+        Blocks in x, or in (x, y) (y: the trials of a batch).
+    block : int
     stream : numba.cuda stream
     variable : dict of str to int
         Names for the positions (in ``args``) of scalar arguments that ``launch`` may update.
@@ -33,7 +35,8 @@ class PreboundLaunch:
 
     def __init__(self, dispatcher, args, grid, block, stream, variable=None):
         self.dispatcher, self.args = dispatcher, list(args)
-        self.grid, self.block, self.stream = int(grid), int(block), stream
+        gx, gy = grid if isinstance(grid, tuple) else (grid, 1)
+        self.grid, self.block, self.stream = (int(gx), int(gy)), int(block), stream
         self.variable = dict(variable or {})
         self.fast = False
         try:
@@ -77,7 +80,7 @@ class PreboundLaunch:
         for name, value in updates.items():
             self._store[self._slot[name]].value = value
         try:
-            (err,) = self._cu.cuLaunchKernel(self._func, self.grid, 1, 1, self.block, 1, 1, 0,
+            (err,) = self._cu.cuLaunchKernel(self._func, *self.grid, 1, self.block, 1, 1, 0,
                                              self._hstream, ctypes.addressof(self._params), 0)
         except TypeError as exc:  # the binding refused the arguments: nothing was launched
             self.fast, self.fallback_reason = False, f"TypeError: {exc}"

@@ -1,0 +1,114 @@
+"""Trials advanced together by the GPU device loops (all_gpu, cujde, ide): each trial of a batch
+makes exactly the run it makes alone, stops at its own target, and is charged its fair share of
+the batch's wall time. On numba's CUDA simulator here, tiny sizes."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpude import registry
+from gpude.implementations.device_loop import DeviceLoopImplementation, fair_shares
+from gpude.trial import make_runner
+
+DEVICE_LOOPS = [(e.algorithm, e.implementation) for e in registry.entries()
+                if issubclass(e.load(), DeviceLoopImplementation)]
+FUNCTION, DIM, NP, MAX_FES = "Q04", 10, 6, 27  # 4 generations, the last one partial
+SEEDS = [3, 11, 12]
+
+
+def runner(algorithm, implementation, **kw):
+    options = {"quiet": True} if implementation == "ide" else {}
+    return make_runner(algorithm, implementation, FUNCTION, DIM, NP, kw.pop("max_fes", MAX_FES), **kw, **options)
+
+
+def test_the_device_loops_are_all_gpu_cujde_and_ide():
+    assert sorted(i for _, i in DEVICE_LOOPS) == ["all_gpu", "cujde", "ide"]
+
+
+def assert_same_run(batched, alone):
+    assert batched.seed == alone.seed
+    assert batched.best_error == alone.best_error
+    np.testing.assert_array_equal(batched.best_x, alone.best_x)
+    np.testing.assert_array_equal(batched.trace["best_error"], alone.trace["best_error"])
+    assert (batched.fes_used, batched.generations, batched.hit_target, batched.fes_to_target) == \
+        (alone.fes_used, alone.generations, alone.hit_target, alone.fes_to_target)
+
+
+@pytest.mark.parametrize("entry", DEVICE_LOOPS, ids=[f"{a}/{i}" for a, i in DEVICE_LOOPS])
+def test_each_trial_of_a_batch_makes_its_own_run(entry):
+    r = runner(*entry)
+    batch = r.run_batch(SEEDS[:2])
+    population = r.population(1)[0]
+    alone = [r.run(s) for s in SEEDS[:2]]
+    for b, a in zip(batch, alone):
+        assert_same_run(b, a)
+    assert batch[0].best_error != batch[1].best_error  # different seeds, different runs
+    np.testing.assert_array_equal(population, r.population()[0])  # trial 1's, as alone
+    # the shares add up to the batch's wall time, and the row records the grouping
+    wall = batch[0].info["batch_wall_time_s"]
+    assert sum(b.wall_time_s for b in batch) == pytest.approx(wall)
+    assert all(b.info["options"]["trials_per_launch"] == 2 for b in batch)
+    assert alone[0].info["options"]["trials_per_launch"] == 1
+    assert alone[0].wall_time_s == alone[0].info["batch_wall_time_s"]
+
+
+@pytest.mark.parametrize("entry", DEVICE_LOOPS, ids=[f"{a}/{i}" for a, i in DEVICE_LOOPS])
+def test_each_trial_of_a_batch_stops_at_its_own_target(entry):
+    # a target between the trials' final errors: two trials reach it, each at the first generation
+    # its best error is below it, and the batch runs on for the third with the others' state kept
+    max_fes = 6 * NP
+    full = [runner(*entry, max_fes=max_fes).run(s) for s in SEEDS]
+    finals = sorted(r.best_error for r in full)
+    target = (finals[1] + finals[2]) / 2
+    batch = runner(*entry, max_fes=max_fes, target=target).run_batch(SEEDS)
+    assert sorted(b.hit_target for b in batch) == [False, True, True]
+    for b, a in zip(batch, full):
+        trace = a.trace["best_error"]
+        hit = np.flatnonzero(trace <= target)
+        last = int(hit[0]) if hit.size else len(trace) - 1
+        assert b.hit_target == bool(hit.size) and b.generations == last
+        np.testing.assert_array_equal(b.trace["best_error"], trace[: last + 1])
+        assert b.best_error == trace[last] and b.fes_used == NP * (last + 1)
+        assert (b.time_to_target_s is not None) == b.hit_target
+        if b.hit_target:
+            assert b.fes_to_target == b.fes_used
+            assert b.time_to_target_s == b.wall_time_s  # a trial stops being charged at its hit
+    assert min(b.generations for b in batch) < 5  # someone stopped before the budget
+
+
+def test_fair_shares_by_hand():
+    # trials end at 1 s, 3 s and never; the batch took 4 s: 0-1 s shared by 3, 1-3 s by 2, 3-4 s by 1
+    np.testing.assert_allclose(fair_shares([1.0, None, 3.0], 4.0), [1 / 3, 1 / 3 + 1 + 1, 1 / 3 + 1])
+    # every trial ended (seen) before the final copies: the last 1 s is shared equally
+    np.testing.assert_allclose(fair_shares([1.0, 2.0], 3.0), [0.5 + 0.5, 0.5 + 1 + 0.5])
+    assert fair_shares([None], 2.5).tolist() == [2.5]
+    shares = fair_shares([0.3, None, 0.1, 0.7, None], 1.0)
+    assert shares.sum() == pytest.approx(1.0)
+
+
+def test_trials_per_launch_is_checked():
+    from gpude.errors import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match="trials_per_launch must be a positive integer"):
+        runner("jde", "cujde", trials_per_launch=0)
+    with pytest.raises(InvalidInputError, match="sequential takes no options.*trials_per_launch"):
+        runner("de", "sequential", trials_per_launch=2)
+
+
+def test_gpude_run_groups_trials_and_records_the_grouping(tmp_path):
+    # 3 trials, 2 per launch: groups of 2 and 1; the rows say so
+    out = tmp_path / "batch.csv"
+    cmd = [sys.executable, "-m", "gpude", "run", "--algorithm", "jde", "--implementation", "cujde",
+           "--function", FUNCTION, "--dim", str(DIM), "--popsize", str(NP), "--max-fes", str(MAX_FES),
+           "--trials", "3", "--seed", "4", "--trials-per-launch", "2", "--out-csv", str(out),
+           "--out-traces", str(tmp_path / "batch.npz")]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr
+    rows = pd.read_csv(out)
+    assert [json.loads(p)["trials_per_launch"] for p in rows.params] == [2, 2, 1]
+    assert rows.trial.tolist() == [0, 1, 2] and (rows.status == "budget").all()
+    assert rows.best_error.nunique() == 3
