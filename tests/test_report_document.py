@@ -148,3 +148,65 @@ def test_table4_ranks_follow_the_scores_and_agree_with_the_paper_when_the_order_
     assert tau_row.split("|")[2].strip() == "1.00" and tau_row.split("|")[3].strip().startswith("-")
     assert "id_d * id_p" in text
     assert "No results (yet)" not in text  # de/ide/50 ... are results of ide and cujde
+    # the paper's findings checked on both tables: on F02 (paper) every cujDE is ahead of every iDE
+    assert "ahead of every iDE configuration on 0 of 2 functions (the paper's Table 4: 1 of 2" in text
+    # F02 (ours: F01 reversed) orders many pairs otherwise; with 4 trials each none is significant after Holm
+    comps = list(table4.index)
+    swapped = sum((table4.loc[a, "F02"] - table4.loc[b, "F02"]) * (table4.loc[b, "F01"] - table4.loc[a, "F01"]) < 0
+                  for i, a in enumerate(comps) for b in comps[i + 1:])
+    assert swapped > 10
+    assert (f"  - F02: {swapped} of 28 pairs in the other order; {swapped} of them with final errors not "
+            "significantly different") in text
+    assert "  - F01:" not in text
+    assert "Each trial ran alone on the GPU" in text  # no trials_per_launch recorded
+
+
+def test_trials_run_alone_beside_the_same_trials_run_in_batches(tmp_path):
+    import json
+
+    from gpude.errors import InvalidInputError
+    from gpude.report.batching import alone_vs_batched, trials_per_launch
+    from gpude.report.timing import provenance_table
+
+    keys = {"algorithm": "jde", "implementation": "cujde", "function": "F01", "dim": 100, "dtype": "float32"}
+    batched = pd.DataFrame([{**keys, "popsize": np_, "trial": t, "seed": 100 + t, "best_error": 1.0 + t,
+                             "wall_time_s": 0.1, "params": json.dumps({"trials_per_launch": 30}),
+                             "run_id": f"{np_}/{t}", "machine": MACHINE}
+                            for np_ in (50, 100) for t in range(3)])
+    alone = batched[batched.trial < 2].drop(columns=["params"]).assign(wall_time_s=[1.0, 2.0, 0.5, 0.5])
+    alone.loc[alone.index[1], "best_error"] = 2.5  # one lone trial ended elsewhere
+    table = alone_vs_batched(with_competitors(batched), alone).set_index("competitor")
+    assert list(table.paired) == [2, 2] and list(table.same_final_error) == [1, 2]
+    assert table.loc["50", "ratio_min"] == pytest.approx(10) and table.loc["50", "ratio_max"] == pytest.approx(20)
+    assert table.loc["50", "max_rel_diff"] == pytest.approx(0.5 / 2.5)
+    assert table.loc["100", "ratio_median"] == pytest.approx(5)
+    with pytest.raises(InvalidInputError, match=r"lack the columns \['seed'\]"):
+        alone_vs_batched(with_competitors(batched), alone.drop(columns=["seed"]))
+    # the grouping is read from params (1 where not recorded) and shown per implementation
+    assert trials_per_launch(batched).tolist() == [30] * 6
+    assert trials_per_launch(alone).tolist() == [1] * 4
+    assert provenance_table(batched).trials_per_launch.tolist() == ["30"]
+
+
+def test_competitors_sort_numbers_as_numbers_and_no_baseline_means_no_speed_up_rows():
+    from gpude.report.timing import _ordered, markdown, timing_table
+
+    assert _ordered(["de/ide/500", "de/ide/50", "jde/cujde/100", "de/ide/100", "ide", "sequential"]) == \
+        ["sequential", "ide", "de/ide/50", "de/ide/100", "de/ide/500", "jde/cujde/100"]
+    rows = [{"implementation": c, "function": "F01", "machine": MACHINE, "wall_time_s": 1.0, "run_id": c}
+            for c in ("de/ide/50", "de/ide/100")]
+    text = markdown(timing_table(pd.DataFrame(rows)))
+    assert "speed-up" not in text and text.index("de/ide/50") < text.index("de/ide/100")
+    with_baseline = markdown(timing_table(pd.DataFrame(rows + [{**rows[0], "implementation": "sequential"}])))
+    assert "speed-up against `sequential`" in with_baseline and "| | speed-up |" in with_baseline
+
+
+def test_log_ticks_stay_few_and_readable():
+    from gpude.report.scatter import log_ticks
+
+    assert log_ticks(0.04, 0.3) == pytest.approx([0.05, 0.1, 0.2])
+    assert log_ticks(100, 1000) == pytest.approx([100, 200, 500, 1000])
+    wide = log_ticks(1e-9, 1e6)  # 16 decades: every third decade
+    assert len(wide) <= 6 and wide[0] == pytest.approx(1e-9) and wide[1] == pytest.approx(1e-6)
+    assert log_ticks(0.28, 0.66) == pytest.approx([0.3, 0.4, 0.5, 0.6])  # less than a decade
+    assert log_ticks(0, 1) == [] and log_ticks(2, 1) == []

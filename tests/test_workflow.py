@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture()
 def workdir(tmp_path):
     """A copy of the workflow, so runs never write into the repository."""
-    for name in ("Snakefile", "workflow", "config", "profiles", "paper/published", "results/reference"):
+    for name in ("Snakefile", "workflow", "config", "profiles", "paper/published", "results/reference",
+                 "results/benchmarks"):
         src = ROOT / name
         if src.exists():
             (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
@@ -51,6 +52,20 @@ def test_dry_run_builds_one_job_per_cell_and_chunk(workdir, gpu, cpu_jobs, gpu_j
     assert counts["paper_tables"] == 1 + len(REFERENCE_STUDIES)
     if gpu == "no":
         assert "dropped de/all_gpu, de/ide, de/naive_gpu" in out
+
+
+def test_a_machine_without_gpu_parses_every_experiment(workdir):
+    # no simulator and no visible GPU, as on a laptop: the GPU implementations' classes are looked
+    # at (their options) but never asked for a device, and their jobs are dropped with a notice
+    import os
+
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "0", "CUDA_VISIBLE_DEVICES": ""}
+    for path in sorted((workdir / "config/experiments").glob("*.yaml")):
+        res = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--quiet", "rules", "--cores", "1",
+                              "--configfile", str(path.relative_to(workdir))],
+                             cwd=workdir, capture_output=True, text=True, timeout=600, env=env)
+        assert res.returncode == 0, (path.name, res.stderr[-2000:])
+        assert "dropped" in res.stderr or "ide" not in path.read_text(), path.name
 
 
 def test_default_experiment_grid(workdir):

@@ -184,6 +184,12 @@ def _cmd_paper(args) -> int:
     files["convergence"] = figures(labelled, traces, args.out_dir)
     files["scatter"] = error_vs_time(labelled, args.out_dir)
     files["stats"] = list(write_statistics(trials, Path(args.out_dir) / "stats").values())
+    if args.alone:  # the same trials run one at a time, beside these (run several per launch)
+        from .io import write_csv_atomic
+        from .report.batching import alone_vs_batched
+
+        files["alone"] = write_csv_atomic(alone_vs_batched(with_competitors(trials), pd.read_csv(args.alone)),
+                                          Path(args.out_dir) / "table_alone_vs_batched.csv")
     print("wrote", ", ".join(str(p) for v in files.values() for p in (v if isinstance(v, list) else [v])))
     return 0
 
@@ -265,6 +271,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a trials.csv (its traces.npz beside it); repeat to combine machines or runs")
     pp.add_argument("--out-dir", required=True)
     pp.add_argument("--published", help="the paper's numbers (CSV) to put beside ours")
+    pp.add_argument("--alone", help="trials CSV of some of the same trials (same seeds) run one per launch, "
+                    "to compare with trials run several per launch (table_alone_vs_batched.csv)")
     pp.add_argument("--compare", action="append",
                     help="LABEL=CSV: another measured table in the published layout (e.g. the authors' code)")
     pp.set_defaults(func=_cmd_paper)

@@ -33,9 +33,10 @@ class Entry:
     def needs_gpu(self) -> bool:
         return self.device == "gpu"
 
-    def load(self) -> type:
-        """Import the class; for a GPU entry, first check that a GPU (or the simulator) is usable."""
-        if self.needs_gpu:
+    def load(self, check_device: bool = True) -> type:
+        """Import the class; for a GPU entry, first check that a GPU (or the simulator) is usable
+        (``check_device=False``: only to look at the class, e.g. its options, on any machine)."""
+        if self.needs_gpu and check_device:
             from .functions.gpu import require_gpu
 
             require_gpu()

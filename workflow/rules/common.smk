@@ -45,7 +45,7 @@ def load_experiment(config):
     for algorithm, spec in experiment["algorithms"].items():
         for implementation in spec["implementations"]:
             per_launch = per_implementation(experiment, "trials_per_launch", implementation)
-            cls = registry.get(algorithm, implementation).load()
+            cls = registry.get(algorithm, implementation).load(check_device=False)
             if per_launch > 1 and "trials_per_launch" not in inspect.signature(cls.__init__).parameters:
                 raise ValueError(f"experiment {experiment['name']}: trials_per_launch {per_launch} for "
                                  f"{algorithm}/{implementation}, which runs one trial at a time; give "
@@ -235,12 +235,24 @@ def paper_sources(wildcards):
 REPORTED = [EXP] + [e for e in EXPERIMENT_FILES if e != EXP and reference_tables(e)]
 
 
+def _presentation(wildcards):
+    path = EXPERIMENT_FILES.get(wildcards.experiment)
+    spec = (EXPERIMENT if wildcards.experiment == EXP else yaml.safe_load(Path(path).read_text()))
+    return spec.get("report", {})  # (`report` is a Snakemake keyword)
+
+
+def presentation_files(wildcards):
+    """The CSVs the experiment's `report:` names (inputs of its paper tables, so a change re-runs them)."""
+    presentation = _presentation(wildcards)
+    return [presentation[k] for k in ("published", "alone") if presentation.get(k)] + \
+        list(presentation.get("compare", {}).values())
+
+
 def published_args(wildcards):
     """The paper's own numbers (and other measured tables) to put beside ours, where the
     experiment names them."""
-    path = EXPERIMENT_FILES.get(wildcards.experiment)
-    spec = (EXPERIMENT if wildcards.experiment == EXP else yaml.safe_load(Path(path).read_text()))
-    presentation = spec.get("report", {})  # (`report` is a Snakemake keyword)
+    presentation = _presentation(wildcards)
     args = [f"--published {presentation['published']}"] if presentation.get("published") else []
     args += [f"--compare {shlex.quote(f'{label}={csv}')}" for label, csv in presentation.get("compare", {}).items()]
+    args += [f"--alone {presentation['alone']}"] if presentation.get("alone") else []
     return " ".join(args)

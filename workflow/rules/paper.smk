@@ -7,6 +7,7 @@ rule paper_tables:
     input:
         trials=paper_sources,
         traces=lambda wildcards: [p.replace("trials.csv", "traces.npz") for p in paper_sources(wildcards)],
+        presentation=presentation_files,
     output:
         table=report("paper/{experiment}/table_time.md", caption="../report/table_time.rst",
                      category="Tables", subcategory="{experiment}"),

@@ -84,7 +84,8 @@ class Section:
         p = self.provenance
         if not len(p):
             return ""
-        cols = [c for c in ("machine", "implementation", "trials", "concurrency", "dtype", "git_commit",
+        cols = [c for c in ("machine", "implementation", "trials", "concurrency", "trials_per_launch", "dtype",
+                            "git_commit",
                             "numba", "numba_cuda", "cuda_driver", "first_utc", "last_utc") if c in p]
         lines = ["| " + " | ".join(cols) + " |", "|---" * len(cols) + "|"]
         for row in p[cols].to_dict("records"):

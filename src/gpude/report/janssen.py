@@ -213,6 +213,131 @@ class CaseStudy2(Section):
                       "| p | " + " | ".join(fmt(p, "{:.2g}") for _, _, p in taus) + " |"]
         return "\n".join(lines) + "\n"
 
+    def _claims_text(self) -> str:
+        """The paper's two findings (cujDE ahead of iDE everywhere; cujDE's best NP per function),
+        checked on our ranks and on the paper's own Table 4."""
+        ours, theirs = self._ranks()
+        if ours is None or not len(theirs):
+            return ""
+        fcols = [f for f in ours.index if f != "rank"]
+        comps = [c for c in theirs.index if c in ours.columns]
+        jde = [c for c in comps if c.startswith("jde/")]
+        de = [c for c in comps if c.startswith("de/")]
+        if not jde or not de:
+            return ""
+
+        def ahead(rank_of):  # functions on which every jDE competitor ranks ahead of every DE one
+            return [f for f in fcols if max(rank_of(c, f) for c in jde) < min(rank_of(c, f) for c in de)]
+
+        ours_ahead = ahead(lambda c, f: ours.loc[f, c])
+        paper_ahead = ahead(lambda c, f: theirs.loc[c, f])
+        best_ours = {f: min(jde, key=lambda c: ours.loc[f, c]) for f in fcols}
+        best_paper = {f: min(jde, key=lambda c: theirs.loc[c, f]) for f in fcols}
+        same_best = [f for f in fcols if best_ours[f] == best_paper[f]]
+        differ = [f"{f} (ours {best_ours[f].rsplit('/', 1)[-1]}, paper {best_paper[f].rsplit('/', 1)[-1]})"
+                  for f in fcols if f not in same_best]
+        return (f"* **The paper's findings on our data.** Every cujDE configuration ranks ahead of every iDE "
+                f"configuration on {len(ours_ahead)} of {len(fcols)} functions (the paper's Table 4: "
+                f"{len(paper_ahead)} of {len(fcols)}; its text says all). cujDE's best NP matches the paper's on "
+                f"{len(same_best)} of {len(fcols)} functions" + (f"; it differs on {', '.join(differ)}" if differ else "")
+                + ".")
+
+    def _discordance_text(self) -> str:
+        """Which pairs of competitors our ranks order differently from the paper's, and whether
+        their final errors differ significantly (pairwise Mann-Whitney U, Holm-corrected)."""
+        ours, theirs = self._ranks()
+        pairwise = _read(self.dir / "stats/pairwise_mannwhitney.csv")
+        if ours is None or not len(theirs) or not len(pairwise):
+            return ""
+        p_holm = {}
+        for r in pairwise.itertuples():
+            p_holm[(r.function, r.a, r.b)] = p_holm[(r.function, r.b, r.a)] = r.p_holm
+        rates = (self.errors.pivot_table(index="implementation", columns="function", values="success_rate")
+                 if len(self.errors) else pd.DataFrame())
+        comps = [c for c in theirs.index if c in ours.columns]
+        n_pairs = len(comps) * (len(comps) - 1) // 2
+        lines = []
+        for f in (f for f in ours.index if f != "rank"):
+            swapped = [(a, b) for i, a in enumerate(comps) for b in comps[i + 1:]
+                       if (theirs.loc[a, f] - theirs.loc[b, f]) * (ours.loc[f, a] - ours.loc[f, b]) < 0]
+            if not swapped:
+                continue
+            def hits(c):
+                return c in rates.index and f in rates.columns and rates.loc[c, f] > 0
+            by_time = [pr for pr in swapped if hits(pr[0]) and hits(pr[1])]
+            unclear = [pr for pr in swapped if pr not in by_time and p_holm.get((f, *pr), 0.0) >= 0.05]
+            clear = [pr for pr in swapped if pr not in by_time and pr not in unclear]
+            parts = [f"{len(swapped)} of {n_pairs} pairs in the other order"]
+            if unclear:
+                parts.append(f"{len(unclear)} of them with final errors not significantly different (Holm p >= 0.05)")
+            if by_time:
+                parts.append(f"{len(by_time)} decided by the time to target (both reached it: "
+                             + ", ".join(f"{a} / {b}" for a, b in by_time) + ")")
+            if clear:
+                parts.append("significantly different: " + ", ".join(
+                    f"{a if ours.loc[f, a] < ours.loc[f, b] else b} ahead of "
+                    f"{b if ours.loc[f, a] < ours.loc[f, b] else a} (p = {p_holm.get((f, a, b), float('nan')):.1g})"
+                    for a, b in clear))
+            lines.append(f"  - {f}: " + "; ".join(parts) + ".")
+        if not lines:
+            return "* **Rank differences.** None: our ranks order every pair as the paper's do."
+        return ("* **Rank differences, pair by pair** (competitor pairs we order differently from the paper; "
+                "`stats/pairwise_mannwhitney.csv`):\n" + "\n".join(lines))
+
+    def _time_text(self) -> str:
+        """How the trials were timed (one or several per launch) and, where some ran both ways, what
+        that changes."""
+        p = self.provenance
+        counts = set()
+        if len(p) and "trials_per_launch" in p:
+            for value in p["trials_per_launch"].dropna().astype(str):
+                counts |= {int(v) for v in value.split("; ") if v.strip().isdigit()}
+        if max(counts, default=1) == 1:
+            return "* **Time.** Each trial ran alone on the GPU, one after another, as the paper timed them."
+        text = (f"* **Time: {', '.join(map(str, sorted(counts)))} trials per launch.** A cell's trials advanced "
+                "together on the GPU, one launch per operator and generation for all of them "
+                "(`trials_per_launch`; docs/implementations.md), each trial charged its fair share of the "
+                "batch's wall time (while k trials still run, each is charged 1/k). That is throughput per "
+                "trial; the paper timed one trial after another, the latency of a lone trial.")
+        alone = _read(self.dir / "table_alone_vs_batched.csv")
+        if not len(alone):
+            return text
+        if len(self.times):  # each competitor's timed work, scaled by its median lone/batched ratio
+            work = (self.times.mean_s * self.times.n).groupby(self.times.implementation).sum()
+            ratio = alone.groupby("competitor").ratio_median.median()
+            common = [c for c in work.index if c in ratio.index]
+            if common:
+                probed = ", ".join(sorted(alone.function.unique()))
+                text += (f" The protocol's timed work took {work.sum() / 60:.1f} GPU-minutes batched; one trial "
+                         f"at a time it would take about "
+                         f"{(work[common] * ratio[common]).sum() / 60 + work.drop(common).sum() / 60:.0f}, if each "
+                         f"competitor's median lone/batched ratio on {probed} held on every function "
+                         "(process start and compilation excluded from both).")
+        text += (f" The probe (`{self.spec.get('report', {}).get('alone', 'one-at-a-time trials')}`) ran "
+                 f"{int(alone.paired.sum())} of the same trials (same seeds) one at a time on "
+                 f"{', '.join(sorted(alone.function.unique()))}: {int(alone.same_final_error.sum())} of them end "
+                 f"on exactly the same final error, and a lone trial took {alone.ratio_min.min():.1f}-"
+                 f"{alone.ratio_max.max():.1f}x its batched share (median per cell "
+                 f"{alone.ratio_median.min():.1f}-{alone.ratio_median.max():.1f}x; most at small NP, where "
+                 "launches dominate).")
+        rates = (self.errors.pivot_table(index="implementation", columns="function", values="success_rate")
+                 if len(self.errors) else pd.DataFrame())
+        for f, part in alone.groupby("function"):
+            hit = part[[c in rates.index and f in rates.columns and rates.loc[c, f] > 0 for c in part.competitor]]
+            if len(hit) < 2:
+                continue
+            by_batch = list(hit.sort_values("batched_median_s").competitor)
+            by_alone = list(hit.sort_values("alone_median_s").competitor)
+            if by_batch != by_alone:
+                t = hit.set_index("competitor")
+                text += (f" The rank-sum uses time only to order trials that reached the target, and there the "
+                         f"two clocks can disagree: on {f} the lone trials order "
+                         + ", ".join(f"{c} ({t.loc[c, 'alone_median_s']:.2g} s)" for c in by_alone)
+                         + ", the batched shares "
+                         + ", ".join(f"{c} ({t.loc[c, 'batched_median_s']:.2g} s)" for c in by_batch)
+                         + " (medians over the probed trials).")
+        return text
+
     def body(self) -> str:
         n_text = self.trials_per_cell()
         return "\n".join([
@@ -230,6 +355,9 @@ class CaseStudy2(Section):
             f"""### What differs and why
 
 * **Trials.** n per cell: {n_text}. The paper ran 30 trials of every competitor.
+{self._claims_text()}
+{self._discordance_text()}
+{self._time_text()}
 * **cujDE's random numbers.** The published cujDE indexes its per-thread random states as
   `id_d * id_p`, so many threads share one stream and individuals are correlated. Ours draws every
   decision from the counter-based generator (the same decisions as `jde/sequential` for a seed), so

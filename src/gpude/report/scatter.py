@@ -12,11 +12,33 @@ from ..io import save_figure
 from .timing import ORDER, _ordered
 
 
+def log_ticks(lo: float, hi: float, most: int = 6) -> list[float]:
+    """At most ``most`` tick positions in [lo, hi] for a log axis: 1, 2 and 5 x 10^k, else only
+    the decades (every n-th where there are many), else, in a narrow range, 1..9 x 10^k."""
+    if not (np.isfinite(lo) and np.isfinite(hi)) or lo <= 0 or hi <= lo:
+        return []
+    decades = range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1)
+
+    def inside(mantissas):
+        return [m * 10.0 ** k for k in decades for m in mantissas if lo <= m * 10.0 ** k <= hi]
+
+    for mantissas in ((1, 2, 5), (1,)):
+        ticks = inside(mantissas)
+        if 2 <= len(ticks) <= most:
+            return ticks
+    ticks = inside((1,))
+    if len(ticks) > most:
+        return ticks[:: -(-len(ticks) // most)]
+    ticks = inside(range(1, 10))
+    return ticks[:: max(1, -(-len(ticks) // 4))]
+
+
 def error_vs_time(trials: pd.DataFrame, out_dir, label: str = "implementation") -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
     ok = trials[trials["wall_time_s"].notna() & trials["best_error"].notna()]
     functions = sorted(ok["function"].unique()) or ["(no trials)"]
@@ -34,6 +56,12 @@ def error_vs_time(trials: pd.DataFrame, out_dir, label: str = "implementation") 
                        color=f"C{colour % 10}", marker=markers[(k // 10) % len(markers)], label=str(c))
         ax.set_xscale("log")
         ax.set_yscale("log")
+        # a panel often spans less than a decade, where matplotlib's minor labels (6x10^-2,
+        # 7x10^-2, ...) run into each other: a few ticks of our own, in plain numbers
+        for axis, limits in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+            axis.set_major_locator(FixedLocator(log_ticks(*limits)))
+            axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            axis.set_minor_formatter(NullFormatter())
         ax.set_title(f, fontsize=9)
         ax.set_xlabel("wall-clock time (s)", fontsize=7)
         ax.set_ylabel("final error", fontsize=7)

@@ -18,7 +18,16 @@ ORDER = ["sequential", "master_slave", "naive_gpu", "all_gpu", "ide"]
 
 
 def _ordered(names):
-    return sorted(names, key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
+    """The five models in the paper's order, then the rest by name with numbers compared as numbers
+    (de/ide/50 before de/ide/100)."""
+    import re
+
+    def key(n):
+        parts = re.split(r"(\d+)", str(n))
+        return (ORDER.index(n) if n in ORDER else len(ORDER),
+                [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in parts])
+
+    return sorted(names, key=key)
 
 
 def _machine(trials: pd.DataFrame) -> pd.DataFrame:
@@ -70,12 +79,14 @@ def agreement_table(trials: pd.DataFrame) -> pd.DataFrame:
 def provenance_table(trials: pd.DataFrame) -> pd.DataFrame:
     """Where the numbers come from: per machine and implementation, the trial count, how the
     batches shared the machine, and the code and software that ran."""
-    def values(col):
-        return lambda v: "; ".join(sorted(set(v.dropna().astype(str)))) if col in trials else ""
+    from .batching import trials_per_launch
 
-    t = _machine(trials)
-    cols = {c: values(c) for c in ("concurrency", "git_commit", "numba", "numba_cuda", "cuda_driver",
-                                   "python", "dtype") if c in t}
+    def values(v):
+        return "; ".join(sorted(set(v.dropna().astype(str))))
+
+    t = _machine(trials).assign(trials_per_launch=lambda d: trials_per_launch(d))
+    cols = {c: values for c in ("concurrency", "trials_per_launch", "git_commit", "numba", "numba_cuda",
+                                   "cuda_driver", "python", "dtype") if c in t}
     agg = t.groupby(["machine", "implementation"]).agg(
         trials=("run_id", "count") if "run_id" in t else ("implementation", "size"),
         **{c: (c, f) for c, f in cols.items()},
@@ -105,13 +116,16 @@ def markdown(table: pd.DataFrame) -> str:
         n = part.pivot(index="implementation", columns="function", values="n")
         speed = _wide(part, "speedup", lambda v: f"{v:.1f}x")
         cols = list(times.columns)
-        lines = [f"Mean wall time in seconds (n trials), and speed-up against `sequential`; machine: {machine}.",
+        has_speedup = part["speedup"].notna().any()  # no `sequential` on this machine: no speed-up rows
+        lines = [f"Mean wall time in seconds (n trials)"
+                 + (", and speed-up against `sequential`" if has_speedup else "") + f"; machine: {machine}.",
                  "", "| implementation | | " + " | ".join(cols) + " |", "|---" * (len(cols) + 2) + "|"]
         for impl in times.index:
             lines.append(f"| {impl} | time (n) | " + " | ".join(
                 f"{times.loc[impl, c]} ({int(n.loc[impl, c]) if pd.notna(n.loc[impl, c]) else 0})"
                 for c in cols) + " |")
-            lines.append("| | speed-up | " + " | ".join(speed.loc[impl, c] for c in cols) + " |")
+            if has_speedup:
+                lines.append("| | speed-up | " + " | ".join(speed.loc[impl, c] for c in cols) + " |")
         blocks.append("\n".join(lines) + "\n")
     return "\n".join(blocks)
 
@@ -127,7 +141,8 @@ def latex(table: pd.DataFrame) -> str:
         for impl in times.index:
             name = str(impl).replace("_", "\\_")
             out.append(f"{name} & time (s) & " + " & ".join(times.loc[impl, c] for c in cols) + " \\\\")
-            out.append(" & speed-up & " + " & ".join(speed.loc[impl, c] for c in cols) + " \\\\")
+            if part["speedup"].notna().any():
+                out.append(" & speed-up & " + " & ".join(speed.loc[impl, c] for c in cols) + " \\\\")
         out += ["\\hline", "\\end{tabular}"]
     return "\n".join(out) + "\n"
 

@@ -1,0 +1,59 @@
+"""Trials advanced several per launch (``trials_per_launch`` > 1) beside the same trials (same
+seeds) run one at a time: whether they end on the same result, and what a lone trial costs
+against its fair share of a batch."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from .timing import _ordered
+
+# what makes two rows the same trial
+KEYS = ["algorithm", "implementation", "function", "dim", "popsize", "dtype", "trial", "seed"]
+COLUMNS = ["competitor", "function", "paired", "same_final_error", "max_rel_diff", "batched_median_s",
+           "alone_median_s", "ratio_min", "ratio_median", "ratio_max"]
+
+
+def trials_per_launch(trials: pd.DataFrame) -> pd.Series:
+    """Each row's trials per launch, read from its ``params`` (1 where not recorded)."""
+    def one(text):
+        try:
+            return int(json.loads(text).get("trials_per_launch", 1))
+        except (TypeError, ValueError, AttributeError):
+            return 1
+    if "params" not in trials:
+        return pd.Series(1, index=trials.index, dtype=int)
+    return trials["params"].map(one).astype(int)
+
+
+def alone_vs_batched(batched: pd.DataFrame, alone: pd.DataFrame) -> pd.DataFrame:
+    """Per competitor and function, the trials found in both tables: how many end on exactly the
+    same final error, the largest relative difference, and the wall time of a lone trial over its
+    batched share (ratio > 1: the lone trial took longer). ``batched`` carries ``competitor``."""
+    missing = [k for k in KEYS if k not in alone]
+    if missing:
+        from ..errors import InvalidInputError
+
+        raise InvalidInputError(f"the one-at-a-time trials lack the columns {missing}; pass a trials CSV "
+                                "written by `gpude run`")
+    ok = alone[alone["best_error"].notna() & alone["wall_time_s"].notna()]
+    m = batched.merge(ok[KEYS + ["best_error", "wall_time_s"]].astype({"function": str}),
+                      on=KEYS, suffixes=("", "_alone"))
+    rows = []
+    for (competitor, function), part in m.groupby(["competitor", "function"], sort=True):
+        ratio = part["wall_time_s_alone"] / part["wall_time_s"]
+        scale = np.maximum(np.abs(part["best_error"]), np.abs(part["best_error_alone"])).clip(lower=1e-300)
+        rows.append({"competitor": competitor, "function": function, "paired": len(part),
+                     "same_final_error": int((part["best_error"] == part["best_error_alone"]).sum()),
+                     "max_rel_diff": float((np.abs(part["best_error"] - part["best_error_alone"]) / scale).max()),
+                     "batched_median_s": float(part["wall_time_s"].median()),
+                     "alone_median_s": float(part["wall_time_s_alone"].median()),
+                     "ratio_min": float(ratio.min()), "ratio_median": float(ratio.median()),
+                     "ratio_max": float(ratio.max())})
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    order = {c: k for k, c in enumerate(_ordered(table["competitor"].unique()))}
+    return table.sort_values(["competitor", "function"], key=lambda col: col.map(order) if col.name == "competitor"
+                             else col, kind="stable").reset_index(drop=True)
