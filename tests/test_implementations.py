@@ -25,9 +25,14 @@ FUNCTION, DIM, NP, SEED = "Q04", 10, 6, 11
 MAX_FES = 27  # initial 6 + 3 generations of 6 + a last generation of only 3 (budget not a multiple of NP)
 
 
+# cudaDE's 240 blocks of 64 threads are 15,360 Python threads per launch on the simulator; its
+# blocks stride over the individuals, so 3 blocks make the same run (tested below)
+SIMULATOR_OPTIONS = {"ide": {"quiet": True}, "cudade": {"blocks": 3}}
+
+
 def runner_for(impl, algorithm="de", **kw):
     kw = {"max_fes": MAX_FES, **kw}
-    options = {"quiet": True} if impl == "ide" else {}
+    options = dict(SIMULATOR_OPTIONS.get(impl, {}))
     return make_runner(algorithm, impl, FUNCTION, DIM, NP, kw.pop("max_fes"), **kw, **options)
 
 
@@ -57,10 +62,10 @@ def runs(request):
     return request.param, runner, first, population, second
 
 
-def test_registry_lists_the_five_models():
-    assert IMPLEMENTATIONS == ["sequential", "master_slave", "naive_gpu", "all_gpu", "ide"]
+def test_registry_lists_the_five_models_and_qin_s_baselines():
+    assert IMPLEMENTATIONS == ["sequential", "master_slave", "naive_gpu", "all_gpu", "ide", "cudade", "fpde"]
     devices = {e.implementation: e.device for e in registry.entries()}
-    assert [i for i in IMPLEMENTATIONS if devices[i] == "gpu"] == ["naive_gpu", "all_gpu", "ide"]
+    assert [i for i in IMPLEMENTATIONS if devices[i] == "gpu"] == ["naive_gpu", "all_gpu", "ide", "cudade", "fpde"]
 
 
 def test_budget_is_respected_exactly(runs):
@@ -173,6 +178,17 @@ def test_ide_index_batches_cover_long_runs():
     seq = run_trial(implementation="sequential", **kw)
     assert ide.generations == seq.generations == 2 * P_BATCH + 2
     np.testing.assert_allclose(ide.trace["best_error"], seq.trace["best_error"], rtol=1e-9)
+
+
+def test_cudade_results_do_not_depend_on_its_grid():
+    # 2 blocks striding over 6 individuals, or 7 blocks (one idle): the same run
+    base = dict(algorithm="de", implementation="cudade", function=FUNCTION, dim=DIM, popsize=NP,
+                max_fes=3 * NP, seed=SEED)
+    a, b = run_trial(blocks=2, **base), run_trial(blocks=7, **base)
+    assert a.best_error == b.best_error
+    np.testing.assert_array_equal(a.trace["best_error"], b.trace["best_error"])
+    with pytest.raises(InvalidInputError, match="blocks must be a positive integer"):
+        run_trial(blocks=0, **base)
 
 
 def test_ide_results_do_not_depend_on_members_per_block():

@@ -21,12 +21,12 @@ SEEDS = [3, 11, 12]
 
 
 def runner(algorithm, implementation, **kw):
-    options = {"quiet": True} if implementation == "ide" else {}
+    options = {"ide": {"quiet": True}, "cudade": {"blocks": 3}}.get(implementation, {})
     return make_runner(algorithm, implementation, FUNCTION, DIM, NP, kw.pop("max_fes", MAX_FES), **kw, **options)
 
 
-def test_the_device_loops_are_all_gpu_cujde_and_ide():
-    assert sorted(i for _, i in DEVICE_LOOPS) == ["all_gpu", "cujde", "ide"]
+def test_the_device_loops():
+    assert sorted(i for _, i in DEVICE_LOOPS) == ["all_gpu", "cudade", "cujde", "fpde", "ide"]
 
 
 def assert_same_run(batched, alone):

@@ -13,6 +13,12 @@ register("de", "all_gpu", "gpude.implementations.all_gpu:AllGPU", "gpu",
          "population on the GPU, one kernel per operator (Qin et al. Fig. 1, Janssen et al. Fig. 4)")
 register("de", "ide", "gpude.implementations.ide:IDE", "gpu",
          "Qin et al.'s iDE: fused kernels IE, P, MCER, two streams, occupancy-driven launch")
+register("de", "cudade", "gpude.implementations.cudade:CudaDE", "gpu",
+         "cudaDE (Veronese & Krohling 2010): host-drawn index matrix copied every generation, kernels "
+         "I+E, M+C, E+R on a fixed grid of 240 blocks x 64 threads")
+register("de", "fpde", "gpude.implementations.fpde:FPDE", "gpu",
+         "FPDE (Gonzalez & Barriga 2011): one kernel per operator, ceil(N/16) blocks x 16 threads "
+         "(N blocks x 16 threads for evaluation), random numbers on the device")
 register("jde", "sequential", "gpude.implementations.jde_sequential:JDESequential", "cpu",
          "jDE (self-adaptive F and CR per individual) on one CPU thread (numba)")
 register("jde", "cujde", "gpude.implementations.cujde:CuJDE", "gpu",

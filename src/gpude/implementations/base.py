@@ -80,8 +80,8 @@ class Implementation:
 
             raise InvalidInputError(f"{self.name or type(self).__name__} takes no options; got "
                                     f"{sorted(options)} (master_slave: workers; ide: members_per_block, "
-                                    f"poll_every, trials_per_launch; all_gpu and cujde: poll_every, "
-                                    f"trials_per_launch)")
+                                    f"poll_every, trials_per_launch; all_gpu, cujde, fpde: poll_every, "
+                                    f"trials_per_launch; cudade: blocks, poll_every, trials_per_launch)")
         self.function = function
         self.params = params
         self.dtype = params.numpy_dtype
