@@ -165,6 +165,8 @@ def _cmd_paper(args) -> int:
 
     from .report.convergence import figures
     from .report.scatter import error_vs_time
+    from .io import write_csv_atomic
+    from .report.scaling import cell_table, time_vs_popsize
     from .report.sources import load_sources
     from .report.timing import write_all
     from .stats.tables import with_competitors, write_statistics
@@ -183,9 +185,11 @@ def _cmd_paper(args) -> int:
     files = write_all(labelled, args.out_dir, published, others)
     files["convergence"] = figures(labelled, traces, args.out_dir)
     files["scatter"] = error_vs_time(labelled, args.out_dir)
+    cells = cell_table(trials)  # per implementation, function, D and NP (Qin et al.'s Tables 1-3)
+    files["cells"] = write_csv_atomic(cells, Path(args.out_dir) / "table_cells.csv")
+    files["scaling"] = time_vs_popsize(cells, args.out_dir)
     files["stats"] = list(write_statistics(trials, Path(args.out_dir) / "stats").values())
     if args.alone:  # the same trials run one at a time, beside these (run several per launch)
-        from .io import write_csv_atomic
         from .report.batching import alone_vs_batched
 
         files["alone"] = write_csv_atomic(alone_vs_batched(with_competitors(trials), pd.read_csv(args.alone)),

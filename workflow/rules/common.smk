@@ -25,6 +25,9 @@ def load_experiment(config):
     for key in ("trials", "trials_per_job", "trials_per_launch"):  # --config 'trials={default: 30, ide: 5}' gives strings
         if isinstance(experiment.get(key), dict):
             experiment[key] = {k: int(v) if str(v).isdigit() else v for k, v in experiment[key].items()}
+    for key in ("dims", "popsizes"):  # --config 'dims=[10,50]' gives strings too
+        if isinstance(experiment.get(key), list):
+            experiment[key] = [int(v) if str(v).isdigit() else v for v in experiment[key]]
     validate(experiment, "../schemas/experiment.schema.yaml")
     for algorithm, spec in experiment["algorithms"].items():
         for implementation in spec["implementations"]:

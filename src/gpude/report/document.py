@@ -167,8 +167,9 @@ def _order(names):
 
 def _sections():
     from .janssen import CaseStudy1, CaseStudy2
+    from .qin import Qin
 
-    return {"janssen_cs1": CaseStudy1, "janssen_cs2": CaseStudy2}
+    return {"janssen_cs1": CaseStudy1, "janssen_cs2": CaseStudy2, "qin": Qin}
 
 
 def build(sections: list[tuple[str, str]], out) -> Path:

@@ -1,0 +1,233 @@
+"""REPORT.md section of Qin, Raimondo, Forbes & Ong (GECCO 2012): Tables 1-3 (iDE's final error,
+time and success rate per function and NP, a table per D) beside the published ones, Figs. 3-6
+(mean time vs NP of sDE, iDE, cudaDE and FPDE), and the paper's observations (1)-(5) of sec. 5.3
+checked one by one on our numbers."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .document import Section, _read, fmt
+from .janssen import PUBLISHED
+
+NAMES = {"sequential": "sDE", "ide": "iDE", "cudade": "cudaDE", "fpde": "FPDE"}
+GPU = ("ide", "cudade", "fpde")
+
+
+def _verdict(hits: int, total: int) -> str:
+    if total == 0:
+        return "cannot be checked (no data)"
+    return "holds" if hits == total else ("does not hold" if hits == 0 else "holds in part")
+
+
+class Qin(Section):
+
+    def __init__(self, spec, paper_dir, report_dir):
+        super().__init__(spec, paper_dir, report_dir)
+        cells = _read(self.dir / "table_cells.csv")
+        if len(cells):  # the machine that ran iDE (the GPU host; its CPU rows are that machine's)
+            with_ide = cells[cells["implementation"] == "ide"]
+            self.machine = (with_ide if len(with_ide) else cells)["machine"].value_counts().index[0]
+            cells = cells[cells["machine"] == self.machine]
+        else:
+            self.machine = None
+        self.cells = cells
+        self.published = _read(PUBLISHED / "qin_tables_1_3.csv")
+
+    def title(self) -> str:
+        return ("Qin, Raimondo, Forbes & Ong (GECCO 2012): iDE against sDE, cudaDE and FPDE "
+                "(Tables 1-3, Figs. 3-6)")
+
+    def _wide(self) -> pd.DataFrame:
+        return self.cells.pivot_table(index=["function", "dim", "popsize"], columns="implementation",
+                                      values="mean_time_s", observed=True)
+
+    # ---- Tables 1-3 -------------------------------------------------------------------------
+    def tables(self) -> str:
+        ours = self.cells[self.cells["implementation"] == "ide"].set_index(["dim", "function", "popsize"])
+        paper = (self.published.set_index(["dim", "function", "popsize"]) if len(self.published)
+                 else pd.DataFrame())
+        dims = sorted(set(ours.index.get_level_values(0)) | (set(paper.index.get_level_values(0))
+                                                             if len(paper) else set()))
+        if not dims:
+            return "(no iDE results)\n"
+        out = []
+        for k, dim in enumerate(dims, 1):
+            pops = sorted({p for d, _, p in list(ours.index) + list(paper.index) if d == dim})
+            funcs = sorted({f for d, f, _ in list(ours.index) + list(paper.index) if d == dim})
+            lines = [f"**Table {k}: D = {dim}.** iDE: mean (std) of the final error, mean (std) of the wall time "
+                     "in seconds, success rate (final error below 1e-8); n trials per cell in the ours rows.", "",
+                     "| function | | " + " | ".join(f"P{p}" for p in pops) + " |", "|---" * (len(pops) + 2) + "|"]
+
+            def cell(table, key, mean, std, spec="{:.3g}"):
+                if key not in table.index:
+                    return "-"
+                row = table.loc[key]
+                return f"{fmt(row[mean], spec)} ({fmt(row[std], spec)})"
+
+            for f in funcs:
+                keys = [(dim, f, p) for p in pops]
+                n = [int(ours.loc[key, "n"]) if key in ours.index else 0 for key in keys]
+                lines += [
+                    f"| {f} | error, paper | " + " | ".join(cell(paper, key, "mean_error", "std_error") for key in keys) + " |",
+                    "| | error, ours | " + " | ".join(cell(ours, key, "mean_error", "std_error") for key in keys) + " |",
+                    "| | time, paper | " + " | ".join(cell(paper, key, "mean_time_s", "std_time_s") for key in keys) + " |",
+                    "| | time, ours | " + " | ".join(cell(ours, key, "mean_time_s", "std_time_s") for key in keys) + " |",
+                    "| | SR, paper | " + " | ".join(fmt(paper.loc[key, "success_rate"], "{:.2f}") if key in paper.index
+                                                     else "-" for key in keys) + " |",
+                    "| | SR, ours (n) | " + " | ".join(
+                        f"{fmt(ours.loc[key, 'success_rate'], '{:.2f}')} ({m})" if key in ours.index else "-"
+                        for key, m in zip(keys, n)) + " |"]
+            out.append("\n".join(lines) + "\n")
+        return "\n".join(out)
+
+    # ---- Observations (1)-(5) of sec. 5.3 ---------------------------------------------------
+    def observations(self) -> str:
+        w = self._wide()
+        impls = [i for i in ("sequential", "ide", "cudade", "fpde") if i in w.columns]
+        if len(impls) < 2:
+            return "(too few implementations with results to check the observations)\n"
+        return "\n".join([self._obs1(w, impls), self._obs2(w, impls), self._obs3(w), self._obs4(w),
+                          self._obs5(w)]) + "\n"
+
+    @staticmethod
+    def _name(impl):
+        return NAMES.get(impl, impl)
+
+    def _obs1(self, w, impls):
+        orders = w[impls].dropna().apply(lambda r: tuple(r.sort_values().index), axis=1)
+        settings, same, differ = 0, 0, []
+        for (dim, popsize), part in orders.groupby(level=["dim", "popsize"]):
+            settings += 1
+            if part.nunique() == 1:
+                same += 1
+            else:
+                differ.append(f"D={dim}, NP={popsize}")
+        text = (f"* **(1) Similar comparisons on every problem: {_verdict(same, settings)}.** The order of the "
+                f"{len(impls)} implementations by mean time is the same on all functions in {same} of {settings} "
+                "(D, NP) settings")
+        return text + (f"; it differs at {', '.join(differ)}." if differ else ".")
+
+    def _obs2(self, w, impls):
+        data = w[impls].dropna()
+        if "ide" not in data:
+            return "* **(2) iDE fastest everywhere:** no iDE results."
+        fastest = data.idxmin(axis=1)
+        wins = int((fastest == "ide").sum())
+        losses = data[fastest != "ide"]
+        text = (f"* **(2) iDE fastest at every NP and D: {_verdict(wins, len(data))}.** iDE has the lowest mean "
+                f"time in {wins} of {len(data)} (function, D, NP) cells")
+        if len(losses):
+            worst = (losses["ide"] / losses.min(axis=1)).sort_values(ascending=False)
+            text += ("; elsewhere " + ", ".join(
+                f"{self._name(fastest[k])} at {k[0]} D={k[1]} NP={k[2]} ({v:.2f}x faster)"
+                for k, v in list(worst.items())[:6]) + (" ..." if len(worst) > 6 else ""))
+        ratio = {i: (data[i] / data["ide"]) for i in impls if i != "ide"}
+        text += ". Mean time over iDE's, range over the cells: " + "; ".join(
+            f"{self._name(i)} {r.min():.2g}-{r.max():.2g}x" for i, r in ratio.items()) + "."
+        return text
+
+    def _obs3(self, w):
+        gpu = [i for i in GPU if i in w.columns]
+        if not gpu:
+            return "* **(3) Time falls as NP grows:** no GPU results."
+        falling, total, drop = 0, 0, {}
+        for impl in gpu:
+            series = w[impl].dropna()
+            drops = []
+            for (function, dim), part in series.groupby(level=["function", "dim"]):
+                part = part.droplevel([0, 1]).sort_index()
+                if len(part) < 2:
+                    continue
+                total += 1
+                falling += int(part.is_monotonic_decreasing)
+                drops.append(part.iloc[0] / part.iloc[-1])
+            drop[impl] = pd.Series(drops).median() if drops else float("nan")
+        order = [i for i in sorted(drop, key=lambda i: -drop[i]) if pd.notna(drop[i])]
+        claimed = [i for i in ("fpde", "cudade", "ide") if i in order]
+        return (f"* **(3) Time falls as NP grows, most for FPDE, then cudaDE, then iDE: "
+                f"{'holds' if falling == total and order == claimed else ('holds in part' if falling else 'does not hold')}.** "
+                f"Mean time falls monotonically from the smallest to the largest NP in {falling} of {total} "
+                "(implementation, function, D) series; time at the smallest NP over time at the largest (median over "
+                "functions and D): " + ", ".join(f"{self._name(i)} {drop[i]:.1f}x" for i in order) + ".")
+
+    def _obs4(self, w):
+        if "sequential" not in w:
+            return "* **(4) Against sDE:** no sDE results."
+        parts, checks = [], []
+
+        def compare(impl, rows, faster):
+            if impl not in w:
+                return None
+            d = w.loc[rows, ["sequential", impl]].dropna()
+            ok = (d[impl] < d["sequential"]) if faster else (d[impl] > d["sequential"])
+            return int(ok.sum()), len(d)
+
+        idx = w.index.to_frame(index=False)
+        small = w.index[(idx["dim"] == idx["dim"].min()).values & (idx["popsize"] <= 100).values]
+        larger_d = w.index[(idx["dim"] > idx["dim"].min()).values]
+        big_np = w.index[(idx["popsize"] >= 500).values]
+        small_np = w.index[(idx["popsize"] <= 100).values]
+        for impl, rows, faster, what in (
+                ("cudade", small, False, f"cudaDE slower than sDE at D={idx['dim'].min()}, NP<=100"),
+                ("fpde", small, False, f"FPDE slower than sDE at D={idx['dim'].min()}, NP<=100"),
+                ("ide", small, True, f"iDE faster than sDE at D={idx['dim'].min()}, NP<=100"),
+                ("cudade", larger_d, True, "cudaDE faster than sDE at larger D"),
+                ("fpde", big_np, True, "FPDE faster than sDE at NP>=500"),
+                ("fpde", small_np, False, "FPDE slower than sDE at NP<=100")):
+            r = compare(impl, rows, faster)
+            if r is not None:
+                checks.append(r)
+                parts.append(f"{what}: {r[0]} of {r[1]} cells")
+        hits = sum(a == b for a, b in checks)
+        return (f"* **(4) Against sDE (at 10D and small NP cudaDE and FPDE slower, iDE faster; cudaDE ahead at "
+                f"larger D; FPDE ahead only at NP 500 and 1000): {_verdict(hits, len(checks))}** ({hits} of "
+                f"{len(checks)} parts hold everywhere). " + "; ".join(parts) + ".")
+
+    def _obs5(self, w):
+        if "cudade" not in w or "ide" not in w:
+            return "* **(5) cudaDE close to iDE at 100D, large NP:** no cudaDE or iDE results."
+        ratio = (w["cudade"] / w["ide"]).dropna()
+        idx = ratio.index.to_frame(index=False)
+        there = ((idx["dim"] == idx["dim"].max()) & (idx["popsize"] >= 500)).values
+        if not there.any() or there.all():
+            return "* **(5) cudaDE close to iDE at 100D, large NP:** no such cells to compare."
+        near, rest = ratio[there], ratio[~there]
+        holds = near.median() < rest.median()
+        return (f"* **(5) The gap between cudaDE and iDE narrows at D={idx['dim'].max()} with NP 500 and 1000: "
+                f"{'holds' if holds else 'does not hold'}.** cudaDE's time over iDE's there: median "
+                f"{near.median():.2f}x (range {near.min():.2f}-{near.max():.2f}x); in the other cells: median "
+                f"{rest.median():.2f}x (range {rest.min():.2f}-{rest.max():.2f}x).")
+
+    def body(self) -> str:
+        functions = sorted(self.cells["function"].unique()) if len(self.cells) else []
+        figures = [self.figure(f"time_vs_popsize_{f}", f"Fig. {3 + k}: {f}, mean wall time vs population size "
+                               f"({self.machine})") for k, f in enumerate(functions)]
+        return "\n".join([
+            self.settings(), "", self.sources(),
+            "### Tables 1-3: iDE's error, time and success rate beside the paper's", "",
+            "Paper: Tables 1-3 of Qin et al. (GTX560 with CUDA 4.0, Xeon E5410; "
+            "`paper/published/qin_tables_1_3.csv`; F1-F4 = Q01-Q04).", "", self.tables(),
+            "### Figs. 3-6: mean wall time against the population size", "",
+            "The paper does not give the figures' numbers, so each of its observations (sec. 5.3) is "
+            f"checked on ours (machine: {self.machine}):", "", self.observations(),
+            *figures,
+            "### Statistics", "", self.statistics(),
+            """### What differs and why
+
+* **Hardware.** The paper ran on an NVIDIA GTX560 (compute capability 2.1, 7 SMs) with an Intel Xeon
+  E5410, CUDA 4.0; ours on """ + (self.machine or "-") + """. Launch latency and occupancy, which set
+  the observations, differ by an order of magnitude between the two GPUs.
+* **Precision.** The paper does not state its floating type; we run float64 so that the 1e-8 success
+  threshold of Tables 1-3 can be met.
+* **The baselines.** No code of cudaDE or FPDE is public; ours follow Qin's description (sec. 3.2):
+  cudaDE's host-drawn index matrix copied every generation, its combined kernels and its fixed 240 x 64
+  grid; FPDE's kernel per operator with ceil(N/16) x 16 and N x 16 launches. FPDE's texture-memory reads
+  are not reproduced (numba-cuda has no texture objects), and both draw their random numbers from our
+  counter-based generator instead of the host's rand() and CURAND, so all four implementations make
+  the same run for a seed and differ only in time.
+* **sDE.** Our sequential DE is numba-compiled on one core; its batches ran side by side, one core
+  each, never beside a GPU batch (`concurrency` column).
+* **Stopping.** As in the paper every run spends its whole budget (10^4 x D FEs); the success rate
+  counts final errors below 1e-8.
+"""])

@@ -1,0 +1,86 @@
+"""Per-cell statistics (implementation x function x D x NP) and Qin et al.'s Figs. 3-6: mean
+wall time against the population size, a figure per function, a panel per dimension, a line
+per implementation."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from ..io import save_figure
+from .timing import ORDER, _machine, _ordered
+
+SUCCESS_ERROR = 1e-8  # Qin et al.: a run succeeds when its final error is below 1e-8
+CELL = ["machine", "algorithm", "implementation", "function", "dim", "popsize", "dtype"]
+
+
+def cell_table(trials: pd.DataFrame) -> pd.DataFrame:
+    """Per (machine, algorithm, implementation, function, D, NP, dtype): n, mean and standard
+    deviation (n-1) of the final error and of the wall time, and the success rate (final error
+    below 1e-8, whatever the experiment's stopping target)."""
+    t = _machine(trials)
+    t = t[t["best_error"].notna() & t["wall_time_s"].notna()]
+    cols = [c for c in CELL if c in t]
+    out = (t.groupby(cols, observed=True)
+           .agg(n=("best_error", "size"), mean_error=("best_error", "mean"), std_error=("best_error", "std"),
+                mean_time_s=("wall_time_s", "mean"), std_time_s=("wall_time_s", "std"),
+                success_rate=("best_error", lambda e: float((e < SUCCESS_ERROR).mean())))
+           .reset_index())
+    out["implementation"] = pd.Categorical(out["implementation"], _ordered(out["implementation"].unique()))
+    return out.sort_values(cols).reset_index(drop=True)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "_", str(text)).strip("_")
+
+
+def time_vs_popsize(cells: pd.DataFrame, out_dir) -> list[Path]:
+    """Figs. 3-6 of Qin et al.: per machine and function, mean wall time (log) against NP (log), a
+    panel per D, a line per implementation. Nothing where fewer than two population sizes ran."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if not len(cells) or cells["popsize"].nunique() < 2:
+        return []
+    paths = []
+    machines = sorted(cells["machine"].unique())
+    for machine in machines:
+        for function, part in cells[cells["machine"] == machine].groupby("function", sort=True):
+            dims = sorted(part["dim"].unique())
+            fig, axes = plt.subplots(1, len(dims), figsize=(3.6 * len(dims), 3.2), squeeze=False)
+            for ax, dim in zip(axes[0], dims):
+                panel = part[part["dim"] == dim]
+                for k, impl in enumerate(_ordered(list(panel["implementation"].astype(str).unique()))):
+                    line = panel[panel["implementation"].astype(str) == impl].sort_values("popsize")
+                    colour = ORDER.index(impl) if impl in ORDER else len(ORDER) + k
+                    ax.plot(line["popsize"], line["mean_time_s"], marker="o", color=f"C{colour % 10}", label=impl)
+                ax.set_xscale("log")
+                ax.set_yscale("log")
+                ax.set_xticks(sorted(panel["popsize"].unique()))
+                ax.set_xticklabels([str(p) for p in sorted(panel["popsize"].unique())])
+                ax.minorticks_off()
+                ax.set_title(f"{function}, D={dim}", fontsize=9)
+                ax.set_xlabel("population size NP", fontsize=8)
+                ax.set_ylabel("mean wall time (s)", fontsize=8)
+                ax.tick_params(labelsize=7)
+                ax.grid(True, which="major", alpha=0.3)
+            axes[0][0].legend(fontsize=7)
+            fig.suptitle(f"{function}: mean wall time vs population size ({machine})", fontsize=9)
+            fig.tight_layout()
+            stem = f"time_vs_popsize_{function}" + (f"_{_slug(machine)}" if len(machines) > 1 else "")
+            paths += save_figure(fig, Path(out_dir) / stem, dpi=130)
+            plt.close(fig)
+    return paths
+
+
+def speed_ratio(cells: pd.DataFrame, slower: str, faster: str) -> pd.Series:
+    """Mean time of ``slower`` over ``faster`` per (machine, function, dim, popsize)."""
+    wide = cells.pivot_table(index=["machine", "function", "dim", "popsize"], columns="implementation",
+                             values="mean_time_s", observed=True)
+    if slower not in wide or faster not in wide:
+        return pd.Series(dtype=float)
+    return (wide[slower] / wide[faster]).dropna()
