@@ -122,6 +122,19 @@ def test_case_study_2_grid(workdir):
     assert code == 0 and "--trials-per-launch" not in out, out[-2000:]
 
 
+def test_qin_grid(workdir):
+    # 4 functions x 3 dims x 4 popsizes, one job of 25 trials per cell: sDE on the CPU, three GPU models
+    args = ("-n", "--quiet", "rules", "--cores", "2", "--configfile", "config/experiments/qin.yaml")
+    code, out = snakemake(workdir, *args, "--config", "gpu=yes")
+    assert code == 0, out
+    counts = job_counts(out)
+    assert counts["run_batch"] == 4 * 3 * 4 and counts["run_batch_gpu"] == 3 * 4 * 3 * 4
+    # a subset from the command line: snakemake hands list items over as strings
+    code, out = snakemake(workdir, *args, "--config", "gpu=yes", "dims=[10,50]", "popsizes=[50]")
+    assert code == 0, out
+    assert job_counts(out)["run_batch_gpu"] == 3 * 4 * 2
+
+
 def test_trials_per_implementation_reduce_the_grid(workdir):
     # a first pass of the paper experiment: fewer trials of the slow models; the others keep 30
     code, out = snakemake(workdir, "-n", "--quiet", "rules", "--cores", "2", "--configfile",
