@@ -139,6 +139,9 @@ def merge_traces(batches: list[tuple[pd.DataFrame, str]], out_path) -> None:
 def load_traces(path) -> dict[str, dict[str, np.ndarray]]:
     """``run_id -> {fes, best_error, generation, time_s}`` from a merged ``traces.npz``."""
     with np.load(path) as z:
-        ends = list(z["trace_start"][1:]) + [len(z["fes"])]
-        return {str(rid): {k: z[k][start:end] for k in TRACE_ARRAYS}
-                for rid, start, end in zip(z["run_id"], z["trace_start"], ends)}
+        # z[k] decompresses the whole array on every access: read each once
+        arrays = {k: z[k] for k in TRACE_ARRAYS}
+        run_ids, starts = z["run_id"], z["trace_start"]
+    ends = list(starts[1:]) + [len(arrays["fes"])]
+    return {str(rid): {k: arrays[k][start:end] for k in TRACE_ARRAYS}
+            for rid, start, end in zip(run_ids, starts, ends)}
