@@ -250,7 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--workers", type=int, help="master_slave: worker threads (default: all cores)")
     r.add_argument("--members-per-block", type=int, help="ide: override the occupancy-driven choice")
     r.add_argument("--trials-per-launch", type=int,
-                   help="all_gpu, cujde, ide: advance this many trials together, one launch per operator "
+                   help="all_gpu, ide, cudade, fpde, cujde: advance this many trials together, one launch per operator "
                         "and generation for all of them; each trial's wall time is its fair share "
                         "of the group's (default 1)")
     r.add_argument("--concurrency", default="unknown", help="recorded in each row, e.g. timing_slot=1")

@@ -1,4 +1,4 @@
-"""The run loop of implementations whose population lives on the GPU (all_gpu, cujde, ide).
+"""Run loop of the implementations whose population stays on the GPU (all_gpu, ide, cudade, fpde, cujde).
 
 **Trials per launch.** The kernels carry a trial dimension (``blockIdx.y`` or a slice of the flat
 index): ``run_batch(seeds)`` advances B trials together, one launch per operator per generation
