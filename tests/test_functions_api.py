@@ -257,3 +257,12 @@ def test_gpu_non_power_of_two_threads_rejected_and_strided_blocks_work():
         gpu.evaluate(f.program, X, threads=24)
     # 8 threads stride over 30 coordinates: same values as the default 32
     np.testing.assert_allclose(gpu.evaluate(f.program, X, threads=8), f.evaluate(X), rtol=1e-12)
+
+
+@pytest.mark.parametrize("fid", [f"F{k:02d}" for k in range(1, 11)] + ["Q01", "Q02", "Q03", "Q04"])
+def test_the_optimum_lies_inside_the_search_box(fid):
+    # a box that excludes the optimum cannot be solved (Q03's data lies in [-600, 0] per coordinate)
+    for dim in (10, 100):
+        f = get_function(fid, dim)
+        assert f.lower < f.upper and np.all((f.optimum >= f.lower) & (f.optimum <= f.upper)), (fid, dim)
+    assert (get_function("Q03", 10).lower, get_function("Q04", 10).upper) == (-600.0, 5.0)

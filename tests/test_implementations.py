@@ -124,11 +124,14 @@ def test_stops_at_the_target(runs):
     (algorithm, impl), _, _, _, _ = runs
     best = runner_for("sequential", algorithm, max_fes=40 * NP).run(SEED).trace["best_error"]
     g = int(np.flatnonzero(np.diff(best) < 0)[0]) + 1  # the first generation that improves the best
-    r = runner_for(impl, algorithm, target=float(best[g]), max_fes=40 * NP).run(SEED)  # reached exactly there
+    # reached exactly there; the margin absorbs CPU/GPU rounding of the evaluation (last bits)
+    target = float(best[g]) * (1 + 1e-12)
+    assert target < best[g - 1]
+    r = runner_for(impl, algorithm, target=target, max_fes=40 * NP).run(SEED)
     assert r.hit_target and r.generations == g
     assert r.fes_used == r.fes_to_target == (g + 1) * NP
     assert 0 <= r.time_to_target_s <= r.wall_time_s
-    assert r.best_error <= best[g]
+    assert r.best_error <= target
 
 
 @pytest.mark.parametrize("bounds", ["clip", "midpoint"])

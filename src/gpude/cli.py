@@ -139,7 +139,7 @@ def _cmd_merge(args) -> int:
         raise GpudeError(f"trial {dup} appears in more than one input; remove the stale batch file")
     if args.traces_out:  # each batch's traces sit beside its CSV
         merge_traces([(f, str(Path(p).with_suffix(".npz"))) for f, p in zip(frames, args.inputs)],
-                     args.traces_out)
+                     args.traces_out, decades=args.trace_decades)
     write_csv_atomic(merged, args.out)
     print(f"merged {len(frames)} batch files, {len(merged)} trials -> {args.out}")
     return 0
@@ -262,6 +262,9 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("merge", help="concatenate batch CSVs into one trials table (atomic)")
     m.add_argument("--out", required=True)
     m.add_argument("--traces-out", help="also merge the batches' .npz traces into this file")
+    m.add_argument("--trace-decades", type=float,
+                   help="thin the merged traces to a point per this many decades of best error (runs keep "
+                        "one per 0.01; e.g. 0.05 for reference results that fall through many decades)")
     m.add_argument("inputs", nargs="*")
     m.set_defaults(func=_cmd_merge)
 

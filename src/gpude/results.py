@@ -109,24 +109,30 @@ def write_batch(rows: list[dict], results: list[TrialResult | None], csv_path, t
 TRACE_ARRAYS = ("generation", "fes", "best_error", "time_s")
 
 
-def merge_traces(batches: list[tuple[pd.DataFrame, str]], out_path) -> None:
+def merge_traces(batches: list[tuple[pd.DataFrame, str]], out_path, decades: float | None = None) -> None:
     """One ``traces.npz`` for a merged trials table: each batch's traces tagged with their run_id.
 
     ``batches`` holds (the batch's rows, its ``.npz`` path). The result has ``run_id`` (one per
     trace), ``trace_start`` offsets and the concatenated arrays, so a trials table and its traces
-    travel together (e.g. into ``results/reference/``) without batch paths.
+    travel together (e.g. into ``results/reference/``) without batch paths. ``decades`` thins the
+    traces further (:func:`thin_trace`), e.g. 0.05 for runs that fall through many decades.
     """
     run_ids, parts = [], {k: [] for k in TRACE_ARRAYS}
     for rows, npz in batches:
         by_trial = dict(zip(rows["trial"].astype(int), rows["run_id"]))
-        with np.load(npz) as z:
-            ends = list(z["trial_start"][1:]) + [len(z["fes"])]
-            for trial, start, end in zip(z["trial"], z["trial_start"], ends):
-                if int(trial) not in by_trial:
-                    continue
-                run_ids.append(by_trial[int(trial)])
-                for k in TRACE_ARRAYS:
-                    parts[k].append(z[k][start:end])
+        with np.load(npz) as z:  # z[k] decompresses the whole array on every access: read each once
+            arrays = {k: z[k] for k in TRACE_ARRAYS}
+            trials, starts = z["trial"], z["trial_start"]
+        ends = list(starts[1:]) + [len(arrays["fes"])]
+        for trial, start, end in zip(trials, starts, ends):
+            if int(trial) not in by_trial:
+                continue
+            run_ids.append(by_trial[int(trial)])
+            trace = {k: arrays[k][start:end] for k in TRACE_ARRAYS}
+            if decades is not None:
+                trace = thin_trace(trace, decades)
+            for k in TRACE_ARRAYS:
+                parts[k].append(trace[k])
     lengths = [len(a) for a in parts["fes"]]
     buf = io.BytesIO()
     np.savez_compressed(

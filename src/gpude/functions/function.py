@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import InvalidInputError, UnknownFunctionError, UnsupportedDimensionError
 from . import cpu
 from .program import Program, build_program
-from .suites import FUNCTIONS, LOWER, UPPER, FunctionDef
+from .suites import FUNCTIONS, FunctionDef
 
 DTYPES = {"float64": np.float64, "float32": np.float32}
 DEVICES = ("cpu", "gpu")
@@ -44,7 +44,7 @@ class BenchmarkFunction:
     optimum : ndarray, shape (dim,)
         ``x*`` (read-only).
     lower, upper : float
-        The search range, [-100, 100] in every coordinate.
+        The search range in every coordinate: [-100, 100], Q03 [-600, 600], Q04 [-5, 5].
     """
 
     def __init__(self, definition: FunctionDef, dim: int, program: Program):
@@ -52,7 +52,7 @@ class BenchmarkFunction:
         self.fid = definition.fid
         self.dim = dim
         self.bias = float(definition.bias)
-        self.lower, self.upper = LOWER, UPPER
+        self.lower, self.upper = self.definition.lower, self.definition.upper
         self.program = program
         self.optimum = program.optimum
 

@@ -95,6 +95,9 @@ class FunctionDef:
         Pattern with ``{dim}`` for the hybrid functions' 1-based permutation.
     shift_minus_one : bool
         CEC 2005 F6 subtracts 1 from the shift vector when it loads it.
+    lower, upper : float
+        The search box (every coordinate): [-100, 100] except where CEC 2005 defines another
+        (Griewank [-600, 600], Rastrigin [-5, 5]).
     notes : str
         Deviations from the paper's description, and other remarks.
     """
@@ -114,6 +117,8 @@ class FunctionDef:
     shift_minus_one: bool = False
     notes: str = ""
     dims: tuple[int, ...] = field(default=DIMS)
+    lower: float = LOWER
+    upper: float = UPPER
 
     @property
     def kind_name(self) -> str:
@@ -210,7 +215,11 @@ FUNCTIONS: dict[str, FunctionDef] = {
                      "the optimum is the file's o."),
         _cec05("Q03", 7, b.GRIEWANK, "Shifted Griewank, no rotation (CEC 2005 F7 data)",
                "griewank", -180.0,
-               notes="Qin et al. use F7's shift data without its rotation matrix."),
-        _cec05("Q04", 9, b.RASTRIGIN, "Shifted Rastrigin (CEC 2005 F9)", "rastrigin", -330.0),
+               lower=-600.0, upper=600.0,
+               notes="Qin et al. use F7's shift data without its rotation matrix. Search box "
+                     "[-600, 600], Griewank's usual one: the data's optimum lies in [-600, 0], "
+                     "outside [-100, 100] (CEC 2005 F7 initialises in [0, 600] and has no bounds)."),
+        _cec05("Q04", 9, b.RASTRIGIN, "Shifted Rastrigin (CEC 2005 F9)", "rastrigin", -330.0,
+               lower=-5.0, upper=5.0, notes="Search box [-5, 5], as CEC 2005 F9."),
     )
 }
