@@ -100,12 +100,7 @@ class AllGPU(DeviceLoopImplementation):
         self.fn = gpu.compile_function(self.function.program, T)
         (self.k_init, self.k_init_stats, self.k_indices, self.k_mutate, self.k_crossover,
          self.k_replace) = build_kernels(T)
-        self.d_pop = cuda.device_array((B, NP, D), dtype=T)
-        self.d_fit = cuda.device_array((B, NP), dtype=T)
-        self.d_mutants = cuda.device_array((B, NP, D), dtype=T)
-        self.d_trials = cuda.device_array((B, NP, D), dtype=T)
-        self.d_tfit = cuda.device_array((B, NP), dtype=T)
-        self.d_idx = cuda.device_array((B, NP, 4), dtype=np.int64)
+        self._allocate_operator_arrays()
         # every generation's launches, bound once (g, and n for a last partial generation, set per
         # launch; the evaluation always covers the whole population, and only n trial vectors count)
         p, s, keys = self.params, self.compute, self.d_keys
@@ -124,6 +119,16 @@ class AllGPU(DeviceLoopImplementation):
                            (NP, B), self.fn.threads, s, {"n": 4, "g": 5}),
         ]
         self.prebound = all(b.fast for b in self.bound)
+
+    def _allocate_operator_arrays(self):
+        """Population, errors, mutants, trial vectors, their errors and indices of every trial."""
+        T, B, NP, D = self.dtype, self.batch, self.popsize, self.dim
+        self.d_pop = cuda.device_array((B, NP, D), dtype=T)
+        self.d_fit = cuda.device_array((B, NP), dtype=T)
+        self.d_mutants = cuda.device_array((B, NP, D), dtype=T)
+        self.d_trials = cuda.device_array((B, NP, D), dtype=T)
+        self.d_tfit = cuda.device_array((B, NP), dtype=T)
+        self.d_idx = cuda.device_array((B, NP, 4), dtype=np.int64)
 
     def launch_init(self):
         s, B, NP, D = self.compute, self.batch, self.popsize, self.dim

@@ -19,8 +19,8 @@ from numba import cuda
 
 from ..algorithms.de import build_de_ops
 from ..functions import gpu
-from .all_gpu import rows
-from .device_loop import DeviceLoopImplementation, init_stats_kernel, mark_hit
+from .all_gpu import AllGPU, rows
+from .device_loop import init_stats_kernel, mark_hit
 from .prebound import PreboundLaunch
 
 THREADS = 16  # FPDE's block size, for every kernel
@@ -85,7 +85,10 @@ def build_kernels(dtype):
     return init_kernel, indices_kernel, mutate_kernel, crossover_kernel, replace_kernel
 
 
-class FPDE(DeviceLoopImplementation):
+class FPDE(AllGPU):
+    """All-GPU DE's arrays and generation (the same five launches per generation), with FPDE's
+    kernels and launch configuration."""
+
     name = "fpde"
 
     def allocate(self):
@@ -93,12 +96,7 @@ class FPDE(DeviceLoopImplementation):
         self.fn = gpu.compile_function(self.function.program, T, THREADS)
         (self.k_init, self.k_indices, self.k_mutate, self.k_crossover,
          self.k_replace) = build_kernels(T)
-        self.d_pop = cuda.device_array((B, NP, D), dtype=T)
-        self.d_fit = cuda.device_array((B, NP), dtype=T)
-        self.d_mutants = cuda.device_array((B, NP, D), dtype=T)
-        self.d_trials = cuda.device_array((B, NP, D), dtype=T)
-        self.d_tfit = cuda.device_array((B, NP), dtype=T)
-        self.d_idx = cuda.device_array((B, NP, 4), dtype=np.int64)
+        self._allocate_operator_arrays()
         p, s, keys, hit = self.params, self.compute, self.d_keys, self.d_hit
         grid = (-(-NP // THREADS), B)  # ceil(N/16) blocks of 16 threads, per trial
         # every generation's launches, bound once (g, and n for a last partial generation, set per
@@ -123,14 +121,3 @@ class FPDE(DeviceLoopImplementation):
         self.k_init[grid, THREADS, s](self.d_pop, self.d_keys, self.lower, self.upper)
         self.fn.population_kernel[B * NP, THREADS, s](rows(self.d_pop), rows(self.d_fit), *self.fn.data)
         init_stats_kernel[(B * NP + 255) // 256, 256, s](self.d_fit, self.d_trace, self.d_hit, self.params.target)
-
-    def launch_generation(self, g, n):
-        indices, mutate, crossover, evaluate, replace = self.bound
-        indices.launch(g=g, n=n)
-        mutate.launch(n=n, g=g)
-        crossover.launch(g=g, n=n)
-        evaluate.launch()
-        replace.launch(n=n, g=g)
-
-    def final_population(self, b, last_generation):
-        return self.d_pop[b], self.d_fit[b]
