@@ -117,7 +117,7 @@ def markdown(table: pd.DataFrame) -> str:
         speed = _wide(part, "speedup", lambda v: f"{v:.1f}x")
         cols = list(times.columns)
         has_speedup = part["speedup"].notna().any()  # no `sequential` on this machine: no speed-up rows
-        lines = [f"Mean wall time in seconds (n trials)"
+        lines = ["Mean wall time in seconds (n trials)"
                  + (", and speed-up against `sequential`" if has_speedup else "") + f"; machine: {machine}.",
                  "", "| implementation | | " + " | ".join(cols) + " |", "|---" * (len(cols) + 2) + "|"]
         for impl in times.index:
