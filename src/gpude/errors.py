@@ -24,3 +24,9 @@ class InvalidInputError(GpudeError, ValueError):
 
 class GPUUnavailableError(GpudeError, RuntimeError):
     """A GPU code path was asked for on a machine without a usable CUDA GPU."""
+
+
+def require_positive_int(name: str, value, types: tuple = (int,), hint: str = "") -> None:
+    """Raise :class:`InvalidInputError` unless ``value`` is an integer >= 1 of ``types`` (never a bool)."""
+    if isinstance(value, bool) or not isinstance(value, types) or value < 1:
+        raise InvalidInputError(f"{name} must be a positive integer, got {value!r}{hint}")

@@ -209,6 +209,13 @@ def build_de_ops(dtype, target: str = "cpu", extra_slots: int = 0) -> SimpleName
         return (lo + xi) * half if v < lo else (hi + xi) * half  # MIDPOINT
 
     @jit
+    def cross_over(key, g, i, j, popsize, dim, jrand, CR, v, xi, lower, upper, mode):
+        """Coordinate j of the trial vector from the mutant's component ``v`` (already computed)."""
+        if crossover_takes(key, g, i, j, popsize, dim, jrand, CR):
+            return repair(key, g, i, j, popsize, dim, v, xi, lower, upper, mode)
+        return xi
+
+    @jit
     def trial_value(key, g, i, j, popsize, dim, jrand, F, CR, xi, x1, x2, x3, lower, upper, mode):
         if not crossover_takes(key, g, i, j, popsize, dim, jrand, CR):
             return xi
@@ -216,6 +223,6 @@ def build_de_ops(dtype, target: str = "cpu", extra_slots: int = 0) -> SimpleName
 
     return SimpleNamespace(counter=counter, init_value=init_value, pick=pick,
                            pick_displacement=pick_displacement, mutant=mutant,
-                           crossover_takes=crossover_takes, repair=repair,
+                           crossover_takes=crossover_takes, repair=repair, cross_over=cross_over,
                            trial_value=trial_value, uniform=uniform, below=below, dtype=T,
                            target=target, extra_slots=extra_slots)

@@ -23,6 +23,7 @@ import numpy as np
 from numba import cuda
 
 from ..algorithms.de import build_de_ops
+from ..errors import require_positive_int
 from ..functions import gpu
 from .device_loop import DeviceLoopImplementation, mark_hit
 from .prebound import PreboundLaunch
@@ -134,10 +135,7 @@ class CudaDE(DeviceLoopImplementation):
 
     def __init__(self, function, params, blocks: int = BLOCKS, poll_every: int = 1, trials_per_launch: int = 1):
         super().__init__(function, params, poll_every=poll_every, trials_per_launch=trials_per_launch)
-        if isinstance(blocks, bool) or not isinstance(blocks, int) or blocks < 1:
-            from ..errors import InvalidInputError
-
-            raise InvalidInputError(f"blocks must be a positive integer, got {blocks!r} (cudaDE: 240)")
+        require_positive_int("blocks", blocks, hint=" (cudaDE: 240)")
         self.blocks = blocks  # cudaDE's 240; fewer only to keep tests on numba's simulator short
 
     def allocate(self):

@@ -35,6 +35,7 @@ import time
 import numpy as np
 from numba import cuda
 
+from ..errors import require_positive_int
 from ..rng import seed_key
 from .base import Implementation, fes_after
 
@@ -126,11 +127,8 @@ class DeviceLoopImplementation(Implementation):
 
     def __init__(self, function, params, poll_every: int = 1, trials_per_launch: int = 1):
         super().__init__(function, params)
-        for name, value in (("poll_every", poll_every), ("trials_per_launch", trials_per_launch)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                from ..errors import InvalidInputError
-
-                raise InvalidInputError(f"{name} must be a positive integer, got {value!r}")
+        require_positive_int("poll_every", poll_every)
+        require_positive_int("trials_per_launch", trials_per_launch)
         self.poll_every = poll_every  # generations between two asynchronous flag copies
         self.trials_per_launch = trials_per_launch
         self.prebound = False

@@ -32,7 +32,7 @@ def build_kernels(dtype):
     the block's trial is ``blockIdx.y``, a thread handles individual ``cuda.grid(1)``."""
     ops = build_de_ops(dtype, "cuda")
     init_value, pick, mutant = ops.init_value, ops.pick, ops.mutant
-    crossover_takes, repair = ops.crossover_takes, ops.repair
+    cross_over = ops.cross_over
 
     @cuda.jit
     def init_kernel(pop, keys, lower, upper):
@@ -63,11 +63,8 @@ def build_kernels(dtype):
         _, popsize, dim = pop.shape
         if i < n and hit_gen[b] >= g:
             for j in range(dim):
-                if crossover_takes(keys[b], g, i, j, popsize, dim, idx[b, i, 3], CR):
-                    trials[b, i, j] = repair(keys[b], g, i, j, popsize, dim, mutants[b, i, j], pop[b, i, j],
-                                             lower, upper, mode)
-                else:
-                    trials[b, i, j] = pop[b, i, j]
+                trials[b, i, j] = cross_over(keys[b], g, i, j, popsize, dim, idx[b, i, 3], CR, mutants[b, i, j],
+                                             pop[b, i, j], lower, upper, mode)
 
     @cuda.jit
     def replace_kernel(pop, fit, trials, tfit, n, g, trace, hit_gen, target):

@@ -17,7 +17,7 @@ import os
 import numba
 import numpy as np
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, require_positive_int
 from ..functions import cpu
 from .base import HostLoopImplementation
 from .cpu_de import CPUGenerationMixin
@@ -30,8 +30,7 @@ class MasterSlave(CPUGenerationMixin, HostLoopImplementation):
     def __init__(self, function, params, workers: int | None = None):
         super().__init__(function, params)
         workers = numba.config.NUMBA_NUM_THREADS if workers is None else workers
-        if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-            raise InvalidInputError(f"workers must be a positive integer, got {workers!r}")
+        require_positive_int("workers", workers, types=(int, np.integer))
         if workers > numba.config.NUMBA_NUM_THREADS:
             raise InvalidInputError(
                 f"workers={workers} exceeds numba's thread pool ({numba.config.NUMBA_NUM_THREADS}, "

@@ -4,6 +4,7 @@ Fig. 7: iDE against cujDE ranked by the rank-sum score), each with what differs 
 
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
 
 import pandas as pd
@@ -179,7 +180,9 @@ class CaseStudy2(Section):
     def title(self) -> str:
         return "Janssen, Pullan & Liew, case study 2: iDE against cujDE at four population sizes (Table 4, Fig. 7)"
 
+    @cached_property
     def _ranks(self):
+        """(our ranks by function, the paper's by competitor); ours is None without results."""
         ours = _read(self.dir / "stats/ranks_time.csv")
         theirs = _read(PUBLISHED / "janssen_cs2_table4.csv")
         if not len(ours):
@@ -189,7 +192,7 @@ class CaseStudy2(Section):
     def table4(self) -> str:
         from scipy.stats import kendalltau
 
-        ours, theirs = self._ranks()
+        ours, theirs = self._ranks
         if ours is None:
             return "(no ranks)"
         fcols = [f for f in ours.index if f != "rank"]
@@ -216,7 +219,7 @@ class CaseStudy2(Section):
     def _claims_text(self) -> str:
         """The paper's two findings (cujDE ahead of iDE everywhere; cujDE's best NP per function),
         checked on our ranks and on the paper's own Table 4."""
-        ours, theirs = self._ranks()
+        ours, theirs = self._ranks
         if ours is None or not len(theirs):
             return ""
         fcols = [f for f in ours.index if f != "rank"]
@@ -242,18 +245,28 @@ class CaseStudy2(Section):
                 f"{len(same_best)} of {len(fcols)} functions" + (f"; it differs on {', '.join(differ)}" if differ else "")
                 + ".")
 
+    @cached_property
+    def _success_rates(self) -> pd.DataFrame:
+        """Success rate at the target per competitor (rows) and function (columns)."""
+        if not len(self.errors):
+            return pd.DataFrame()
+        return self.errors.pivot_table(index="implementation", columns="function", values="success_rate")
+
+    def _reached(self, competitor: str, function: str) -> bool:
+        """Whether some trial of ``competitor`` reached the target on ``function``."""
+        rates = self._success_rates
+        return competitor in rates.index and function in rates.columns and rates.loc[competitor, function] > 0
+
     def _discordance_text(self) -> str:
         """Which pairs of competitors our ranks order differently from the paper's, and whether
         their final errors differ significantly (pairwise Mann-Whitney U, Holm-corrected)."""
-        ours, theirs = self._ranks()
+        ours, theirs = self._ranks
         pairwise = _read(self.dir / "stats/pairwise_mannwhitney.csv")
         if ours is None or not len(theirs) or not len(pairwise):
             return ""
         p_holm = {}
         for r in pairwise.itertuples():
             p_holm[(r.function, r.a, r.b)] = p_holm[(r.function, r.b, r.a)] = r.p_holm
-        rates = (self.errors.pivot_table(index="implementation", columns="function", values="success_rate")
-                 if len(self.errors) else pd.DataFrame())
         comps = [c for c in theirs.index if c in ours.columns]
         n_pairs = len(comps) * (len(comps) - 1) // 2
         lines = []
@@ -262,9 +275,7 @@ class CaseStudy2(Section):
                        if (theirs.loc[a, f] - theirs.loc[b, f]) * (ours.loc[f, a] - ours.loc[f, b]) < 0]
             if not swapped:
                 continue
-            def hits(c):
-                return c in rates.index and f in rates.columns and rates.loc[c, f] > 0
-            by_time = [pr for pr in swapped if hits(pr[0]) and hits(pr[1])]
+            by_time = [pr for pr in swapped if self._reached(pr[0], f) and self._reached(pr[1], f)]
             unclear = [pr for pr in swapped if pr not in by_time and p_holm.get((f, *pr), 0.0) >= 0.05]
             clear = [pr for pr in swapped if pr not in by_time and pr not in unclear]
             parts = [f"{len(swapped)} of {n_pairs} pairs in the other order"]
@@ -302,12 +313,12 @@ class CaseStudy2(Section):
         alone = _read(self.dir / "table_alone_vs_batched.csv")
         if not len(alone):
             return text
+        probed = ", ".join(sorted(alone.function.unique()))
         if len(self.times):  # each competitor's timed work, scaled by its median lone/batched ratio
             work = (self.times.mean_s * self.times.n).groupby(self.times.implementation).sum()
             ratio = alone.groupby("competitor").ratio_median.median()
             common = [c for c in work.index if c in ratio.index]
             if common:
-                probed = ", ".join(sorted(alone.function.unique()))
                 text += (f" The protocol's timed work took {work.sum() / 60:.1f} GPU-minutes batched; one trial "
                          f"at a time it would take about "
                          f"{(work[common] * ratio[common]).sum() / 60 + work.drop(common).sum() / 60:.0f}, if each "
@@ -315,15 +326,13 @@ class CaseStudy2(Section):
                          "(process start and compilation excluded from both).")
         text += (f" The probe (`{self.spec.get('report', {}).get('alone', 'one-at-a-time trials')}`) ran "
                  f"{int(alone.paired.sum())} of the same trials (same seeds) one at a time on "
-                 f"{', '.join(sorted(alone.function.unique()))}: {int(alone.same_final_error.sum())} of them end "
+                 f"{probed}: {int(alone.same_final_error.sum())} of them end "
                  f"on exactly the same final error, and a lone trial took {alone.ratio_min.min():.1f}-"
                  f"{alone.ratio_max.max():.1f}x its batched share (median per cell "
                  f"{alone.ratio_median.min():.1f}-{alone.ratio_median.max():.1f}x; most at small NP, where "
                  "launches dominate).")
-        rates = (self.errors.pivot_table(index="implementation", columns="function", values="success_rate")
-                 if len(self.errors) else pd.DataFrame())
         for f, part in alone.groupby("function"):
-            hit = part[[c in rates.index and f in rates.columns and rates.loc[c, f] > 0 for c in part.competitor]]
+            hit = part[[self._reached(c, f) for c in part.competitor]]
             if len(hit) < 2:
                 continue
             by_batch = list(hit.sort_values("batched_median_s").competitor)

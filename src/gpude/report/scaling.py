@@ -75,12 +75,3 @@ def time_vs_popsize(cells: pd.DataFrame, out_dir) -> list[Path]:
             paths += save_figure(fig, Path(out_dir) / stem, dpi=130)
             plt.close(fig)
     return paths
-
-
-def speed_ratio(cells: pd.DataFrame, slower: str, faster: str) -> pd.Series:
-    """Mean time of ``slower`` over ``faster`` per (machine, function, dim, popsize)."""
-    wide = cells.pivot_table(index=["machine", "function", "dim", "popsize"], columns="implementation",
-                             values="mean_time_s", observed=True)
-    if slower not in wide or faster not in wide:
-        return pd.Series(dtype=float)
-    return (wide[slower] / wide[faster]).dropna()
