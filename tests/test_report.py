@@ -113,6 +113,33 @@ def test_traces_thin_merge_and_step_between_generations(tmp_path):
     assert {p.name for p in paths} == {f"{k}.{e}" for k in ("convergence", "convergence_time", "ecdf")
                                        for e in ("png", "pdf")}
 
+    # a merged table takes more cells later: merge it with new batches, each trace stays its own
+    extra = tmp_path / "b_q02.csv"
+    res = subprocess.run([sys.executable, "-m", "gpude", "run", "--implementation", "sequential",
+                          "--function", "Q02", "--dim", "10", "--popsize", "8", "--max-fes", "40",
+                          "--trials", "2", "--out-csv", str(extra), "--out-traces", str(extra.with_suffix(".npz"))],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    grown = tmp_path / "grown" / "trials.csv"
+    res = subprocess.run([sys.executable, "-m", "gpude", "merge", "--out", str(grown), "--traces-out",
+                          str(grown.with_name("traces.npz")), str(merged), str(extra)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    trials2, traces2 = load_sources([grown])
+    assert len(trials2) == len(traces2) == 6 and set(trials2.function) == {"Q01", "Q02"}
+    for row in trials2.to_dict("records"):
+        tr = traces2[(str(grown), row["run_id"])]
+        assert tr["best_error"][-1] == row["best_error"] and tr["fes"][-1] == row["fes_used"]
+        if row["function"] == "Q01":
+            np.testing.assert_array_equal(tr["best_error"], traces[(str(merged), row["run_id"])]["best_error"])
+    # an input without traces beside it is named
+    lone = tmp_path / "lone" / "trials.csv"
+    lone.parent.mkdir()
+    lone.write_text(extra.read_text())
+    res = subprocess.run([sys.executable, "-m", "gpude", "merge", "--out", str(tmp_path / "x.csv"),
+                          "--traces-out", str(tmp_path / "x.npz"), str(lone)], capture_output=True, text=True)
+    assert res.returncode != 0 and "no traces for" in res.stderr and str(lone) in res.stderr
+    assert not (tmp_path / "x.csv").exists()
+
 
 def test_thin_trace_keeps_every_drop_of_a_hundredth_decade():
     from gpude.results import thin_trace

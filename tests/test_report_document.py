@@ -272,3 +272,61 @@ def test_qin_section_tables_and_observations(tmp_path, monkeypatch):
     assert "iDE faster than sDE at D=10, NP<=100: 0 of 2 cells" in text
     assert "**(5) The gap between cudaDE and iDE narrows at D=100 with NP 500 and 1000: does not hold.**" in text
     assert "![Fig. 3: Q01, mean wall time vs population size" in text
+
+
+def test_qin_section_names_panels_measured_in_two_sessions(tmp_path):
+    from gpude.errors import GpudeError
+    from gpude.report.qin import Qin
+    from gpude.report.scaling import cell_table
+    from gpude.results import rerun_check
+
+    trials = qin_trials()
+    late = (trials.implementation == "fpde") & (trials.dim == 100) & (trials.function == "Q01")
+    trials["git_commit"] = np.where(late, "bbb", "aaa")
+    out = tmp_path / "qin"
+    out.mkdir()
+    cells = cell_table(trials)
+    assert set(cells.git_commit) == {"aaa", "bbb"}
+    cells.to_csv(out / "table_cells.csv", index=False)
+    spec = yaml.safe_load((ROOT / "config/experiments/qin.yaml").read_text())
+    section = Qin(spec, out, tmp_path)
+    text = section._sessions_text()
+    assert "panels Q01 D=100 (cudaDE, iDE, sDE at aaa; FPDE at bbb) hold cells" in text
+    assert "Q04" not in text and "rerun_check" not in text
+    # the same trials run again, 1.5x slower and (one of them) on another final error
+    again = trials[trials.implementation == "sequential"].assign(
+        wall_time_s=lambda d: d.wall_time_s * 1.5, git_commit="bbb", fes_used=100)
+    again.loc[again.index[0], "best_error"] = 99.0
+    check = rerun_check(trials.assign(fes_used=100), again)
+    assert len(check) == 8 and check["n"].eq(3).all()
+    assert check["time_ratio_median"].to_numpy() == pytest.approx(1.5)
+    assert sorted(check["same_error"].round(3)) == [0.667] + [1.0] * 7
+    check.to_csv(out / "rerun_check.csv", index=False)
+    text = Qin(spec, out, tmp_path)._sessions_text()
+    assert "24 trials of 8 cells were run in both sessions (aaa then bbb" in text
+    assert "96% end on the same final error" in text and "took 1.50x the earlier's time" in text
+    with pytest.raises(GpudeError, match="no shared run_id"):
+        rerun_check(trials.assign(fes_used=100), again.assign(run_id="other"))
+    with pytest.raises(GpudeError, match=r"the reference table lacks the columns \['fes_used'\]"):
+        rerun_check(trials, again)
+
+
+def test_rerun_check_command_fails_when_a_rerun_ends_elsewhere(tmp_path):
+    import subprocess
+    import sys
+
+    trials = qin_trials().assign(fes_used=100, git_commit="aaa")
+    again = trials.assign(wall_time_s=lambda d: d.wall_time_s * 2, git_commit="bbb")
+    trials.to_csv(tmp_path / "a.csv", index=False)
+    again.to_csv(tmp_path / "b.csv", index=False)
+    cmd = [sys.executable, "-m", "gpude", "rerun-check", "--reference", str(tmp_path / "a.csv"), "--out"]
+    res = subprocess.run(cmd + [str(tmp_path / "same.csv"), "--rerun", str(tmp_path / "b.csv")],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert "96 trials in 32 cells run twice: 100% end on the same final error" in res.stdout
+    assert pd.read_csv(tmp_path / "same.csv")["time_ratio_median"].to_numpy() == pytest.approx(2)
+    again.loc[0, "best_error"] = 5.0
+    again.to_csv(tmp_path / "b.csv", index=False)
+    res = subprocess.run(cmd + [str(tmp_path / "diff.csv"), "--rerun", str(tmp_path / "b.csv")],
+                         capture_output=True, text=True)
+    assert res.returncode == 1 and "99% end on the same final error" in res.stdout

@@ -6,6 +6,7 @@ eval        errors of the points in a .npy file, one per line
 run         all trials of one (algorithm, implementation, function, dim, popsize)
 list        registered algorithms and implementations
 merge       concatenate batch CSVs into one trials table
+rerun-check the same trials run twice: same results? how much slower or faster?
 stats       rank-sum scores and tests of a trials table
 paper       timing table and figure of a trials table, beside the published numbers
 functions   the benchmark functions and their definitions
@@ -137,12 +138,34 @@ def _cmd_merge(args) -> int:
     if "run_id" in merged and merged.run_id.duplicated().any():
         dup = merged.run_id[merged.run_id.duplicated()].iloc[0]
         raise GpudeError(f"trial {dup} appears in more than one input; remove the stale batch file")
-    if args.traces_out:  # each batch's traces sit beside its CSV
-        merge_traces([(f, str(Path(p).with_suffix(".npz"))) for f, p in zip(frames, args.inputs)],
-                     args.traces_out, decades=args.trace_decades)
+    if args.traces_out:  # a batch's traces sit beside its CSV; a merged table's in traces.npz
+        npz = [Path(p).with_suffix(".npz") for p in args.inputs]
+        npz = [n if n.exists() else Path(p).with_name("traces.npz") for n, p in zip(npz, args.inputs)]
+        for n, p in zip(npz, args.inputs):
+            if not n.exists():
+                raise GpudeError(f"no traces for {p}: expected {Path(p).with_suffix('.npz').name} or "
+                                 "traces.npz beside it; merge without --traces-out to combine the tables alone")
+        merge_traces(list(zip(frames, map(str, npz))), args.traces_out, decades=args.trace_decades)
     write_csv_atomic(merged, args.out)
     print(f"merged {len(frames)} batch files, {len(merged)} trials -> {args.out}")
     return 0
+
+
+def _cmd_rerun_check(args) -> int:
+    import pandas as pd
+
+    from .io import write_csv_atomic
+    from .results import rerun_check
+
+    reference = pd.concat([pd.read_csv(p) for p in args.reference], ignore_index=True)
+    rerun = pd.concat([pd.read_csv(p) for p in args.rerun], ignore_index=True)
+    check = rerun_check(reference, rerun)
+    write_csv_atomic(check, args.out)
+    n = int(check["n"].sum())
+    same = float((check["same_error"] * check["n"]).sum() / n)
+    print(f"{n} trials in {len(check)} cells run twice: {same:.0%} end on the same final error; rerun time "
+          f"over reference: median {check['time_ratio_median'].median():.3g}x -> {args.out}")
+    return 0 if same == 1 else 1
 
 
 def _cmd_stats(args) -> int:
@@ -189,6 +212,11 @@ def _cmd_paper(args) -> int:
     files["cells"] = write_csv_atomic(cells, Path(args.out_dir) / "table_cells.csv")
     files["scaling"] = time_vs_popsize(cells, args.out_dir)
     files["stats"] = list(write_statistics(trials, Path(args.out_dir) / "stats").values())
+    reruns = [Path(p).with_name("rerun_check.csv") for p in args.trials]
+    reruns = [pd.read_csv(p).assign(source=str(p)) for p in reruns if p.is_file()]
+    if reruns:  # trials run twice (`gpude rerun-check`): the report says how the sessions compare
+        files["reruns"] = write_csv_atomic(pd.concat(reruns, ignore_index=True),
+                                           Path(args.out_dir) / "rerun_check.csv")
     if args.alone:  # the same trials run one at a time, beside these (run several per launch)
         from .report.batching import alone_vs_batched
 
@@ -265,8 +293,16 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--trace-decades", type=float,
                    help="thin the merged traces to a point per this many decades of best error (runs keep "
                         "one per 0.01; e.g. 0.05 for reference results that fall through many decades)")
-    m.add_argument("inputs", nargs="*")
+    m.add_argument("inputs", nargs="*",
+                   help="batch CSVs (traces in the .npz beside each) or merged trials.csv (traces.npz beside)")
     m.set_defaults(func=_cmd_merge)
+
+    rc = sub.add_parser("rerun-check", help="compare trials run twice (same run_id): results and time; "
+                        "exits 1 when a rerun ends on a different final error")
+    rc.add_argument("--reference", nargs="+", required=True, help="trials tables (batch CSVs or merged)")
+    rc.add_argument("--rerun", nargs="+", required=True, help="the same trials run again")
+    rc.add_argument("--out", required=True, help="per-cell comparison CSV (written atomically)")
+    rc.set_defaults(func=_cmd_rerun_check)
 
     st = sub.add_parser("stats", help="rank-sum scores, Kruskal-Wallis and pairwise tests of a trials table")
     st.add_argument("--trials", required=True)

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from . import provenance
+from .errors import GpudeError
 from .implementations.base import TrialResult
 from .io import write_atomic, write_csv_atomic
 
@@ -112,22 +113,27 @@ TRACE_ARRAYS = ("generation", "fes", "best_error", "time_s")
 def merge_traces(batches: list[tuple[pd.DataFrame, str]], out_path, decades: float | None = None) -> None:
     """One ``traces.npz`` for a merged trials table: each batch's traces tagged with their run_id.
 
-    ``batches`` holds (the batch's rows, its ``.npz`` path). The result has ``run_id`` (one per
-    trace), ``trace_start`` offsets and the concatenated arrays, so a trials table and its traces
+    ``batches`` holds (the batch's rows, its ``.npz`` path); a batch may also be an earlier merged
+    table with its ``traces.npz`` (to add cells to a reference run). The result has ``run_id`` (one
+    per trace), ``trace_start`` offsets and the concatenated arrays, so a trials table and its traces
     travel together (e.g. into ``results/reference/``) without batch paths. ``decades`` thins the
     traces further (:func:`thin_trace`), e.g. 0.05 for runs that fall through many decades.
     """
     run_ids, parts = [], {k: [] for k in TRACE_ARRAYS}
     for rows, npz in batches:
-        by_trial = dict(zip(rows["trial"].astype(int), rows["run_id"]))
         with np.load(npz) as z:  # z[k] decompresses the whole array on every access: read each once
             arrays = {k: z[k] for k in TRACE_ARRAYS}
-            trials, starts = z["trial"], z["trial_start"]
+            if "run_id" in z:  # a merged table's traces, keyed by run_id
+                keys, starts = [str(r) for r in z["run_id"]], z["trace_start"]
+                wanted = {rid: rid for rid in rows["run_id"]}
+            else:  # a batch's traces, keyed by trial
+                keys, starts = [int(t) for t in z["trial"]], z["trial_start"]
+                wanted = dict(zip(rows["trial"].astype(int), rows["run_id"]))
         ends = list(starts[1:]) + [len(arrays["fes"])]
-        for trial, start, end in zip(trials, starts, ends):
-            if int(trial) not in by_trial:
+        for key, start, end in zip(keys, starts, ends):
+            if key not in wanted:
                 continue
-            run_ids.append(by_trial[int(trial)])
+            run_ids.append(wanted[key])
             trace = {k: arrays[k][start:end] for k in TRACE_ARRAYS}
             if decades is not None:
                 trace = thin_trace(trace, decades)
@@ -151,3 +157,33 @@ def load_traces(path) -> dict[str, dict[str, np.ndarray]]:
     ends = list(starts[1:]) + [len(arrays["fes"])]
     return {str(rid): {k: arrays[k][start:end] for k in TRACE_ARRAYS}
             for rid, start, end in zip(run_ids, starts, ends)}
+
+
+RERUN_CELL = ["algorithm", "implementation", "function", "dim", "popsize", "dtype"]
+
+
+def rerun_check(reference: pd.DataFrame, rerun: pd.DataFrame) -> pd.DataFrame:
+    """Trials run twice (same ``run_id``, hence the same seed), compared per cell.
+
+    Per (algorithm, implementation, function, D, NP, dtype) present in both: ``n`` trials, the
+    fraction with the same final error and the same FEs (a seed fixes the run, so anything below 1
+    is a bug), and the rerun's wall time over the reference's (median, min, max): how much faster
+    or slower the rerun's machine or session was. The commits of both sides are recorded.
+    """
+    for name, t in (("reference", reference), ("rerun", rerun)):
+        missing = [c for c in ["run_id", "best_error", "fes_used", "wall_time_s", *RERUN_CELL] if c not in t]
+        if missing:
+            raise GpudeError(f"the {name} table lacks the columns {missing}: pass trials tables "
+                             "written by `gpude run` or `gpude merge`")
+    both = reference.merge(rerun, on="run_id", suffixes=("", "_rerun"))
+    if not len(both):
+        raise GpudeError("no trial is in both tables (no shared run_id): nothing to compare")
+    both = both.assign(same_error=both["best_error"] == both["best_error_rerun"],
+                       same_fes=both["fes_used"] == both["fes_used_rerun"],
+                       time_ratio=both["wall_time_s_rerun"] / both["wall_time_s"])
+    commits = {"git_commit": "reference_commit", "git_commit_rerun": "rerun_commit"}
+    agg = {"n": ("run_id", "size"), "same_error": ("same_error", "mean"), "same_fes": ("same_fes", "mean"),
+           "time_ratio_median": ("time_ratio", "median"), "time_ratio_min": ("time_ratio", "min"),
+           "time_ratio_max": ("time_ratio", "max")}
+    agg.update({v: (k, lambda c: ";".join(sorted(set(map(str, c))))) for k, v in commits.items() if k in both})
+    return both.groupby(RERUN_CELL, observed=True).agg(**agg).reset_index()

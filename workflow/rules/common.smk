@@ -247,8 +247,10 @@ def _presentation(wildcards):
 def presentation_files(wildcards):
     """The CSVs the experiment's `report:` names (inputs of its paper tables, so a change re-runs them)."""
     presentation = _presentation(wildcards)
+    # a reference's rerun check (`gpude rerun-check`) beside its trials.csv goes into the report too
+    reruns = [p.replace("trials.csv", "rerun_check.csv") for p in reference_tables(wildcards.experiment)]
     return [presentation[k] for k in ("published", "alone") if presentation.get(k)] + \
-        list(presentation.get("compare", {}).values())
+        list(presentation.get("compare", {}).values()) + [p for p in reruns if Path(p).is_file()]
 
 
 def published_args(wildcards):

@@ -102,7 +102,7 @@ class Qin(Section):
             if part.nunique() == 1:
                 same += 1
             else:
-                differ.append(f"D={dim}, NP={popsize}")
+                differ.append(f"(D={dim}, NP={popsize})")
         text = (f"* **(1) Similar comparisons on every problem: {_verdict(same, settings)}.** The order of the "
                 f"{len(impls)} implementations by mean time is the same on all functions in {same} of {settings} "
                 "(D, NP) settings")
@@ -242,6 +242,36 @@ class Qin(Section):
             "at that budget, not one implementation; the paper's budget or accounting may differ from "
             "its text.")
 
+    def _sessions_text(self) -> str:
+        """Panels (function, D) whose implementations ran in different sessions (commits), and how
+        the sessions compare where the same trials ran in both (``rerun_check.csv``)."""
+        if "git_commit" not in self.cells or not len(self.cells):
+            return ""
+        mixed = []
+        for (function, dim), part in self.cells.groupby(["function", "dim"], observed=True):
+            by_commit = part.groupby("git_commit", observed=True)["implementation"].agg(
+                lambda v: ", ".join(sorted({NAMES.get(str(i), str(i)) for i in v})))
+            if len(by_commit) > 1:
+                mixed.append(f"{function} D={dim} (" + "; ".join(
+                    f"{impls} at {commit}" for commit, impls in by_commit.items()) + ")")
+        if not mixed:
+            return ""
+        text = ("* **Sessions.** The figures' panels " + ", ".join(mixed) + " hold cells measured in different "
+                "sessions, on different instances of the machine.")
+        reruns = _read(self.dir / "rerun_check.csv")
+        if len(reruns):
+            n = int(reruns["n"].sum())
+            same = float((reruns["same_error"] * reruns["n"]).sum() / n)
+            text += (f" {n} trials of {len(reruns)} cells were run in both sessions "
+                     f"({', '.join(sorted(set(reruns['reference_commit'].astype(str))))} then "
+                     f"{', '.join(sorted(set(reruns['rerun_commit'].astype(str))))}; `rerun_check.csv`): "
+                     f"{same:.0%} end on the same final error, and the later session took "
+                     f"{reruns['time_ratio_median'].median():.2f}x the earlier's time (median over cells; "
+                     f"cell medians {reruns['time_ratio_median'].min():.2f}-{reruns['time_ratio_median'].max():.2f}x). "
+                     "Comparisons across sessions within those panels carry that factor; the observations "
+                     "above use the times as measured.")
+        return text
+
     def _stops_text(self) -> str:
         t = _read(self.dir / "table_error.csv")
         if not len(t) or "success_rate" not in t:
@@ -285,4 +315,4 @@ class Qin(Section):
 * **sDE.** Our sequential DE is numba-compiled on one core; its batches ran side by side, one core
   each, never beside a GPU batch (`concurrency` column).
 * **Success rate.** It counts final errors below 1e-8, as the paper's.
-""", self._stops_text(), self._budget_text(), ""])
+""", self._stops_text(), self._budget_text(), self._sessions_text(), ""])

@@ -18,15 +18,17 @@ CELL = ["machine", "algorithm", "implementation", "function", "dim", "popsize", 
 
 def cell_table(trials: pd.DataFrame) -> pd.DataFrame:
     """Per (machine, algorithm, implementation, function, D, NP, dtype): n, mean and standard
-    deviation (n-1) of the final error and of the wall time, and the success rate (final error
-    below 1e-8, whatever the experiment's stopping target)."""
+    deviation (n-1) of the final error and of the wall time, the success rate (final error below
+    1e-8, whatever the experiment's stopping target) and the commits that ran the cell."""
     t = _machine(trials)
     t = t[t["best_error"].notna() & t["wall_time_s"].notna()]
     cols = [c for c in CELL if c in t]
     out = (t.groupby(cols, observed=True)
            .agg(n=("best_error", "size"), mean_error=("best_error", "mean"), std_error=("best_error", "std"),
                 mean_time_s=("wall_time_s", "mean"), std_time_s=("wall_time_s", "std"),
-                success_rate=("best_error", lambda e: float((e < SUCCESS_ERROR).mean())))
+                success_rate=("best_error", lambda e: float((e < SUCCESS_ERROR).mean())),
+                **({"git_commit": ("git_commit", lambda c: ";".join(sorted(set(map(str, c)))))}
+                   if "git_commit" in t else {}))
            .reset_index())
     out["implementation"] = pd.Categorical(out["implementation"], _ordered(out["implementation"].unique()))
     return out.sort_values(cols).reset_index(drop=True)
