@@ -330,3 +330,31 @@ def test_rerun_check_command_fails_when_a_rerun_ends_elsewhere(tmp_path):
     res = subprocess.run(cmd + [str(tmp_path / "diff.csv"), "--rerun", str(tmp_path / "b.csv")],
                          capture_output=True, text=True)
     assert res.returncode == 1 and "99% end on the same final error" in res.stdout
+
+
+def test_qin_section_keeps_one_floating_type_and_compares_the_other(tmp_path):
+    from gpude.report.qin import Qin
+    from gpude.report.scaling import cell_table, time_vs_popsize
+
+    trials = qin_trials()
+    trials.loc[trials.function == "Q01", ["best_error", "hit_target"]] = [0.0, True]  # stopped at 0
+    f32 = trials[trials.implementation == "ide"].assign(
+        dtype="float32", wall_time_s=lambda d: d.wall_time_s * 0.5,
+        run_id=lambda d: d.run_id + "/f32")
+    f32.loc[(f32.function == "Q01") & (f32.dim == 100), ["best_error", "hit_target"]] = [1e-3, False]
+    out = tmp_path / "qin"
+    out.mkdir()
+    cells = cell_table(pd.concat([trials, f32], ignore_index=True))
+    cells.to_csv(out / "table_cells.csv", index=False)
+    assert {p.name for p in time_vs_popsize(cells, out)} >= {"time_vs_popsize_Q01.png"}
+    spec = yaml.safe_load((ROOT / "config/experiments/qin.yaml").read_text())
+    section = Qin(spec, out, tmp_path)
+    assert section.dtype == "float64" and set(section.cells.dtype) == {"float64"}
+    assert "| | SR, ours (n) | 1.00 (3) |" in section.tables()  # one float64 cell, not two types mixed
+    text = section._precision_text()
+    assert "use float64" in text and "iDE also ran in float32 (8 cells)" in text
+    assert "mean time over float64's is 0.50x (median; 0.50-0.50x" in text
+    assert "success rate is lower in 2 of 8 cells: Q01 D=100 NP=50 (0.00 vs 1.00), Q01 D=100 NP=1000" in text
+    stops = section._stops_text()
+    assert "Some runs of every implementation did in 2 cells: Q01 D=10 NP=50, Q01 D=10 NP=1000" in stops
+    assert "some runs of only cudaDE, FPDE, iDE, sDE in Q01 D=100 NP=50" in stops

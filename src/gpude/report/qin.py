@@ -31,7 +31,11 @@ class Qin(Section):
             cells = cells[cells["machine"] == self.machine]
         else:
             self.machine = None
-        self.cells = cells
+        # the tables and observations use one floating type, the experiment's first that ran
+        present = list(cells["dtype"].astype(str).unique()) if len(cells) else []
+        self.dtype = next((d for d in spec.get("dtypes", []) if d in present), present[0] if present else None)
+        main = cells["dtype"].astype(str) == self.dtype if len(cells) else []
+        self.cells, self.other_dtypes = (cells[main], cells[~main]) if len(cells) else (cells, cells)
         self.published = _read(PUBLISHED / "qin_tables_1_3.csv")
 
     def title(self) -> str:
@@ -242,6 +246,29 @@ class Qin(Section):
             "at that budget, not one implementation; the paper's budget or accounting may differ from "
             "its text.")
 
+    def _precision_text(self) -> str:
+        """The tables' floating type, and how cells also run in another type compare with it."""
+        text = (f"* **Precision.** The paper does not state its floating type; the tables and observations "
+                f"use {self.dtype}, so that the 1e-8 success threshold of Tables 1-3 can be met.")
+        keys = ["implementation", "function", "dim", "popsize"]
+        for dtype, other in self.other_dtypes.groupby(self.other_dtypes["dtype"].astype(str)):
+            m = other.merge(self.cells, on=keys, suffixes=("", "_main"))
+            if not len(m):
+                continue
+            ratio = m["mean_time_s"] / m["mean_time_s_main"]
+            impls = ", ".join(NAMES.get(str(i), str(i)) for i in sorted(m["implementation"].astype(str).unique()))
+            worse = m[m["success_rate"] < m["success_rate_main"]]
+            text += (f" {impls} also ran in {dtype} ({len(m)} cells): its mean time over {self.dtype}'s is "
+                     f"{ratio.median():.2f}x (median; {ratio.min():.2f}-{ratio.max():.2f}x; the time stamps of "
+                     "each type's runs are in the provenance table, and runs of different sessions carry the "
+                     f"instances' speed difference, see Sessions); its success rate is lower in {len(worse)} of "
+                     f"{len(m)} cells" + (": " + ", ".join(
+                         f"{r.function} D={r.dim} NP={r.popsize} ({r.success_rate:.2f} vs {r.success_rate_main:.2f})"
+                         for r in worse.itertuples()) if len(worse) else "")
+                     + f"; mean final error {dtype} over {self.dtype}, median over the cells where both are "
+                     f"above 0: {(m['mean_error'] / m['mean_error_main'])[(m['mean_error'] > 0) & (m['mean_error_main'] > 0)].median():.3g}x.")
+        return text
+
     def _sessions_text(self) -> str:
         """Panels (function, D) whose implementations ran in different sessions (commits), and how
         the sessions compare where the same trials ran in both (``rerun_check.csv``)."""
@@ -273,16 +300,24 @@ class Qin(Section):
         return text
 
     def _stops_text(self) -> str:
-        t = _read(self.dir / "table_error.csv")
-        if not len(t) or "success_rate" not in t:
+        cells = pd.concat([self.cells, self.other_dtypes])
+        if "hit_rate" not in cells or not len(cells):
             return ""
-        hit = t[t["success_rate"] > 0]
+        cells = cells.assign(label=[f"{NAMES.get(str(i), str(i))}" + ("" if str(d) == self.dtype else f" {d}")
+                                    for i, d in zip(cells["implementation"], cells["dtype"])])
+        key = ["function", "dim", "popsize"]
+        ran = cells.groupby(key, observed=True)["label"].agg(set)
+        hit = cells[cells["hit_rate"] > 0].groupby(key, observed=True)["label"].agg(set)
         if not len(hit):
             return "* **Stopping.** As in the paper every run spent its whole budget (10^4 x D FEs)."
-        cells = sorted({f"{f} NP={str(c).rsplit('/', 1)[-1]}" for c, f in zip(hit["implementation"], hit["function"])})
+        alike = [k for k, v in hit.items() if v == ran[k]]
+        some = [k for k, v in hit.items() if v != ran[k]]
+        name = lambda k: f"{k[0]} D={k[1]} NP={k[2]}"
         return ("* **Stopping.** As in the paper runs spend the whole budget, except that a run whose error "
-                "reaches exactly 0 (nothing left to improve in float64) stops there; that happened, for every "
-                f"implementation alike, in {len(hit)} (implementation, cell) pairs: " + ", ".join(cells)
+                "reaches exactly 0 (nothing left to improve) stops there. Some runs of every implementation "
+                f"did in {len(alike)} cells: " + ", ".join(map(name, alike))
+                + ("; some runs of only " + "; ".join(f"{', '.join(sorted(hit[k], key=str.lower))} in {name(k)}" for k in some)
+                   if some else "")
                 + ". The paper's runs went on, so its times there include generations after the optimum.")
 
     def body(self) -> str:
@@ -304,8 +339,6 @@ class Qin(Section):
 * **Hardware.** The paper ran on an NVIDIA GTX560 (compute capability 2.1, 7 SMs) with an Intel Xeon
   E5410, CUDA 4.0; ours on """ + (self.machine or "-") + """. Launch latency and occupancy, which set
   the observations, differ by an order of magnitude between the two GPUs.
-* **Precision.** The paper does not state its floating type; we run float64 so that the 1e-8 success
-  threshold of Tables 1-3 can be met.
 * **The baselines.** No code of cudaDE or FPDE is public; ours follow Qin's description (sec. 3.2):
   cudaDE's host-drawn index matrix copied every generation, its combined kernels and its fixed 240 x 64
   grid; FPDE's kernel per operator with ceil(N/16) x 16 and N x 16 launches. FPDE's texture-memory reads
@@ -315,4 +348,4 @@ class Qin(Section):
 * **sDE.** Our sequential DE is numba-compiled on one core; its batches ran side by side, one core
   each, never beside a GPU batch (`concurrency` column).
 * **Success rate.** It counts final errors below 1e-8, as the paper's.
-""", self._stops_text(), self._budget_text(), self._sessions_text(), ""])
+""", self._precision_text(), self._stops_text(), self._budget_text(), self._sessions_text(), ""])

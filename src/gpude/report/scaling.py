@@ -19,7 +19,8 @@ CELL = ["machine", "algorithm", "implementation", "function", "dim", "popsize", 
 def cell_table(trials: pd.DataFrame) -> pd.DataFrame:
     """Per (machine, algorithm, implementation, function, D, NP, dtype): n, mean and standard
     deviation (n-1) of the final error and of the wall time, the success rate (final error below
-    1e-8, whatever the experiment's stopping target) and the commits that ran the cell."""
+    1e-8, whatever the experiment's stopping target), the fraction that stopped at the target and
+    the commits that ran the cell."""
     t = _machine(trials)
     t = t[t["best_error"].notna() & t["wall_time_s"].notna()]
     cols = [c for c in CELL if c in t]
@@ -27,6 +28,7 @@ def cell_table(trials: pd.DataFrame) -> pd.DataFrame:
            .agg(n=("best_error", "size"), mean_error=("best_error", "mean"), std_error=("best_error", "std"),
                 mean_time_s=("wall_time_s", "mean"), std_time_s=("wall_time_s", "std"),
                 success_rate=("best_error", lambda e: float((e < SUCCESS_ERROR).mean())),
+                **({"hit_rate": ("hit_target", lambda h: float(h.astype(bool).mean()))} if "hit_target" in t else {}),
                 **({"git_commit": ("git_commit", lambda c: ";".join(sorted(set(map(str, c)))))}
                    if "git_commit" in t else {}))
            .reset_index())
@@ -40,7 +42,8 @@ def _slug(text: str) -> str:
 
 def time_vs_popsize(cells: pd.DataFrame, out_dir) -> list[Path]:
     """Figs. 3-6 of Qin et al.: per machine and function, mean wall time (log) against NP (log), a
-    panel per D, a line per implementation. Nothing where fewer than two population sizes ran."""
+    panel per D, a line per implementation (and dtype, dashed, where several ran). Nothing where fewer
+    than two population sizes ran."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -56,10 +59,16 @@ def time_vs_popsize(cells: pd.DataFrame, out_dir) -> list[Path]:
             fig, axes = plt.subplots(1, len(dims), figsize=(3.6 * len(dims), 3.2), squeeze=False)
             for ax, dim in zip(axes[0], dims):
                 panel = part[part["dim"] == dim]
+                dtypes = sorted(panel["dtype"].astype(str).unique(), reverse=True)  # float64 first
                 for k, impl in enumerate(_ordered(list(panel["implementation"].astype(str).unique()))):
-                    line = panel[panel["implementation"].astype(str) == impl].sort_values("popsize")
                     colour = ORDER.index(impl) if impl in ORDER else len(ORDER) + k
-                    ax.plot(line["popsize"], line["mean_time_s"], marker="o", color=f"C{colour % 10}", label=impl)
+                    for j, dtype in enumerate(dtypes):  # a colour per implementation, a dash per dtype
+                        line = panel[(panel["implementation"].astype(str) == impl)
+                                     & (panel["dtype"].astype(str) == dtype)].sort_values("popsize")
+                        if len(line):
+                            ax.plot(line["popsize"], line["mean_time_s"], marker="o", color=f"C{colour % 10}",
+                                    linestyle=("-", "--", ":")[j % 3],
+                                    label=impl if len(dtypes) == 1 else f"{impl} {dtype}")
                 ax.set_xscale("log")
                 ax.set_yscale("log")
                 ax.set_xticks(sorted(panel["popsize"].unique()))
