@@ -286,12 +286,15 @@ def test_qin_section_names_panels_measured_in_two_sessions(tmp_path):
     out = tmp_path / "qin"
     out.mkdir()
     cells = cell_table(trials)
-    assert set(cells.git_commit) == {"aaa", "bbb"}
+    assert set(cells.git_commit) == {"aaa", "bbb"} and set(cells.session) == {"commit aaa", "commit bbb"}
+    # where boots are recorded they name the sessions (one commit, two instances of the machine)
+    booted = cell_table(trials.assign(git_commit="aaa", boot_id=np.where(late, "b2", "b1")))
+    assert set(booted.session) == {"b1", "b2"} and set(booted.git_commit) == {"aaa"}
     cells.to_csv(out / "table_cells.csv", index=False)
     spec = yaml.safe_load((ROOT / "config/experiments/qin.yaml").read_text())
     section = Qin(spec, out, tmp_path)
     text = section._sessions_text()
-    assert "panels Q01 D=100 (cudaDE, iDE, sDE at aaa; FPDE at bbb) hold cells" in text
+    assert "panels Q01 D=100 (cudaDE, iDE, sDE in commit aaa; FPDE in commit bbb) hold cells" in text
     assert "Q04" not in text and "rerun_check" not in text
     # the same trials run again, 1.5x slower and (one of them) on another final error
     again = trials[trials.implementation == "sequential"].assign(

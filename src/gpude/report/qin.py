@@ -258,6 +258,8 @@ class Qin(Section):
             ratio = m["mean_time_s"] / m["mean_time_s_main"]
             impls = ", ".join(NAMES.get(str(i), str(i)) for i in sorted(m["implementation"].astype(str).unique()))
             worse = m[m["success_rate"] < m["success_rate_main"]]
+            both = (m["mean_error"] > 0) & (m["mean_error_main"] > 0)
+            error_ratio = (m["mean_error"] / m["mean_error_main"])[both].median()
             text += (f" {impls} also ran in {dtype} ({len(m)} cells): its mean time over {self.dtype}'s is "
                      f"{ratio.median():.2f}x (median; {ratio.min():.2f}-{ratio.max():.2f}x; the time stamps of "
                      "each type's runs are in the provenance table, and runs of different sessions carry the "
@@ -266,21 +268,22 @@ class Qin(Section):
                          f"{r.function} D={r.dim} NP={r.popsize} ({r.success_rate:.2f} vs {r.success_rate_main:.2f})"
                          for r in worse.itertuples()) if len(worse) else "")
                      + f"; mean final error {dtype} over {self.dtype}, median over the cells where both are "
-                     f"above 0: {(m['mean_error'] / m['mean_error_main'])[(m['mean_error'] > 0) & (m['mean_error_main'] > 0)].median():.3g}x.")
+                     f"above 0: {fmt(error_ratio)}x.")
         return text
 
     def _sessions_text(self) -> str:
-        """Panels (function, D) whose implementations ran in different sessions (commits), and how
-        the sessions compare where the same trials ran in both (``rerun_check.csv``)."""
-        if "git_commit" not in self.cells or not len(self.cells):
+        """Panels (function, D) whose implementations ran in different sessions (boots of the
+        machine, or commits where boots were not recorded), and how the sessions compare where the
+        same trials ran in both (``rerun_check.csv``)."""
+        if "session" not in self.cells or not len(self.cells):
             return ""
         mixed = []
         for (function, dim), part in self.cells.groupby(["function", "dim"], observed=True):
-            by_commit = part.groupby("git_commit", observed=True)["implementation"].agg(
+            by_session = part.groupby("session", observed=True)["implementation"].agg(
                 lambda v: ", ".join(sorted({NAMES.get(str(i), str(i)) for i in v})))
-            if len(by_commit) > 1:
+            if len(by_session) > 1:
                 mixed.append(f"{function} D={dim} (" + "; ".join(
-                    f"{impls} at {commit}" for commit, impls in by_commit.items()) + ")")
+                    f"{impls} in {session}" for session, impls in by_session.items()) + ")")
         if not mixed:
             return ""
         text = ("* **Sessions.** The figures' panels " + ", ".join(mixed) + " hold cells measured in different "
@@ -312,12 +315,14 @@ class Qin(Section):
             return "* **Stopping.** As in the paper every run spent its whole budget (10^4 x D FEs)."
         alike = [k for k, v in hit.items() if v == ran[k]]
         some = [k for k, v in hit.items() if v != ran[k]]
-        name = lambda k: f"{k[0]} D={k[1]} NP={k[2]}"
+        def name(k):
+            return f"{k[0]} D={k[1]} NP={k[2]}"
+
         return ("* **Stopping.** As in the paper runs spend the whole budget, except that a run whose error "
                 "reaches exactly 0 (nothing left to improve) stops there. Some runs of every implementation "
                 f"did in {len(alike)} cells: " + ", ".join(map(name, alike))
-                + ("; some runs of only " + "; ".join(f"{', '.join(sorted(hit[k], key=str.lower))} in {name(k)}" for k in some)
-                   if some else "")
+                + ("; some runs of only " + "; ".join(
+                    f"{', '.join(sorted(hit[k], key=str.lower))} in {name(k)}" for k in some) if some else "")
                 + ". The paper's runs went on, so its times there include generations after the optimum.")
 
     def body(self) -> str:

@@ -19,18 +19,21 @@ CELL = ["machine", "algorithm", "implementation", "function", "dim", "popsize", 
 def cell_table(trials: pd.DataFrame) -> pd.DataFrame:
     """Per (machine, algorithm, implementation, function, D, NP, dtype): n, mean and standard
     deviation (n-1) of the final error and of the wall time, the success rate (final error below
-    1e-8, whatever the experiment's stopping target), the fraction that stopped at the target and
-    the commits that ran the cell."""
+    1e-8, whatever the experiment's stopping target), the fraction that stopped at the target, and
+    the commits and sessions (boots of the machine, else commits) that ran the cell."""
     t = _machine(trials)
     t = t[t["best_error"].notna() & t["wall_time_s"].notna()]
+    if "git_commit" in t:  # a session: one boot of the machine where recorded, else one commit
+        boot = t["boot_id"].astype("string") if "boot_id" in t else pd.Series(pd.NA, index=t.index, dtype="string")
+        t = t.assign(session=boot.where(boot.notna() & (boot != ""), "commit " + t["git_commit"].astype(str)))
     cols = [c for c in CELL if c in t]
     out = (t.groupby(cols, observed=True)
            .agg(n=("best_error", "size"), mean_error=("best_error", "mean"), std_error=("best_error", "std"),
                 mean_time_s=("wall_time_s", "mean"), std_time_s=("wall_time_s", "std"),
                 success_rate=("best_error", lambda e: float((e < SUCCESS_ERROR).mean())),
                 **({"hit_rate": ("hit_target", lambda h: float(h.astype(bool).mean()))} if "hit_target" in t else {}),
-                **({"git_commit": ("git_commit", lambda c: ";".join(sorted(set(map(str, c)))))}
-                   if "git_commit" in t else {}))
+                **({k: (k, lambda c: ";".join(sorted(set(map(str, c))))) for k in ("git_commit", "session")
+                    if k in t}))
            .reset_index())
     out["implementation"] = pd.Categorical(out["implementation"], _ordered(out["implementation"].unique()))
     return out.sort_values(cols).reset_index(drop=True)

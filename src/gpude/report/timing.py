@@ -85,8 +85,8 @@ def provenance_table(trials: pd.DataFrame) -> pd.DataFrame:
         return "; ".join(sorted(set(v.dropna().astype(str))))
 
     t = _machine(trials).assign(trials_per_launch=lambda d: trials_per_launch(d))
-    cols = {c: values for c in ("concurrency", "trials_per_launch", "git_commit", "numba", "numba_cuda",
-                                   "cuda_driver", "python", "dtype") if c in t}
+    cols = {c: values for c in ("concurrency", "trials_per_launch", "git_commit", "boot_id", "numba",
+                                   "numba_cuda", "cuda_driver", "python", "dtype") if c in t}
     agg = t.groupby(["machine", "implementation"]).agg(
         trials=("run_id", "count") if "run_id" in t else ("implementation", "size"),
         **{c: (c, f) for c, f in cols.items()},
