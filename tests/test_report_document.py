@@ -361,3 +361,26 @@ def test_qin_section_keeps_one_floating_type_and_compares_the_other(tmp_path):
     stops = section._stops_text()
     assert "Some runs of every implementation did in 2 cells: Q01 D=10 NP=50, Q01 D=10 NP=1000" in stops
     assert "some runs of only cudaDE, FPDE, iDE, sDE in Q01 D=100 NP=50" in stops
+
+
+def test_qin_section_sets_our_errors_beside_scipy_s(tmp_path):
+    from gpude.report.qin import Qin
+
+    rows = [{"function": "Q04", "dim": 50, "popsize": 50, "seed": s, "gpude_error": 140.0 + s,
+             "scipy_error": 139.5 + s, "scipy": "1.17.1"} for s in range(5)]
+    rows += [{"function": "Q02", "dim": 10, "popsize": 50, "seed": s, "gpude_error": 1.0 + s,
+              "scipy_error": 10.0 + s, "scipy": "1.17.1"} for s in range(5)]
+    pd.DataFrame(rows).to_csv(tmp_path / "check.csv", index=False)
+    spec = yaml.safe_load((ROOT / "config/experiments/qin.yaml").read_text())
+    spec["report"]["crosscheck"] = str(tmp_path / "check.csv")
+    (tmp_path / "qin").mkdir()
+    section = Qin(spec, tmp_path / "qin", tmp_path)
+    section.published = pd.read_csv(ROOT / "paper/published/qin_tables_1_3.csv", comment="#")
+    text = section._crosscheck_text()
+    assert "scipy 1.17.1's `differential_evolution`" in text and "5 seeds a cell" in text
+    # 140-144 against 139.5-143.5 overlap; 1-5 against 10-14 are apart (exact p = 2/252)
+    assert "Q04 D=50 NP=50: ours 142, scipy's 142 (Mann-Whitney p = 0.69, the paper's 18.3)" in text
+    assert "Q02 D=10 NP=50: ours 3, scipy's 12 (Mann-Whitney p = 0.0079, the paper's 0.388)" in text
+    assert "differ at p < 0.05 in 1 of 2 cells" in text
+    del spec["report"]["crosscheck"]
+    assert Qin(spec, tmp_path / "qin", tmp_path)._crosscheck_text() == ""

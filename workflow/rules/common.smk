@@ -249,7 +249,7 @@ def presentation_files(wildcards):
     presentation = _presentation(wildcards)
     # a reference's rerun check (`gpude rerun-check`) beside its trials.csv goes into the report too
     reruns = [p.replace("trials.csv", "rerun_check.csv") for p in reference_tables(wildcards.experiment)]
-    return [presentation[k] for k in ("published", "alone") if presentation.get(k)] + \
+    return [presentation[k] for k in ("published", "alone", "crosscheck") if presentation.get(k)] + \
         list(presentation.get("compare", {}).values()) + [p for p in reruns if Path(p).is_file()]
 
 
