@@ -367,7 +367,7 @@ def test_qin_section_sets_our_errors_beside_scipy_s(tmp_path):
     from gpude.report.qin import Qin
 
     rows = [{"function": "Q04", "dim": 50, "popsize": 50, "seed": s, "gpude_error": 140.0 + s,
-             "scipy_error": 139.5 + s, "scipy": "1.17.1"} for s in range(5)]
+             "scipy_error": 139.5 + s, "scipy": "1.17.1", "F": 0.5, "CR": 0.3} for s in range(5)]
     rows += [{"function": "Q02", "dim": 10, "popsize": 50, "seed": s, "gpude_error": 1.0 + s,
               "scipy_error": 10.0 + s, "scipy": "1.17.1"} for s in range(5)]
     pd.DataFrame(rows).to_csv(tmp_path / "check.csv", index=False)
@@ -378,6 +378,7 @@ def test_qin_section_sets_our_errors_beside_scipy_s(tmp_path):
     section.published = pd.read_csv(ROOT / "paper/published/qin_tables_1_3.csv", comment="#")
     text = section._crosscheck_text()
     assert "scipy 1.17.1's `differential_evolution`" in text and "5 seeds a cell" in text
+    assert "(rand1bin, F=0.5, CR=0.3, NP," in text
     # 140-144 against 139.5-143.5 overlap; 1-5 against 10-14 are apart (exact p = 2/252)
     assert "Q04 D=50 NP=50: ours 142, scipy's 142 (Mann-Whitney p = 0.69, the paper's 18.3)" in text
     assert "Q02 D=10 NP=50: ours 3, scipy's 12 (Mann-Whitney p = 0.0079, the paper's 0.388)" in text

@@ -265,9 +265,11 @@ class Qin(Section):
             parts.append(f"{function} D={dim} NP={popsize}: ours {fmt(c['gpude_error'].mean())}, scipy's "
                          f"{fmt(c['scipy_error'].mean())} (Mann-Whitney p = {p:.2g}{published})")
         version = check["scipy"].iloc[0] if "scipy" in check else "?"
+        params = ", ".join(f"{k}={check[k].iloc[0]:g}" for k in ("F", "CR") if k in check)
+        seeds = check.groupby(["function", "dim", "popsize"]).size().min()
         return (f"* **Our errors against scipy's.** scipy {version}'s `differential_evolution` with the same "
-                "settings (rand1bin, F=0.5, CR=0.3, NP, 10^4 x D FEs, classic generational updating, "
-                f"out-of-bounds components resampled, no polishing), {check.groupby(['function', 'dim', 'popsize']).size().min()} "
+                f"settings (rand1bin, {params}, NP, 10^4 x D FEs, classic generational updating, "
+                f"out-of-bounds components resampled, no polishing), {seeds} "
                 "seeds a cell, on the cells where our errors differ most from the paper's; mean final error: "
                 + "; ".join(parts) + f" (`{path}`). The two differ at p < 0.05 in {differ} of {len(parts)} cells; "
                 "where they do not, the gap to the paper's errors is DE at these settings, not our code.")
