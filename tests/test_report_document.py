@@ -361,6 +361,8 @@ def test_qin_section_keeps_one_floating_type_and_compares_the_other(tmp_path):
     stops = section._stops_text()
     assert "Some runs of every implementation did in 2 cells: Q01 D=10 NP=50, Q01 D=10 NP=1000" in stops
     assert "some runs of only cudaDE, FPDE, iDE, sDE in Q01 D=100 NP=50" in stops
+    rising = section._rising_text([("ide", "Q01", 10), ("fpde", "Q04", 100)])
+    assert "Not falling all the way: iDE Q01 D=10, FPDE Q04 D=100; 1 of these 2 series hold runs" in rising
 
 
 def test_qin_section_sets_our_errors_beside_scipy_s(tmp_path):

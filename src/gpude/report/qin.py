@@ -135,7 +135,7 @@ class Qin(Section):
         gpu = [i for i in GPU if i in w.columns]
         if not gpu:
             return "* **(3) Time falls as NP grows:** no GPU results."
-        falling, total, drop = 0, 0, {}
+        falling, total, drop, rising = 0, 0, {}, []
         for impl in gpu:
             series = w[impl].dropna()
             drops = []
@@ -145,6 +145,8 @@ class Qin(Section):
                     continue
                 total += 1
                 falling += int(part.is_monotonic_decreasing)
+                if not part.is_monotonic_decreasing:
+                    rising.append((impl, function, dim))
                 drops.append(part.iloc[0] / part.iloc[-1])
             drop[impl] = pd.Series(drops).median() if drops else float("nan")
         order = [i for i in sorted(drop, key=lambda i: -drop[i]) if pd.notna(drop[i])]
@@ -153,7 +155,22 @@ class Qin(Section):
                 f"{'holds' if falling == total and order == claimed else ('holds in part' if falling else 'does not hold')}.** "
                 f"Mean time falls monotonically from the smallest to the largest NP in {falling} of {total} "
                 "(implementation, function, D) series; time at the smallest NP over time at the largest (median over "
-                "functions and D): " + ", ".join(f"{self._name(i)} {drop[i]:.1f}x" for i in order) + ".")
+                "functions and D): " + ", ".join(f"{self._name(i)} {drop[i]:.1f}x" for i in order) + "."
+                + self._rising_text(rising))
+
+    def _rising_text(self, rising) -> str:
+        """The series whose time does not fall all the way, and how many of them hold runs that stopped
+        at the optimum (shorter times at the small NP where they did)."""
+        if not rising:
+            return ""
+        stopped = set()
+        if "hit_rate" in self.cells:
+            hits = self.cells[self.cells["hit_rate"] > 0]
+            stopped = {(str(i), f, d) for i, f, d in zip(hits["implementation"], hits["function"], hits["dim"])}
+        early = sum((str(i), f, d) in stopped for i, f, d in rising)
+        return (f" Not falling all the way: {', '.join(f'{self._name(i)} {f} D={d}' for i, f, d in rising)}; "
+                f"{early} of these {len(rising)} series hold runs that stopped at exactly 0, which shortens "
+                "their times at the NP where that happened.")
 
     def _obs4(self, w):
         if "sequential" not in w:
