@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def workdir(tmp_path):
     """A copy of the workflow, so runs never write into the repository."""
     for name in ("Snakefile", "workflow", "config", "profiles", "paper/published", "results/reference",
-                 "results/benchmarks"):
+                 "results/benchmarks", "results/validation"):
         src = ROOT / name
         if src.exists():
             (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
