@@ -387,3 +387,13 @@ def test_qin_section_sets_our_errors_beside_scipy_s(tmp_path):
     assert "differ at p < 0.05 in 1 of 2 cells" in text
     del spec["report"]["crosscheck"]
     assert Qin(spec, tmp_path / "qin", tmp_path)._crosscheck_text() == ""
+
+
+def test_boot_id_reads_back_from_a_csv_as_the_same_text(tmp_path):
+    from gpude import provenance
+
+    boot = provenance.cpu()["boot_id"]
+    assert boot == "" or (boot.startswith("boot-") and len(boot) == 13)
+    # 8 hex digits alone may parse as numbers (1234e567 as a float, 00001234 as 1234)
+    pd.DataFrame({"boot_id": ["boot-1234e567", "boot-00001234"]}).to_csv(tmp_path / "b.csv", index=False)
+    assert pd.read_csv(tmp_path / "b.csv")["boot_id"].tolist() == ["boot-1234e567", "boot-00001234"]

@@ -155,17 +155,16 @@ def _cmd_rerun_check(args) -> int:
     import pandas as pd
 
     from .io import write_csv_atomic
-    from .results import rerun_check
+    from .results import rerun_check, rerun_totals
 
     reference = pd.concat([pd.read_csv(p) for p in args.reference], ignore_index=True)
     rerun = pd.concat([pd.read_csv(p) for p in args.rerun], ignore_index=True)
     check = rerun_check(reference, rerun)
     write_csv_atomic(check, args.out)
-    n = int(check["n"].sum())
-    same = float((check["same_error"] * check["n"]).sum() / n)
-    print(f"{n} trials in {len(check)} cells run twice: {same:.0%} end on the same final error; rerun time "
-          f"over reference: median {check['time_ratio_median'].median():.3g}x -> {args.out}")
-    return 0 if same == 1 else 1
+    total = rerun_totals(check)
+    print(f"{total['n']} trials in {total['cells']} cells run twice: {total['same_error']:.0%} end on the same "
+          f"final error; rerun time over reference: median {total['time_ratio_median']:.3g}x -> {args.out}")
+    return 0 if total["same_error"] == 1 else 1
 
 
 def _cmd_stats(args) -> int:

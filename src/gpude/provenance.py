@@ -62,9 +62,10 @@ def software() -> dict:
 
 def _boot_id() -> str:
     """This boot of the machine (Linux), so that rows measured on different instances of one kind of
-    cloud machine, all named alike, can be told apart: their speeds differ."""
+    cloud machine, all named alike, can be told apart: their speeds differ. 'boot-' keeps it text in
+    a CSV (8 hex digits such as 1234e567 would read back as a float)."""
     try:
-        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()[:8]
+        return "boot-" + Path("/proc/sys/kernel/random/boot_id").read_text().strip()[:8]
     except OSError:
         return ""
 

@@ -187,3 +187,11 @@ def rerun_check(reference: pd.DataFrame, rerun: pd.DataFrame) -> pd.DataFrame:
            "time_ratio_max": ("time_ratio", "max")}
     agg.update({v: (k, lambda c: ";".join(sorted(set(map(str, c))))) for k, v in commits.items() if k in both})
     return both.groupby(RERUN_CELL, observed=True).agg(**agg).reset_index()
+
+
+def rerun_totals(check: pd.DataFrame) -> dict:
+    """Over all cells of :func:`rerun_check`: trials, cells, the fraction of trials with the same
+    final error, and the median over cells of the rerun's time over the reference's."""
+    n = int(check["n"].sum())
+    return {"n": n, "cells": len(check), "same_error": float((check["same_error"] * check["n"]).sum() / n),
+            "time_ratio_median": float(check["time_ratio_median"].median())}

@@ -95,7 +95,7 @@ class FPDE(AllGPU):
          self.k_replace) = build_kernels(T)
         self._allocate_operator_arrays()
         p, s, keys, hit = self.params, self.compute, self.d_keys, self.d_hit
-        grid = (-(-NP // THREADS), B)  # ceil(N/16) blocks of 16 threads, per trial
+        self.grid = grid = (-(-NP // THREADS), B)  # ceil(N/16) blocks of 16 threads, per trial
         # every generation's launches, bound once (g, and n for a last partial generation, set per
         # launch; the evaluation covers the whole population, and only n trial vectors count)
         self.bound = [
@@ -114,7 +114,6 @@ class FPDE(AllGPU):
 
     def launch_init(self):
         s, B, NP = self.compute, self.batch, self.popsize
-        grid = (-(-NP // THREADS), B)
-        self.k_init[grid, THREADS, s](self.d_pop, self.d_keys, self.lower, self.upper)
+        self.k_init[self.grid, THREADS, s](self.d_pop, self.d_keys, self.lower, self.upper)
         self.fn.population_kernel[B * NP, THREADS, s](rows(self.d_pop), rows(self.d_fit), *self.fn.data)
         init_stats_kernel[(B * NP + 255) // 256, 256, s](self.d_fit, self.d_trace, self.d_hit, self.params.target)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..results import rerun_totals
 from .document import Section, _read, fmt
 from .janssen import PUBLISHED
 
@@ -335,13 +336,12 @@ class Qin(Section):
                 "sessions, on different instances of the machine.")
         reruns = _read(self.dir / "rerun_check.csv")
         if len(reruns):
-            n = int(reruns["n"].sum())
-            same = float((reruns["same_error"] * reruns["n"]).sum() / n)
-            text += (f" {n} trials of {len(reruns)} cells were run in both sessions "
+            total = rerun_totals(reruns)
+            text += (f" {total['n']} trials of {total['cells']} cells were run in both sessions "
                      f"({', '.join(sorted(set(reruns['reference_commit'].astype(str))))} then "
                      f"{', '.join(sorted(set(reruns['rerun_commit'].astype(str))))}; `rerun_check.csv`): "
-                     f"{same:.0%} end on the same final error, and the later session took "
-                     f"{reruns['time_ratio_median'].median():.2f}x the earlier's time (median over cells; "
+                     f"{total['same_error']:.0%} end on the same final error, and the later session took "
+                     f"{total['time_ratio_median']:.2f}x the earlier's time (median over cells; "
                      f"cell medians {reruns['time_ratio_median'].min():.2f}-{reruns['time_ratio_median'].max():.2f}x). "
                      "Comparisons across sessions within those panels carry that factor; the observations "
                      "above use the times as measured.")

@@ -24,8 +24,11 @@ def cell_table(trials: pd.DataFrame) -> pd.DataFrame:
     t = _machine(trials)
     t = t[t["best_error"].notna() & t["wall_time_s"].notna()]
     if "git_commit" in t:  # a session: one boot of the machine where recorded, else one commit
-        boot = t["boot_id"].astype("string") if "boot_id" in t else pd.Series(pd.NA, index=t.index, dtype="string")
-        t = t.assign(session=boot.where(boot.notna() & (boot != ""), "commit " + t["git_commit"].astype(str)))
+        session = "commit " + t["git_commit"].astype(str)
+        if "boot_id" in t:
+            boot = t["boot_id"].astype("string")
+            session = boot.where(boot.notna() & (boot != ""), session)
+        t = t.assign(session=session)
     cols = [c for c in CELL if c in t]
     out = (t.groupby(cols, observed=True)
            .agg(n=("best_error", "size"), mean_error=("best_error", "mean"), std_error=("best_error", "std"),
