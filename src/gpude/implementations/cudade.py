@@ -53,14 +53,15 @@ def build_kernels(fid, dim, dtype):
     from ..functions import get_function
 
     T = np.dtype(dtype).type
-    block_evaluate = gpu.compile_function(get_function(fid, dim).program, T, THREADS).block_evaluate
+    fn = gpu.compile_function(get_function(fid, dim).program, T, THREADS)
+    block_evaluate = fn.block_evaluate
     ops = build_de_ops(T, "cuda")
     init_value, trial_value = ops.init_value, ops.trial_value
-    D = int(dim)
+    D, BUF = int(dim), int(fn.buffer_size)  # a function's first buffer may be wider than D
 
     @cuda.jit
     def ie_kernel(pop, fit, keys, lower, upper, shift, rot_t, perm, trace, hit_gen, target):
-        a = cuda.shared.array(D, T)
+        a = cuda.shared.array(BUF, T)
         z = cuda.shared.array(D, T)
         red = cuda.shared.array((4, THREADS), T)
         b, tid = cuda.blockIdx.y, cuda.threadIdx.x
@@ -101,7 +102,7 @@ def build_kernels(fid, dim, dtype):
         b, tid = cuda.blockIdx.y, cuda.threadIdx.x
         if hit_gen[b] < g:
             return
-        a = cuda.shared.array(D, T)
+        a = cuda.shared.array(BUF, T)
         z = cuda.shared.array(D, T)
         red = cuda.shared.array((4, THREADS), T)
         take = cuda.shared.array(1, np.int32)

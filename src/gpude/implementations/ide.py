@@ -46,7 +46,9 @@ def build_kernels(fid, dim, dtype, threads_per_member, members_per_block):
 
     T = np.dtype(dtype).type
     prog = get_function(fid, dim).program
-    block_evaluate = gpu.compile_function(prog, T, threads_per_member).block_evaluate
+    fn = gpu.compile_function(prog, T, threads_per_member)
+    block_evaluate = fn.block_evaluate
+    BUF = int(fn.buffer_size)  # a function's first buffer may be wider than D
     ops = build_de_ops(T, "cuda")
     init_value, pick, trial_value = ops.init_value, ops.pick, ops.trial_value
     K, P, D = int(members_per_block), int(threads_per_member), int(dim)
@@ -56,7 +58,7 @@ def build_kernels(fid, dim, dtype, threads_per_member, members_per_block):
     @cuda.jit
     def ie_kernel(pop, fit, keys, lower, upper, shift, rot_t, perm, trace, hit_gen, target):
         xs = cuda.shared.array((K, D), T)
-        buf_a = cuda.shared.array((K, D), T)
+        buf_a = cuda.shared.array((K, BUF), T)
         buf_z = cuda.shared.array((K, D), T)
         red = cuda.shared.array((K, 4, P), T)
         m, tid = cuda.threadIdx.x // P, cuda.threadIdx.x % P
@@ -95,7 +97,7 @@ def build_kernels(fid, dim, dtype, threads_per_member, members_per_block):
         if hit_gen[b] < g:
             return  # an earlier generation of this trial reached the target: its buffers hold the result
         xs = cuda.shared.array((K, D), T)
-        buf_a = cuda.shared.array((K, D), T)
+        buf_a = cuda.shared.array((K, BUF), T)
         buf_z = cuda.shared.array((K, D), T)
         red = cuda.shared.array((K, 4, P), T)
         m, tid = cuda.threadIdx.x // P, cuda.threadIdx.x % P
@@ -182,7 +184,8 @@ class IDE(DeviceLoopImplementation):
 
     def _choose_launch(self, threads_per_member):
         T, D = self.dtype, self.dim
-        per_member = (3 * D + 4 * threads_per_member) * np.dtype(T).itemsize
+        buf = gpu.compile_function(self.function.program, T, threads_per_member).buffer_size
+        per_member = (2 * D + buf + 4 * threads_per_member) * np.dtype(T).itemsize
         limits = _device_limits()
         if self.forced_members is not None:
             k = int(self.forced_members)
