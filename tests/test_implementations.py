@@ -222,7 +222,7 @@ def test_master_slave_rejects_bad_worker_counts():
 
 
 def test_options_an_implementation_does_not_take_are_rejected():
-    with pytest.raises(InvalidInputError, match="sequential takes no options; got \\['workers'\\]"):
+    with pytest.raises(InvalidInputError, match="sequential takes no option workers"):
         run_trial(implementation="sequential", function="Q01", dim=10, popsize=8, max_fes=16, workers=2)
 
 

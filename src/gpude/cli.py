@@ -43,7 +43,7 @@ def _cmd_functions(args) -> int:
 
     for f in FUNCTIONS.values():
         parts = ", ".join(c.name for c in f.components)
-        print(f"{f.fid}  CEC'{f.cec_year % 100:02d} F{f.cec_fn:<3d} {f.kind_name:<12s} "
+        print(f"{f.fid}  {f.origin} {f.kind_name:<12s} "
               f"bias {f.bias:>7g}  {f.name}: {parts}")
     return 0
 
@@ -94,12 +94,12 @@ def _cmd_run(args) -> int:
     t0 = time.perf_counter()
     runner = make_runner(args.algorithm, args.implementation, args.function, args.dim, args.popsize,
                          int(args.max_fes), F=args.F, CR=args.CR, bounds=args.bounds,
-                         dtype=args.dtype, target=args.target, **options)
+                         dtype=args.dtype, target=args.target, max_time_s=args.max_time_s, **options)
     setup = time.perf_counter() - t0
     rows, results = [], []
     base = {"function": args.function.upper(), "dim": args.dim, "algorithm": args.algorithm,
             "implementation": args.implementation, "popsize": args.popsize, "dtype": args.dtype,
-            "max_fes": int(args.max_fes), "target_error": args.target}
+            "max_fes": int(args.max_fes), "target_error": args.target, "max_time_s": args.max_time_s}
     print(f"{args.implementation} {args.function.upper()} D={args.dim} NP={args.popsize}: {len(seeds)} "
           f"trials, setup {setup:.1f}s", file=sys.stderr)
     jobs, per_launch = list(zip(trials, seeds)), runner.trials_per_launch
@@ -119,7 +119,7 @@ def _cmd_run(args) -> int:
             rows.append(trial_row(r, t, setup, str(args.out_traces), args.concurrency, suite=args.suite))
             results.append(r)
             print(f"{progress}: best {r.best_error:.6g} fes {r.fes_used} time {r.wall_time_s:.3f}s"
-                  f"{' (target)' if r.hit_target else ''}", file=sys.stderr, flush=True)
+                  f" (stopped by {r.stopped_by})", file=sys.stderr, flush=True)
     write_batch(rows, results, args.out_csv, args.out_traces)
     return 0 if all(r is not None for r in results) else 1
 
@@ -264,9 +264,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "algorithm's (DE 0.3, jDE 0.9)")
     r.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="another parameter of the algorithm, e.g. --param tau1=0.1 --param index_scheme=displacement")
-    r.add_argument("--bounds", default="resample", help="resample (default), clip or midpoint")
+    r.add_argument("--bounds", help="bound handling; DE: resample (default), clip or midpoint; PSO: its own modes")
     r.add_argument("--dtype", choices=("float64", "float32"), default="float64")
     r.add_argument("--target", type=float, default=1e-8)
+    r.add_argument("--max-time-s", type=float,
+                   help="wall-clock budget per trial in seconds (with --max-fes and --target: whichever comes "
+                        "first); in a batch of trials per launch every trial gets the whole budget, concurrently")
     seeds = r.add_mutually_exclusive_group()
     seeds.add_argument("--seeds", help="comma-separated explicit seeds, one trial each")
     seeds.add_argument("--seed", type=int, default=0,

@@ -22,14 +22,15 @@ from .io import write_atomic, write_csv_atomic
 
 COLUMNS = [
     "run_id", "suite", "function", "dim", "algorithm", "implementation", "popsize", "params",
-    "dtype", "trial", "seed", "max_fes", "target_error", "best_error", "fes_used", "generations",
+    "dtype", "trial", "seed", "max_fes", "target_error", "max_time_s", "best_error", "fes_used", "generations",
     "hit_target", "fes_to_target", "time_to_target_s", "wall_time_s", "setup_time_s", "status",
     "concurrency", "trace_path", "trace_index",
 ]
 
 
 def status_of(result: TrialResult) -> str:
-    return "target" if result.hit_target else "budget"
+    """``target``, ``budget`` (max_fes spent) or ``time`` (max_time_s spent)."""
+    return result.stopped_by
 
 
 def trial_row(result: TrialResult, trial: int, setup_time_s: float, trace_path: str = "",
@@ -37,7 +38,7 @@ def trial_row(result: TrialResult, trial: int, setup_time_s: float, trace_path: 
     """The row of one finished trial (provenance columns are added by :func:`write_batch`)."""
     p = result.params
     # the algorithm's parameters (DE: F, CR, bounds; jDE adds tau1, tau2, ...) and the options
-    params = {k: v for k, v in dataclasses.asdict(p).items() if k not in ("popsize", "max_fes", "target", "dtype")}
+    params = {k: v for k, v in dataclasses.asdict(p).items() if k not in ("popsize", "max_fes", "target", "dtype", "max_time_s")}
     params.update(result.info.get("options", {}))
     return {
         "run_id": f"{result.algorithm}/{result.implementation}/{result.function}/d{result.dim}"
@@ -46,6 +47,7 @@ def trial_row(result: TrialResult, trial: int, setup_time_s: float, trace_path: 
         "algorithm": result.algorithm, "implementation": result.implementation,
         "popsize": result.popsize, "params": json.dumps(params, sort_keys=True), "dtype": p.dtype,
         "trial": trial, "seed": result.seed, "max_fes": p.max_fes, "target_error": p.target,
+        "max_time_s": p.max_time_s,
         "best_error": result.best_error, "fes_used": result.fes_used,
         "generations": result.generations, "hit_target": result.hit_target,
         "fes_to_target": result.fes_to_target, "time_to_target_s": result.time_to_target_s,

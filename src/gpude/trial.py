@@ -5,26 +5,33 @@ from __future__ import annotations
 import dataclasses
 
 from .algorithms import params_class
+from .errors import InvalidInputError
 from .functions import get_function
 from .registry import get
 
 
 def make_runner(algorithm: str, implementation: str, function: str, dim: int, popsize: int,
-                max_fes: int, F: float | None = None, CR: float | None = None, bounds: str = "resample",
-                dtype: str = "float64", target: float = 1e-8, **options):
+                max_fes: int, F: float | None = None, CR: float | None = None, bounds: str | None = None,
+                dtype: str = "float64", target: float = 1e-8, max_time_s: float | None = None, **options):
     """Build and warm up (JIT) an implementation; call ``.run(seed)`` on it for each trial.
 
-    ``F`` and ``CR`` default to the algorithm's own defaults (DE: 0.5, 0.3; jDE's initial values:
-    0.5, 0.9). Options that name a field of the algorithm's parameters (e.g. jDE's ``tau1``) go
+    ``F``, ``CR`` and ``bounds`` default to the algorithm's own defaults (DE: 0.5, 0.3, resample;
+    jDE's initial values: 0.5, 0.9); an algorithm without them (PSO, scatter search) rejects them.
+    Options that name a field of the algorithm's parameters (e.g. jDE's ``tau1``, PSO's ``w``) go
     to the parameters; the rest to the implementation (e.g. master_slave's ``workers``).
+    ``max_time_s`` is a wall-clock budget per trial (see :class:`gpude.algorithms.base.RunParams`).
     """
     cls = get(algorithm, implementation).load()
     Params = params_class(algorithm)
     fields = {f.name for f in dataclasses.fields(Params)}
     algorithm_params = {k: options.pop(k) for k in list(options) if k in fields}
-    given = {k: v for k, v in (("F", F), ("CR", CR)) if v is not None}
-    params = Params(popsize=popsize, max_fes=max_fes, target=target, bounds=bounds, dtype=dtype,
-                    **given, **algorithm_params)
+    given = {k: v for k, v in (("F", F), ("CR", CR), ("bounds", bounds)) if v is not None}
+    wrong = sorted(set(given) - fields)
+    if wrong:
+        raise InvalidInputError(f"algorithm {algorithm!r} has no parameter {', '.join(wrong)}; its "
+                                f"parameters: {', '.join(sorted(fields))}")
+    params = Params(popsize=popsize, max_fes=max_fes, target=target, dtype=dtype,
+                    max_time_s=max_time_s, **given, **algorithm_params)
     runner = cls(get_function(function, dim), params, **options)
     runner.warmup()
     return runner

@@ -57,8 +57,14 @@ def load_experiment(config):
 
 
 def algorithm_params(spec):
-    """The algorithm's parameters given in the experiment (everything but its implementations)."""
-    return {k: v for k, v in spec.items() if k != "implementations"}
+    """The algorithm's parameters given in the experiment (everything but its implementations and
+    its own population sizes)."""
+    return {k: v for k, v in spec.items() if k not in ("implementations", "popsizes")}
+
+
+def popsizes_of(experiment, algorithm):
+    """The algorithm's population sizes: its own, or the experiment's."""
+    return experiment["algorithms"][algorithm].get("popsizes", experiment.get("popsizes"))
 
 
 def check_algorithm_params(experiment, algorithm, spec):
@@ -68,15 +74,19 @@ def check_algorithm_params(experiment, algorithm, spec):
     from gpude.algorithms import params_class
 
     Params = params_class(algorithm)
-    fields = {f.name for f in dataclasses.fields(Params)} - {"popsize", "max_fes", "target", "dtype"}
+    fields = {f.name for f in dataclasses.fields(Params)} - {"popsize", "max_fes", "target", "dtype", "max_time_s"}
     unknown = set(algorithm_params(spec)) - fields
     if unknown:
         raise ValueError(f"experiment {experiment['name']}: algorithm {algorithm} has no parameter "
                          f"{', '.join(sorted(unknown))}; its parameters: {', '.join(sorted(fields))}")
+    popsizes = popsizes_of(experiment, algorithm)
+    if not popsizes:
+        raise ValueError(f"experiment {experiment['name']}: no population sizes for algorithm {algorithm}; "
+                         f"give popsizes for the experiment or under the algorithm")
     try:
-        for popsize in experiment["popsizes"]:
+        for popsize in popsizes:
             Params(popsize=popsize, max_fes=max(popsize, max_fes(experiment, experiment["dims"][0])),
-                   **algorithm_params(spec))
+                   max_time_s=experiment.get("max_time_s"), **algorithm_params(spec))
     except GpudeError as exc:
         raise ValueError(f"experiment {experiment['name']}, algorithm {algorithm}: {exc}") from None
 
@@ -132,7 +142,7 @@ def build_grid(experiment):
             per_job = per_implementation(experiment, "trials_per_job", implementation)
             for function in experiment["functions"]:
                 for dim in experiment["dims"]:
-                    for popsize in experiment["popsizes"]:
+                    for popsize in popsizes_of(experiment, algorithm):
                         for dtype in experiment["dtypes"]:
                             for chunk in range((n + per_job - 1) // per_job):
                                 jobs.append(dict(algorithm=algorithm, implementation=implementation,
@@ -187,6 +197,7 @@ def run_params(wildcards):
     others = " ".join(f"--param {k}={v}" for k, v in sorted(params.items()) if k not in ("F", "CR", "bounds"))
     return (f"{common} {others} "
             f"--max-fes {max_fes(EXPERIMENT, int(wildcards.dim))} --target {EXPERIMENT['target']} "
+            + (f"--max-time-s {EXPERIMENT['max_time_s']} " if EXPERIMENT.get("max_time_s") else "") +
             f"--seed {EXPERIMENT['seed']} --first-trial {trials['first']} --trials {trials['count']} "
             f"--suite {EXP} --concurrency {concurrency}")
 

@@ -1,19 +1,29 @@
-"""What every implementation shares: the trial result, the trace and the run loop.
+"""What every implementation shares: the trial result, the trace and the host's run loop.
+
+Nothing here is specific to one algorithm: the loop reads the fields of
+:class:`gpude.algorithms.base.RunParams` (popsize, max_fes, target, max_time_s) and calls the
+subclass's ``initialize``/``generation``, so DE, jDE, PSO and scatter search plug into the same
+loop, budget accounting and trace.
 
 Timing: ``wall_time_s`` runs from the start of initialisation until the best value
 is on the host. It excludes JIT compilation (:meth:`Implementation.warmup` compiles
 everything first, and :func:`gpude.run_trial` calls it) and process start-up.
+
+Stopping: a run ends at the first of (a) the target reached, (b) the FE budget spent, (c) the
+wall-clock budget ``max_time_s`` spent, checked after every generation (so a run may overrun
+``max_time_s`` by at most one generation; :attr:`TrialResult.stopped_by` says which).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..algorithms.de import DEParams
+from ..algorithms.base import RunParams
 from ..functions.function import BenchmarkFunction
 from ..rng import seed_key
 
@@ -41,6 +51,8 @@ class TrialResult:
     trace : dict of ndarray
         Per generation (0 = initial population): ``generation``, ``fes``, ``best_error`` and
         ``time_s`` (NaN where the implementation does not observe each generation on the host).
+    stopped_by : str
+        ``"target"``, ``"budget"`` (max_fes) or ``"time"`` (max_time_s).
     """
 
     algorithm: str
@@ -49,7 +61,7 @@ class TrialResult:
     dim: int
     popsize: int
     seed: int
-    params: DEParams
+    params: RunParams
     best_error: float
     best_x: np.ndarray
     fes_used: int
@@ -60,6 +72,7 @@ class TrialResult:
     time_to_target_s: float | None
     trace: dict = field(repr=False)
     info: dict = field(default_factory=dict, repr=False)
+    stopped_by: str = "budget"
 
 
 def fes_after(generation: int, popsize: int, max_fes: int) -> int:
@@ -78,10 +91,9 @@ class Implementation:
         if options:
             from ..errors import InvalidInputError
 
-            raise InvalidInputError(f"{self.name or type(self).__name__} takes no options; got "
-                                    f"{sorted(options)} (master_slave: workers; ide: members_per_block, "
-                                    f"poll_every, trials_per_launch; all_gpu, cujde, fpde: poll_every, "
-                                    f"trials_per_launch; cudade: blocks, poll_every, trials_per_launch)")
+            raise InvalidInputError(f"{self.algorithm}/{self.name or type(self).__name__} takes no option "
+                                    f"{', '.join(sorted(options))}; see `gpude list` and "
+                                    f"docs/implementations.md for each implementation's options")
         self.function = function
         self.params = params
         self.dtype = params.numpy_dtype
@@ -96,7 +108,7 @@ class Implementation:
             if simulator_enabled():
                 return  # nothing to compile on numba's simulator
         saved = self.params
-        self.params = dataclasses.replace(saved, max_fes=3 * saved.popsize)
+        self.params = dataclasses.replace(saved, max_fes=3 * saved.popsize, max_time_s=None)
         try:
             self.run(0)
         finally:
@@ -113,32 +125,42 @@ class Implementation:
         return [self.run(seed) for seed in seeds]
 
     def _result(self, seed, best_error, best_x, fes_used, generations, wall, hit_fes, hit_time, trace,
-                **info) -> TrialResult:
+                stopped_by=None, **info) -> TrialResult:
+        if stopped_by is None:
+            stopped_by = "target" if hit_fes is not None else "budget"
         return TrialResult(
             algorithm=self.algorithm, implementation=self.name, function=self.function.fid,
             dim=self.dim, popsize=self.popsize, seed=int(seed), params=self.params,
             best_error=float(best_error), best_x=np.asarray(best_x, dtype=np.float64),
             fes_used=int(fes_used), generations=int(generations), wall_time_s=float(wall),
             hit_target=hit_fes is not None, fes_to_target=hit_fes, time_to_target_s=hit_time,
-            trace=trace, info=info)
+            trace=trace, info=info, stopped_by=stopped_by)
 
 
 class HostLoopImplementation(Implementation):
     """Implementations whose host sees the best error after every generation.
 
-    Subclasses provide ``initialize(key) -> best``, ``generation(key, g, n) -> best`` (n: trials
-    to evaluate, fewer than NP only in a last generation that would overrun the budget) and
-    ``best_vector()``.
+    Subclasses provide ``initialize(key) -> best``, ``generation(key, g, n) -> best`` and
+    ``best_vector()``. ``n`` is the most evaluations the generation may use: normally
+    :meth:`evaluations_per_generation`, fewer in a last generation that would overrun the budget.
+    A generation that uses another number of evaluations than ``n`` (scatter search's improvement
+    step stops early) returns ``(best, used)``.
     """
+
+    def evaluations_per_generation(self) -> int:
+        """Evaluations of a full generation (the population size, unless the algorithm says otherwise)."""
+        return self.params.popsize
 
     def run(self, seed: int) -> TrialResult:
         p = self.params
         key = seed_key(seed)
         self.setup()
         gens, fes_list, bests, times = [], [], [], []
+        per_generation = self.evaluations_per_generation()
+        deadline = math.inf if p.max_time_s is None else p.max_time_s
         t0 = time.perf_counter()
         best = float(self.initialize(key))
-        fes, g = p.popsize, 0
+        fes, g = min(p.popsize, p.max_fes), 0
         hit_fes = hit_time = None
 
         def record():
@@ -148,11 +170,12 @@ class HostLoopImplementation(Implementation):
         record()
         if best <= p.target:
             hit_fes, hit_time = fes, times[-1]
-        while hit_fes is None and fes < p.max_fes:
+        while hit_fes is None and fes < p.max_fes and times[-1] < deadline:
             g += 1
-            n = min(p.popsize, p.max_fes - fes)
-            best = float(self.generation(key, g, n))
-            fes += n
+            n = min(per_generation, p.max_fes - fes)
+            out = self.generation(key, g, n)
+            best, used = (float(out[0]), int(out[1])) if isinstance(out, tuple) else (float(out), n)
+            fes += used
             record()
             if best <= p.target:
                 hit_fes, hit_time = fes, times[-1]
@@ -161,7 +184,8 @@ class HostLoopImplementation(Implementation):
         self.teardown()
         trace = {"generation": np.array(gens), "fes": np.array(fes_list),
                  "best_error": np.array(bests), "time_s": np.array(times)}
-        return self._result(seed, best, best_x, fes, g, wall, hit_fes, hit_time, trace)
+        stopped_by = "target" if hit_fes is not None else ("budget" if fes >= p.max_fes else "time")
+        return self._result(seed, best, best_x, fes, g, wall, hit_fes, hit_time, trace, stopped_by)
 
     def setup(self) -> None:
         """Allocate per-run state (called before timing starts)."""

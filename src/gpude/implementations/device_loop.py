@@ -23,6 +23,16 @@ when the host sees its hit. The shares of a batch add up to the batch's wall tim
 one is charged all of it. ``time_to_target_s`` is the same share, up to the moment the host saw
 the hit (a few generations after it happened, at most the depth of the launch queue).
 
+**Wall-clock budget** (``max_time_s``). The host compares its clock with the budget before it
+enqueues each generation, without waiting for the GPU; so that the GPU never lags far behind the
+host's clock, every poll records an event and the host waits for the event of the generation
+:data:`MAX_AHEAD` generations back (it returns at once when the GPU keeps up). A run therefore
+overruns its budget by at most the GPU time of ``MAX_AHEAD + 1`` generations, and the result
+records the FEs the budget bought. In a batch every trial gets the same budget, concurrently
+(not a 1/B share): a trial's ``wall_time_s`` is the wall time it ran, i.e. the batch's (or
+until its hit was seen). Per-generation times in the trace come from those events (GPU time at
+the polled generations, interpolated linearly in between).
+
 FEs follow from the generation count (NP per generation, fewer in a last generation that would
 overrun the budget), so they never exceed max_fes.
 """
@@ -35,11 +45,14 @@ import time
 import numpy as np
 from numba import cuda
 
+from ..algorithms.de import require_variant_support
 from ..errors import require_positive_int
 from ..rng import seed_key
 from .base import Implementation, fes_after
 
 NO_HIT = np.iinfo(np.int64).max
+#: under a wall-clock budget, the host runs at most this many generations ahead of the GPU
+MAX_AHEAD = 4
 
 
 @cuda.jit(device=True)
@@ -127,6 +140,7 @@ class DeviceLoopImplementation(Implementation):
 
     def __init__(self, function, params, poll_every: int = 1, trials_per_launch: int = 1):
         super().__init__(function, params)
+        require_variant_support(self, params)  # rand1/bin only, unless the class says variants = "all"
         require_positive_int("poll_every", poll_every)
         require_positive_int("trials_per_launch", trials_per_launch)
         self.poll_every = poll_every  # generations between two asynchronous flag copies
@@ -168,11 +182,19 @@ class DeviceLoopImplementation(Implementation):
         self.h_hit[:B], self.h_hit[B] = NO_HIT, 0
         self.compute.synchronize()
 
+        timed = p.max_time_s is not None
+        deadline = p.max_time_s if timed else math.inf
+        marks = []  # timed runs: (generation, event, host seconds) at every poll
         t0 = time.perf_counter()
+        start = cuda.event()
+        start.record(self.compute)
         seen_at, seen = [None] * B, 0
+        out_of_time = False
         self.launch_init()
         self._poll()
         g, fes = 0, p.popsize
+        if timed:
+            self._mark(marks, g, t0)
         while fes < p.max_fes:
             if self.h_hit[B] != seen:  # the last copy counts new hits: note when they were seen
                 now = time.perf_counter() - t0
@@ -181,12 +203,17 @@ class DeviceLoopImplementation(Implementation):
                         seen_at[b], seen = now, seen + 1
                 if seen == B:
                     break
+            if time.perf_counter() - t0 >= deadline:
+                out_of_time = True
+                break
             g += 1
             n = min(p.popsize, p.max_fes - fes)
             self.launch_generation(g, n)
             fes += n
             if g % self.poll_every == 0:
                 self._poll()
+                if timed:
+                    self._mark(marks, g, t0)
         self.compute.synchronize()
         self.side.synchronize()
         self.d_hit.copy_to_host(self.h_hit)  # the last poll may predate the last generations
@@ -200,18 +227,24 @@ class DeviceLoopImplementation(Implementation):
             best_x.append(d_pop[int(np.argmin(fit[b]))].copy_to_host())
         trace_best = self.d_trace.copy_to_host()
         wall = time.perf_counter() - t0
-        shares = fair_shares(seen_at, wall)
+        if timed:  # every trial had the whole budget, concurrently: charged the time it ran
+            shares = np.array([wall if e is None else min(e, wall) for e in seen_at])
+            mark_gens, mark_times = self._mark_times(marks, start, g, wall)
+        else:
+            shares = fair_shares(seen_at, wall)
         results = []
         for b, seed in enumerate(seeds):
             gens = np.arange(last[b] + 1)
+            times = np.interp(gens, mark_gens, mark_times) if timed else np.full(last[b] + 1, np.nan)
             trace = {"generation": gens,
                      "fes": np.array([fes_after(k, p.popsize, p.max_fes) for k in gens]),
-                     "best_error": trace_best[b, : last[b] + 1], "time_s": np.full(last[b] + 1, np.nan)}
+                     "best_error": trace_best[b, : last[b] + 1], "time_s": times}
             hit = hit_gens[b] != NO_HIT
+            stopped_by = "target" if hit else ("time" if out_of_time else "budget")
             hit_fes = fes_after(hit_gens[b], p.popsize, p.max_fes) if hit else None
             results.append(self._result(
                 seed, float(fit[b].min()), best_x[b], fes_after(last[b], p.popsize, p.max_fes),
-                last[b], shares[b], hit_fes, shares[b] if hit else None, trace,
+                last[b], shares[b], hit_fes, shares[b] if hit else None, trace, stopped_by,
                 options={"poll_every": self.poll_every, "trials_per_launch": B},
                 prebound=self.prebound, batch_wall_time_s=wall))
         return results
@@ -220,6 +253,29 @@ class DeviceLoopImplementation(Implementation):
         """Host copies of the final population and errors of trial ``trial`` of the last batch."""
         d_pop, d_fit = self.final_population(trial, self._last_generations[trial])
         return d_pop.copy_to_host(), d_fit.copy_to_host().astype(np.float64)
+
+    def _mark(self, marks, g, t0):
+        """Record an event behind generation g; wait for the one MAX_AHEAD generations back."""
+        event = cuda.event()
+        event.record(self.compute)
+        marks.append((g, event, time.perf_counter() - t0))
+        for back_g, back_event, _ in reversed(marks):
+            if back_g <= g - MAX_AHEAD:
+                back_event.synchronize()  # at once if the GPU keeps up
+                break
+
+    @staticmethod
+    def _mark_times(marks, start, last_g, wall):
+        """(generations, seconds) at which the GPU finished the marked generations, and the end.
+        On numba's simulator, which keeps no event times (and runs synchronously), the host's."""
+        gens = [m[0] for m in marks] + [last_g]
+        times = [start.elapsed_time(e) / 1e3 for _, e, _ in marks]
+        if any(t < 0 for t in times):
+            times = [m[2] for m in marks]
+        times = np.maximum.accumulate(np.array(times + [wall]))
+        gens = np.array(gens)
+        keep = np.r_[gens[1:] > gens[:-1], True]  # the end may repeat the last mark's generation
+        return gens[keep], times[keep]
 
     def _poll(self):
         """Enqueue the asynchronous copy of the hit flags behind the work enqueued so far."""

@@ -1,0 +1,48 @@
+"""The wall-clock budget (``max_time_s``): a first-class stop beside ``max_fes`` and the target,
+in the host's loop (CPU implementations) and in the GPU device loop (run here on the simulator)."""
+
+import numpy as np
+import pytest
+
+from gpude.algorithms.de import DEParams
+from gpude.errors import InvalidInputError
+from gpude.trial import make_runner
+
+FUNCTION, DIM, NP = "N09", 6, 6  # Nashed f9 (Rastrigin): any D
+HUGE = 10**9  # an FE budget that never ends a run here
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), True, "1"])
+def test_bad_time_budget_is_rejected(bad):
+    with pytest.raises(InvalidInputError, match="max_time_s must be a number of seconds > 0"):
+        DEParams(popsize=NP, max_fes=100, max_time_s=bad)
+
+
+@pytest.mark.parametrize("implementation", ["sequential", "all_gpu"])
+def test_time_budget_ends_the_run_and_records_what_it_bought(implementation):
+    budget = 0.3
+    runner = make_runner("de", implementation, FUNCTION, DIM, NP, HUGE, target=0.0, max_time_s=budget)
+    r = runner.run(5)
+    assert r.stopped_by == "time" and not r.hit_target
+    assert r.wall_time_s >= budget
+    assert r.fes_used == NP * (r.generations + 1) < HUGE  # the FEs the budget bought
+    times = r.trace["time_s"]
+    assert np.all(np.isfinite(times)) and np.all(np.diff(times) >= 0)
+    assert times[-1] <= r.wall_time_s + 1e-9
+    # the trajectory is the seed's: a run with the FE budget it reached ends on the same error
+    fixed = make_runner("de", implementation, FUNCTION, DIM, NP, r.fes_used, target=0.0).run(5)
+    assert fixed.stopped_by == "budget" and fixed.best_error == r.best_error
+
+
+def test_the_fe_budget_still_wins_when_it_comes_first():
+    r = make_runner("de", "sequential", FUNCTION, DIM, NP, 5 * NP, max_time_s=60.0).run(5)
+    assert r.stopped_by == "budget" and r.fes_used == 5 * NP
+
+
+def test_a_batch_under_a_time_budget_charges_every_trial_the_time_it_ran():
+    runner = make_runner("de", "all_gpu", FUNCTION, DIM, NP, HUGE, target=0.0, max_time_s=0.2,
+                         trials_per_launch=2)
+    a, b = runner.run_batch([5, 6])
+    assert a.stopped_by == b.stopped_by == "time"
+    assert a.wall_time_s == b.wall_time_s == a.info["batch_wall_time_s"]  # not a 1/2 share
+    assert a.generations == b.generations
