@@ -1,4 +1,4 @@
-"""DE/rand/1/bin: parameters and operators, written once for every implementation.
+"""DE/rand/1/bin and its variants: parameters and operators, written once for every implementation.
 
 The algorithm (Storn & Price 1997, as Janssen et al. and Qin et al. state it):
 
@@ -18,6 +18,19 @@ decision has a fixed counter, computed by :func:`counter`:
   ``4 + D + j`` for its bound repair (only read when needed).
 
 So every implementation, in any execution order, makes the same decisions.
+
+**Variants** (Nashed et al., PPSN 2012; :data:`MUTATIONS` x :data:`CROSSOVERS`):
+
+* mutation ``rand1`` v = x_r1 + F (x_r2 - x_r3) (the default), ``best1``
+  v = x_best + F (x_r1 - x_r2), ``current_to_best1`` v = x_i + F (x_best - x_i) + F (x_r1 - x_r2);
+  x_best is the best individual of the population the generation starts from (lowest index on
+  ties); ``pick`` draws r1, r2, r3 the same way for all three (r3 unused by the last two);
+* crossover ``bin`` (above) or ``exp`` (Storn & Price): from j_rand (slot 3) the mutant is copied
+  for L consecutive coordinates, cyclically; L = 1, then the k-th draw (slot ``4 + k``, k = 0, 1,
+  ...) adds one while U < CR and L < D. Coordinate j is copied iff its cyclic distance from
+  j_rand is < L, i.e. iff the draws 0 .. distance - 1 all fall below CR.
+
+Random slots are the same for every variant, so rand1/bin makes exactly its old decisions.
 """
 
 from __future__ import annotations
@@ -30,6 +43,7 @@ import numpy as np
 from ..errors import InvalidInputError
 from ..fma import fma_for
 from ..rng import build_rng
+from .base import RunParams
 
 RESAMPLE, CLIP, MIDPOINT = 0, 1, 2
 #: Bound handling for a mutant component outside [lower, upper]:
@@ -38,7 +52,30 @@ RESAMPLE, CLIP, MIDPOINT = 0, 1, 2
 #: violated bound and the target's value (scipy's and many DE codes' choice).
 BOUND_MODES = {"resample": RESAMPLE, "clip": CLIP, "midpoint": MIDPOINT}
 
-TARGET_ERROR = 1e-8
+RAND1, BEST1, CURRENT_TO_BEST1 = 0, 1, 2
+#: mutation strategies (see the module docstring)
+MUTATIONS = {"rand1": RAND1, "best1": BEST1, "current_to_best1": CURRENT_TO_BEST1}
+BIN, EXP = 0, 1
+#: crossovers: binomial (the default) and exponential
+CROSSOVERS = {"bin": BIN, "exp": EXP}
+#: implementations whose operators run every mutation and crossover; the others run rand1/bin only
+VARIANT_IMPLEMENTATIONS = ("sequential", "master_slave", "naive_gpu", "two_kernel")
+
+
+def is_default_variant(params) -> bool:
+    return (getattr(params, "mutation", "rand1"), getattr(params, "crossover", "bin")) == ("rand1", "bin")
+
+
+def require_variant_support(implementation, params) -> None:
+    """Refuse a mutation/crossover other than rand1/bin unless ``implementation.variants == "all"``."""
+    if getattr(implementation, "variants", "rand1/bin") == "all" or is_default_variant(params):
+        return
+    name = getattr(implementation, "name", "") or type(implementation).__name__
+    raise InvalidInputError(
+        f"implementation {name!r} runs DE/rand/1/bin only, not mutation={params.mutation!r}, "
+        f"crossover={params.crossover!r}; the implementations that support every mutation and "
+        f"crossover: {', '.join(VARIANT_IMPLEMENTATIONS)}")
+
 
 
 def slots_per_individual(dim: int, extra_slots: int = 0) -> int:
@@ -47,8 +84,8 @@ def slots_per_individual(dim: int, extra_slots: int = 0) -> int:
 
 
 @dataclass(frozen=True)
-class DEParams:
-    """Parameters of DE/rand/1/bin, validated on construction.
+class DEParams(RunParams):
+    """Parameters of DE, validated on construction (the run fields are :class:`RunParams`'s).
 
     Parameters
     ----------
@@ -58,51 +95,59 @@ class DEParams:
         Differential weight, > 0.
     CR : float
         Crossover rate in [0, 1].
-    max_fes : int
-        Budget of function evaluations (initial population included), >= popsize.
-    target : float
-        Stop when the best error is <= target (checked every generation).
     bounds : str
         ``"resample"``, ``"clip"`` or ``"midpoint"`` (see :data:`BOUND_MODES`).
-    dtype : str
-        ``"float64"`` or ``"float32"``: storage and arithmetic of the population and
-        the function evaluations. Random draws are float64 in both.
+    mutation : str
+        ``"rand1"`` (the default), ``"best1"`` or ``"current_to_best1"`` (see :data:`MUTATIONS`).
+    crossover : str
+        ``"bin"`` (the default) or ``"exp"`` (see :data:`CROSSOVERS`).
+    max_fes, target, dtype, max_time_s
+        See :class:`gpude.algorithms.base.RunParams`.
     """
 
-    popsize: int
     F: float = 0.5
     CR: float = 0.3
-    max_fes: int = 10_000_000
-    target: float = TARGET_ERROR
     bounds: str = "resample"
-    dtype: str = "float64"
+    mutation: str = "rand1"
+    crossover: str = "bin"
+
+    #: a parameter class whose algorithm runs the variants says so in its own body (subclasses,
+    #: e.g. jDE's, run rand1/bin only unless they declare it too)
+    supports_variants = True
+    min_popsize = 4
+    min_popsize_reason = " (r1, r2, r3 distinct from i)"
 
     def __post_init__(self):
+        super().__post_init__()
+
         def bad(msg):
             raise InvalidInputError(msg)
 
-        if isinstance(self.popsize, bool) or not isinstance(self.popsize, (int, np.integer)) or self.popsize < 4:
-            bad(f"popsize (NP) must be an integer >= 4 (r1, r2, r3 distinct from i), got {self.popsize!r}")
         if not np.isfinite(self.F) or self.F <= 0:
             bad(f"F must be a finite number > 0, got {self.F!r}")
         if not np.isfinite(self.CR) or not 0.0 <= self.CR <= 1.0:
             bad(f"CR must lie in [0, 1], got {self.CR!r}")
-        if isinstance(self.max_fes, bool) or not isinstance(self.max_fes, (int, np.integer)) or self.max_fes < self.popsize:
-            bad(f"max_fes must be an integer >= popsize ({self.popsize}), got {self.max_fes!r}")
-        if not np.isfinite(self.target) or self.target < 0:
-            bad(f"target must be a finite number >= 0, got {self.target!r}")
         if self.bounds not in BOUND_MODES:
             bad(f"unknown bound mode {self.bounds!r}; use one of {', '.join(BOUND_MODES)}")
-        if self.dtype not in ("float64", "float32"):
-            bad(f"dtype must be 'float64' or 'float32', got {self.dtype!r}")
+        if self.mutation not in MUTATIONS:
+            bad(f"unknown mutation {self.mutation!r}; use one of {', '.join(MUTATIONS)}")
+        if self.crossover not in CROSSOVERS:
+            bad(f"unknown crossover {self.crossover!r}; use one of {', '.join(CROSSOVERS)}")
+        if not type(self).__dict__.get("supports_variants", False) and not is_default_variant(self):
+            bad(f"{type(self).__name__} runs mutation 'rand1' and crossover 'bin' only, got "
+                f"mutation={self.mutation!r}, crossover={self.crossover!r}")
 
     @property
     def bound_mode(self) -> int:
         return BOUND_MODES[self.bounds]
 
     @property
-    def numpy_dtype(self):
-        return np.float64 if self.dtype == "float64" else np.float32
+    def mutation_code(self) -> int:
+        return MUTATIONS[self.mutation]
+
+    @property
+    def crossover_code(self) -> int:
+        return CROSSOVERS[self.crossover]
 
 
 def build_de_ops(dtype, target: str = "cpu", extra_slots: int = 0) -> SimpleNamespace:
@@ -118,8 +163,11 @@ def build_de_ops(dtype, target: str = "cpu", extra_slots: int = 0) -> SimpleName
         ``pick(key, g, i, popsize, dim) -> (r1, r2, r3, jrand)`` and
         ``trial_value(key, g, i, j, popsize, dim, jrand, F, CR, xi, x1, x2, x3, lower, upper, mode)``,
         and its three parts ``mutant``, ``crossover_takes`` and ``repair`` (for the
-        kernel-per-operator implementation); ``pick_displacement``, the cheap index scheme of
-        cujDE, beside ``pick``; ``uniform`` and ``below`` on this counter layout.
+        kernel-per-operator implementation); for the variants ``variant_trial_value(mutation,
+        crossover, key, g, i, j, popsize, dim, jrand, F, CR, xi, xb, x1, x2, x3, lower, upper, mode)``,
+        its parts ``mutant_of(mutation, F, xi, xb, x1, x2, x3)``, ``takes_of(crossover, ...)``
+        (``exp_takes``, ``exp_length`` for exp) and ``best_index(fit, n)``;
+        ``pick_displacement``, the cheap index scheme of cujDE, beside ``pick``; ``uniform`` and ``below`` on this counter layout.
     """
     T = np.dtype(dtype).type
     rng = build_rng(target)
@@ -193,6 +241,35 @@ def build_de_ops(dtype, target: str = "cpu", extra_slots: int = 0) -> SimpleName
         return fma(T(F), x2 - x3, x1)
 
     @jit
+    def mutant_of(mutation, F, xi, xb, x1, x2, x3):
+        """Component of the mutant of ``mutation`` (:data:`MUTATIONS`); ``xb`` is x_best's."""
+        if mutation == BEST1:
+            return fma(T(F), x1 - x2, xb)
+        if mutation == CURRENT_TO_BEST1:
+            return fma(T(F), x1 - x2, fma(T(F), xb - xi, xi))
+        return fma(T(F), x2 - x3, x1)  # RAND1
+
+    @jit
+    def exp_length(key, g, i, popsize, dim, CR):
+        """L of the exponential crossover: 1, plus one per draw (slots 4, 5, ...) below CR."""
+        L = 1
+        while L < dim and uniform(key, counter(g, i, 4 + L - 1, popsize, dim)) < CR:
+            L += 1
+        return L
+
+    @jit
+    def exp_takes(key, g, i, j, popsize, dim, jrand, CR):
+        """Whether the exponential crossover copies coordinate j: its cyclic distance from
+        ``jrand`` is below L, i.e. the draws 0 .. distance - 1 all fell below CR."""
+        d = (j - jrand) % dim
+        k = 0
+        while k < d:
+            if not uniform(key, counter(g, i, 4 + k, popsize, dim)) < CR:
+                return False
+            k += 1
+        return True
+
+    @jit
     def crossover_takes(key, g, i, j, popsize, dim, jrand, CR):
         return uniform(key, counter(g, i, 4 + j, popsize, dim)) < CR or j == jrand
 
@@ -221,8 +298,35 @@ def build_de_ops(dtype, target: str = "cpu", extra_slots: int = 0) -> SimpleName
             return xi
         return repair(key, g, i, j, popsize, dim, mutant(F, x1, x2, x3), xi, lower, upper, mode)
 
+    @jit
+    def takes_of(crossover, key, g, i, j, popsize, dim, jrand, CR):
+        if crossover == EXP:
+            return exp_takes(key, g, i, j, popsize, dim, jrand, CR)
+        return crossover_takes(key, g, i, j, popsize, dim, jrand, CR)
+
+    @jit
+    def variant_trial_value(mutation, crossover, key, g, i, j, popsize, dim, jrand, F, CR, xi, xb,
+                            x1, x2, x3, lower, upper, mode):
+        """:func:`trial_value` for any mutation and crossover (codes of :data:`MUTATIONS`,
+        :data:`CROSSOVERS`); ``xb`` is x_best's component."""
+        if not takes_of(crossover, key, g, i, j, popsize, dim, jrand, CR):
+            return xi
+        return repair(key, g, i, j, popsize, dim, mutant_of(mutation, F, xi, xb, x1, x2, x3), xi,
+                      lower, upper, mode)
+
+    @jit
+    def best_index(fit, n):
+        """Index of the smallest of ``fit[:n]``, the lowest on ties."""
+        best = 0
+        for k in range(1, n):
+            if fit[k] < fit[best]:
+                best = k
+        return best
+
     return SimpleNamespace(counter=counter, init_value=init_value, pick=pick,
                            pick_displacement=pick_displacement, mutant=mutant,
                            crossover_takes=crossover_takes, repair=repair, cross_over=cross_over,
                            trial_value=trial_value, uniform=uniform, below=below, dtype=T,
-                           target=target, extra_slots=extra_slots)
+                           target=target, extra_slots=extra_slots, mutant_of=mutant_of,
+                           exp_length=exp_length, exp_takes=exp_takes, takes_of=takes_of,
+                           variant_trial_value=variant_trial_value, best_index=best_index)

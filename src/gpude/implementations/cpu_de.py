@@ -2,7 +2,7 @@
 
 ``make_trials`` builds the trial vectors of a generation, ``replace`` applies the
 generational replacement; fitness evaluation is what the three implementations do
-differently.
+differently. All three run every mutation and crossover of :mod:`gpude.algorithms.de`.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from ..algorithms.de import build_de_ops
 def build_cpu_de(dtype):
     ops = build_de_ops(dtype, "cpu")
     init_value, pick, trial_value = ops.init_value, ops.pick, ops.trial_value
+    variant_trial_value, best_index = ops.variant_trial_value, ops.best_index
     jit = numba.njit(cache=True, nogil=True)
 
     @jit
@@ -29,13 +30,22 @@ def build_cpu_de(dtype):
                 pop[i, j] = init_value(key, i, j, popsize, dim, lower, upper)
 
     @jit
-    def make_trials(pop, trials, key, g, F, CR, lower, upper, mode, n):
+    def make_trials(pop, fit, trials, key, g, F, CR, lower, upper, mode, n, mutation, crossover):
         popsize, dim = pop.shape
+        if mutation == 0 and crossover == 0:  # rand1/bin, the original operator
+            for i in range(n):
+                r1, r2, r3, jrand = pick(key, g, i, popsize, dim)
+                for j in range(dim):
+                    trials[i, j] = trial_value(key, g, i, j, popsize, dim, jrand, F, CR, pop[i, j],
+                                               pop[r1, j], pop[r2, j], pop[r3, j], lower, upper, mode)
+            return
+        best = best_index(fit, popsize)  # of the population the generation starts from
         for i in range(n):
             r1, r2, r3, jrand = pick(key, g, i, popsize, dim)
             for j in range(dim):
-                trials[i, j] = trial_value(key, g, i, j, popsize, dim, jrand, F, CR, pop[i, j],
-                                           pop[r1, j], pop[r2, j], pop[r3, j], lower, upper, mode)
+                trials[i, j] = variant_trial_value(mutation, crossover, key, g, i, j, popsize, dim,
+                                                   jrand, F, CR, pop[i, j], pop[best, j], pop[r1, j],
+                                                   pop[r2, j], pop[r3, j], lower, upper, mode)
 
     @jit
     def replace(pop, fit, trials, tfit, n):
@@ -50,6 +60,8 @@ def build_cpu_de(dtype):
 
 class CPUGenerationMixin:
     """Population buffers and the CPU operators; ``self.evaluate(X, out)`` is the subclass's."""
+
+    variants = "all"  # every mutation and crossover (see gpude.algorithms.de)
 
     def setup(self):
         T = self.dtype
@@ -66,8 +78,8 @@ class CPUGenerationMixin:
 
     def generation(self, key, g, n):
         p = self.params
-        self._make_trials(self.pop, self.trials, key, g, p.F, p.CR, self.lower, self.upper,
-                          p.bound_mode, n)
+        self._make_trials(self.pop, self.fit, self.trials, key, g, p.F, p.CR, self.lower, self.upper,
+                          p.bound_mode, n, p.mutation_code, p.crossover_code)
         self.evaluate(self.trials[:n], self.tfit[:n])
         return self._replace(self.pop, self.fit, self.trials, self.tfit, n)
 
