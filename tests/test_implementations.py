@@ -29,9 +29,29 @@ MAX_FES = 27  # initial 6 + 3 generations of 6 + a last generation of only 3 (bu
 # blocks stride over the individuals, so 3 blocks make the same run (tested below)
 SIMULATOR_OPTIONS = {"ide": {"quiet": True}, "cudade": {"blocks": 3}}
 
+#: What the battery needs to know of each algorithm: parameters that make a tiny run (scatter
+#: search: a reference set of 4, 2 Solis-Wets steps), whether a generation costs NP evaluations,
+#: bound modes besides the default with parameters that push solutions outside the box, and bad
+#: parameters with the words of their error.
+ALGORITHMS = {
+    "de": dict(params={}, np_per_generation=True,
+               other_bounds={"clip": {"F": 2.0}, "midpoint": {"F": 2.0}},
+               bad=[({"F": 0.0}, "F must"), ({"CR": 1.01}, "CR must")]),
+    "pso": dict(params={}, np_per_generation=True,
+                other_bounds={"reflect": {"vmax": 0.0, "w": 1.2}},
+                bad=[({"c1": -1.0}, "c1 must"), ({"topology": "star"}, "unknown topology")]),
+    "ss": dict(params={"ref_best": 3, "ref_diverse": 1, "ls_steps": 2}, np_per_generation=False,
+               other_bounds={}, bad=[({"lam": 0.6}, "lam must"), ({"ls_steps": -1}, "ls_steps must")]),
+}
+ALGORITHMS["jde"] = ALGORITHMS["de"]
+OTHER_BOUNDS = [(a, i, mode) for a, i in ENTRIES for mode in ALGORITHMS[a]["other_bounds"]]
+BAD_PARAMETERS = [(a, i, kw, msg) for a, i in ENTRIES
+                  for kw, msg in [({"popsize": 2}, "popsize"), ({"bounds": "bounce"}, "bound mode"),
+                                  *ALGORITHMS[a]["bad"]]]
+
 
 def runner_for(impl, algorithm="de", **kw):
-    kw = {"max_fes": MAX_FES, **kw}
+    kw = {"max_fes": MAX_FES, **ALGORITHMS[algorithm]["params"], **kw}
     options = dict(SIMULATOR_OPTIONS.get(impl, {}))
     return make_runner(algorithm, impl, FUNCTION, DIM, NP, kw.pop("max_fes"), **kw, **options)
 
@@ -62,16 +82,25 @@ def runs(request):
     return request.param, runner, first, population, second
 
 
-def test_registry_lists_the_five_models_and_qin_s_baselines():
-    assert IMPLEMENTATIONS == ["sequential", "master_slave", "naive_gpu", "all_gpu", "ide", "cudade", "fpde"]
-    devices = {e.implementation: e.device for e in registry.entries()}
-    assert [i for i in IMPLEMENTATIONS if devices[i] == "gpu"] == ["naive_gpu", "all_gpu", "ide", "cudade", "fpde"]
+def test_registry_lists_the_models_of_the_studies():
+    assert IMPLEMENTATIONS == ["sequential", "master_slave", "naive_gpu", "all_gpu", "ide", "cudade", "fpde",
+                               "two_kernel"]
+    devices = {e.implementation: e.device for e in registry.entries() if e.algorithm == "de"}
+    assert [i for i in IMPLEMENTATIONS if devices[i] == "gpu"] == ["naive_gpu", "all_gpu", "ide", "cudade", "fpde",
+                                                                 "two_kernel"]
+    # every algorithm has its CPU reference, and the battery knows every algorithm
+    for algorithm in {a for a, _ in ENTRIES}:
+        assert registry.get(algorithm, "sequential").device == "cpu"
+        assert algorithm in ALGORITHMS
 
 
 def test_budget_is_respected_exactly(runs):
-    impl, _, r, _, _ = runs
-    assert r.fes_used == MAX_FES and r.generations == 4
-    assert list(r.trace["fes"]) == [6, 12, 18, 24, 27]
+    (algorithm, _), _, r, _, _ = runs
+    fes = r.trace["fes"]
+    assert r.fes_used == MAX_FES and fes[-1] == MAX_FES and fes[0] == NP and np.all(np.diff(fes) > 0)
+    assert r.stopped_by == "budget" and r.generations == len(fes) - 1
+    if ALGORITHMS[algorithm]["np_per_generation"]:
+        assert r.generations == 4 and list(fes) == [6, 12, 18, 24, 27]
     assert not r.hit_target and r.fes_to_target is None and r.time_to_target_s is None
 
 
@@ -122,34 +151,33 @@ def test_same_trajectory_as_sequential(runs):
 
 def test_stops_at_the_target(runs):
     (algorithm, impl), _, _, _, _ = runs
-    best = runner_for("sequential", algorithm, max_fes=40 * NP).run(SEED).trace["best_error"]
+    full = runner_for("sequential", algorithm, max_fes=40 * NP).run(SEED)
+    best, reference_fes = full.trace["best_error"], full.trace["fes"]
     g = int(np.flatnonzero(np.diff(best) < 0)[0]) + 1  # the first generation that improves the best
     # reached exactly there; the margin absorbs CPU/GPU rounding of the evaluation (last bits)
     target = float(best[g]) * (1 + 1e-12)
     assert target < best[g - 1]
     r = runner_for(impl, algorithm, target=target, max_fes=40 * NP).run(SEED)
-    assert r.hit_target and r.generations == g
-    assert r.fes_used == r.fes_to_target == (g + 1) * NP
+    assert r.hit_target and r.generations == g and r.stopped_by == "target"
+    assert r.fes_used == r.fes_to_target == reference_fes[g]
     assert 0 <= r.time_to_target_s <= r.wall_time_s
     assert r.best_error <= target
 
 
-@pytest.mark.parametrize("bounds", ["clip", "midpoint"])
-def test_other_bound_modes_stay_in_bounds(runs, bounds):
-    (algorithm, impl), _, _, _, _ = runs
-    runner = runner_for(impl, algorithm, bounds=bounds, F=2.0, max_fes=3 * NP)  # F = 2 pushes mutants outside
-    runner.run(SEED)
+@pytest.mark.parametrize("algorithm,impl,bounds", OTHER_BOUNDS, ids=[f"{a}/{i}/{m}" for a, i, m in OTHER_BOUNDS])
+def test_other_bound_modes_stay_in_bounds(algorithm, impl, bounds):
+    push = ALGORITHMS[algorithm]["other_bounds"][bounds]  # e.g. DE's F = 2 pushes mutants outside
+    runner = runner_for(impl, algorithm, bounds=bounds, max_fes=3 * NP, **push)
+    r = runner.run(SEED)
     pop = runner.population()[0]
-    assert pop.min() >= -100.0 and pop.max() <= 100.0
+    assert pop.min() >= -100.0 and pop.max() <= 100.0 and np.all(np.abs(r.best_x) <= 100.0)
 
 
-@pytest.mark.parametrize("entry", ENTRIES, ids=[f"{a}/{i}" for a, i in ENTRIES])
-@pytest.mark.parametrize("kwargs,msg", [({"popsize": 3}, "popsize"), ({"F": 0.0}, "F must"),
-                                        ({"CR": 1.01}, "CR must"), ({"bounds": "bounce"}, "bound mode")])
-def test_bad_parameters_are_rejected_before_running(entry, kwargs, msg):
-    algorithm, impl = entry
+@pytest.mark.parametrize("algorithm,impl,kwargs,msg", BAD_PARAMETERS,
+                         ids=[f"{a}/{i}/{next(iter(kw))}" for a, i, kw, _ in BAD_PARAMETERS])
+def test_bad_parameters_are_rejected_before_running(algorithm, impl, kwargs, msg):
     args = {"algorithm": algorithm, "implementation": impl, "function": FUNCTION, "dim": DIM,
-            "popsize": NP, "max_fes": MAX_FES, **kwargs}
+            "popsize": NP, "max_fes": MAX_FES, **ALGORITHMS[algorithm]["params"], **kwargs}
     with pytest.raises(InvalidInputError, match=msg):
         make_runner(**args)
 
@@ -229,8 +257,8 @@ def test_options_an_implementation_does_not_take_are_rejected():
 def test_unknown_names_list_what_exists():
     with pytest.raises(registry.UnknownImplementationError, match="registered: sequential, master_slave"):
         registry.get("de", "turbo")
-    with pytest.raises(registry.UnknownImplementationError, match="unknown algorithm 'pso'"):
-        registry.get("pso", "sequential")
+    with pytest.raises(registry.UnknownImplementationError, match="unknown algorithm 'ga'"):
+        registry.get("ga", "sequential")
 
 
 def test_gpu_implementation_without_gpu_says_so():

@@ -1,4 +1,4 @@
-"""Trials advanced together by the GPU device loops (all_gpu, cujde, ide): each trial of a batch
+"""Trials advanced together by the GPU device loops (all_gpu, cujde, ide, two_kernel, pso/gpu, ...): each trial of a batch
 makes exactly the run it makes alone, stops at its own target, and is charged its fair share of
 the batch's wall time. On numba's CUDA simulator here, tiny sizes."""
 
@@ -26,7 +26,7 @@ def runner(algorithm, implementation, **kw):
 
 
 def test_the_device_loops():
-    assert sorted(i for _, i in DEVICE_LOOPS) == ["all_gpu", "cudade", "cujde", "fpde", "ide"]
+    assert sorted(i for _, i in DEVICE_LOOPS) == ["all_gpu", "cudade", "cujde", "fpde", "gpu", "ide", "two_kernel"]
 
 
 def assert_same_run(batched, alone):

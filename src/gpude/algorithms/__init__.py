@@ -11,6 +11,8 @@ from ..errors import InvalidInputError
 PARAMS = {
     "de": "gpude.algorithms.de:DEParams",
     "jde": "gpude.algorithms.jde:JDEParams",
+    "pso": "gpude.algorithms.pso:PSOParams",
+    "ss": "gpude.algorithms.ss:SSParams",
 }
 
 

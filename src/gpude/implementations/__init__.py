@@ -19,8 +19,21 @@ register("de", "cudade", "gpude.implementations.cudade:CudaDE", "gpu",
 register("de", "fpde", "gpude.implementations.fpde:FPDE", "gpu",
          "FPDE (Gonzalez & Barriga 2011): one kernel per operator, ceil(N/16) blocks x 16 threads "
          "(N blocks x 16 threads for evaluation), random numbers on the device")
+register("de", "two_kernel", "gpude.implementations.two_kernel:TwoKernelDE", "gpu",
+         "Nashed et al.'s GPU DE: two kernels per generation (mutation + crossover, then "
+         "evaluation + selection); every mutation x crossover variant")
 register("jde", "sequential", "gpude.implementations.jde_sequential:JDESequential", "cpu",
          "jDE (self-adaptive F and CR per individual) on one CPU thread (numba)")
 register("jde", "cujde", "gpude.implementations.cujde:CuJDE", "gpu",
          "cujDE's design: block per individual, thread per dimension, parameters in shared memory, "
          "separate selection and parameter-update kernels")
+register("pso", "sequential", "gpude.implementations.pso_sequential:PSOSequential", "cpu",
+         "synchronous inertia-weight PSO (ring or global best) on one CPU thread (numba)")
+register("pso", "gpu", "gpude.implementations.pso_gpu:PSOGPU", "gpu",
+         "libCudaOptimize's PSO (Nashed et al.): thread per coordinate, kernels for neighbourhood, "
+         "move and evaluation + pbest update")
+register("ss", "sequential", "gpude.implementations.ss_sequential:SSSequential", "cpu",
+         "scatter search with Solis-Wets improvement on one CPU thread (numba)")
+register("ss", "gpu", "gpude.implementations.ss_gpu:SSGPU", "gpu",
+         "libCudaOptimize's scatter search (Nashed et al.): BLX combination and Solis-Wets steps of "
+         "every child on the GPU, one host sync per iteration")

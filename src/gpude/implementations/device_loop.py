@@ -225,8 +225,10 @@ class DeviceLoopImplementation(Implementation):
             d_pop, d_fit = self.final_population(b, last[b])
             fit.append(d_fit.copy_to_host())
             best_x.append(d_pop[int(np.argmin(fit[b]))].copy_to_host())
-        trace_best = self.d_trace.copy_to_host()
         wall = time.perf_counter() - t0
+        # the trace is instrumentation, not the optimisation: copied after the clock stops (under a
+        # time budget its buffer, sized by max_fes, can be hundreds of MB)
+        trace_best = self.d_trace.copy_to_host()
         if timed:  # every trial had the whole budget, concurrently: charged the time it ran
             shares = np.array([wall if e is None else min(e, wall) for e in seen_at])
             mark_gens, mark_times = self._mark_times(marks, start, g, wall)
