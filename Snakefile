@@ -22,7 +22,6 @@ include: "workflow/rules/paper.smk"
 rule all:
     default_target: True
     input:
-        f"results/{EXP}/trials.csv",
-        f"results/{EXP}/stats/rank_sum_time.csv",
+        LOCAL_TARGETS,
         expand("paper/{experiment}/table_time.md", experiment=REPORTED),
         "paper/REPORT.md",

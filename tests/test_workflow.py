@@ -135,6 +135,22 @@ def test_qin_grid(workdir):
     assert job_counts(out)["run_batch_gpu"] == 3 * 4 * 2
 
 
+def test_nashed_grid(workdir):
+    # 20 functions x 2 dims x 3 algorithms, each with its own population size; one job of 100 trials
+    # per cell, all in one launch, 1 s each
+    args = ("-n", "-p", "--cores", "2", "--configfile", "config/experiments/nashed.yaml")
+    code, out = snakemake(workdir, *args, "--config", "gpu=yes")
+    assert code == 0, out[-3000:]
+    jobs = [j for j in out.split("rule ") if j.startswith("run_batch_gpu:")]
+    assert len(jobs) == 20 * 2 * 3
+    for algorithm, impl, popsize in (("de", "two_kernel", 48), ("pso", "gpu", 125), ("ss", "gpu", 140)):
+        mine = [j for j in jobs if f"--algorithm {algorithm} --implementation {impl} " in j]
+        assert len(mine) == 40 and all(f"--popsize {popsize} " in j for j in mine)
+        assert all("--max-time-s 1.0 " in j and "--trials-per-launch 100" in j and "--target 0 " in j for j in mine)
+    de = [j for j in jobs if "--algorithm de " in j][0]
+    assert "--F 0.52 --CR 0.879" in de and "--param crossover=exp" in de and "--param mutation=rand1" in de
+
+
 def test_trials_per_implementation_reduce_the_grid(workdir):
     # a first pass of the paper experiment: fewer trials of the slow models; the others keep 30
     code, out = snakemake(workdir, "-n", "--quiet", "rules", "--cores", "2", "--configfile",

@@ -211,6 +211,10 @@ def _cmd_paper(args) -> int:
     files["cells"] = write_csv_atomic(cells, Path(args.out_dir) / "table_cells.csv")
     files["scaling"] = time_vs_popsize(cells, args.out_dir)
     files["stats"] = list(write_statistics(trials, Path(args.out_dir) / "stats").values())
+    if args.study:  # the study's own tables and figures (e.g. Nashed et al.'s Table 2 and Fig. 2)
+        from .report.document import section_class
+
+        files["study"] = section_class(args.study).write_outputs(trials, traces, args.out_dir)
     reruns = [Path(p).with_name("rerun_check.csv") for p in args.trials]
     reruns = [pd.read_csv(p).assign(source=str(p)) for p in reruns if p.is_file()]
     if reruns:  # trials run twice (`gpude rerun-check`): the report says how the sessions compare
@@ -316,6 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a trials.csv (its traces.npz beside it); repeat to combine machines or runs")
     pp.add_argument("--out-dir", required=True)
     pp.add_argument("--published", help="the paper's numbers (CSV) to put beside ours")
+    pp.add_argument("--study", help="the experiment's report section (e.g. nashed): also write its own tables and figures")
     pp.add_argument("--alone", help="trials CSV of some of the same trials (same seeds) run one per launch, "
                     "to compare with trials run several per launch (table_alone_vs_batched.csv)")
     pp.add_argument("--compare", action="append",

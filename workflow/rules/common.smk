@@ -237,7 +237,7 @@ def reference_tables(experiment):
 def paper_sources(wildcards):
     """The trial tables a paper output is made from: the committed reference results of the
     experiment, plus this run's when it is the configured experiment."""
-    local = [f"results/{EXP}/trials.csv"] if wildcards.experiment == EXP else []
+    local = [f"results/{EXP}/trials.csv"] if wildcards.experiment == EXP and GRID else []
     sources = reference_tables(wildcards.experiment) + local
     if not sources:
         raise ValueError(f"no results for experiment {wildcards.experiment}: run it, or commit "
@@ -247,6 +247,12 @@ def paper_sources(wildcards):
 
 # The report covers the configured experiment and every experiment with committed reference results.
 REPORTED = [EXP] + [e for e in EXPERIMENT_FILES if e != EXP and reference_tables(e)]
+# Nothing to run here (e.g. a GPU-only experiment on a machine without a GPU): the paper outputs come
+# from the committed reference results alone.
+LOCAL_TARGETS = [f"results/{EXP}/trials.csv", f"results/{EXP}/stats/rank_sum_time.csv"] if GRID else []
+if not GRID:
+    print(f"gpude: experiment {EXP} has nothing to run on this machine; its tables come from "
+          f"results/reference/*/{EXP}/ only", file=sys.stderr)
 
 
 def _presentation(wildcards):
@@ -271,4 +277,5 @@ def published_args(wildcards):
     args = [f"--published {presentation['published']}"] if presentation.get("published") else []
     args += [f"--compare {shlex.quote(f'{label}={csv}')}" for label, csv in presentation.get("compare", {}).items()]
     args += [f"--alone {presentation['alone']}"] if presentation.get("alone") else []
+    args += [f"--study {presentation['section']}"] if presentation.get("section") else []
     return " ".join(args)

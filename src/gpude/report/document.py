@@ -30,6 +30,12 @@ def fmt(v, spec="{:.3g}") -> str:
 class Section:
     """What every section has: the experiment, its paper folder, its tables."""
 
+    @staticmethod
+    def write_outputs(trials: pd.DataFrame, traces: dict, out_dir) -> list[Path]:
+        """A study's own tables and figures, written by ``gpude paper --study <section>`` beside the
+        generic ones (e.g. Nashed et al.'s Table 2 statistics); none by default."""
+        return []
+
     def __init__(self, spec: dict, paper_dir: Path, report_dir: Path):
         self.spec, self.dir = spec, Path(paper_dir)
         self.rel = Path(paper_dir).resolve().relative_to(report_dir.resolve()).as_posix()
@@ -167,20 +173,30 @@ def _order(names):
 
 def _sections():
     from .janssen import CaseStudy1, CaseStudy2
+    from .nashed import Nashed
     from .qin import Qin
 
-    return {"janssen_cs1": CaseStudy1, "janssen_cs2": CaseStudy2, "qin": Qin}
+    return {"janssen_cs1": CaseStudy1, "janssen_cs2": CaseStudy2, "qin": Qin, "nashed": Nashed}
+
+
+def section_class(name: str | None) -> type[Section]:
+    """The section writer of ``report: section:`` (the generic one for None); unknown names fail."""
+    writers = _sections()
+    if name is not None and name not in writers:
+        from ..errors import InvalidInputError
+
+        raise InvalidInputError(f"unknown report section {name!r}; known: {', '.join(writers)}")
+    return writers.get(name, Section)
 
 
 def build(sections: list[tuple[str, str]], out) -> Path:
     """Write the report from (experiment YAML, paper folder) pairs; studies first, then the rest."""
     out = Path(out)
-    writers = _sections()
     parts = []
     for yaml_path, paper_dir in sections:
         spec = yaml.safe_load(Path(yaml_path).read_text())
         name = spec.get("report", {}).get("section")
-        parts.append((name is None, writers.get(name, Section)(spec, Path(paper_dir), out.parent)))
+        parts.append((name is None, section_class(name)(spec, Path(paper_dir), out.parent)))
     parts.sort(key=lambda p: p[0])
     text = ["# gpude report", "",
             "Written by the workflow (`snakemake --cores all`, rule `report`) from committed reference results "

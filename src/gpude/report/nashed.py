@@ -1,0 +1,363 @@
+"""Nashed, Ugolotti, Mesejo & Cagnoni (PPSN 2012): GPU DE, PSO and scatter search on 20 functions
+under a wall-clock budget of 1 s per run.
+
+``gpude paper --study nashed`` writes, beside the generic tables (:func:`write_outputs`):
+
+* ``table2.csv``: per (machine, function, D, algorithm): n, mean, std and median of the final
+  error, FEs reached (mean, min) and FEs per second, how the runs stopped, the Kruskal-Wallis p of
+  the cell, whether the algorithm is among the cell's best and whether it is highlighted;
+* ``table2_pairwise.csv``: two-sided Mann-Whitney U for every pair of algorithms per cell, Holm's
+  correction over the three pairs;
+* ``table2_fe_matched.csv``: the same statistics at matched FEs (every algorithm's error after
+  the FEs the slowest of them reached in the cell, median over its runs), read from the traces;
+* ``figure2.png``: mean best error vs time up to the budget for six functions at the largest D,
+  and FEs per run per algorithm on every function at that D.
+
+**Best and highlighted** (the paper's grey background: "the median over 100 runs obtained by the
+method is significantly better than the other methods, according to the Kruskal-Wallis test, with a
+confidence level of 0.01"): in a cell the *leader* is the algorithm with the lowest median (ties:
+lowest mean). If the Kruskal-Wallis p is below 0.01, the cell's best are the leader and every
+algorithm whose Holm-corrected Mann-Whitney p against the leader is at least 0.01; otherwise all
+are best (tied). An algorithm is *highlighted* when it is the only best.
+
+The published Table 2 has no highlights in the text we have (they are grey shading), so the
+paper's best per cell is read from its means: the algorithms with the lowest printed mean.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..io import save_figure, write_csv_atomic
+from ..stats.comparisons import kruskal_by_function, pairwise_mannwhitney
+from .convergence import _best_at, trial_traces
+from .document import Section, _read, fmt
+
+ALPHA = 0.01
+ALGORITHMS = ("de", "pso", "ss")
+NAMES = {"de": "DE", "pso": "PSO", "ss": "SS"}
+PUBLISHED = Path(__file__).resolve().parents[3] / "paper" / "published" / "nashed_table2.csv"
+#: Fig. 2's six functions: the paper shows "six representative functions (unimodal separable,
+#: unimodal non-separable and multimodal non-separable)" without naming them; ours: two of each
+FIGURE_FUNCTIONS = ("N01", "N05", "N06", "N07", "N13", "N16")
+#: the paper's own count of cells (of 40) where each method was best, "sometimes tied" (sec. 5)
+PAPER_BEST_COUNTS = {"de": 35, "pso": 20, "ss": 12}
+
+
+def main_machine(trials: pd.DataFrame) -> str:
+    """The machine the report's tables and figure use: the one with the most runs."""
+    return trials["machine"].value_counts().index[0]
+
+
+def _cells(trials: pd.DataFrame) -> pd.DataFrame:
+    t = trials.copy()
+    t["cell"] = t["function"].astype(str) + "/d" + t["dim"].astype(str)
+    t["competitor"] = t["algorithm"].astype(str)
+    return t
+
+
+def best_sets(trials: pd.DataFrame, value: str = "best_error") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per cell: Kruskal-Wallis, pairwise Mann-Whitney with Holm, the best and the highlighted.
+
+    ``trials`` has ``cell``, ``competitor`` and ``value``. Returns (per (cell, competitor) rows with
+    ``kw_p``, ``leader``, ``best``, ``highlight``; the pairwise table).
+    """
+    frame = trials[["cell", "competitor", value]].rename(columns={"cell": "function"})
+    kw = kruskal_by_function(frame, value)
+    pairs = pairwise_mannwhitney(frame, value)
+    rows = []
+    for cell, part in frame.groupby("function", sort=False):
+        stats = part.groupby("competitor")[value].agg(["median", "mean"])
+        leader = stats.sort_values(["median", "mean"], kind="stable").index[0]
+        p_kw = float(kw.loc[cell, "p"])
+        best = set(stats.index)
+        if p_kw < ALPHA:
+            cp = pairs[(pairs["function"] == cell) & ((pairs["a"] == leader) | (pairs["b"] == leader))]
+            worse = {r.b if r.a == leader else r.a for r in cp.itertuples() if r.p_holm < ALPHA}
+            best -= worse
+        for c in stats.index:
+            rows.append({"cell": cell, "algorithm": c, "kw_p": p_kw, "leader": c == leader,
+                         "best": c in best, "highlight": best == {c} and len(stats) > 1})
+    return pd.DataFrame(rows), pairs.rename(columns={"function": "cell"})
+
+
+def table2(trials: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 2 (ours) and its pairwise tests, per machine."""
+    out, pairwise = [], []
+    for machine, part in _cells(trials).groupby("machine"):
+        agg = part.groupby(["cell", "function", "dim", "algorithm"]).agg(
+            n=("best_error", "size"), mean_error=("best_error", "mean"), std_error=("best_error", "std"),
+            median_error=("best_error", "median"), mean_fes=("fes_used", "mean"), min_fes=("fes_used", "min"),
+            mean_time_s=("wall_time_s", "mean"),
+            stopped_time=("status", lambda s: int((s == "time").sum())),
+            stopped_target=("status", lambda s: int((s == "target").sum())),
+            stopped_budget=("status", lambda s: int((s == "budget").sum()))).reset_index()
+        agg["fes_per_s"] = agg["mean_fes"] / agg["mean_time_s"]
+        flags, pairs = best_sets(part)
+        agg = agg.merge(flags, on=["cell", "algorithm"])
+        agg.insert(0, "machine", machine)
+        out.append(agg)
+        pairwise.append(pairs.assign(machine=machine))
+    cols = ["machine", "function", "dim", "algorithm"]
+    table = pd.concat(out, ignore_index=True).drop(columns="cell").sort_values(cols, ignore_index=True)
+    return table, pd.concat(pairwise, ignore_index=True)
+
+
+def fe_matched(trials: pd.DataFrame, traces: dict) -> pd.DataFrame:
+    """Every algorithm's error after the FEs the slowest algorithm of the cell reached (its median
+    FEs in the budget), per trial from its trace; then the statistics of :func:`best_sets`."""
+    t = _cells(trials)
+    series = {(r["source"], r["run_id"]): r for r in t.to_dict("records")}
+    at = []
+    for machine, part in t.groupby("machine"):
+        for cell, cpart in part.groupby("cell"):
+            budget = float(cpart.groupby("algorithm")["fes_used"].median().min())
+            for row in cpart.to_dict("records"):
+                tr = traces.get((row["source"], row["run_id"]))
+                if tr is None or len(tr["fes"]) == 0:
+                    continue
+                err = float(_best_at({"fes": tr["fes"].astype(float), "best_error": tr["best_error"]},
+                                     np.array([budget]))[0])
+                at.append({"machine": machine, "cell": cell, "function": row["function"], "dim": row["dim"],
+                           "competitor": row["algorithm"], "matched_fes": budget, "error_at_fes": err})
+    if not at:
+        return pd.DataFrame()
+    frame = pd.DataFrame(at)
+    out = []
+    for machine, part in frame.groupby("machine"):
+        agg = part.groupby(["cell", "function", "dim", "competitor"]).agg(
+            n=("error_at_fes", "size"), matched_fes=("matched_fes", "first"),
+            mean_error=("error_at_fes", "mean"), median_error=("error_at_fes", "median")).reset_index()
+        flags, _ = best_sets(part, "error_at_fes")
+        agg = agg.rename(columns={"competitor": "algorithm"}).merge(flags, on=["cell", "algorithm"])
+        agg.insert(0, "machine", machine)
+        out.append(agg)
+    return pd.concat(out, ignore_index=True).drop(columns="cell").sort_values(
+        ["machine", "function", "dim", "algorithm"], ignore_index=True)
+
+
+def figure2(trials: pd.DataFrame, traces: dict, table: pd.DataFrame, out_dir) -> list[Path]:
+    """Mean best error vs time for :data:`FIGURE_FUNCTIONS` at the largest D, and FEs per run (on
+    :func:`main_machine`)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    machine = main_machine(trials)
+    part = trials[trials["machine"] == machine]
+    dim = int(part["dim"].max())
+    part = part[part["dim"] == dim].assign(implementation=lambda d: d["algorithm"])
+    budget = float(part["max_time_s"].max()) if part["max_time_s"].notna().any() else float(part["wall_time_s"].max())
+    grid = np.linspace(0.0, budget, 201)[1:]
+    fig, axes = plt.subplots(3, 3, figsize=(13, 11))
+    for ax, f in zip(axes.flat[:6], FIGURE_FUNCTIONS):
+        for algorithm in ALGORITHMS:
+            curves = trial_traces(part[(part["function"] == f) & (part["algorithm"] == algorithm)], traces)
+            if not curves:
+                continue
+            mean = np.mean([_best_at(c, grid, "time") for c in curves], axis=0)
+            shown = mean > 0
+            ax.plot(grid[shown], mean[shown], label=f"{NAMES[algorithm]} ({len(curves)} runs)")
+        ax.set(title=f"{f}, D = {dim}", xlabel="time (s)", ylabel="mean best error", yscale="log")
+        ax.grid(alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+        else:
+            ax.text(0.5, 0.5, "no runs", ha="center", va="center", transform=ax.transAxes)
+    bar = plt.subplot2grid((3, 3), (2, 0), colspan=3, fig=fig)
+    for ax in axes.flat[6:]:
+        ax.remove()
+    fes = table[(table["machine"] == machine) & (table["dim"] == dim)].pivot(
+        index="function", columns="algorithm", values="mean_fes")
+    x = np.arange(len(fes.index))
+    for k, algorithm in enumerate(a for a in ALGORITHMS if a in fes):
+        bar.bar(x + (k - 1) * 0.27, fes[algorithm], width=0.27, label=NAMES[algorithm])
+    bar.set(xticks=x, yscale="log", ylabel=f"FEs in {budget:g} s (mean per run)",
+            title=f"Function evaluations per run, D = {dim}")
+    bar.set_xticklabels(fes.index, rotation=90)
+    bar.legend(fontsize=8)
+    fig.suptitle(f"Nashed et al. Fig. 2 on {machine}")
+    fig.tight_layout()
+    files = save_figure(fig, Path(out_dir) / "figure2")
+    plt.close(fig)
+    return files
+
+
+def write_outputs(trials: pd.DataFrame, traces: dict, out_dir) -> list[Path]:
+    out_dir = Path(out_dir)
+    table, pairs = table2(trials)
+    files = [write_csv_atomic(table, out_dir / "table2.csv"),
+             write_csv_atomic(pairs, out_dir / "table2_pairwise.csv")]
+    matched = fe_matched(trials, traces)
+    if len(matched):
+        files.append(write_csv_atomic(matched, out_dir / "table2_fe_matched.csv"))
+    files += figure2(trials, traces, table, out_dir)
+    return files
+
+
+def published_best() -> pd.DataFrame:
+    """The paper's Table 2 with its best per cell: the algorithms with the lowest printed mean."""
+    paper = _read(PUBLISHED)
+    if not len(paper):
+        return paper
+    low = paper.groupby(["function", "dim"])["mean_error"].transform("min")
+    return paper.assign(best=paper["mean_error"] == low)
+
+
+class Nashed(Section):
+
+    write_outputs = staticmethod(write_outputs)
+
+    def __init__(self, spec, paper_dir, report_dir):
+        super().__init__(spec, paper_dir, report_dir)
+        self.table = _read(self.dir / "table2.csv")
+        self.matched = _read(self.dir / "table2_fe_matched.csv")
+        self.paper = published_best()
+        # the tables use one machine: the one with the most runs
+        self.machine = (self.table.groupby("machine")["n"].sum().idxmax() if len(self.table) else None)
+        self.ours = self.table[self.table["machine"] == self.machine] if len(self.table) else self.table
+
+    def title(self) -> str:
+        return ("Nashed, Ugolotti, Mesejo & Cagnoni (PPSN 2012): GPU DE, PSO and scatter search on 20 "
+                "functions in 1 s (Table 2, Fig. 2)")
+
+    def protocol(self) -> str:
+        s = self.spec
+        algos = s["algorithms"]
+        impl = ", ".join(f"{NAMES.get(a, a)} `{a}/{'`, `'.join(v['implementations'])}` "
+                         f"(NP {', '.join(map(str, v.get('popsizes', s.get('popsizes', []))))})"
+                         for a, v in algos.items())
+        return (
+            f"Protocol (`config/experiments/{s['name']}.yaml`): {impl}; functions N00-N19 (the paper's "
+            f"f0-f19, conventions per function in `docs/functions.md`), D = {', '.join(map(str, s['dims']))}; "
+            f"{s['trials'] if isinstance(s['trials'], int) else s['trials'].get('default')} runs per cell; "
+            f"a wall-clock budget of {s.get('max_time_s')} s per run is the termination criterion (FE cap "
+            f"{s['max_fes']:,}, which no run reached unless the table below says so; a run that reaches an "
+            f"error of exactly {s.get('target', 0):g} stops there). DE: Table 1's DE/rand/1/exp, F = "
+            f"{algos.get('de', {}).get('F')}, CR = {algos.get('de', {}).get('CR')}, the two-kernel design the "
+            "paper describes; PSO: w = 0.494, c1 = 1.862, c2 = 1.881, ring of two neighbours, velocity clamp "
+            "0.5 of the box width, positions clipped to the box (velocity zeroed); SS: P = 140, |R1| = 9, "
+            "|R2| = 1, BLX-alpha with alpha = 0.5 +/- 0.22, 85 Solis-Wets steps per child (Realea's rules), "
+            "restart of the reference set when no child enters it (`docs/algorithms.md` has every choice "
+            "the paper leaves open). The runs of a cell go to the GPU together (`trials_per_launch`): each "
+            "run gets the whole second concurrently and is charged the wall time it ran, so a batch is "
+            "honest only while the GPU stays launch-bound; the FEs per run below measure what each run "
+            "bought.")
+
+    def _stops(self) -> str:
+        t = self.ours
+        if not len(t):
+            return ""
+        budget = int(t["stopped_budget"].sum())
+        target = t[t["stopped_target"] > 0]
+        text = (f"Runs ended by the time budget: {int(t['stopped_time'].sum())}; by reaching error 0: "
+                f"{int(t['stopped_target'].sum())}")
+        if len(target):
+            text += " (" + ", ".join(f"{r.function}/D{r.dim} {NAMES.get(r.algorithm, r.algorithm)} {r.stopped_target}"
+                                     for r in target.itertuples()) + ")"
+        text += f"; by the FE cap: {budget}."
+        return text
+
+    def table_markdown(self) -> str:
+        t = self.ours
+        if not len(t):
+            return "(no results)\n"
+        paper = self.paper.set_index(["function", "dim", "algorithm"]) if len(self.paper) else None
+        dims = sorted(t["dim"].unique())
+        out = [f"**Table 2.** Mean (std) of the best error after 1 s, ours on {self.machine} beside the "
+               "paper's (GTS450). **Bold**: ours highlighted (the only best: median significantly better "
+               "than both others, Kruskal-Wallis and Holm-corrected Mann-Whitney at 0.01); `*`: among the "
+               "cell's best (not significantly worse than the leader). Paper: `*` marks its lowest printed "
+               "mean (ties included).", ""]
+        head = "| f | | " + " | ".join(f"{NAMES[a]} D={d}" for d in dims for a in ALGORITHMS) + " |"
+        out += [head, "|---" * (2 + len(dims) * len(ALGORITHMS)) + "|"]
+        ours = t.set_index(["function", "dim", "algorithm"])
+        for f in sorted(t["function"].unique()):
+            row_o, row_p = [f"| {f} | ours"], ["| | paper"]
+            for d in dims:
+                for a in ALGORITHMS:
+                    key = (f, d, a)
+                    if key in ours.index:
+                        r = ours.loc[key]
+                        cell = f"{fmt(r['mean_error'], '{:.1e}')} ({fmt(r['std_error'], '{:.1e}')})"
+                        cell = f"**{cell}**" if r["highlight"] else cell + (" *" if r["best"] else "")
+                    else:
+                        cell = "-"
+                    row_o.append(cell)
+                    if paper is not None and key in paper.index:
+                        r = paper.loc[key]
+                        row_p.append(f"{r['mean_error']:.1e} ({r['std_error']:.1e})" + (" *" if r["best"] else ""))
+                    else:
+                        row_p.append("-")
+            out += [" | ".join(row_o) + " |", " | ".join(row_p) + " |"]
+        return "\n".join(out) + "\n"
+
+    def agreement(self) -> str:
+        t, paper = self.ours, self.paper
+        if not len(t) or not len(paper):
+            return ""
+        ours = t[t["best"]].groupby(["function", "dim"])["algorithm"].agg(frozenset)
+        theirs = paper[paper["best"]].groupby(["function", "dim"])["algorithm"].agg(frozenset)
+        cells = ours.index.intersection(theirs.index)
+        same = [c for c in cells if ours[c] == theirs[c]]
+        overlap = [c for c in cells if ours[c] & theirs[c]]
+        counts = {a: int(sum(a in ours[c] for c in cells)) for a in ALGORITHMS}
+        paper_counts = {a: int(sum(a in theirs[c] for c in cells)) for a in ALGORITHMS}
+        lines = [f"**Agreement on the best method** over the {len(cells)} cells (function x D) in both tables: "
+                 f"the same set of best methods in {len(same)}; at least one best method in common in "
+                 f"{len(overlap)}. Cells where each method is among the best: ours "
+                 + ", ".join(f"{NAMES[a]} {counts[a]}" for a in ALGORITHMS)
+                 + "; the paper's lowest means " + ", ".join(f"{NAMES[a]} {paper_counts[a]}" for a in ALGORITHMS)
+                 + "; the paper's own count (sec. 5, by its test) "
+                 + ", ".join(f"{NAMES[a]} {PAPER_BEST_COUNTS[a]}" for a in ALGORITHMS) + " of 40.", ""]
+        differ = [c for c in cells if ours[c] != theirs[c]]
+        if differ:
+            fes = t.set_index(["function", "dim", "algorithm"])["mean_fes"]
+            lines += ["Cells that differ (ours vs the paper's best; our mean FEs per run of DE / PSO / SS):", ""]
+            for c in differ:
+                f = " / ".join(fmt(fes.get((*c, a)), "{:.2g}") for a in ALGORITHMS)
+                lines.append(f"* {c[0]} D={c[1]}: ours {'+'.join(NAMES[a] for a in sorted(ours[c]))}, paper "
+                             f"{'+'.join(NAMES[a] for a in sorted(theirs[c]))} (FEs {f})")
+            lines.append("")
+        return "\n".join(lines)
+
+    def matched_text(self) -> str:
+        m = self.matched[self.matched["machine"] == self.machine] if len(self.matched) else self.matched
+        if not len(m):
+            return ""
+        counts = {a: int(m[(m["algorithm"] == a) & m["best"]].shape[0]) for a in ALGORITHMS}
+        cells = m.groupby(["function", "dim"]).ngroups
+        lines = ["**FE-matched view.** The FEs each method reached in 1 s on the GTS450 are not published, so "
+                 "the time-budget result depends on the GPU. Read from the traces: every method's error after "
+                 "the FEs the slowest method of the cell reached (its median), same tests. Cells where each "
+                 "method is among the best at matched FEs: "
+                 + ", ".join(f"{NAMES[a]} {counts[a]}" for a in ALGORITHMS) + f" of {cells} "
+                 "(traces are thinned to a point per 0.1 decade of error, so an error at matched FEs is at "
+                 f"most 0.1 decade above the exact one). Table: `{self.rel}/table2_fe_matched.csv`.", ""]
+        return "\n".join(lines)
+
+    def fes_text(self) -> str:
+        t = self.ours
+        if not len(t):
+            return ""
+        per = t.groupby(["dim", "algorithm"])["fes_per_s"].median().unstack()
+        lines = ["FEs per second (median over functions of the mean per run):", "",
+                 "| D | " + " | ".join(NAMES[a] for a in ALGORITHMS if a in per) + " |",
+                 "|---" * (1 + sum(a in per for a in ALGORITHMS)) + "|"]
+        for d in per.index:
+            lines.append(f"| {d} | " + " | ".join(fmt(per.loc[d, a], "{:.3g}") for a in ALGORITHMS if a in per) + " |")
+        return "\n".join(lines) + "\n"
+
+    def body(self) -> str:
+        return "\n".join(part for part in [
+            self.protocol(), "", self.sources(), self._stops(), "", self.table_markdown(), self.agreement(),
+            self.matched_text(), "### Fig. 2", "", self.fes_text(),
+            self.figure("figure2", f"Mean best error vs time ({', '.join(FIGURE_FUNCTIONS)}; our choice of "
+                        "two unimodal separable, two unimodal non-separable, two multimodal non-separable "
+                        "functions) and FEs per run, at the largest D"),
+            f"Pairwise tests: `{self.rel}/table2_pairwise.csv`; Table 2 with medians, FEs and stops: "
+            f"`{self.rel}/table2.csv`."] if part is not None)

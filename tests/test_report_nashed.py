@@ -1,0 +1,101 @@
+"""Nashed et al.'s section: Table 2's best and highlighted methods (Kruskal-Wallis, Holm-corrected
+Mann-Whitney at 0.01), the FE-matched view from traces, agreement with the published table, Fig. 2.
+Synthetic trials whose answer is known by construction."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpude.report import nashed
+from gpude.report.document import build, section_class
+
+MACHINE = "Test GPU / Test CPU x2"
+
+
+def synthetic(n=20, seed=3):
+    """N00: every run ends at 0 (a three-way tie); N09 D=10: DE far better; N09 D=30: PSO and SS
+    alike and better than DE after 1 s, but DE ran 3x fewer FEs and was better at equal FEs."""
+    rng = np.random.default_rng(seed)
+    rows, traces = [], {}
+    fes = {"de": 1000, "pso": 3000, "ss": 2000}
+    for f in ("N00", "N09"):
+        for dim in (10, 30):
+            for algorithm in ("de", "pso", "ss"):
+                for t in range(n):
+                    if f == "N00":
+                        final, start = 0.0, 50.0
+                    elif dim == 10:
+                        final, start = (1e-3 if algorithm == "de" else 1.0) * (1 + rng.random()), 50.0
+                    else:
+                        final = (10.0 if algorithm == "de" else 1.0) * (1 + rng.random())
+                        start = 5.0 * (1 + rng.random()) if algorithm == "de" else 100.0
+                    run_id = f"{f}-{dim}-{algorithm}-{t}"
+                    rows.append({"run_id": run_id, "source": "ref", "machine": MACHINE, "function": f,
+                                 "dim": dim, "algorithm": algorithm, "implementation": "gpu", "popsize": 48,
+                                 "dtype": "float64", "trial": t, "best_error": final, "fes_used": fes[algorithm],
+                                 "wall_time_s": 1.0, "max_time_s": 1.0, "status": "time"})
+                    # the trace: the start value at the first FEs, the final one at the last
+                    traces[("ref", run_id)] = {"fes": np.array([48, fes[algorithm] - 1]),
+                                               "best_error": np.array([max(start, final), final]),
+                                               "generation": np.array([0, 1]),
+                                               "time_s": np.array([0.01, 0.99])}
+    return pd.DataFrame(rows), traces
+
+
+def test_best_and_highlight_follow_the_tests():
+    trials, _ = synthetic()
+    table, pairs = nashed.table2(trials)
+    t = table.set_index(["function", "dim", "algorithm"])
+    # a three-way tie at 0: Kruskal-Wallis p = 1, every method best, none highlighted
+    assert t.loc[("N00", 10), "best"].all() and not t.loc[("N00", 10), "highlight"].any()
+    assert (t.loc[("N00", 10), "kw_p"] == 1.0).all()
+    # DE alone significantly better: the only best, highlighted
+    assert t.loc[("N09", 10, "de"), "highlight"] and t.loc[("N09", 10), "best"].tolist() == [True, False, False]
+    # PSO and SS from one distribution: both best (Holm p against the leader >= 0.01), none highlighted
+    assert t.loc[("N09", 30), "best"].tolist() == [False, True, True]
+    assert not t.loc[("N09", 30), "highlight"].any()
+    assert t.loc[("N09", 30, "de"), "kw_p"] < 0.01
+    # three pairs per cell, Holm-adjusted
+    assert len(pairs) == 4 * 3 and (pairs["p_holm"] >= pairs["p"]).all()
+    assert (t["fes_per_s"] == t["mean_fes"] / t["mean_time_s"]).all()
+
+
+def test_fe_matched_view_reads_errors_at_the_slowest_method_s_fes():
+    trials, traces = synthetic()
+    m = nashed.fe_matched(trials, traces).set_index(["function", "dim", "algorithm"])
+    assert (m["matched_fes"] == 1000).all()  # DE's median FEs, the smallest
+    # at 1000 FEs PSO and SS are still at their start (100), DE at its final error (10-20)
+    assert m.loc[("N09", 30, "pso"), "median_error"] == 100.0
+    assert m.loc[("N09", 30, "de"), "highlight"]
+
+
+def test_section_compares_with_the_published_table(tmp_path):
+    trials, traces = synthetic()
+    paper_dir = tmp_path / "paper" / "nashed"
+    files = section_class("nashed").write_outputs(trials, traces, paper_dir)
+    assert {p.name for p in files} >= {"table2.csv", "table2_pairwise.csv", "table2_fe_matched.csv",
+                                       "figure2.png", "figure2.pdf"}
+    spec = {"name": "nashed", "algorithms": {"de": {"implementations": ["two_kernel"], "popsizes": [48]},
+                                             "pso": {"implementations": ["gpu"], "popsizes": [125]},
+                                             "ss": {"implementations": ["gpu"], "popsizes": [140]}},
+            "functions": ["N00", "N09"], "dims": [10, 30], "trials": 20, "max_fes": 30000000,
+            "max_time_s": 1.0, "target": 0, "report": {"section": "nashed"}}
+    experiment = tmp_path / "nashed.yaml"
+    import yaml
+
+    experiment.write_text(yaml.safe_dump(spec))
+    text = build([(str(experiment), str(paper_dir))], tmp_path / "paper" / "REPORT.md").read_text()
+    # the paper: f0 all 0.0 (tie), f9 D=10 and D=30 DE alone lowest; ours agree on 3 of 4 cells
+    assert "over the 4 cells (function x D) in both tables: the same set of best methods in 3" in text
+    assert "* N09 D=30: ours PSO+SS, paper DE" in text
+    de = trials[(trials["function"] == "N09") & (trials["dim"] == 10) & (trials["algorithm"] == "de")]["best_error"]
+    assert f"**{de.mean():.1e} ({de.std():.1e})**" in text  # DE's highlighted cell at N09 D=10
+    assert "| | paper | 0.0e+00 (0.0e+00) *" in text  # the published row beside ours
+    assert "figure2.png" in text and "Runs ended by the time budget: 240" in text
+
+
+def test_unknown_section_names_the_known_ones():
+    from gpude.errors import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match="unknown report section 'nashd'; known: .*nashed"):
+        section_class("nashd")
