@@ -29,6 +29,7 @@ from ..algorithms.de import build_de_ops
 from ..functions import gpu
 from . import all_gpu
 from .device_loop import DeviceLoopImplementation, select_block
+from .prebound import PreboundLaunch
 
 MAX_TRIAL_THREADS = 256
 
@@ -112,6 +113,20 @@ class TwoKernelDE(DeviceLoopImplementation):
         self.d_fit = cuda.device_array((B, NP), dtype=T)
         self.d_trials = cuda.device_array((B, NP, D), dtype=T)
         self.d_tfit = cuda.device_array((B, NP), dtype=T)
+        # arguments marshalled once (a numba launch re-types every argument: ~100 us a generation);
+        # kernel 1's grid covers a full generation (its threads check t < n D)
+        p, s = self.params, self.compute
+        blocks, threads = _trial_grid(NP * D)
+        self.bound = [
+            PreboundLaunch(self.k_trials, (self.d_pop, self.d_fit, self.d_trials, self.d_keys, 1, NP, p.F, p.CR,
+                                           self.lower, self.upper, p.bound_mode, p.mutation_code,
+                                           p.crossover_code, self.d_hit),
+                           (blocks, B), threads, s, {"g": 4, "n": 5}),
+            PreboundLaunch(self.k_select, (self.d_pop, self.d_fit, self.d_trials, self.d_tfit, NP, 1,
+                                           *self.fn.data, self.d_trace, self.d_hit, p.target),
+                           (NP, B), self.fn.threads, s, {"n": 4, "g": 5}),
+        ]
+        self.prebound = all(b.fast for b in self.bound)
 
     def launch_init(self):
         s, B, NP, D = self.compute, self.batch, self.popsize, self.dim
@@ -122,14 +137,9 @@ class TwoKernelDE(DeviceLoopImplementation):
                                                         self.params.target)
 
     def launch_generation(self, g, n):
-        p, s, B, NP, D = self.params, self.compute, self.batch, self.popsize, self.dim
-        blocks, threads = _trial_grid(n * D)
-        self.k_trials[(blocks, B), threads, s](
-            self.d_pop, self.d_fit, self.d_trials, self.d_keys, g, n, p.F, p.CR, self.lower,
-            self.upper, p.bound_mode, p.mutation_code, p.crossover_code, self.d_hit)
-        self.k_select[(NP, B), self.fn.threads, s](
-            self.d_pop, self.d_fit, self.d_trials, self.d_tfit, n, g, *self.fn.data, self.d_trace,
-            self.d_hit, p.target)
+        trials, select = self.bound
+        trials.launch(g=g, n=n)
+        select.launch(n=n, g=g)
 
     def final_population(self, b, last_generation):
         return self.d_pop[b], self.d_fit[b]

@@ -14,7 +14,8 @@ from .timing import _ordered
 # what makes two rows the same trial
 KEYS = ["algorithm", "implementation", "function", "dim", "popsize", "dtype", "trial", "seed"]
 COLUMNS = ["competitor", "function", "paired", "same_final_error", "max_rel_diff", "batched_median_s",
-           "alone_median_s", "ratio_min", "ratio_median", "ratio_max"]
+           "alone_median_s", "ratio_min", "ratio_median", "ratio_max", "batched_median_fes", "alone_median_fes",
+           "fes_ratio_median"]
 
 
 def trials_per_launch(trials: pd.DataFrame) -> pd.Series:
@@ -32,7 +33,9 @@ def trials_per_launch(trials: pd.DataFrame) -> pd.Series:
 def alone_vs_batched(batched: pd.DataFrame, alone: pd.DataFrame) -> pd.DataFrame:
     """Per competitor and function, the trials found in both tables: how many end on exactly the
     same final error, the largest relative difference, and the wall time of a lone trial over its
-    batched share (ratio > 1: the lone trial took longer). ``batched`` carries ``competitor``."""
+    batched share (ratio > 1: the lone trial took longer), and the FEs each bought (under a time
+    budget the FEs differ, not the time: ``fes_ratio_median`` > 1, a lone trial evaluated more).
+    ``batched`` carries ``competitor``."""
     missing = [k for k in KEYS if k not in alone]
     if missing:
         from ..errors import InvalidInputError
@@ -40,7 +43,9 @@ def alone_vs_batched(batched: pd.DataFrame, alone: pd.DataFrame) -> pd.DataFrame
         raise InvalidInputError(f"the one-at-a-time trials lack the columns {missing}; pass a trials CSV "
                                 "written by `gpude run`")
     ok = alone[alone["best_error"].notna() & alone["wall_time_s"].notna()]
-    m = batched.merge(ok[KEYS + ["best_error", "wall_time_s"]].astype({"function": str}),
+    if batched["function"].astype(str).str.contains("/d").any():  # with_competitors named the problem f/dD
+        ok = ok.assign(function=ok["function"].astype(str) + "/d" + ok["dim"].astype(str))
+    m = batched.merge(ok[KEYS + ["best_error", "wall_time_s", "fes_used"]].astype({"function": str}),
                       on=KEYS, suffixes=("", "_alone"))
     rows = []
     for (competitor, function), part in m.groupby(["competitor", "function"], sort=True):
@@ -52,7 +57,10 @@ def alone_vs_batched(batched: pd.DataFrame, alone: pd.DataFrame) -> pd.DataFrame
                      "batched_median_s": float(part["wall_time_s"].median()),
                      "alone_median_s": float(part["wall_time_s_alone"].median()),
                      "ratio_min": float(ratio.min()), "ratio_median": float(ratio.median()),
-                     "ratio_max": float(ratio.max())})
+                     "ratio_max": float(ratio.max()),
+                     "batched_median_fes": float(part["fes_used"].median()),
+                     "alone_median_fes": float(part["fes_used_alone"].median()),
+                     "fes_ratio_median": float((part["fes_used_alone"] / part["fes_used"]).median())})
     table = pd.DataFrame(rows, columns=COLUMNS)
     order = {c: k for k, c in enumerate(_ordered(table["competitor"].unique()))}
     return table.sort_values(["competitor", "function"], key=lambda col: col.map(order) if col.name == "competitor"

@@ -352,10 +352,28 @@ class Nashed(Section):
             lines.append(f"| {d} | " + " | ".join(fmt(per.loc[d, a], "{:.3g}") for a in ALGORITHMS if a in per) + " |")
         return "\n".join(lines) + "\n"
 
+    def alone_text(self) -> str:
+        a = _read(self.dir / "table_alone_vs_batched.csv")
+        if not len(a):
+            return ""
+        lines = ["**Alone vs batched.** Some runs made again one per launch (same seeds): the FEs a lone run "
+                 "bought in the budget over the FEs the same run bought in its batch of "
+                 f"{self._per_launch()} (median over the paired runs; above 1, batching cost the run FEs).", "",
+                 "| method | function | paired runs | FEs batched | FEs alone | alone / batched |",
+                 "|---|---|---|---|---|---|"]
+        for r in a.itertuples():
+            lines.append(f"| {r.competitor} | {r.function} | {r.paired} | {r.batched_median_fes:,.0f} | "
+                         f"{r.alone_median_fes:,.0f} | {r.fes_ratio_median:.2f} |")
+        return "\n".join(lines) + "\n"
+
+    def _per_launch(self) -> str:
+        v = self.spec.get("trials_per_launch", 1)
+        return str(max(v.values()) if isinstance(v, dict) else v)
+
     def body(self) -> str:
         return "\n".join(part for part in [
             self.protocol(), "", self.sources(), self._stops(), "", self.table_markdown(), self.agreement(),
-            self.matched_text(), "### Fig. 2", "", self.fes_text(),
+            self.matched_text(), self.alone_text(), "### Fig. 2", "", self.fes_text(),
             self.figure("figure2", f"Mean best error vs time ({', '.join(FIGURE_FUNCTIONS)}; our choice of "
                         "two unimodal separable, two unimodal non-separable, two multimodal non-separable "
                         "functions) and FEs per run, at the largest D"),
