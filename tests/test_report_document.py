@@ -171,15 +171,18 @@ def test_trials_run_alone_beside_the_same_trials_run_in_batches(tmp_path):
     keys = {"algorithm": "jde", "implementation": "cujde", "function": "F01", "dim": 100, "dtype": "float32"}
     batched = pd.DataFrame([{**keys, "popsize": np_, "trial": t, "seed": 100 + t, "best_error": 1.0 + t,
                              "wall_time_s": 0.1, "params": json.dumps({"trials_per_launch": 30}),
-                             "run_id": f"{np_}/{t}", "machine": MACHINE}
+                             "run_id": f"{np_}/{t}", "machine": MACHINE, "fes_used": 1000}
                             for np_ in (50, 100) for t in range(3)])
-    alone = batched[batched.trial < 2].drop(columns=["params"]).assign(wall_time_s=[1.0, 2.0, 0.5, 0.5])
+    alone = batched[batched.trial < 2].drop(columns=["params"]).assign(wall_time_s=[1.0, 2.0, 0.5, 0.5],
+                                                                       fes_used=[1000, 3000, 1000, 1000])
     alone.loc[alone.index[1], "best_error"] = 2.5  # one lone trial ended elsewhere
     table = alone_vs_batched(with_competitors(batched), alone).set_index("competitor")
     assert list(table.paired) == [2, 2] and list(table.same_final_error) == [1, 2]
     assert table.loc["50", "ratio_min"] == pytest.approx(10) and table.loc["50", "ratio_max"] == pytest.approx(20)
     assert table.loc["50", "max_rel_diff"] == pytest.approx(0.5 / 2.5)
     assert table.loc["100", "ratio_median"] == pytest.approx(5)
+    # the FEs each bought (what differs under a time budget): median of 1 and 3
+    assert table.loc["50", "fes_ratio_median"] == pytest.approx(2) and table.loc["100", "fes_ratio_median"] == 1
     with pytest.raises(InvalidInputError, match=r"lack the columns \['seed'\]"):
         alone_vs_batched(with_competitors(batched), alone.drop(columns=["seed"]))
     # the grouping is read from params (1 where not recorded) and shown per implementation

@@ -45,7 +45,8 @@ def alone_vs_batched(batched: pd.DataFrame, alone: pd.DataFrame) -> pd.DataFrame
     ok = alone[alone["best_error"].notna() & alone["wall_time_s"].notna()]
     if batched["function"].astype(str).str.contains("/d").any():  # with_competitors named the problem f/dD
         ok = ok.assign(function=ok["function"].astype(str) + "/d" + ok["dim"].astype(str))
-    m = batched.merge(ok[KEYS + ["best_error", "wall_time_s", "fes_used"]].astype({"function": str}),
+    cols = ["best_error", "wall_time_s"] + (["fes_used"] if "fes_used" in ok and "fes_used" in batched else [])
+    m = batched.merge(ok[KEYS + cols].astype({"function": str}),
                       on=KEYS, suffixes=("", "_alone"))
     rows = []
     for (competitor, function), part in m.groupby(["competitor", "function"], sort=True):
@@ -58,9 +59,10 @@ def alone_vs_batched(batched: pd.DataFrame, alone: pd.DataFrame) -> pd.DataFrame
                      "alone_median_s": float(part["wall_time_s_alone"].median()),
                      "ratio_min": float(ratio.min()), "ratio_median": float(ratio.median()),
                      "ratio_max": float(ratio.max()),
-                     "batched_median_fes": float(part["fes_used"].median()),
-                     "alone_median_fes": float(part["fes_used_alone"].median()),
-                     "fes_ratio_median": float((part["fes_used_alone"] / part["fes_used"]).median())})
+                     **({"batched_median_fes": float(part["fes_used"].median()),
+                         "alone_median_fes": float(part["fes_used_alone"].median()),
+                         "fes_ratio_median": float((part["fes_used_alone"] / part["fes_used"]).median())}
+                        if "fes_used" in cols else {})})
     table = pd.DataFrame(rows, columns=COLUMNS)
     order = {c: k for k, c in enumerate(_ordered(table["competitor"].unique()))}
     return table.sort_values(["competitor", "function"], key=lambda col: col.map(order) if col.name == "competitor"
