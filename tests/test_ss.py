@@ -1,6 +1,7 @@
 """Scatter search: operators, reference set, budgets, reproducibility (and gpu == sequential)."""
 
 import dataclasses
+import sys
 
 import numpy as np
 import pytest
@@ -12,6 +13,16 @@ from gpude.implementations.ss_sequential import SSSequential, build_cpu_ss
 from gpude.rng import seed_key
 
 SMALL = dict(popsize=12, ref_best=4, ref_diverse=1, ls_steps=3)
+
+
+@pytest.fixture(autouse=True)
+def short_switch_interval():
+    """numba's CUDA simulator runs a block's threads as Python threads and polls them from the
+    launching thread; a short GIL switch interval makes the ss/gpu tests several times faster."""
+    saved = sys.getswitchinterval()
+    sys.setswitchinterval(5e-4)
+    yield
+    sys.setswitchinterval(saved)
 
 
 def small(max_fes=2000, **kw):
@@ -162,3 +173,83 @@ def test_gpu_matches_sequential(max_fes, fid):
     np.testing.assert_array_equal(a.best_x, b.best_x)
     np.testing.assert_array_equal(cpu.population()[0], gpu_.population()[0])
     assert cpu.restarts == gpu_.restarts
+
+
+# ss/gpu advances B trials together (trials_per_launch). P = 6, R = 1 + 1 (2 children), one
+# Solis-Wets step, N02 at D = 2, 30 FEs. Seed 3 restarts in iteration 3 (seeds 16 and 22 never) and
+# its budget ends within the step (after the "+" tries), seed 16's within the combination; seed 22
+# reaches the target below in iteration 2
+BATCH = dict(popsize=6, ref_best=1, ref_diverse=1, ls_steps=1)
+BATCH_SEEDS, BATCH_FES = [3, 16, 22], 30
+
+
+def test_gpu_batch_trials_make_the_runs_they_make_alone():
+    from gpude.implementations.ss_gpu import SSGPU
+
+    f = get_function("N02", 2)
+    full = [SSSequential(f, SSParams(max_fes=BATCH_FES, target=0.0, **BATCH)).run(s)
+            for s in BATCH_SEEDS]
+    longer = SSSequential(f, SSParams(max_fes=10 * BATCH_FES, target=0.0, **BATCH)).run(3)
+    assert BATCH_FES not in longer.trace["fes"]  # seed 3's budget ends mid-iteration
+    finals = sorted(r.best_error for r in full)
+    target = (finals[0] + finals[1]) / 2  # one trial stops at it, two run to the budget
+    gpu_ = SSGPU(f, SSParams(max_fes=BATCH_FES, target=target, **BATCH), trials_per_launch=3)
+    assert gpu_.trials_per_launch == 3
+    batch = gpu_.run_batch(BATCH_SEEDS)
+    batch_population, batch_restarts = gpu_.population(1), list(gpu_.trial_restarts)
+    alone = []
+    for s in BATCH_SEEDS:
+        r = gpu_.run(s)
+        alone.append((r, gpu_.population(), gpu_.restarts))
+    assert [b.hit_target for b in batch] == [False, False, True]
+    assert [b.stopped_by for b in batch] == ["budget", "budget", "target"]
+    assert batch[2].generations < min(batch[0].generations, batch[1].generations)  # mid-batch
+    for b, (a, _, _), ref in zip(batch, alone, full):
+        assert b.seed == a.seed
+        for name in ("generation", "fes", "best_error"):
+            np.testing.assert_array_equal(b.trace[name], a.trace[name])
+        np.testing.assert_array_equal(b.best_x, a.best_x)
+        assert (b.best_error, b.fes_used, b.generations, b.fes_to_target, b.stopped_by) == \
+            (a.best_error, a.fes_used, a.generations, a.fes_to_target, a.stopped_by)
+        # and the CPU reference's run, up to the target (evaluators differ in the last ulp)
+        n = b.generations + 1
+        np.testing.assert_array_equal(b.trace["fes"], ref.trace["fes"][:n])
+        np.testing.assert_allclose(b.trace["best_error"], ref.trace["best_error"][:n], rtol=1e-12)
+        assert b.info["options"]["trials_per_launch"] == 3
+        assert a.info["options"]["trials_per_launch"] == 1
+    assert batch[0].fes_used == batch[1].fes_used == BATCH_FES
+    assert batch[2].fes_to_target == batch[2].fes_used
+    np.testing.assert_array_equal(batch_population[0], alone[1][1][0])
+    np.testing.assert_array_equal(batch_population[1], alone[1][1][1])
+    assert batch_restarts == [a[2] for a in alone] == [1, 0, 0]  # a restart stays in its trial
+    # untimed: fair shares of the batch's wall time; a trial is charged until it stops
+    wall = batch[0].info["batch_wall_time_s"]
+    assert sum(b.wall_time_s for b in batch) == pytest.approx(wall)
+    assert batch[2].time_to_target_s == batch[2].wall_time_s
+    assert alone[0][0].wall_time_s == alone[0][0].info["batch_wall_time_s"]
+
+
+def test_gpu_timed_batch_stops_every_trial_by_time():
+    from gpude.implementations.ss_gpu import SSGPU
+
+    p = SSParams(max_fes=10**6, target=0.0, max_time_s=0.3, **BATCH)
+    batch = SSGPU(get_function("N02", 2), p, trials_per_launch=2).run_batch([3, 4])
+    wall = batch[0].info["batch_wall_time_s"]
+    for r in batch:
+        assert r.stopped_by == "time" and not r.hit_target and r.time_to_target_s is None
+        assert r.fes_used < 10**6 and r.fes_used == r.trace["fes"][-1]
+        assert r.wall_time_s == wall  # each trial had the whole budget, concurrently
+        assert np.all(r.trace["time_s"][:-1] < 0.3)  # checked before each iteration
+        assert len(r.trace["fes"]) == r.generations + 1
+    assert batch[0].generations == batch[1].generations
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
+def test_gpu_rejects_bad_trials_per_launch(bad):
+    import inspect
+
+    from gpude.implementations.ss_gpu import SSGPU
+
+    assert "trials_per_launch" in inspect.signature(SSGPU.__init__).parameters
+    with pytest.raises(InvalidInputError, match="trials_per_launch must be a positive integer"):
+        SSGPU(get_function("N02", 2), small(), trials_per_launch=bad)

@@ -1,42 +1,88 @@
 """``ss/gpu``: scatter search with the population, reference set, pool and Solis-Wets state on the GPU.
 
 The decisions are ``ss/sequential``'s (same operators, same random counters, same step-major
-order and budget rule, :mod:`gpude.algorithms.ss`). Kernels per iteration:
+order and budget rule, :mod:`gpude.algorithms.ss`).
 
-* BLX children: a thread per (child, coordinate); evaluation: the function's ``population_kernel``;
-* per Solis-Wets step: "+" candidates (a thread per (child, coordinate)), their evaluation, the
-  acceptance (one block, a thread per child; the budget left lives on the device, so a child's
-  candidate counts only while it lasts), "-" candidates of every child (evaluated for all; only
-  the failed children within the budget count), their acceptance;
-* reference-set update: one block, rank by counting over R u pool.
+**Trials per launch.** Every array carries a trial axis first (B trials of a batch), and
+``run_batch(seeds)`` advances them together: each launch below covers all trials of the batch
+(``blockIdx.y`` = trial for the element-wise kernels and the evaluation, ``blockIdx.x`` = trial for
+the one-block kernels), each trial with its own key (``d_keys``), state and budget. The host
+writes each trial's budget for the iteration (``nbud[b]``: the most evaluations it may use, 0 for
+a trial that has stopped) before the iteration; every kernel of a trial with budget 0 returns at
+once, and a per-trial row count (``limit[b]``, written on the device by the kernel that precedes
+each evaluation) says which rows the evaluation kernel evaluates. So each trial of a batch makes
+exactly the run it makes alone, and ``run(seed)`` is a batch of one. Kernels per iteration:
 
-The host syncs once per iteration to read R's best error, the evaluations used and whether a child
-entered R; a restart (rare) costs a second sync. Evaluating the "-" candidates of every child
-(not only the failed ones) spends GPU time but no budget. On a real GPU ``log``/``cos`` may differ
-from the CPU's in the last ulp, so runs can drift from ``sequential``'s; on numba's simulator they
-are identical.
+* BLX children: a thread per (child, coordinate); evaluation of the first min(children, budget);
+* per Solis-Wets step: "+" candidates of the children within the budget (a thread per (child,
+  coordinate)), their evaluation, the acceptance (a block per trial, a thread per child; the
+  evaluations used live on the device, so a child's candidate counts only while the budget lasts;
+  it also counts the "-" tries the budget allows), "-" candidates up to the last child whose "-"
+  try counts, their evaluation, their acceptance;
+* reference-set update: a block per trial, rank by counting over R u pool;
+* restart (launched every iteration; a trial restarts when no child entered R and budget is left,
+  decided on the device): the fresh rows, their evaluation, the rebuild of R (a block per trial).
+
+The host syncs once per iteration: two asynchronous copies (each trial's evaluations used and
+restart flag; R's errors) and one ``synchronize``. The launches are bound once per batch shape
+(:class:`~gpude.implementations.prebound.PreboundLaunch`), so an iteration's host cost does not
+grow with B.
+
+**Time.** Stopping is decided on the host after each iteration's sync: a trial stops at its
+target, or when its budget is spent (each trial spends its own number of evaluations per
+iteration). ``wall_time_s`` follows :mod:`gpude.implementations.device_loop`: without a
+wall-clock budget, a trial's fair share of the batch's wall time (while k trials run, each is
+charged 1/k; a trial stops being charged at the sync where the host sees it stop;
+:func:`~gpude.implementations.device_loop.fair_shares`); with ``max_time_s``, every trial has the
+whole budget concurrently and is charged the wall time it ran (the batch's, or until the sync where
+it stopped). The budget is checked on the host before each iteration; when it is spent, every
+trial still running stops with ``stopped_by="time"``. ``time_to_target_s`` is the trial's charge.
+The trace's ``time_s`` is the host's clock at each iteration's sync.
+
+On an H200 (N09, default parameters, 1 s per trial, D = 30) a lone trial ran 265 iterations
+(3.7 M FEs), each trial of a batch of 10 220 (3.1 M) and of a batch of 100 122 (1.7 M): at B = 100
+the GPU, not the launches, sets the pace. Batches and lone runs made the same runs there, bit for
+bit, as did the one-trial implementation this replaced.
+
+Evaluating the "-" candidates of every child up to the last counted one (not only the failed
+ones) spends GPU time but no budget. On a real GPU ``log``/``cos`` may differ from the CPU's in the
+last ulp, so runs can drift from ``sequential``'s; on numba's simulator they are identical.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import time
 import warnings
 from functools import lru_cache
+from types import SimpleNamespace
 
 import numpy as np
 from numba import cuda
 from numba.core.errors import NumbaPerformanceWarning
 
+try:  # numba-cuda raises its own class, no subclass of numba's
+    from numba.cuda.core.errors import NumbaPerformanceWarning as CudaPerformanceWarning
+except ImportError:  # pragma: no cover - older numba-cuda
+    CudaPerformanceWarning = NumbaPerformanceWarning
+
 from ..algorithms.solis_wets import build_sw_ops
 from ..algorithms.ss import RHO_FLOOR, build_ss_ops, layout, pair_arrays
+from ..errors import InvalidInputError, require_positive_int
 from ..functions import gpu
-from .base import HostLoopImplementation
-
-THREADS = 128
+from ..rng import seed_key
+from .base import Implementation
+from .device_loop import fair_shares
+from .prebound import PreboundLaunch
 
 
 @lru_cache(maxsize=None)
 def build_gpu_ss(dtype):
+    """The kernels of one iteration. Arrays are (B, ...); ``nbud`` (B,) is each trial's budget for
+    the iteration (0: stopped), ``state`` (B, 4) its (evaluations used in the iteration, children whose
+    "+" try failed in the step, a child entered R, restarted), ``limit`` (B,) the rows the next
+    evaluation covers."""
     T = np.dtype(dtype).type
     ops, sw = build_ss_ops(T, "cuda"), build_sw_ops(T, "cuda")
     init_value, blx_value, sw_counter = ops.init_value, ops.blx_value, ops.sw_counter
@@ -46,299 +92,506 @@ def build_gpu_ss(dtype):
     inf = T(np.inf)
 
     @cuda.jit
-    def init_rows(pop, fit, refX, refF, key, g, row0, unit0, units, width, lower, upper):
-        """Rows row0.. uniform; with row0 = 1 row 0 is R's best (a restart)."""
-        t = cuda.grid(1)
-        P, D = pop.shape
+    def new_rows(pop, fit, refX, refF, keys, g, row0, unit0, units, width, lower, upper, nbud,
+                 state, limit):
+        """Rows row0.. uniform. row0 = 0: every trial's initial population (all rows evaluated).
+        row0 = 1: a restart, in the trials whose iteration left budget and let no child into R:
+        row 0 is R's best, rows 1..q are evaluated (q = min(P - 1, budget left)), the rest +inf."""
+        b = cuda.blockIdx.y
+        t = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+        _, P, D = pop.shape
+        rows = P
+        if row0 == 1:
+            n, used = nbud[b], state[b, 0]
+            rows = 0
+            if n > 0 and state[b, 2] == 0 and used < n:
+                rows = 1 + min(P - 1, n - used)
+        if t == 0:
+            limit[b] = rows
+        if rows == 0:
+            return
         if t < (P - row0) * D:
             i, j = row0 + t // D, t % D
-            pop[i, j] = init_value(key, g, unit0 + i, j, units, width, lower, upper)
+            pop[b, i, j] = init_value(keys[b], g, unit0 + i, j, units, width, lower, upper)
+        if rows <= t < P:
+            fit[b, t] = inf
         if row0 == 1 and t < D:
-            pop[0, t] = refX[0, t]
+            pop[b, 0, t] = refX[b, 0, t]
             if t == 0:
-                fit[0] = refF[0]
+                fit[b, 0] = refF[b, 0]
 
     @cuda.jit
-    def fill_inf(a, start):
-        t = cuda.grid(1)
-        if start <= t < a.shape[0]:
-            a[t] = inf
-
-    @cuda.jit
-    def build_reference(pop, fit, ref_best, ref_diverse, refX, refF, in_ref, mind):
+    def build_reference(pop, fit, ref_best, ref_diverse, refX, refF, in_ref, mind, row0, state,
+                        limit):
+        """A block per trial: R from the population (trials with ``limit[b]`` = 0 keep theirs);
+        after a restart (row0 = 1) the evaluations it used go into ``state``."""
+        b = cuda.blockIdx.x
+        if limit[b] == 0:
+            return
         tid, bd = cuda.threadIdx.x, cuda.blockDim.x
-        m, D = pop.shape
+        _, m, D = pop.shape
         far = cuda.shared.array(1, np.int64)
         for k in range(tid, m, bd):
-            r = ranks_before(fit, m, k)
-            in_ref[k] = r < ref_best
+            r = ranks_before(fit[b], m, k)
+            in_ref[b, k] = r < ref_best
             if r < ref_best:
                 for j in range(D):
-                    refX[r, j] = pop[k, j]
-                refF[r] = fit[k]
+                    refX[b, r, j] = pop[b, k, j]
+                refF[b, r] = fit[b, k]
         cuda.syncthreads()
         for k in range(tid, m, bd):
-            if not in_ref[k]:
+            if not in_ref[b, k]:
                 d = np.inf
                 for r in range(ref_best):
-                    d = min(d, sq_dist(pop[k], refX[r]))
-                mind[k] = d
+                    d = min(d, sq_dist(pop[b, k], refX[b, r]))
+                mind[b, k] = d
         cuda.syncthreads()
         for nr in range(ref_best, ref_best + ref_diverse):
             if tid == 0:
                 f = -1
                 for k in range(m):
-                    if not in_ref[k] and (f < 0 or mind[k] > mind[f]):
+                    if not in_ref[b, k] and (f < 0 or mind[b, k] > mind[b, f]):
                         f = k
                 far[0] = f
-                in_ref[f] = True
-                refF[nr] = fit[f]
+                in_ref[b, f] = True
+                refF[b, nr] = fit[b, f]
             cuda.syncthreads()
             f = far[0]
             for j in range(tid, D, bd):
-                refX[nr, j] = pop[f, j]
+                refX[b, nr, j] = pop[b, f, j]
             cuda.syncthreads()
             for k in range(tid, m, bd):
-                if not in_ref[k]:
-                    mind[k] = min(mind[k], sq_dist(pop[k], refX[nr]))
+                if not in_ref[b, k]:
+                    mind[b, k] = min(mind[b, k], sq_dist(pop[b, k], refX[b, nr]))
             cuda.syncthreads()
+        if row0 == 1 and tid == 0:
+            state[b, 0] += limit[b] - 1
+            state[b, 3] = 1
 
     @cuda.jit
-    def make_children(refX, children, pa, pb, key, g, lam, units, width, lower, upper):
-        t = cuda.grid(1)
-        nc, D = children.shape
+    def make_children(refX, children, cfit, pa, pb, keys, g, lam, units, width, lower, upper,
+                      nbud, limit):
+        """All children; the first m = min(children, budget) are evaluated, the rest get +inf."""
+        b = cuda.blockIdx.y
+        t = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+        _, nc, D = children.shape
+        m = min(nc, nbud[b])
+        if t == 0:
+            limit[b] = m
+        if m == 0:
+            return
         if t < nc * D:
             c, j = t // D, t % D
             p = c // 2
             alpha = 0.5 + lam if c % 2 == 0 else 0.5 - lam
-            children[c, j] = blx_value(key, g, c, j, units, width, refX[pa[p], j], refX[pb[p], j],
-                                       alpha, lower, upper)
+            children[b, c, j] = blx_value(keys[b], g, c, j, units, width, refX[b, pa[p], j],
+                                          refX[b, pb[p], j], alpha, lower, upper)
+        if m <= t < nc:
+            cfit[b, t] = inf
 
     @cuda.jit
-    def init_sw(refX, pa, pb, bias, rho, succ, fail, rho_cap, rho_floor):
-        c = cuda.grid(1)
-        nc, D = bias.shape
+    def init_sw(refX, pa, pb, bias, rho, succ, fail, rho_cap, rho_floor, nbud, state):
+        b = cuda.blockIdx.y
+        c = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+        _, nc, D = bias.shape
+        n = nbud[b]
+        if n == 0:
+            return
         if c < nc:
             p = c // 2
-            d = math.sqrt(sq_dist(refX[pa[p]], refX[pb[p]])) / D / 2.0
-            rho[c] = max(min(rho_cap, d), rho_floor)
-            succ[c] = 0
-            fail[c] = 0
+            d = math.sqrt(sq_dist(refX[b, pa[p]], refX[b, pb[p]])) / D / 2.0
+            rho[b, c] = max(min(rho_cap, d), rho_floor)
+            succ[b, c] = 0
+            fail[b, c] = 0
             for j in range(D):
-                bias[c, j] = 0
+                bias[b, c, j] = 0
+            if c == 0:
+                state[b, 0] = min(nc, n)  # the children's evaluations
+                state[b, 1] = 0
+                state[b, 2] = 0
+                state[b, 3] = 0
 
     @cuda.jit
-    def plus_candidates(children, bias, rho, cand, difs, key, g, s, units, width, lower, upper):
-        t = cuda.grid(1)
-        nc, D = children.shape
-        if t < nc * D:
+    def plus_candidates(children, bias, rho, cand, difs, keys, g, s, units, width, lower, upper,
+                        nbud, state, limit):
+        """The "+" candidates of the a children the budget allows (a = 0 in a stopped trial)."""
+        b = cuda.blockIdx.y
+        t = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+        _, nc, D = children.shape
+        n = nbud[b]
+        a = max(min(min(nc, n), n - state[b, 0]), 0)
+        if t == 0:
+            limit[b] = a
+        if t < a * D:
             c, j = t // D, t % D
-            d = dif(key, sw_counter(g, c, s, j, units, width, D), rho[c])
-            difs[c, j] = d
-            cand[c, j] = plus(children[c, j], bias[c, j], d, lower, upper)
+            d = dif(keys[b], sw_counter(g, c, s, j, units, width, D), rho[b, c])
+            difs[b, c, j] = d
+            cand[b, c, j] = plus(children[b, c, j], bias[b, c, j], d, lower, upper)
 
     @cuda.jit
-    def accept_plus(children, cfit, bias, rho, succ, fail, cand, cfc, difs, flag, state, m, n):
+    def accept_plus(children, cfit, bias, rho, succ, fail, cand, cfc, difs, flag, state, nbud,
+                    limit):
+        """A block per trial, a thread per child. ``limit[b]`` <- one past the last child whose
+        "-" try the budget allows (the "-" candidates to compute and evaluate)."""
+        b = cuda.blockIdx.x
+        n = nbud[b]
+        if n == 0:
+            return
         c = cuda.threadIdx.x
-        nc, D = children.shape
-        used = state[0]
-        a = max(min(m, n - used), 0)
+        _, nc, D = children.shape
+        used = state[b, 0]
+        a = max(min(min(nc, n), n - used), 0)
         better = False
         if c < nc:
-            better = c < a and cfc[c] < cfit[c]
-            flag[c] = c < a and not better
+            better = c < a and cfc[b, c] < cfit[b, c]
+            flag[b, c] = c < a and not better
         cuda.syncthreads()
         if better:
             for j in range(D):
-                children[c, j] = cand[c, j]
-                bias[c, j] = bias_plus(bias[c, j], difs[c, j])
-            cfit[c] = cfc[c]
-            succ[c], fail[c], rho[c] = counts(True, succ[c], fail[c], rho[c])
+                children[b, c, j] = cand[b, c, j]
+                bias[b, c, j] = bias_plus(bias[b, c, j], difs[b, c, j])
+            cfit[b, c] = cfc[b, c]
+            succ[b, c], fail[b, c], rho[b, c] = counts(True, succ[b, c], fail[b, c], rho[b, c])
         if c == 0:
             nf = 0
             for k in range(nc):
-                if flag[k]:
+                if flag[b, k]:
                     nf += 1
-            state[0] = used + a
-            state[1] = nf
+            q = max(min(nf, n - used - a), 0)
+            k, r = 0, 0
+            while r < q:
+                if flag[b, k]:
+                    r += 1
+                k += 1
+            state[b, 0] = used + a
+            state[b, 1] = nf
+            limit[b] = k
 
     @cuda.jit
-    def minus_candidates(children, bias, difs, cand, lower, upper):
-        t = cuda.grid(1)
-        nc, D = children.shape
-        if t < nc * D:
+    def minus_candidates(children, bias, difs, cand, lower, upper, limit):
+        b = cuda.blockIdx.y
+        t = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+        D = children.shape[2]
+        if t < limit[b] * D:  # 0 in a stopped trial (plus_candidates wrote it)
             c, j = t // D, t % D
-            cand[c, j] = minus(children[c, j], bias[c, j], difs[c, j], lower, upper)
+            cand[b, c, j] = minus(children[b, c, j], bias[b, c, j], difs[b, c, j], lower, upper)
 
     @cuda.jit
-    def accept_minus(children, cfit, bias, rho, succ, fail, cand, cfc, difs, flag, state, n):
+    def accept_minus(children, cfit, bias, rho, succ, fail, cand, cfc, difs, flag, state, nbud):
+        b = cuda.blockIdx.x
+        n = nbud[b]
+        if n == 0:
+            return
         c = cuda.threadIdx.x
-        nc, D = children.shape
-        used, nf = state[0], state[1]
+        _, nc, D = children.shape
+        used, nf = state[b, 0], state[b, 1]
         q = max(min(nf, n - used), 0)
         cuda.syncthreads()
-        if c < nc and flag[c]:
+        if c < nc and flag[b, c]:
             r = 0
             for k in range(c):
-                if flag[k]:
+                if flag[b, k]:
                     r += 1
-            if r < q and cfc[c] < cfit[c]:
+            if r < q and cfc[b, c] < cfit[b, c]:
                 for j in range(D):
-                    children[c, j] = cand[c, j]
-                    bias[c, j] = bias_minus(bias[c, j], difs[c, j])
-                cfit[c] = cfc[c]
-                succ[c], fail[c], rho[c] = counts(True, succ[c], fail[c], rho[c])
+                    children[b, c, j] = cand[b, c, j]
+                    bias[b, c, j] = bias_minus(bias[b, c, j], difs[b, c, j])
+                cfit[b, c] = cfc[b, c]
+                succ[b, c], fail[b, c], rho[b, c] = counts(True, succ[b, c], fail[b, c],
+                                                           rho[b, c])
             else:
                 for j in range(D):
-                    bias[c, j] = bias_fail(bias[c, j])
-                succ[c], fail[c], rho[c] = counts(False, succ[c], fail[c], rho[c])
+                    bias[b, c, j] = bias_fail(bias[b, c, j])
+                succ[b, c], fail[b, c], rho[b, c] = counts(False, succ[b, c], fail[b, c],
+                                                           rho[b, c])
         cuda.syncthreads()
         if c == 0:
-            state[0] = used + q
+            state[b, 0] = used + q
 
     @cuda.jit
-    def update_reference(refX, refF, children, cfit, allE, newX, newF, state):
+    def update_reference(refX, refF, children, cfit, allE, newX, newF, state, nbud):
+        b = cuda.blockIdx.x
+        if nbud[b] == 0:
+            return
         tid, bd = cuda.threadIdx.x, cuda.blockDim.x
-        nr, D = refX.shape
-        nc = cfit.shape[0]
+        _, nr, D = refX.shape
+        nc = cfit.shape[1]
         for k in range(tid, nr + nc, bd):
-            allE[k] = refF[k] if k < nr else cfit[k - nr]
+            allE[b, k] = refF[b, k] if k < nr else cfit[b, k - nr]
         if tid == 0:
-            state[2] = 0
+            state[b, 2] = 0
         cuda.syncthreads()
         for k in range(tid, nr + nc, bd):
-            r = ranks_before(allE, nr + nc, k)
+            r = ranks_before(allE[b], nr + nc, k)
             if r < nr:
-                newF[r] = allE[k]
+                newF[b, r] = allE[b, k]
                 for j in range(D):
-                    newX[r, j] = refX[k, j] if k < nr else children[k - nr, j]
+                    newX[b, r, j] = refX[b, k, j] if k < nr else children[b, k - nr, j]
                 if k >= nr:
-                    state[2] = 1
+                    state[b, 2] = 1
         cuda.syncthreads()
         for k in range(tid, nr, bd):
-            refF[k] = newF[k]
+            refF[b, k] = newF[b, k]
             for j in range(D):
-                refX[k, j] = newX[k, j]
+                refX[b, k, j] = newX[b, k, j]
 
-    return dict(init_rows=init_rows, fill_inf=fill_inf, build_reference=build_reference,
-                make_children=make_children, init_sw=init_sw, plus_candidates=plus_candidates,
-                accept_plus=accept_plus, minus_candidates=minus_candidates,
-                accept_minus=accept_minus, update_reference=update_reference)
-
-
-def _blocks(n):
-    return max(1, (n + THREADS - 1) // THREADS)
+    return SimpleNamespace(new_rows=new_rows, build_reference=build_reference,
+                           make_children=make_children, init_sw=init_sw,
+                           plus_candidates=plus_candidates, accept_plus=accept_plus,
+                           minus_candidates=minus_candidates, accept_minus=accept_minus,
+                           update_reference=update_reference)
 
 
-class SSGPU(HostLoopImplementation):
-    """Scatter search with Solis-Wets improvement, state on the GPU."""
+def _grid(count):
+    """(blocks, threads) for a thread per element: blocks of up to 256 threads (no more than the
+    elements: a warp costs the same on a GPU, and fewer threads run faster on the simulator)."""
+    threads = min(256, gpu.next_pow2(count))
+    return max(1, (count + threads - 1) // threads), threads
+
+
+@lru_cache(maxsize=None)
+def build_evaluate_kernel(block_evaluate, dtype, threads, buf):
+    """``evaluate[(rows, B), threads](X, out, first, limit, shift, rot_t, perm)``: a block per (row,
+    trial) evaluates row i of trial b (``X`` is (B, rows, D)) when ``first <= i < limit[b]``."""
+    T = np.dtype(dtype).type
+    P, BUF = int(threads), int(buf)
+
+    @cuda.jit
+    def evaluate(X, out, first, limit, shift, rot_t, perm):
+        i, b = cuda.blockIdx.x, cuda.blockIdx.y
+        if i < first or i >= limit[b]:
+            return  # the whole block: block_evaluate synchronises it
+        a = cuda.shared.array(BUF, T)
+        z = cuda.shared.array(BUF, T)
+        red = cuda.shared.array((4, P), T)
+        v = block_evaluate(X[b, i], a, z, red, shift, rot_t, perm, cuda.threadIdx.x)
+        if cuda.threadIdx.x == 0:
+            out[b, i] = v
+
+    return evaluate
+
+
+class SSGPU(Implementation):
+    """Scatter search with Solis-Wets improvement, state on the GPU, B trials per launch."""
 
     algorithm = "ss"
     name = "gpu"
     device = "gpu"
 
+    def __init__(self, function, params, trials_per_launch: int = 1):
+        super().__init__(function, params)
+        require_positive_int("trials_per_launch", trials_per_launch)
+        if params.n_children > 1024:
+            raise InvalidInputError(f"ss/gpu runs at most 1024 children (a block), got "
+                                    f"{params.n_children}")
+        self.trials_per_launch = trials_per_launch
+        self.prebound = False
+        self.restarts = 0  # restarts of the last batch, all trials together
+        self.trial_restarts = []  # per trial of the last batch
+
     def evaluations_per_generation(self) -> int:
         return self.params.evaluations_per_iteration()
 
-    def setup(self):
+    def _allocate(self, B):
         p, T, D = self.params, self.dtype, self.dim
+        shape_key = (B, dataclasses.replace(p, max_fes=p.popsize, target=0.0, max_time_s=None))
+        if getattr(self, "_allocated_for", None) == shape_key:
+            return
         P, nr, nc = p.popsize, p.ref_size, p.n_children
         self.k = build_gpu_ss(T)
-        self._fn = gpu.compile_function(self.function.program, T)
+        fn = self._fn = gpu.compile_function(self.function.program, T)
+        evaluate = build_evaluate_kernel(fn.block_evaluate, T, fn.threads, fn.buffer_size)
+        self._evaluate = evaluate
         self.units, self.width = layout(p, D)
         pa, pb = pair_arrays(nr)
         self.pa, self.pb = cuda.to_device(pa), cuda.to_device(pb)
         dev = cuda.device_array
-        self.pop, self.fit = dev((P, D), T), dev(P, T)
-        self.in_ref, self.mind = dev(P, np.bool_), dev(P, np.float64)
-        self.refX, self.refF = dev((nr, D), T), dev(nr, T)
-        self.newX, self.newF, self.allE = dev((nr, D), T), dev(nr, T), dev(nr + nc, T)
-        self.children, self.cfit = dev((nc, D), T), dev(nc, T)
-        self.bias, self.difs = dev((nc, D), T), dev((nc, D), T)
-        self.rho = dev(nc, np.float64)
-        self.succ, self.fail = dev(nc, np.int64), dev(nc, np.int64)
-        self.cand, self.cfc = dev((nc, D), T), dev(nc, T)
-        self.flag = dev(nc, np.bool_)
-        self.state = dev(3, np.int64)
-        self.block = max(32, 1 << (max(P, nr + nc) - 1).bit_length())
-        self.block = min(self.block, 1024)
-        if nc > 1024:
-            from ..errors import InvalidInputError
+        self.stream = s = cuda.stream()
+        self.d_keys, self.h_keys = dev(B, np.uint64), cuda.pinned_array(B, np.uint64)
+        self.d_nbud, self.h_nbud = dev(B, np.int64), cuda.pinned_array(B, np.int64)
+        self.d_state, self.h_state = dev((B, 4), np.int64), cuda.pinned_array((B, 4), np.int64)
+        self.h_refF = cuda.pinned_array((B, nr), T)
+        self.limit = dev(B, np.int64)
+        self.pop, self.fit = dev((B, P, D), T), dev((B, P), T)
+        self.in_ref, self.mind = dev((B, P), np.bool_), dev((B, P), np.float64)
+        self.refX, self.refF = dev((B, nr, D), T), dev((B, nr), T)
+        self.newX, self.newF, self.allE = dev((B, nr, D), T), dev((B, nr), T), dev((B, nr + nc), T)
+        self.children, self.cfit = dev((B, nc, D), T), dev((B, nc), T)
+        self.bias, self.difs = dev((B, nc, D), T), dev((B, nc, D), T)
+        self.rho = dev((B, nc), np.float64)
+        self.succ, self.fail = dev((B, nc), np.int64), dev((B, nc), np.int64)
+        self.cand, self.cfc = dev((B, nc, D), T), dev((B, nc), T)
+        self.flag = dev((B, nc), np.bool_)
+        self.block = min(1024, gpu.next_pow2(max(P, nr + nc)))  # >= the children
 
-            raise InvalidInputError(f"ss/gpu runs at most 1024 children (a block), got {nc}")
-        self.restarts = 0
+        k, lo, hi, U, W = self.k, float(self.lower), float(self.upper), self.units, self.width
+        keys, nbud, state, limit = self.d_keys, self.d_nbud, self.d_state, self.limit
+        ch_blocks, ch_threads = _grid(nc * D)
+        c_blocks, c_threads = _grid(nc)
+        p_blocks, p_threads = _grid(P * D)
+        sw_ = (self.children, self.cfit, self.bias, self.rho, self.succ, self.fail, self.cand,
+               self.cfc, self.difs, self.flag, state, nbud)
 
-    def _evaluate(self, X, out):
-        if X.shape[0] > 0:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", NumbaPerformanceWarning)
-                self._fn.population_kernel[X.shape[0], self._fn.threads](X, out, *self._fn.data)
+        def bind(kernel, args, grid, block, variable=None):
+            return PreboundLaunch(kernel, args, grid, block, s, variable)
 
-    def _build_reference(self):
-        p = self.params
-        self.k["build_reference"][1, self.block](self.pop, self.fit, p.ref_best, p.ref_diverse,
-                                                 self.refX, self.refF, self.in_ref, self.mind)
+        self.launches = SimpleNamespace(
+            children=bind(k.make_children, (self.refX, self.children, self.cfit, self.pa, self.pb,
+                                            keys, 1, float(p.lam), U, W, lo, hi, nbud, limit),
+                          (ch_blocks, B), ch_threads, {"g": 6}),
+            evaluate_children=bind(evaluate, (self.children, self.cfit, 0, limit, *fn.data),
+                                   (nc, B), fn.threads),
+            init_sw=bind(k.init_sw, (self.refX, self.pa, self.pb, self.bias, self.rho, self.succ,
+                                     self.fail, float(p.rho_max * (hi - lo)),
+                                     float(RHO_FLOOR * (hi - lo)), nbud, state),
+                         (c_blocks, B), c_threads),
+            plus=bind(k.plus_candidates, (self.children, self.bias, self.rho, self.cand, self.difs,
+                                          keys, 1, 0, U, W, lo, hi, nbud, state, limit),
+                      (ch_blocks, B), ch_threads, {"g": 6, "s": 7}),
+            evaluate_candidates=bind(evaluate, (self.cand, self.cfc, 0, limit, *fn.data),
+                                     (nc, B), fn.threads),
+            accept_plus=bind(k.accept_plus, (*sw_, limit), B, self.block),
+            minus=bind(k.minus_candidates, (self.children, self.bias, self.difs, self.cand, lo, hi,
+                                            limit), (ch_blocks, B), ch_threads),
+            accept_minus=bind(k.accept_minus, sw_, B, self.block),
+            update=bind(k.update_reference, (self.refX, self.refF, self.children, self.cfit,
+                                             self.allE, self.newX, self.newF, state, nbud),
+                        B, self.block),
+            restart_rows=bind(k.new_rows, (self.pop, self.fit, self.refX, self.refF, keys, 1, 1,
+                                           nc, U, W, lo, hi, nbud, state, limit),
+                              (p_blocks, B), p_threads, {"g": 5}),
+            evaluate_restart=bind(evaluate, (self.pop, self.fit, 1, limit, *fn.data), (P, B),
+                                  fn.threads),
+            rebuild=bind(k.build_reference, (self.pop, self.fit, p.ref_best, p.ref_diverse,
+                                             self.refX, self.refF, self.in_ref, self.mind, 1,
+                                             state, limit), B, self.block),
+        )
+        self._init_args = (lo, hi, p_blocks, p_threads)
+        self.prebound = all(b.fast for b in vars(self.launches).values())
+        self._allocated_for = shape_key
 
-    def _launch(self, name, n, *args):
+    def _launch_init(self, B):
+        """Every trial's initial population, its evaluation and R."""
+        p, s, k, fn = self.params, self.stream, self.k, self._fn
+        lo, hi, p_blocks, p_threads = self._init_args
+        k.new_rows[(p_blocks, B), p_threads, s](self.pop, self.fit, self.refX, self.refF,
+                                                 self.d_keys, 0, 0, 0, self.units, self.width, lo,
+                                                 hi, self.d_nbud, self.d_state, self.limit)
+        self._evaluate[(p.popsize, B), fn.threads, s](self.pop, self.fit, 0, self.limit, *fn.data)
+        k.build_reference[B, self.block, s](self.pop, self.fit, p.ref_best, p.ref_diverse,
+                                            self.refX, self.refF, self.in_ref, self.mind, 0,
+                                            self.d_state, self.limit)
+
+    def _launch_iteration(self, g, steps):
+        L = self.launches
+        L.children.launch(g=g)
+        L.evaluate_children.launch()
+        L.init_sw.launch()
+        for s in range(steps):
+            L.plus.launch(g=g, s=s)
+            L.evaluate_candidates.launch()
+            L.accept_plus.launch()
+            L.minus.launch()
+            L.evaluate_candidates.launch()
+            L.accept_minus.launch()
+        L.update.launch()
+        L.restart_rows.launch(g=g)
+        L.evaluate_restart.launch()
+        L.rebuild.launch()
+
+    def run(self, seed: int):
+        return self.run_batch([seed])[0]
+
+    def run_batch(self, seeds):
+        """Run one trial per seed, all advanced together (see the module docstring)."""
+        seeds = list(seeds)
+        p, B = self.params, len(seeds)
+        if B == 0:
+            return []
+        self._allocate(B)
+        s, nc = self.stream, p.n_children
+        per_iteration = self.evaluations_per_generation()
+        self.h_keys[:] = [seed_key(seed) for seed in seeds]
+        self.d_keys.copy_to_device(self.h_keys, stream=s)
+        s.synchronize()
+        timed = p.max_time_s is not None
+        deadline = p.max_time_s if timed else math.inf
+        fes = [min(p.popsize, p.max_fes)] * B
+        best, last, restarts = [math.inf] * B, [0] * B, [0] * B
+        stopped, ends, hit_fes = [None] * B, [None] * B, [None] * B
+        traces = [[] for _ in range(B)]
+
+        def observe(b, g, now):
+            best[b] = float(self.h_refF[b].min())
+            last[b] = g
+            traces[b].append((g, fes[b], best[b], now))
+            if best[b] <= p.target:
+                stopped[b], hit_fes[b], ends[b] = "target", fes[b], now
+            elif fes[b] >= p.max_fes:
+                stopped[b], ends[b] = "budget", now
+
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NumbaPerformanceWarning)
-            self.k[name][_blocks(n), THREADS](*args)
+            for category in (NumbaPerformanceWarning, CudaPerformanceWarning):
+                warnings.simplefilter("ignore", category)  # small grids are legitimate
+            t0 = time.perf_counter()
+            self._launch_init(B)
+            self.refF.copy_to_host(self.h_refF, stream=s)
+            s.synchronize()
+            now = time.perf_counter() - t0
+            for b in range(B):
+                observe(b, 0, now)
+            g = 0
+            while True:
+                active = [b for b in range(B) if stopped[b] is None]
+                if not active:
+                    break
+                if time.perf_counter() - t0 >= deadline:
+                    for b in active:
+                        stopped[b] = "time"
+                    break
+                g += 1
+                self.h_nbud[:] = 0
+                for b in active:
+                    self.h_nbud[b] = min(per_iteration, p.max_fes - fes[b])
+                self.d_nbud.copy_to_device(self.h_nbud, stream=s)
+                # a trial whose budget ends with its children runs no step (alone: none either)
+                steps = p.ls_steps if any(self.h_nbud[b] > nc for b in active) else 0
+                self._launch_iteration(g, steps)
+                self.d_state.copy_to_host(self.h_state, stream=s)
+                self.refF.copy_to_host(self.h_refF, stream=s)
+                s.synchronize()  # the iteration's sync
+                now = time.perf_counter() - t0
+                for b in active:
+                    fes[b] += int(self.h_state[b, 0])
+                    restarts[b] += int(self.h_state[b, 3])
+                    observe(b, g, now)
+            refX = self.refX.copy_to_host(stream=s)
+            refF = self.refF.copy_to_host(stream=s)
+            s.synchronize()
+            wall = time.perf_counter() - t0
+        self._final = (refX, refF)
+        self.trial_restarts, self.restarts = restarts, sum(restarts)
+        if timed:  # every trial had the whole budget, concurrently: charged the time it ran
+            shares = np.array([wall if e is None else min(e, wall) for e in ends])
+        else:
+            shares = fair_shares(ends, wall)
+        results = []
+        for b, seed in enumerate(seeds):
+            gens, fes_b, bests, times = (np.array(v) for v in zip(*traces[b]))
+            trace = {"generation": gens, "fes": fes_b, "best_error": bests, "time_s": times}
+            hit = stopped[b] == "target"
+            results.append(self._result(
+                seed, best[b], self.best_vector(b), fes[b], last[b], shares[b], hit_fes[b],
+                shares[b] if hit else None, trace, stopped[b],
+                options={"trials_per_launch": B}, prebound=self.prebound,
+                batch_wall_time_s=wall))
+        return results
 
-    def initialize(self, key):
-        P, D = self.pop.shape
-        self._launch("init_rows", P * D, self.pop, self.fit, self.refX, self.refF, key, 0, 0, 0,
-                     self.units, self.width, self.lower, self.upper)
-        self._evaluate(self.pop, self.fit)
-        self._build_reference()
-        return float(self.refF.copy_to_host().min())
+    def population(self, trial: int = 0):
+        """Copies of trial ``trial``'s final reference set and its errors (float64), last batch."""
+        refX, refF = self._final
+        return refX[trial].copy(), refF[trial].astype(np.float64)
 
-    def generation(self, key, g, n):
-        k, p = self.k, self.params
-        lo, hi, U, W = self.lower, self.upper, self.units, self.width
-        nc, D = p.n_children, self.dim
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NumbaPerformanceWarning)
-            self._launch("make_children", nc * D, self.refX, self.children, self.pa, self.pb, key,
-                         g, p.lam, U, W, lo, hi)
-            m = min(nc, n)
-            self._evaluate(self.children[:m], self.cfit[:m])
-            self._launch("fill_inf", nc, self.cfit, m)
-            self.state.copy_to_device(np.array([m, 0, 0], np.int64))
-            self._launch("init_sw", nc, self.refX, self.pa, self.pb, self.bias, self.rho, self.succ,
-                         self.fail, p.rho_max * (hi - lo), RHO_FLOOR * (hi - lo))
-            for s in range(p.ls_steps if n > m else 0):
-                self._launch("plus_candidates", nc * D, self.children, self.bias, self.rho,
-                             self.cand, self.difs, key, g, s, U, W, lo, hi)
-                self._evaluate(self.cand[:m], self.cfc[:m])
-                k["accept_plus"][1, self.block](self.children, self.cfit, self.bias, self.rho,
-                                                self.succ, self.fail, self.cand, self.cfc,
-                                                self.difs, self.flag, self.state, m, n)
-                self._launch("minus_candidates", nc * D, self.children, self.bias, self.difs,
-                             self.cand, lo, hi)
-                self._evaluate(self.cand[:m], self.cfc[:m])
-                k["accept_minus"][1, self.block](self.children, self.cfit, self.bias, self.rho,
-                                                 self.succ, self.fail, self.cand, self.cfc,
-                                                 self.difs, self.flag, self.state, n)
-            k["update_reference"][1, self.block](self.refX, self.refF, self.children, self.cfit,
-                                                 self.allE, self.newX, self.newF, self.state)
-            used, _, entered = (int(v) for v in self.state.copy_to_host())  # the iteration's sync
-            best = float(self.refF.copy_to_host().min())
-            if not entered and used < n:
-                q = min(p.popsize - 1, n - used)
-                P = p.popsize
-                self._launch("init_rows", P * D, self.pop, self.fit, self.refX, self.refF, key, g,
-                             1, nc, U, W, lo, hi)
-                self._evaluate(self.pop[1:1 + q], self.fit[1:1 + q])
-                self._launch("fill_inf", P, self.fit, 1 + q)
-                self._build_reference()
-                used += q
-                self.restarts += 1
-                best = float(self.refF.copy_to_host().min())
-        return best, used
-
-    def population(self):
-        return self.refX.copy_to_host(), self.refF.copy_to_host().astype(np.float64)
-
-    def best_vector(self):
-        X, F = self.population()
+    def best_vector(self, trial: int = 0):
+        X, F = self.population(trial)
         return X[int(np.argmin(F))].copy()
