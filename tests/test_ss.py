@@ -1,7 +1,7 @@
 """Scatter search: operators, reference set, budgets, reproducibility (and gpu == sequential)."""
 
 import dataclasses
-import sys
+import os
 
 import numpy as np
 import pytest
@@ -13,16 +13,6 @@ from gpude.implementations.ss_sequential import SSSequential, build_cpu_ss
 from gpude.rng import seed_key
 
 SMALL = dict(popsize=12, ref_best=4, ref_diverse=1, ls_steps=3)
-
-
-@pytest.fixture(autouse=True)
-def short_switch_interval():
-    """numba's CUDA simulator runs a block's threads as Python threads and polls them from the
-    launching thread; a short GIL switch interval makes the ss/gpu tests several times faster."""
-    saved = sys.getswitchinterval()
-    sys.setswitchinterval(5e-4)
-    yield
-    sys.setswitchinterval(saved)
 
 
 def small(max_fes=2000, **kw):
@@ -170,8 +160,11 @@ def test_gpu_matches_sequential(max_fes, fid):
     np.testing.assert_array_equal(a.trace["fes"], b.trace["fes"])
     # the CPU and GPU evaluators sum in different orders (last-ulp differences); decisions agree
     np.testing.assert_allclose(a.trace["best_error"], b.trace["best_error"], rtol=1e-12)
-    np.testing.assert_array_equal(a.best_x, b.best_x)
-    np.testing.assert_array_equal(cpu.population()[0], gpu_.population()[0])
+    # the simulator runs the CPU's math: the same vectors; a GPU's log/cos may differ in the last ulp
+    # (Solis-Wets steps are Box-Muller draws), so its vectors agree to rounding
+    rtol = 0 if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" else 1e-9
+    np.testing.assert_allclose(a.best_x, b.best_x, rtol=rtol, atol=0)
+    np.testing.assert_allclose(cpu.population()[0], gpu_.population()[0], rtol=rtol, atol=0)
     assert cpu.restarts == gpu_.restarts
 
 

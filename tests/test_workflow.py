@@ -143,10 +143,13 @@ def test_nashed_grid(workdir):
     assert code == 0, out[-3000:]
     jobs = [j for j in out.split("rule ") if j.startswith("run_batch_gpu:")]
     assert len(jobs) == 20 * 2 * 3
-    for algorithm, impl, popsize in (("de", "two_kernel", 48), ("pso", "gpu", 125), ("ss", "gpu", 140)):
+    # pso/gpu and ss/gpu share an implementation name: "<algorithm>/<implementation>" keys tell them apart
+    for algorithm, impl, popsize, per_launch in (("de", "two_kernel", 48, 100), ("pso", "gpu", 125, 100),
+                                                 ("ss", "gpu", 140, 10)):
         mine = [j for j in jobs if f"--algorithm {algorithm} --implementation {impl} " in j]
         assert len(mine) == 40 and all(f"--popsize {popsize} " in j for j in mine)
-        assert all("--max-time-s 1.0 " in j and "--trials-per-launch 100" in j and "--target 0 " in j for j in mine)
+        assert all("--max-time-s 1.0 " in j and f"--trials-per-launch {per_launch} " in j and "--target 0 " in j
+                   for j in mine)
     de = [j for j in jobs if "--algorithm de " in j][0]
     assert "--F 0.52 --CR 0.879" in de and "--param crossover=exp" in de and "--param mutation=rand1" in de
 
@@ -170,10 +173,11 @@ def test_per_implementation_keys_must_name_an_implementation_of_the_experiment(w
 @pytest.mark.parametrize("change,message", [
     ({"colour": "red"}, "Additional properties are not allowed ('colour' was unexpected)"),
     ({"functions": ["F11"]}, "'F11' is not one of"),
-    ({"dims": [20]}, "20 is not one of [10, 30, 50, 100]"),
+    ({"dims": [1]}, "1 is less than the minimum of 2"),
     ({"algorithms": {"de": {"implementations": ["turbo"]}}},
      "unknown implementation 'turbo' of 'de'; registered: sequential, master_slave"),
-    ({"algorithms": {"pso": {"implementations": ["sequential"]}}}, "unknown algorithm 'pso'"),
+    ({"algorithms": {"ga": {"implementations": ["sequential"]}}}, "unknown algorithm 'ga'"),
+    ({"algorithms": {"pso": {"implementations": ["gpu"], "popsizes": [2]}}}, "popsize (NP) must be an integer >= 3"),
     ({"algorithms": {"de": {"implementations": ["sequential"], "CR": 1.5}}}, "1.5 is greater than the maximum of 1"),
     ({"algorithms": {"de": {"implementations": ["sequential"], "tau1": 0.1}}}, "algorithm de has no parameter tau1"),
     ({"algorithms": {"jde": {"implementations": ["sequential"], "tau1": 1.5}}}, "tau1 must lie in [0, 1]"),

@@ -37,7 +37,8 @@ def load_experiment(config):
                 raise ValueError(f"experiment {experiment['name']}: {exc}") from None
         check_algorithm_params(experiment, algorithm, spec)
     # names of registered implementations are allowed even when not run (--config may run a subset)
-    known = {e.implementation for e in registry.entries() if e.algorithm in experiment["algorithms"]}
+    known = {name for e in registry.entries() if e.algorithm in experiment["algorithms"]
+             for name in (e.implementation, f"{e.algorithm}/{e.implementation}")}
     for key in PER_IMPLEMENTATION:
         if isinstance(experiment[key], dict):
             unknown = set(experiment[key]) - known - {"default"}
@@ -47,7 +48,7 @@ def load_experiment(config):
                                  f"allowed keys: default, {', '.join(sorted(known))}")
     for algorithm, spec in experiment["algorithms"].items():
         for implementation in spec["implementations"]:
-            per_launch = per_implementation(experiment, "trials_per_launch", implementation)
+            per_launch = per_implementation(experiment, "trials_per_launch", implementation, algorithm)
             cls = registry.get(algorithm, implementation).load(check_device=False)
             if per_launch > 1 and "trials_per_launch" not in inspect.signature(cls.__init__).parameters:
                 raise ValueError(f"experiment {experiment['name']}: trials_per_launch {per_launch} for "
@@ -95,9 +96,14 @@ def check_algorithm_params(experiment, algorithm, spec):
 PER_IMPLEMENTATION = ("trials", "trials_per_job", "trials_per_launch", "timing")
 
 
-def per_implementation(experiment, key, implementation):
+def per_implementation(experiment, key, implementation, algorithm=None):
+    """The key's value for an implementation: a mapping's "<algorithm>/<implementation>" entry (when
+    two algorithms have implementations of one name, e.g. pso/gpu and ss/gpu), else its
+    "<implementation>" entry, else its default."""
     value = experiment[key]
     if isinstance(value, dict):
+        if algorithm is not None and f"{algorithm}/{implementation}" in value:
+            return value[f"{algorithm}/{implementation}"]
         return value.get(implementation, value["default"])
     return value
 
@@ -138,8 +144,8 @@ def build_grid(experiment):
             if registry.get(algorithm, implementation).needs_gpu and not has_gpu:
                 dropped.add(f"{algorithm}/{implementation}")
                 continue
-            n = per_implementation(experiment, "trials", implementation)
-            per_job = per_implementation(experiment, "trials_per_job", implementation)
+            n = per_implementation(experiment, "trials", implementation, algorithm)
+            per_job = per_implementation(experiment, "trials_per_job", implementation, algorithm)
             for function in experiment["functions"]:
                 for dim in experiment["dims"]:
                     for popsize in popsizes_of(experiment, algorithm):
@@ -173,14 +179,14 @@ def batch_files(ext):
 
 
 def chunk_trials(wildcards):
-    n = per_implementation(EXPERIMENT, "trials", wildcards.implementation)
-    per_job = per_implementation(EXPERIMENT, "trials_per_job", wildcards.implementation)
+    n = per_implementation(EXPERIMENT, "trials", wildcards.implementation, wildcards.algorithm)
+    per_job = per_implementation(EXPERIMENT, "trials_per_job", wildcards.implementation, wildcards.algorithm)
     first = int(wildcards.chunk) * per_job
     return {"first": first, "count": min(per_job, n - first)}
 
 
 def timing_mode(wildcards):
-    return per_implementation(EXPERIMENT, "timing", wildcards.implementation)
+    return per_implementation(EXPERIMENT, "timing", wildcards.implementation, wildcards.algorithm)
 
 
 def run_params(wildcards):
@@ -191,7 +197,7 @@ def run_params(wildcards):
     # params change would re-run finished batches)
     concurrency = timing_mode(wildcards)
     common = " ".join(f"--{k} {params[k]}" for k in ("F", "CR", "bounds") if k in params)
-    per_launch = per_implementation(EXPERIMENT, "trials_per_launch", wildcards.implementation)
+    per_launch = per_implementation(EXPERIMENT, "trials_per_launch", wildcards.implementation, wildcards.algorithm)
     if per_launch > 1:  # only then, so that results made before the key existed stay up to date
         common += f" --trials-per-launch {per_launch}"
     others = " ".join(f"--param {k}={v}" for k, v in sorted(params.items()) if k not in ("F", "CR", "bounds"))
