@@ -11,7 +11,8 @@ under a wall-clock budget of 1 s per run.
 * ``table2_fe_matched.csv``: the same statistics at matched FEs (every algorithm's error after
   the FEs the slowest of them reached in the cell, median over its runs), read from the traces;
 * ``figure2.png``: mean best error vs time up to the budget for six functions at the largest D,
-  and FEs per run per algorithm on every function at that D.
+  and FEs per second per algorithm on every function at that D (the paper's "FEs in 1 s"; a run
+  that reaches 0 stops early, so its FEs per second, not its FEs, compare).
 
 **Best and highlighted** (the paper's grey background: "the median over 100 runs obtained by the
 method is significantly better than the other methods, according to the Kruskal-Wallis test, with a
@@ -180,12 +181,12 @@ def figure2(trials: pd.DataFrame, traces: dict, table: pd.DataFrame, out_dir) ->
     for ax in axes.flat[6:]:
         ax.remove()
     fes = table[(table["machine"] == machine) & (table["dim"] == dim)].pivot(
-        index="function", columns="algorithm", values="mean_fes")
+        index="function", columns="algorithm", values="fes_per_s")  # runs that hit 0 stopped early
     x = np.arange(len(fes.index))
     for k, algorithm in enumerate(a for a in ALGORITHMS if a in fes):
         bar.bar(x + (k - 1) * 0.27, fes[algorithm], width=0.27, label=NAMES[algorithm])
-    bar.set(xticks=x, yscale="log", ylabel=f"FEs in {budget:g} s (mean per run)",
-            title=f"Function evaluations per run, D = {dim}")
+    bar.set(xticks=x, yscale="log", ylabel="FEs per second of a run",
+            title=f"Function evaluations per second (mean FEs / mean wall time of the runs), D = {dim}")
     bar.set_xticklabels(fes.index, rotation=90)
     bar.legend(fontsize=8)
     fig.suptitle(f"Nashed et al. Fig. 2 on {machine}")
@@ -432,6 +433,6 @@ class Nashed(Section):
             self.reasons(), self.matched_text(), self.alone_text(), "### Fig. 2", "", self.fes_text(),
             self.figure("figure2", f"Mean best error vs time ({', '.join(FIGURE_FUNCTIONS)}; our choice of "
                         "two unimodal separable, two unimodal non-separable, two multimodal non-separable "
-                        "functions) and FEs per run, at the largest D"),
+                        "functions) and FEs per second, at the largest D"),
             f"Pairwise tests: `{self.rel}/table2_pairwise.csv`; Table 2 with medians, FEs and stops: "
             f"`{self.rel}/table2.csv`."] if part is not None)
