@@ -78,3 +78,15 @@ class RunParams:
     @property
     def numpy_dtype(self):
         return np.float64 if self.dtype == "float64" else np.float32
+
+
+def operator_jit(target: str):
+    """The decorator that compiles an algorithm's operators for ``"cpu"`` (``numba.njit``, cached,
+    GIL-free) or ``"cuda"`` (a CUDA device function): one source for both targets."""
+    if target == "cpu":
+        import numba
+
+        return numba.njit(cache=True, nogil=True)
+    from numba import cuda
+
+    return cuda.jit(device=True)

@@ -43,7 +43,7 @@ import numpy as np
 from ..errors import InvalidInputError
 from ..fma import fma_for
 from ..rng import build_rng
-from .base import RunParams
+from .base import RunParams, operator_jit
 
 RESAMPLE, CLIP, MIDPOINT = 0, 1, 2
 #: Bound handling for a mutant component outside [lower, upper]:
@@ -173,14 +173,7 @@ def build_de_ops(dtype, target: str = "cpu", extra_slots: int = 0) -> SimpleName
     rng = build_rng(target)
     uniform, below = rng.uniform, rng.below
     fma = fma_for(target)  # explicit FMAs: identical rounding on CPU and GPU
-    if target == "cpu":
-        import numba
-
-        jit = numba.njit(cache=True, nogil=True)
-    else:
-        from numba import cuda
-
-        jit = cuda.jit(device=True)
+    jit = operator_jit(target)
     half = T(0.5)
 
     @jit

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..fma import fma_for
+from .base import operator_jit
 from .de import DEParams, build_de_ops
 
 JDE_SLOTS = 4
@@ -77,14 +78,7 @@ def build_jde_ops(dtype, target: str = "cpu") -> SimpleNamespace:
     pick, pick_displacement = ops.pick, ops.pick_displacement
     fma = fma_for(target)  # F' = F_lower + F_range * U rounded once on every target (a real H200
     # contracted the plain expression into an FMA, 1 ulp away from the CPU's)
-    if target == "cpu":
-        import numba
-
-        jit = numba.njit(cache=True, nogil=True)
-    else:
-        from numba import cuda
-
-        jit = cuda.jit(device=True)
+    jit = operator_jit(target)
 
     @jit
     def new_params(key, g, i, popsize, dim, F_i, CR_i, tau1, tau2, F_lower, F_range):

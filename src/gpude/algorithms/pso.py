@@ -49,7 +49,7 @@ import numpy as np
 from ..errors import InvalidInputError
 from ..fma import fma_for
 from ..rng import build_rng
-from .base import RunParams
+from .base import RunParams, operator_jit
 
 RING, GLOBAL = 0, 1
 #: neighbourhoods: ``ring`` (lbest of i among i-1, i, i+1 mod NP) or ``global`` (gbest)
@@ -151,14 +151,7 @@ def build_pso_ops(dtype, target: str = "cpu") -> SimpleNamespace:
     rng = build_rng(target)
     uniform = rng.uniform
     fma = fma_for(target)
-    if target == "cpu":
-        import numba
-
-        jit = numba.njit(cache=True, nogil=True)
-    else:
-        from numba import cuda
-
-        jit = cuda.jit(device=True)
+    jit = operator_jit(target)
     zero = T(0.0)
 
     @jit

@@ -41,6 +41,7 @@ import numpy as np
 
 from ..fma import fma_for
 from ..rng import build_rng
+from .base import operator_jit
 
 #: successes in a row that double rho, failures in a row that halve it (Realea)
 SUCCESS_LIMIT, FAILURE_LIMIT = 5, 3
@@ -63,14 +64,7 @@ def build_sw_ops(dtype, target: str = "cpu") -> SimpleNamespace:
     rng = build_rng(target)
     uniform = rng.uniform
     fma = fma_for(target)
-    if target == "cpu":
-        import numba
-
-        jit = numba.njit(cache=True, nogil=True)
-    else:
-        from numba import cuda
-
-        jit = cuda.jit(device=True)
+    jit = operator_jit(target)
     two_pi = 2.0 * math.pi
     c02, c04, m04, half = T(0.2), T(0.4), T(-0.4), T(0.5)
 

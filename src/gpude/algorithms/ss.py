@@ -58,7 +58,7 @@ import numpy as np
 from ..errors import InvalidInputError
 from ..fma import fma_for
 from ..rng import build_rng
-from .base import RunParams, _is_int
+from .base import RunParams, _is_int, operator_jit
 
 #: bound handling of the BLX children and Solis-Wets candidates (clip only)
 BOUND_MODES = ("clip",)
@@ -173,14 +173,7 @@ def build_ss_ops(dtype, target: str = "cpu") -> SimpleNamespace:
     rng = build_rng(target)
     uniform = rng.uniform
     fma = fma_for(target)
-    if target == "cpu":
-        import numba
-
-        jit = numba.njit(cache=True, nogil=True)
-    else:
-        from numba import cuda
-
-        jit = cuda.jit(device=True)
+    jit = operator_jit(target)
 
     @jit
     def counter(g, unit, slot, units, width):
