@@ -252,10 +252,10 @@ class Nashed(Section):
             "0.5 of the box width, positions clipped to the box (velocity zeroed); SS: P = 140, |R1| = 9, "
             "|R2| = 1, BLX-alpha with alpha = 0.5 +/- 0.22, 85 Solis-Wets steps per child (Realea's rules), "
             "restart of the reference set when no child enters it (`docs/algorithms.md` has every choice "
-            "the paper leaves open). The runs of a cell go to the GPU together (`trials_per_launch`): each "
-            "run gets the whole second concurrently and is charged the wall time it ran, so a batch is "
-            "honest only while the GPU stays launch-bound; the FEs per run below measure what each run "
-            "bought.")
+            "the paper leaves open). The runs of a cell go to the GPU several at a time (runs per launch: "
+            f"{self._per_launch()}): each run gets the whole second concurrently and is charged the wall "
+            "time it ran, so a batch is fair to its runs only while it leaves the GPU launch-bound; the FEs "
+            "per run measure what each run bought, and the alone-vs-batched table below what batching cost.")
 
     def _stops(self) -> str:
         t = self.ours
@@ -278,7 +278,8 @@ class Nashed(Section):
         paper = self.paper.set_index(["function", "dim", "algorithm"]) if len(self.paper) else None
         dims = sorted(t["dim"].unique())
         out = [f"**Table 2.** Mean (std) of the best error after 1 s, ours on {self.machine} beside the "
-               "paper's (GTS450). **Bold**: ours highlighted (the only best: median significantly better "
+               "paper's (GTS450). Our marks come from the float64 errors. **Bold**: ours highlighted (the "
+               "only best: median significantly better "
                "than both others, Kruskal-Wallis and Holm-corrected Mann-Whitney at 0.01); `*`: among the "
                "cell's best (not significantly worse than the leader). Paper: `*` marks its lowest printed "
                "mean (ties included).", ""]
