@@ -42,6 +42,8 @@ ALGORITHMS = {
                 bad=[({"c1": -1.0}, "c1 must"), ({"topology": "star"}, "unknown topology")]),
     "ss": dict(params={"ref_best": 3, "ref_diverse": 1, "ls_steps": 2}, np_per_generation=False,
                other_bounds={}, bad=[({"lam": 0.6}, "lam must"), ({"ls_steps": -1}, "ls_steps must")]),
+    "masw": dict(params={"ls_intensity": 2, "offspring": 2}, np_per_generation=False, other_bounds={},
+                 bad=[({"ls_share": 1.0}, "ls_share"), ({"nam": 0}, "nam must")]),
 }
 ALGORITHMS["jde"] = ALGORITHMS["de"]
 OTHER_BOUNDS = [(a, i, mode) for a, i in ENTRIES for mode in ALGORITHMS[a]["other_bounds"]]

@@ -214,7 +214,13 @@ def _cmd_paper(args) -> int:
     if args.study:  # the study's own tables and figures (e.g. Nashed et al.'s Table 2 and Fig. 2)
         from .report.document import section_class
 
-        files["study"] = section_class(args.study).write_outputs(trials, traces, args.out_dir)
+        inputs = {}
+        for item in args.study_input or []:
+            name, _, path = item.partition("=")
+            if not path:
+                raise GpudeError(f"--study-input expects NAME=PATH, got {item!r}")
+            inputs[name] = path
+        files["study"] = section_class(args.study).write_outputs(trials, traces, args.out_dir, **inputs)
     reruns = [Path(p).with_name("rerun_check.csv") for p in args.trials]
     reruns = [pd.read_csv(p).assign(source=str(p)) for p in reruns if p.is_file()]
     if reruns:  # trials run twice (`gpude rerun-check`): the report says how the sessions compare
@@ -321,6 +327,8 @@ def build_parser() -> argparse.ArgumentParser:
     pp.add_argument("--out-dir", required=True)
     pp.add_argument("--published", help="the paper's numbers (CSV) to put beside ours")
     pp.add_argument("--study", help="the experiment's report section (e.g. nashed): also write its own tables and figures")
+    pp.add_argument("--study-input", action="append", metavar="NAME=PATH",
+                    help="a file the study's section reads beside the trials (experiment key report: study_inputs:)")
     pp.add_argument("--alone", help="trials CSV of some of the same trials (same seeds) run one per launch, "
                     "to compare with trials run several per launch (table_alone_vs_batched.csv)")
     pp.add_argument("--compare", action="append",

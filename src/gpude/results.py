@@ -24,8 +24,22 @@ COLUMNS = [
     "run_id", "suite", "function", "dim", "algorithm", "implementation", "popsize", "params",
     "dtype", "trial", "seed", "max_fes", "target_error", "max_time_s", "best_error", "fes_used", "generations",
     "hit_target", "fes_to_target", "time_to_target_s", "wall_time_s", "setup_time_s", "status",
-    "concurrency", "trace_path", "trace_index",
+    "concurrency", "trace_path", "trace_index", "distance_to_optimum",
 ]
+
+
+def distance_to_optimum(result: TrialResult) -> float | None:
+    """||best_x - x*||_2 (Lastra et al.'s second measure), or None where x* is not known."""
+    from .functions import get_function
+
+    try:
+        optimum = get_function(result.function, result.dim).optimum
+    except Exception:  # a user's objective without a known optimum
+        return None
+    best = np.asarray(result.best_x, dtype=np.float64)
+    if best.shape != optimum.shape:
+        return None
+    return float(np.linalg.norm(best - optimum))
 
 
 def status_of(result: TrialResult) -> str:
@@ -54,6 +68,7 @@ def trial_row(result: TrialResult, trial: int, setup_time_s: float, trace_path: 
         "wall_time_s": result.wall_time_s, "setup_time_s": setup_time_s,
         "status": status_of(result), "concurrency": concurrency, "trace_path": trace_path,
         "trace_index": trial,  # the trace's position is given by trial and the .npz's `trial` array
+        "distance_to_optimum": distance_to_optimum(result),
     }
 
 

@@ -273,7 +273,8 @@ def presentation_files(wildcards):
     # a reference's rerun check (`gpude rerun-check`) beside its trials.csv goes into the report too
     reruns = [p.replace("trials.csv", "rerun_check.csv") for p in reference_tables(wildcards.experiment)]
     return [presentation[k] for k in ("published", "alone", "crosscheck") if presentation.get(k)] + \
-        list(presentation.get("compare", {}).values()) + [p for p in reruns if Path(p).is_file()]
+        list(presentation.get("compare", {}).values()) + list(presentation.get("study_inputs", {}).values()) + \
+        [p for p in reruns if Path(p).is_file()]
 
 
 def published_args(wildcards):
@@ -284,4 +285,5 @@ def published_args(wildcards):
     args += [f"--compare {shlex.quote(f'{label}={csv}')}" for label, csv in presentation.get("compare", {}).items()]
     args += [f"--alone {presentation['alone']}"] if presentation.get("alone") else []
     args += [f"--study {presentation['section']}"] if presentation.get("section") else []
+    args += [f"--study-input {shlex.quote(f'{name}={path}')}" for name, path in presentation.get("study_inputs", {}).items()]
     return " ".join(args)

@@ -13,6 +13,7 @@ PARAMS = {
     "jde": "gpude.algorithms.jde:JDEParams",
     "pso": "gpude.algorithms.pso:PSOParams",
     "ss": "gpude.algorithms.ss:SSParams",
+    "masw": "gpude.algorithms.masw:MASWParams",
 }
 
 

@@ -125,6 +125,21 @@ class BenchmarkFunction:
 
     __call__ = evaluate
 
+    def cpu_evaluator(self, dtype):
+        """``f(X, out)``: errors of the rows of X into ``out`` on the calling thread (numba)."""
+        rows, _ = cpu.build_cpu_evaluator(dtype)
+        args = cpu.program_args(self.program, dtype)
+
+        def evaluate(X, out):
+            rows(X, out, *args)
+        return evaluate
+
+    def gpu_evaluator(self, dtype, **options):
+        """A :class:`gpude.functions.gpu.ProgramEvaluator`: rows of a device array on the GPU."""
+        from .gpu import ProgramEvaluator
+
+        return ProgramEvaluator(self, dtype, **options)
+
 
 _CACHE: dict[tuple[str, int], BenchmarkFunction] = {}
 _LOCK = threading.Lock()
@@ -137,29 +152,43 @@ def list_functions(suite: str | None = None) -> list[str]:
     ----------
     suite : str, optional
         ``None`` (default): the CEC functions F01..F10, Q01..Q04 (the ones with official reference
-        values, at D = 10, 30, 50, 100); ``"all"``: those and N00..N19; or one suite,
-        ``"janssen"``, ``"qin_cec2005"`` or ``"nashed"``.
+        values, at D = 10, 30, 50, 100); ``"all"``: those, N00..N19 and the large-scale L01..L06
+        and C01..C20; or one suite, ``"janssen"``, ``"qin_cec2005"``, ``"nashed"``, ``"lastra"``
+        or ``"cec2010"``.
     """
+    from .largescale import LARGE_SCALE
+    from .largescale import SUITES as LARGE_SUITES
+
     if suite is None:
         return list(CEC_FUNCTIONS)
     if suite == "all":
-        return list(FUNCTIONS)
+        return [*FUNCTIONS, *LARGE_SCALE]
+    if suite in LARGE_SUITES:
+        return [fid for fid, f in LARGE_SCALE.items() if f.suite == suite]
     if suite not in SUITES:
-        raise InvalidInputError(f"unknown suite {suite!r}; use one of {', '.join(SUITES)} or 'all'")
+        raise InvalidInputError(f"unknown suite {suite!r}; use one of {', '.join((*SUITES, *LARGE_SUITES))} "
+                                "or 'all'")
     return [fid for fid, f in FUNCTIONS.items() if f.suite == suite]
 
 
-def get_function(fid: str, dim: int) -> BenchmarkFunction:
+def get_function(fid: str, dim: int):
     """The benchmark function ``fid`` at dimension ``dim``.
 
     Parameters
     ----------
     fid : str
         ``"F01"``..``"F10"`` (Janssen et al.), ``"Q01"``..``"Q04"`` (Qin et al.) or
-        ``"N00"``..``"N19"`` (Nashed et al.'s f0..f19); case-insensitive.
+        ``"N00"``..``"N19"`` (Nashed et al.'s f0..f19), ``"L01"``..``"L06"`` (Lastra et al.'s six)
+        or ``"C01"``..``"C20"`` (their CEC 2010 subset); case-insensitive.
     dim : int
         F and Q: 10, 30, 50 or 100 (the dimensions with official data); N: any integer >= 2
-        (N07 and N17: 2..100, the width of their CEC 2005 data matrices).
+        (N07 and N17: 2..100, the width of their CEC 2005 data matrices); L: any integer >= 2;
+        C: any positive multiple of 100.
+
+    Returns
+    -------
+    BenchmarkFunction, or :class:`gpude.functions.largescale.LargeScaleFunction` for L and C
+        (the same public face; evaluators that stream over D).
 
     Raises
     ------
@@ -168,10 +197,14 @@ def get_function(fid: str, dim: int) -> BenchmarkFunction:
     gpude.cecdata.CECDataError
         If a data file is missing or altered (the message says how to restore it).
     """
+    from .largescale import LARGE_SCALE, get_large_scale
+
     key = str(fid).strip().upper()
+    if key in LARGE_SCALE:
+        return get_large_scale(key, dim)
     if key not in FUNCTIONS:
         raise UnknownFunctionError(
-            f"unknown function {fid!r}; available: {', '.join(FUNCTIONS)}"
+            f"unknown function {fid!r}; available: {', '.join((*FUNCTIONS, *LARGE_SCALE))}"
         )
     definition = FUNCTIONS[key]
     if not definition.supports(dim):

@@ -380,3 +380,56 @@ def evaluate(prog: Program, X: np.ndarray, dtype=np.float64, threads: int | None
         warnings.simplefilter("ignore", NumbaPerformanceWarning)
         fn.population_kernel[blocks, fn.threads](d_X, d_out, *fn.data)
     return d_out.copy_to_host().astype(np.float64)
+
+
+_GATED: dict[tuple, object] = {}
+
+
+class ProgramEvaluator:
+    """Rows of a device array evaluated by a block each (the interface of
+    :class:`gpude.functions.streaming_gpu.StreamingEvaluator`, for the program-based functions):
+    ``launch(X, out, row0, n, stream, gate)`` writes the errors of rows ``row0 .. row0 + n - 1`` to
+    ``out[row0 ..]`` (float64) and does nothing when ``gate[0] == 0``."""
+
+    def __init__(self, function, dtype, threads: int | None = None, max_rows: int = 64):
+        T = np.dtype(dtype).type
+        self.fn = fn = compile_function(function.program, T, threads)
+        key = (fn.fid, fn.dim, fn.threads, np.dtype(T).name)
+        with _LOCK:
+            if key not in _GATED:
+                block_evaluate, P, BUF = fn.block_evaluate, fn.threads, fn.buffer_size
+
+                @cuda.jit
+                def gated(X, row0, gate, out, shift, rot_t, perm):
+                    if gate[0] == 0:
+                        return
+                    a = cuda.shared.array(BUF, T)
+                    z = cuda.shared.array(BUF, T)
+                    red = cuda.shared.array((4, P), T)
+                    tid = cuda.threadIdx.x
+                    r = row0 + cuda.blockIdx.x
+                    v = block_evaluate(X[r], a, z, red, shift, rot_t, perm, tid)
+                    if tid == 0:
+                        out[r] = v
+
+                _GATED[key] = gated
+            self.kernel = _GATED[key]
+        self.dtype, self.max_rows = T, int(max_rows)
+        self.always = cuda.to_device(np.ones(1, np.int32))
+
+    @property
+    def device_bytes(self) -> int:
+        return sum(a.nbytes for a in self.fn.data)
+
+    def launch(self, X, out, row0: int, n: int, stream=0, gate=None):
+        gate = self.always if gate is None else gate
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.kernel[n, self.fn.threads, stream](X, row0, gate, out, *self.fn.data)
+
+    def prebound(self, X, out, row0: int, n: int, stream, gate=None):
+        from ..implementations.prebound import PreboundLaunch
+
+        gate = self.always if gate is None else gate
+        launch = PreboundLaunch(self.kernel, (X, row0, gate, out, *self.fn.data), n, self.fn.threads, stream)
+        return launch.launch

@@ -37,3 +37,8 @@ register("ss", "sequential", "gpude.implementations.ss_sequential:SSSequential",
 register("ss", "gpu", "gpude.implementations.ss_gpu:SSGPU", "gpu",
          "libCudaOptimize's scatter search (Nashed et al.): BLX combination and Solis-Wets steps of "
          "every child on the GPU, one host sync per iteration")
+register("masw", "sequential", "gpude.implementations.masw_sequential:MASWSequential", "cpu",
+         "MA-SW-Chains (Realea's rules) on one CPU thread (numba); offspring=1 is Realea's SSGA")
+register("masw", "gpu", "gpude.implementations.masw_gpu:MASWGPU", "gpu",
+         "Lastra et al.'s GPU MA-SW-Chains: 20 children per GA step, every loop over D on the GPU, "
+         "evaluators that stream over D, Solis-Wets decisions on the device")

@@ -108,11 +108,15 @@ class Implementation:
             if simulator_enabled():
                 return  # nothing to compile on numba's simulator
         saved = self.params
-        self.params = dataclasses.replace(saved, max_fes=3 * saved.popsize, max_time_s=None)
+        self.params = dataclasses.replace(saved, max_fes=self.warmup_evaluations(), max_time_s=None)
         try:
             self.run(0)
         finally:
             self.params = saved
+
+    def warmup_evaluations(self) -> int:
+        """The budget of :meth:`warmup`'s trial: enough to reach every kernel (default 3 NP)."""
+        return 3 * self.params.popsize
 
     #: trials a driver should hand to :meth:`run_batch` at once (GPU device loops: an option)
     trials_per_launch = 1

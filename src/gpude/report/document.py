@@ -31,9 +31,14 @@ class Section:
     """What every section has: the experiment, its paper folder, its tables."""
 
     @staticmethod
-    def write_outputs(trials: pd.DataFrame, traces: dict, out_dir) -> list[Path]:
+    def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list[Path]:
         """A study's own tables and figures, written by ``gpude paper --study <section>`` beside the
-        generic ones (e.g. Nashed et al.'s Table 2 statistics); none by default."""
+        generic ones (e.g. Nashed et al.'s Table 2 statistics); none by default. ``inputs`` are the
+        files the experiment names under ``report: study_inputs:`` (name -> path)."""
+        if inputs:
+            from ..errors import InvalidInputError
+
+            raise InvalidInputError(f"this report section reads no study inputs; got {', '.join(inputs)}")
         return []
 
     def __init__(self, spec: dict, paper_dir: Path, report_dir: Path):
@@ -173,10 +178,11 @@ def _order(names):
 
 def _sections():
     from .janssen import CaseStudy1, CaseStudy2
+    from .lastra import Lastra
     from .nashed import Nashed
     from .qin import Qin
 
-    return {"janssen_cs1": CaseStudy1, "janssen_cs2": CaseStudy2, "qin": Qin, "nashed": Nashed}
+    return {"janssen_cs1": CaseStudy1, "janssen_cs2": CaseStudy2, "qin": Qin, "nashed": Nashed, "lastra": Lastra}
 
 
 def section_class(name: str | None) -> type[Section]:

@@ -1,0 +1,293 @@
+"""GPU evaluation of the large-scale functions, streaming over D (Lastra et al. sec. 5.1).
+
+One kernel per evaluation of ``n`` rows of a device array X (n, D):
+``partial[(blocks, n), threads]``: block b of row i sums the terms of positions
+``k = k0 + b * threads + t + s * blocks * threads`` (s = 0, 1, ...): each thread a strided bucket,
+consecutive threads on consecutive coordinates (coalesced), then a shared-memory tree per block;
+the block's sums go to ``partials[i, b]``. The row's last block to finish (an atomic ticket after a
+memory fence, CUDA's "threadFenceReduction") sums the partials, adds the head group (the m rotated
+or Rosenbrock coordinates of CEC 2010 F4, F6, F8, from one thread) and applies the closing formula
+(Salomon's square root, Ackley's exponentials, Griewank's product). No block needs D in shared
+memory, so any D works; the grid is sized to the GPU (8 resident blocks per multiprocessor).
+
+Schwefel 1.2 (a sum of squared prefix sums) needs contiguous segments instead: ``partial`` sums each
+block's segment of z; ``scan`` gives every block the sum of the segments before it, scans its own
+segment tile by tile in shared memory, sums the squared prefixes, and its last block adds them up.
+
+Every kernel first reads ``gate[0]`` and does nothing when it is 0, so an algorithm can queue an
+evaluation that a decision still on the device may cancel (the memetic algorithm's second
+Solis-Wets candidate) without waiting for the host.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import warnings
+
+import numpy as np
+from numba import cuda, float64, int32
+
+from .gpu import require_gpu
+from .largescale import GRIEWANK, HEAD_CODES, NEXT_CODES, ROSEN_HEAD, SCHWEFEL12, build_terms
+
+THREADS = 256
+BUCKET = 4              # coordinates per thread (at least) when the grid is sized automatically
+RESIDENT_THREADS = 2048  # per multiprocessor on every GPU since sm_30 but sm_75/sm_86+ consumer parts
+
+
+def blocks_for(dim: int, threads: int) -> int:
+    """Blocks per row: enough for every coordinate's bucket, at most one resident wave."""
+    try:
+        sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    except Exception:  # the simulator
+        sms = 1
+    return max(1, min(math.ceil(dim / (threads * BUCKET)), sms * (RESIDENT_THREADS // threads)))
+
+
+_KERNELS: dict = {}
+_LOCK = threading.Lock()
+
+
+def build_kernels(code: int, dim: int, m: int, has_perm: bool, threads: int, dtype):
+    """The (partial, scan or None) kernels for one (function code, D, layout, dtype)."""
+    key = (code, dim, m, has_perm, threads, np.dtype(dtype).name)
+    with _LOCK:
+        if key in _KERNELS:
+            return _KERNELS[key]
+    term, close, head_from, rotated = build_terms("cuda")
+    T, D, M_ = int(threads), int(dim), int(m)
+    CODE, PERM = int(code), bool(has_perm)
+    HEAD = code in HEAD_CODES
+    HM = max(1, M_)  # shared arrays need a size > 0
+    K0 = M_ if HEAD else 0
+    PROD = code == GRIEWANK
+    NEXT = code in NEXT_CODES
+    ONE1 = 1.0 if PROD else 0.0
+
+    @cuda.jit(device=True)
+    def value(x, o, perm, k):
+        p = perm[k] if PERM else k
+        return float64(x[p]) - float64(o[p])
+
+    @cuda.jit(device=True)
+    def block_reduce(s0, s1, red0, red1, tid, nthreads):
+        red0[tid] = s0
+        red1[tid] = s1
+        cuda.syncthreads()
+        h = nthreads // 2
+        while h > 0:
+            if tid < h:
+                red0[tid] += red0[tid + h]
+                if PROD:
+                    red1[tid] *= red1[tid + h]
+                else:
+                    red1[tid] += red1[tid + h]
+            cuda.syncthreads()
+            h //= 2
+        return red0[0], red1[0]
+
+    @cuda.jit
+    def partial(X, row0, gate, partials, counters, out, o, perm, M):
+        if gate[0] == 0:
+            return
+        red0 = cuda.shared.array(T, float64)
+        red1 = cuda.shared.array(T, float64)
+        tid, b, i = cuda.threadIdx.x, cuda.blockIdx.x, cuda.blockIdx.y
+        nb = cuda.gridDim.x
+        x = X[row0 + i]
+        s0, s1 = 0.0, ONE1
+        if CODE == SCHWEFEL12:  # this block's contiguous segment: its sum of z
+            seg = (D + nb - 1) // nb
+            k, end = b * seg + tid, min(D, (b + 1) * seg)
+            while k < end:
+                s0 += float64(x[k]) - float64(o[k])
+                k += T
+        else:
+            k = K0 + b * T + tid
+            while k < D:
+                y = value(x, o, perm, k)
+                y_next = value(x, o, perm, k + 1) if NEXT and k + 1 < D else 0.0
+                a, c = term(CODE, k, y, y_next, D, M_)
+                s0 += a
+                if PROD:
+                    s1 *= c
+                else:
+                    s1 += c
+                k += nb * T
+        s0, s1 = block_reduce(s0, s1, red0, red1, tid, T)
+        if tid == 0:
+            partials[i, b, 0] = s0
+            partials[i, b, 1] = s1
+        if CODE != SCHWEFEL12:
+            close_row(X, row0, i, partials, counters, out, o, perm, M, red0, red1, tid)
+
+    @cuda.jit(device=True)
+    def close_row(X, row0, i, partials, counters, out, o, perm, M, red0, red1, tid):
+        """The row's last block to finish (a ticket from an atomic counter, after a memory fence)
+        sums the blocks' partials and writes the value: no second kernel, no host round trip."""
+        last = cuda.shared.array(1, int32)
+        nb = cuda.gridDim.x
+        if tid == 0:
+            cuda.threadfence()
+            last[0] = 1 if cuda.atomic.add(counters, i, 1) == nb - 1 else 0
+        cuda.syncthreads()
+        if last[0] == 0:
+            return
+        cuda.threadfence()
+        col = 1 if CODE == SCHWEFEL12 else 0
+        s0, s1 = 0.0, ONE1
+        j = tid
+        while j < nb:
+            s0 += partials[i, j, col]
+            if PROD:
+                s1 *= partials[i, j, 1]
+            elif CODE != SCHWEFEL12:
+                s1 += partials[i, j, 1]
+            j += T
+        cuda.syncthreads()
+        s0, s1 = block_reduce(s0, s1, red0, red1, tid, T)
+        head = 0.0
+        if HEAD:  # the m head coordinates in shared memory, a thread per rotated coordinate
+            yh = cuda.shared.array(HM, float64)
+            rh = cuda.shared.array(HM, float64)
+            x = X[row0 + i]
+            t = tid
+            while t < M_:
+                yh[t] = value(x, o, perm, t)
+                t += T
+            cuda.syncthreads()
+            if CODE != ROSEN_HEAD:
+                t = tid
+                while t < M_:
+                    rh[t] = rotated(yh, M, t, M_)
+                    t += T
+            cuda.syncthreads()
+            if tid == 0:
+                head = head_from(CODE, yh, rh, M_)
+        if tid == 0:
+            counters[i] = 0  # ready for the next launch
+            out[row0 + i] = s0 if CODE == SCHWEFEL12 else close(CODE, s0, s1, head, D, M_)
+
+    scan = None
+    if CODE == SCHWEFEL12:
+        @cuda.jit
+        def scan(X, row0, gate, partials, counters, out, o, perm, M):
+            if gate[0] == 0:
+                return
+            red0 = cuda.shared.array(T, float64)
+            red1 = cuda.shared.array(T, float64)
+            buf = cuda.shared.array(T, float64)
+            tid, b, i = cuda.threadIdx.x, cuda.blockIdx.x, cuda.blockIdx.y
+            nb = cuda.gridDim.x
+            x = X[row0 + i]
+            # the sum of z over the segments before this one
+            s = 0.0
+            j = tid
+            while j < b:
+                s += partials[i, j, 0]
+                j += T
+            offset, _ = block_reduce(s, 0.0, red0, red1, tid, T)
+            cuda.syncthreads()
+            seg = (D + nb - 1) // nb
+            start, end = b * seg, min(D, (b + 1) * seg)
+            acc = 0.0
+            base = start
+            while base < end:  # tiles of T coordinates: inclusive scan (Hillis-Steele)
+                k = base + tid
+                buf[tid] = float64(x[k]) - float64(o[k]) if k < end else 0.0
+                cuda.syncthreads()
+                h = 1
+                while h < T:
+                    v = buf[tid - h] if tid >= h else 0.0
+                    cuda.syncthreads()
+                    buf[tid] += v
+                    cuda.syncthreads()
+                    h *= 2
+                if k < end:
+                    p = offset + buf[tid]
+                    acc += p * p
+                offset += buf[T - 1]
+                cuda.syncthreads()
+                base += T
+            total, _ = block_reduce(acc, 0.0, red0, red1, tid, T)
+            if tid == 0:
+                partials[i, b, 1] = total
+            close_row(X, row0, i, partials, counters, out, o, perm, M, red0, red1, tid)
+
+    kernels = (partial, scan)
+    with _LOCK:
+        _KERNELS[key] = kernels
+    return kernels
+
+
+class StreamingEvaluator:
+    """Evaluates rows of a device array with a large-scale function's kernels.
+
+    Parameters
+    ----------
+    function : LargeScaleFunction
+    dtype : numpy floating type of the rows (the sums are float64)
+    threads : int
+        Threads per block of the partial kernels (a power of two, >= 32 on a GPU).
+    blocks : int, optional
+        Blocks per row (default: about D / (threads * 4), at most one resident wave of the GPU).
+    max_rows : int
+        The most rows one launch evaluates (sizes the partials buffer).
+    """
+
+    def __init__(self, function, dtype, threads: int = THREADS, blocks: int | None = None,
+                 max_rows: int = 64):
+        require_gpu()
+        if threads < 1 or threads & (threads - 1) or threads > 1024:
+            raise ValueError(f"threads must be a power of two <= 1024, got {threads}")
+        self.function, self.dtype, self.threads = function, np.dtype(dtype).type, int(threads)
+        D = function.dim
+        self.blocks = int(blocks) if blocks else blocks_for(D, self.threads)
+        o, perm, has_perm, M, m = function.evaluator_args(self.dtype)
+        self.partial, self.scan = build_kernels(function.code, D, m, has_perm, self.threads, self.dtype)
+        self.data = (cuda.to_device(o), cuda.to_device(perm), cuda.to_device(M))
+        self.max_rows = int(max_rows)
+        self.counters = cuda.to_device(np.zeros(self.max_rows, np.int32))
+        self.partials = cuda.device_array((self.max_rows, self.blocks, 2), np.float64)
+        self.always = cuda.to_device(np.ones(1, np.int32))
+
+    @property
+    def device_bytes(self) -> int:
+        """Bytes this evaluator holds on the device (data and partials)."""
+        return sum(a.nbytes for a in self.data) + self.partials.nbytes + self.counters.nbytes
+
+    def _check(self, n):
+        if n > self.max_rows:
+            raise ValueError(f"{n} rows in one launch; this evaluator was made for at most {self.max_rows}")
+
+    def launch(self, X, out, row0: int, n: int, stream=0, gate=None):
+        """Errors of rows ``row0 .. row0 + n - 1`` of X into ``out[row0 ..]`` (float64), queued on
+        ``stream``; nothing happens if ``gate[0] == 0``."""
+        self._check(n)
+        gate = self.always if gate is None else gate
+        o, perm, M = self.data
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # small grids (tests, one row) are intended
+            args = (X, row0, gate, self.partials, self.counters, out, o, perm, M)
+            self.partial[(self.blocks, n), self.threads, stream](*args)
+            if self.scan is not None:
+                self.scan[(self.blocks, n), self.threads, stream](*args)
+
+    def prebound(self, X, out, row0: int, n: int, stream, gate=None):
+        """A callable that queues :meth:`launch` (same arguments) through pre-marshalled launches
+        (:class:`gpude.implementations.prebound.PreboundLaunch`): microseconds per call."""
+        from ..implementations.prebound import PreboundLaunch
+
+        self._check(n)
+        gate = self.always if gate is None else gate
+        o, perm, M = self.data
+        args = (X, row0, gate, self.partials, self.counters, out, o, perm, M)
+        launches = [PreboundLaunch(k, args, (self.blocks, n), self.threads, stream)
+                    for k in (self.partial, self.scan) if k is not None]
+
+        def run():
+            for launch in launches:
+                launch.launch()
+        return run
+
