@@ -4,10 +4,11 @@ The suite's other functions keep a whole individual in a thread block's shared m
 stream over D instead, so one evaluation may cover 3,000,000 coordinates:
 
 * on the CPU, one loop over the coordinates (numba, float64 accumulation);
-* on the GPU, a *partial* kernel on a 2-D grid (blocks along D, one row of blocks per individual;
-  each thread sums a strided bucket of coordinates, warps read consecutive addresses, a block
-  reduces in shared memory) and a *finalize* kernel (a block per individual reduces the blocks'
-  partials and applies the function's closing formula), as Lastra et al. sec. 5.1 describe.
+* on the GPU, one kernel on a 2-D grid (blocks along D, one row of blocks per individual; each
+  thread sums a strided bucket of coordinates, warps read consecutive addresses, a block reduces
+  in shared memory); the row's last block to finish reduces the blocks' partials and applies the
+  function's closing formula (:mod:`gpude.functions.streaming_gpu`), the two steps of Lastra et
+  al. sec. 5.1 without a second launch.
 
 The terms are scalar functions compiled for both targets (:func:`build_terms`), so the CPU and
 the GPU compute each coordinate's contribution alike; only the order of the final summation
