@@ -348,12 +348,17 @@ def build_parser() -> argparse.ArgumentParser:
     f.set_defaults(func=_cmd_functions)
 
     # Listed for --help only: main() hands "fetch-data ..." to gpude.cecdata.fetch.
-    sub.add_parser("fetch-data", help="recreate data/cec from the opfunu 1.0.4 wheel (see --help)")
+    sub.add_parser("fetch-data", help="recreate data/cec from the opfunu 1.0.4 wheel (see --help); "
+                   "`fetch-data lolib|etc [--from DIR]`: Kromer et al.'s instances")
     return p
 
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["fetch-data"] and argv[1:2] in (["lolib"], ["etc"]):  # Kromer et al.'s instances
+        from . import instances
+
+        return instances.main(argv[1:])
     if argv[:1] == ["fetch-data"]:  # argparse's REMAINDER would swallow the fetch options badly
         from .cecdata import fetch
 

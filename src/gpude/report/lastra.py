@@ -300,8 +300,8 @@ class Lastra(Section):
             text += (f"\nThe CPU sample: MA-SW-Chains/sequential, {int(s['fes_used'].max()):,} FEs at D = "
                      f"{int(s['dim'].max()):,}, one run per function ({len(s)} runs; "
                      f"{s['wall_time_s'].min():.0f}-{s['wall_time_s'].max():.0f} s) on the same host's CPU, "
-                     f"timing `{conc}`" + (" (other processes shared the machine, so these CPU times, and the "
-                                           "speed-ups made from them, are upper and lower bounds)" if "shared" in conc
+                     f"timing `{conc}`" + (" (other processes shared the machine, so these CPU times are too long, "
+                                           "and the speed-ups made from them too high)" if "shared" in conc
                                            else "") +
                      ". Extrapolating linearly in FEs assumes that the sample's mix of GA steps and Solis-Wets "
                      "steps is the whole run's (it is: the GA and the local search alternate from the first "
