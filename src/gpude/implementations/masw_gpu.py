@@ -76,6 +76,18 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
                 pop[i, j] = col[i]
             j += cuda.gridsize(1)
 
+    @cuda.jit(device=True)
+    def block_sum(red, s, tid):
+        """Every thread's s summed into red[0] (a shared-memory tree over the NT threads)."""
+        red[tid] = s
+        cuda.syncthreads()
+        h = NT // 2
+        while h > 0:
+            if tid < h:
+                red[tid] += red[tid + h]
+            cuda.syncthreads()
+            h //= 2
+
     @cuda.jit
     def dist_partial(pop, pairs, partials):
         red = cuda.shared.array(NT, float64)
@@ -87,14 +99,7 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
             d = float64(x[j]) - float64(y[j])
             s += d * d
             j += cuda.gridDim.x * NT
-        red[tid] = s
-        cuda.syncthreads()
-        h = NT // 2
-        while h > 0:
-            if tid < h:
-                red[tid] += red[tid + h]
-            cuda.syncthreads()
-            h //= 2
+        block_sum(red, s, tid)
         if tid == 0:
             partials[q, b] = red[0]
 
@@ -107,14 +112,7 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
         while j < nb:
             s += partials[q, j]
             j += NT
-        red[tid] = s
-        cuda.syncthreads()
-        h = NT // 2
-        while h > 0:
-            if tid < h:
-                red[tid] += red[tid + h]
-            cuda.syncthreads()
-            h //= 2
+        block_sum(red, s, tid)
         if tid == 0:
             out[q] = red[0]
 
