@@ -87,6 +87,17 @@ def test_generic_section_for_an_experiment_without_a_study(paper_dir, tmp_path):
     assert "Mean best error (n; success rate at the target)" in text
 
 
+def test_generic_section_with_population_sizes_only_per_algorithm(paper_dir, tmp_path):
+    # e.g. lastra_cpu: `popsizes` under the algorithm, none at the experiment's level
+    spec = yaml.safe_load((ROOT / "config/experiments/smoke.yaml").read_text())
+    popsizes = spec.pop("popsizes")
+    for algo in spec["algorithms"].values():
+        algo["popsizes"] = popsizes
+    (tmp_path / "smoke.yaml").write_text(yaml.safe_dump(spec))
+    text = build([(str(tmp_path / "smoke.yaml"), str(paper_dir))], paper_dir.parent / "REPORT.md").read_text()
+    assert "NP per algorithm" in text and f"popsizes={popsizes}" in text
+
+
 def test_friedman_is_written_for_three_or_more_competitors(tmp_path):
     trials = case_study_trials(n_gpu=3, n_cpu=3)  # all five competitors comparable
     trials.loc[trials.implementation == "ide", "best_error"] *= 0.5  # ide best everywhere

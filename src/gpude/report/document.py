@@ -70,8 +70,10 @@ class Section:
         missing = [i for i in listed if i not in present]
         def join(v):
             return ", ".join(map(str, v)) if isinstance(v, list) else str(v)
+        # an experiment may give population sizes only per algorithm (listed with its parameters)
+        nps = f"NP = {join(s['popsizes'])}" if "popsizes" in s else "NP per algorithm"
         text = (f"Experiment `{s['name']}` (`config/experiments/{s['name']}.yaml`): {algos}; functions "
-                f"{join(s['functions'])}; D = {join(s['dims'])}; NP = {join(s['popsizes'])}; budget "
+                f"{join(s['functions'])}; D = {join(s['dims'])}; {nps}; budget "
                 f"{s['max_fes']} FEs; target error {s.get('target', 1e-8):g}; {join(s.get('dtypes', ['float64']))}. "
                 f"Implementations with results: {ran}.")
         if missing:
