@@ -95,6 +95,36 @@ def instance_file(kind: str, name: str) -> Path:
     return path
 
 
+# The instances by their names in Kromer et al.'s tables, from the committed tables (no instance file
+# is read): LOP -> data/lolib/optima.csv (column n), ETC -> data/etc/instances.csv (n_tasks).
+_CATALOG_FILES = {"lop": ("lolib", "optima.csv", "n"), "etc": ("etc", "instances.csv", "n_tasks")}
+_CATALOG: dict = {}
+
+
+def catalog(problem: str) -> dict[str, int]:
+    """``instance name -> dimension`` of a problem set (``"lop"`` or ``"etc"``), in table order."""
+    import csv
+
+    kind, file, size = _CATALOG_FILES[problem]
+    path = data_dir(kind) / file
+    if (problem, path) not in _CATALOG:
+        if not path.is_file():
+            raise InstanceDataError(f"{path} is missing: it belongs to the repository (git checkout -- {path})")
+        with open(path, newline="") as fh:
+            _CATALOG[(problem, path)] = {r["paper_name"]: int(r[size]) for r in csv.DictReader(fh)}
+    return _CATALOG[(problem, path)]
+
+
+def find_instance(name) -> tuple[str, str] | None:
+    """``(problem set, name as in the paper)`` for an instance name (case-insensitive), else None."""
+    text = str(name).strip().lower()
+    for problem in _CATALOG_FILES:
+        for known in catalog(problem):
+            if known.lower() == text:
+                return problem, known
+    return None
+
+
 def _download(kind: str, name: str) -> bytes:
     repo, commit = REPOSITORIES[kind]
     url = RAW_URL.format(repo=repo, commit=commit, path=source_path(kind, name))

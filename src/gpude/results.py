@@ -24,7 +24,7 @@ COLUMNS = [
     "run_id", "suite", "function", "dim", "algorithm", "implementation", "popsize", "params",
     "dtype", "trial", "seed", "max_fes", "target_error", "max_time_s", "best_error", "fes_used", "generations",
     "hit_target", "fes_to_target", "time_to_target_s", "wall_time_s", "setup_time_s", "status",
-    "concurrency", "trace_path", "trace_index", "distance_to_optimum",
+    "concurrency", "trace_path", "trace_index", "distance_to_optimum", "solution",
 ]
 
 
@@ -37,7 +37,7 @@ def distance_to_optimum(result: TrialResult) -> float | None:
     except Exception:  # a user's objective without a known optimum
         return None
     best = np.asarray(result.best_x, dtype=np.float64)
-    if best.shape != optimum.shape:
+    if optimum is None or best.shape != optimum.shape:  # e.g. a LOP: many keys give the optimum
         return None
     return float(np.linalg.norm(best - optimum))
 
@@ -69,6 +69,9 @@ def trial_row(result: TrialResult, trial: int, setup_time_s: float, trace_path: 
         "status": status_of(result), "concurrency": concurrency, "trace_path": trace_path,
         "trace_index": trial,  # the trace's position is given by trial and the .npz's `trial` array
         "distance_to_optimum": distance_to_optimum(result),
+        # a problem's own measures of the best solution (LOP: objective, error %; scheduling: fit,
+        # makespan, flowtime), as JSON; empty for the benchmark functions
+        "solution": json.dumps(result.info["solution"], sort_keys=True) if result.info.get("solution") else "",
     }
 
 

@@ -32,7 +32,11 @@ def make_runner(algorithm: str, implementation: str, function: str, dim: int, po
                                 f"parameters: {', '.join(sorted(fields))}")
     params = Params(popsize=popsize, max_fes=max_fes, target=target, dtype=dtype,
                     max_time_s=max_time_s, **given, **algorithm_params)
-    runner = cls(get_function(function, dim), params, **options)
+    # a name, or a problem object (e.g. gpude.problems.LinearOrdering.from_matrix(C)) of that dimension
+    problem = get_function(function, dim) if isinstance(function, str) else function
+    if not isinstance(function, str) and dim not in (None, "instance") and int(dim) != problem.dim:
+        raise InvalidInputError(f"{problem.fid} has dimension {problem.dim}, not {dim}")
+    runner = cls(problem, params, **options)
     runner.warmup()
     return runner
 

@@ -154,7 +154,8 @@ def list_functions(suite: str | None = None) -> list[str]:
         ``None`` (default): the CEC functions F01..F10, Q01..Q04 (the ones with official reference
         values, at D = 10, 30, 50, 100); ``"all"``: those, N00..N19 and the large-scale L01..L06
         and C01..C20; or one suite, ``"janssen"``, ``"qin_cec2005"``, ``"nashed"``, ``"lastra"``
-        or ``"cec2010"``.
+        or ``"cec2010"``; or the problem instances of Kromer et al.: ``"lop"`` (``"lolib"``: Table 2,
+        ``"n-lolib"``: Table 3) and ``"etc"``.
     """
     from .largescale import LARGE_SCALE
     from .largescale import SUITES as LARGE_SUITES
@@ -163,12 +164,30 @@ def list_functions(suite: str | None = None) -> list[str]:
         return list(CEC_FUNCTIONS)
     if suite == "all":
         return [*FUNCTIONS, *LARGE_SCALE]
+    if suite in ("lop", "lolib", "n-lolib", "etc"):
+        from ..instances import catalog
+
+        names = list(catalog("etc" if suite == "etc" else "lop"))
+        return [n for n in names if suite in ("lop", "etc") or n.startswith("N-") == (suite == "n-lolib")]
     if suite in LARGE_SUITES:
         return [fid for fid, f in LARGE_SCALE.items() if f.suite == suite]
     if suite not in SUITES:
-        raise InvalidInputError(f"unknown suite {suite!r}; use one of {', '.join((*SUITES, *LARGE_SUITES))} "
-                                "or 'all'")
+        raise InvalidInputError(f"unknown suite {suite!r}; use one of {', '.join((*SUITES, *LARGE_SUITES))}, "
+                                "lop, lolib, n-lolib, etc or 'all'")
     return [fid for fid, f in FUNCTIONS.items() if f.suite == suite]
+
+
+def _problem_name(fid) -> str | None:
+    """The instance name if ``fid`` names a LOP or ETC instance (case-insensitive), else None."""
+    from ..instances import find_instance
+
+    found = find_instance(fid)
+    return found[1] if found else None
+
+
+def canonical_id(fid: str) -> str:
+    """The id as trial rows record it: ``F01`` for ``f01``; an instance's name as in the paper."""
+    return _problem_name(fid) or str(fid).strip().upper()
 
 
 def get_function(fid: str, dim: int):
@@ -179,11 +198,13 @@ def get_function(fid: str, dim: int):
     fid : str
         ``"F01"``..``"F10"`` (Janssen et al.), ``"Q01"``..``"Q04"`` (Qin et al.) or
         ``"N00"``..``"N19"`` (Nashed et al.'s f0..f19), ``"L01"``..``"L06"`` (Lastra et al.'s six)
-        or ``"C01"``..``"C20"`` (their CEC 2010 subset); case-insensitive.
+        or ``"C01"``..``"C20"`` (their CEC 2010 subset); case-insensitive. A LOP or ETC instance
+        name (``"be75eec"``, ``"N-be75eec"``, ``"ThMhCc"``) gives that problem
+        (:func:`gpude.problems.get_problem`; its data from ``gpude fetch-data``).
     dim : int
         F and Q: 10, 30, 50 or 100 (the dimensions with official data); N: any integer >= 2
         (N07 and N17: 2..100, the width of their CEC 2005 data matrices); L: any integer >= 2;
-        C: any positive multiple of 100.
+        C: any positive multiple of 100; an instance: its own size (or ``"instance"``).
 
     Returns
     -------
@@ -199,12 +220,18 @@ def get_function(fid: str, dim: int):
     """
     from .largescale import LARGE_SCALE, get_large_scale
 
+    problem = _problem_name(fid)
+    if problem is not None:
+        from ..problems import get_problem
+
+        return get_problem(problem, dim)
     key = str(fid).strip().upper()
     if key in LARGE_SCALE:
         return get_large_scale(key, dim)
     if key not in FUNCTIONS:
         raise UnknownFunctionError(
-            f"unknown function {fid!r}; available: {', '.join((*FUNCTIONS, *LARGE_SCALE))}"
+            f"unknown function {fid!r}; available: {', '.join((*FUNCTIONS, *LARGE_SCALE))}, and the "
+            "LOP and ETC instances of `gpude functions --suite lop|etc`"
         )
     definition = FUNCTIONS[key]
     if not definition.supports(dim):

@@ -22,6 +22,10 @@ register("de", "fpde", "gpude.implementations.fpde:FPDE", "gpu",
 register("de", "two_kernel", "gpude.implementations.two_kernel:TwoKernelDE", "gpu",
          "Nashed et al.'s GPU DE: two kernels per generation (mutation + crossover, then "
          "evaluation + selection); every mutation x crossover variant")
+register("de", "many_threaded", "gpude.implementations.many_threaded:ManyThreaded", "gpu",
+         "Kromer et al.'s many-threaded DE: a block per individual, a thread per parameter, the "
+         "offspring population merged with the parents; the problem's own evaluation kernel (runs LOP, "
+         "scheduling and large-scale problems too)")
 register("jde", "sequential", "gpude.implementations.jde_sequential:JDESequential", "cpu",
          "jDE (self-adaptive F and CR per individual) on one CPU thread (numba)")
 register("jde", "cujde", "gpude.implementations.cujde:CuJDE", "gpu",

@@ -86,6 +86,10 @@ class Implementation:
     algorithm = "de"
     name = ""
     device = "cpu"
+    #: True: the implementation fuses the function's formula (``function.program``) into its own
+    #: kernels, so it runs the benchmark functions only; False: it calls the problem's evaluators
+    #: (:mod:`gpude.problems.base`), so it runs any problem (LOP, scheduling, large-scale functions)
+    needs_program = True
 
     def __init__(self, function: BenchmarkFunction, params: DEParams, **options):
         if options:
@@ -94,6 +98,16 @@ class Implementation:
             raise InvalidInputError(f"{self.algorithm}/{self.name or type(self).__name__} takes no option "
                                     f"{', '.join(sorted(options))}; see `gpude list` and "
                                     f"docs/implementations.md for each implementation's options")
+        if self.needs_program and getattr(function, "program", None) is None:
+            from ..errors import InvalidInputError
+            from ..registry import entries
+
+            able = [f"{e.algorithm}/{e.implementation}" for e in entries()
+                    if e.algorithm == self.algorithm and not e.load(check_device=False).needs_program]
+            raise InvalidInputError(
+                f"{self.algorithm}/{self.name} fuses a benchmark function's formula into its kernels and "
+                f"cannot run {function.fid} ({type(function).__name__}); implementations of {self.algorithm} "
+                f"that run any problem: {', '.join(able) or 'none'}")
         self.function = function
         self.params = params
         self.dtype = params.numpy_dtype
@@ -132,6 +146,9 @@ class Implementation:
                 stopped_by=None, **info) -> TrialResult:
         if stopped_by is None:
             stopped_by = "target" if hit_fes is not None else "budget"
+        summary = getattr(self.function, "summary", None)  # a problem's own view of the best (after timing)
+        if summary is not None and np.isfinite(best_error):
+            info["solution"] = summary(np.asarray(best_x, dtype=np.float64))
         return TrialResult(
             algorithm=self.algorithm, implementation=self.name, function=self.function.fid,
             dim=self.dim, popsize=self.popsize, seed=int(seed), params=self.params,

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import InvalidInputError, require_positive_int
 from ..functions import cpu
+from ..problems.base import has_program
 from .base import HostLoopImplementation
 from .cpu_de import CPUGenerationMixin
 
@@ -26,6 +27,7 @@ from .cpu_de import CPUGenerationMixin
 class MasterSlave(CPUGenerationMixin, HostLoopImplementation):
     name = "master_slave"
     device = "cpu"
+    needs_program = False
 
     def __init__(self, function, params, workers: int | None = None):
         super().__init__(function, params)
@@ -39,8 +41,11 @@ class MasterSlave(CPUGenerationMixin, HostLoopImplementation):
 
     def setup(self):
         super().setup()
-        self._evaluate_rows = cpu.build_parallel_evaluator(self.dtype)
-        self._args = cpu.program_args(self.function.program, self.dtype)
+        if has_program(self.function):
+            self._evaluate_rows = cpu.build_parallel_evaluator(self.dtype)
+            self._args = cpu.program_args(self.function.program, self.dtype)
+        else:  # a problem's own parallel evaluator (numba prange over the rows)
+            self._evaluate_rows, self._args = self.function.cpu_evaluator(self.dtype, parallel=True), ()
         self._saved_threads = numba.get_num_threads()
         numba.set_num_threads(self.workers)
 

@@ -23,8 +23,9 @@ import numpy as np
 import pandas as pd
 from numba import cuda, int64  # module level: the CUDA simulator swaps kernel globals
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, UnknownFunctionError
 from ..instances import data_dir, instance_file
+from .base import Problem
 
 KEY_BOUNDS = (0.0, 1.0)
 
@@ -56,56 +57,95 @@ def list_lop(table: int | None = None) -> list[str]:
     return list(t.index)
 
 
-def _cpu_kernel():
+@lru_cache(maxsize=None)
+def _cpu_kernel(parallel: bool):
     import numba
 
-    @numba.njit(cache=False, nogil=True)
-    def evaluate(C, X, out):
+    @numba.njit(nogil=True, parallel=parallel)
+    def evaluate(C, X, out, optimum):
         n = X.shape[1]
-        for r in range(X.shape[0]):
-            x = X[r]
+        for r in numba.prange(X.shape[0]):
             s = 0
             for a in range(n):
+                xa = X[r, a]
                 for b in range(n):
-                    if x[a] < x[b] or (x[a] == x[b] and a < b):
+                    xb = X[r, b]
+                    if xa < xb or (xa == xb and a < b):
                         s += C[a, b]
-            out[r] = s
+            out[r] = optimum - s
     return evaluate
 
 
-_CPU = None
 _GPU: dict = {}
 
 
-def _gpu_kernel(n: int):
-    if n in _GPU:
-        return _GPU[n]
+def _gpu_kernel(n: int, dtype):
+    """A block per candidate, thread a sums C[a, b] over the rows b that come after row a. The keys
+    are staged in shared memory; C is read transposed (thread a reads CT[b, a]), so the threads of a
+    warp read consecutive addresses."""
+    key = (n, np.dtype(dtype).name)
+    if key in _GPU:
+        return _GPU[key]
+    T = np.dtype(dtype).type
 
     @cuda.jit
-    def evaluate(C, X, out):
-        row, a = cuda.blockIdx.x, cuda.threadIdx.x
+    def evaluate(CT, X, row0, gate, out, optimum):
+        if gate[0] == 0:
+            return
+        row, a = row0 + cuda.blockIdx.x, cuda.threadIdx.x
+        x = cuda.shared.array(n, T)
         part = cuda.shared.array(1, int64)
         if a == 0:
             part[0] = 0
+        if a < n:
+            x[a] = X[row, a]
         cuda.syncthreads()
         if a < n:
-            x = X[row]
             xa = x[a]
             s = 0
             for b in range(n):
                 xb = x[b]
                 if xa < xb or (xa == xb and a < b):
-                    s += C[a, b]
+                    s += CT[b, a]
             cuda.atomic.add(part, 0, s)
         cuda.syncthreads()
         if a == 0:
-            out[row] = part[0]
-    _GPU[n] = evaluate
+            out[row] = optimum - part[0]
+    _GPU[key] = evaluate
     return evaluate
 
 
-class LinearOrdering:
-    """A LOP instance as a problem on random keys in [0, 1]^n (see the module docstring)."""
+MAX_GPU_N = 1024  # a thread per row of the matrix, one block per candidate
+
+
+class LOPEvaluator:
+    """Rows of a device array on the GPU (the evaluator interface of :mod:`gpude.problems.base`)."""
+
+    def __init__(self, problem: "LinearOrdering", dtype):
+        if problem.dim > MAX_GPU_N:
+            raise InvalidInputError(f"{problem.fid}: n = {problem.dim} rows exceed the {MAX_GPU_N} threads of "
+                                    "a block (one per row); evaluate it on the CPU")
+        self.kernel = _gpu_kernel(problem.dim, dtype)
+        self.CT = cuda.to_device(np.ascontiguousarray(problem.C.T))
+        self.threads = 32 * -(-problem.dim // 32)
+        self.optimum = problem.optimum_value
+        self.always = cuda.to_device(np.ones(1, np.int32))
+
+    @property
+    def device_bytes(self) -> int:
+        return self.CT.nbytes
+
+    def launch(self, X, out, row0: int, n: int, stream=0, gate=None):
+        gate = self.always if gate is None else gate
+        self.kernel[n, self.threads, stream](self.CT, X, row0, gate, out, self.optimum)
+
+
+class LinearOrdering(Problem):
+    """A LOP instance as a problem on random keys in [0, 1]^n (see the module docstring).
+
+    ``fid`` is the instance's name as in Kromer et al.'s tables (``be75eec``, ``N-be75eec``); the error
+    is ``optimum - f`` (0 at a proven optimum).
+    """
 
     suite = "lop"
     lower, upper = KEY_BOUNDS
@@ -113,12 +153,31 @@ class LinearOrdering:
     def __init__(self, name: str):
         table = optima()
         if name not in table.index:
-            raise InvalidInputError(f"unknown LOP instance {name!r}; known: {', '.join(table.index[:5])}, ... "
-                                    f"({len(table)}; `gpude.problems.list_lop()`)")
+            raise UnknownFunctionError(f"unknown LOP instance {name!r}; known: {', '.join(table.index[:5])}, ... "
+                                       f"({len(table)}; `gpude.problems.list_lop()`)")
         row = table.loc[name]
-        self.name, self.file, self.optimum_value = name, row["file"], int(row["optimum"])
+        self.fid = self.name = name
+        self.file, self.optimum_value = row["file"], int(row["optimum"])
+        self.table = 3 if name.startswith("N-") else 2
         self.C = read_matrix(instance_file("lolib", self.file))
         self.dim = self.C.shape[0]
+
+    @classmethod
+    def from_matrix(cls, C, name: str = "lop", optimum: int | None = None) -> "LinearOrdering":
+        """A LOP on your own square integer matrix. ``optimum``: its proven optimum, or None for the
+        bound sum_{a<b} max(C[a, b], C[b, a]) (never below f, so errors stay >= 0; error % is then
+        relative to the bound)."""
+        C = np.asarray(C)
+        if C.ndim != 2 or C.shape[0] != C.shape[1] or C.shape[0] < 2 or C.dtype.kind not in "iu":
+            raise InvalidInputError(f"a LOP matrix must be a square integer matrix of size >= 2, got "
+                                    f"{C.dtype} {C.shape}")
+        self = cls.__new__(cls)
+        self.C = np.ascontiguousarray(C, dtype=np.int64)
+        self.fid = self.name = str(name)
+        self.file, self.table, self.dim = None, None, C.shape[0]
+        upper = np.triu(np.maximum(self.C, self.C.T), 1).sum()
+        self.optimum_value = int(upper if optimum is None else optimum)
+        return self
 
     def __repr__(self) -> str:
         return f"LinearOrdering({self.name!r}, n={self.dim}, optimum={self.optimum_value})"
@@ -136,46 +195,36 @@ class LinearOrdering:
         P = self.C[np.ix_(perm, perm)]
         return int(np.triu(P, 1).sum())
 
+    def cpu_evaluator(self, dtype, parallel: bool = False):
+        kernel, C, opt = _cpu_kernel(bool(parallel)), self.C, self.optimum_value
+
+        def evaluate(X, out):
+            kernel(C, X, out, opt)
+        return evaluate
+
+    def gpu_evaluator(self, dtype, **options) -> LOPEvaluator:
+        if options:
+            raise InvalidInputError(f"the LOP evaluator takes no options, got {', '.join(sorted(options))}")
+        return LOPEvaluator(self, np.dtype(dtype).type)
+
     def objective(self, X, device: str = "cpu") -> np.ndarray:
         """f of the ordering of every row of X (keys), as int64."""
-        global _CPU
-        X = np.atleast_2d(np.asarray(X, dtype=np.float64))
-        if X.shape[1] != self.dim:
-            raise InvalidInputError(f"{self.name} takes key vectors of length {self.dim}, got shape {X.shape}")
-        out = np.empty(X.shape[0], np.int64)
-        if device == "cpu":
-            _CPU = _CPU or _cpu_kernel()
-            _CPU(self.C, np.ascontiguousarray(X), out)
-        elif device == "gpu":
-            from numba import cuda
-
-            from ..functions.gpu import require_gpu
-
-            require_gpu()
-            d_out = cuda.device_array(X.shape[0], np.int64)
-            threads = 32 * -(-self.dim // 32)
-            _gpu_kernel(self.dim)[X.shape[0], threads](cuda.to_device(self.C), cuda.to_device(X), d_out)
-            out = d_out.copy_to_host()
-        else:
-            raise InvalidInputError(f"device {device!r} is not supported; use 'cpu' or 'gpu'")
-        return out
-
-    def evaluate(self, X, device: str = "cpu", dtype="float64") -> np.ndarray:
-        """Errors ``optimum - f`` (>= 0) of the rows of X, as float64 (the algorithms minimise them)."""
-        single = np.asarray(X).ndim == 1
-        err = (self.optimum_value - self.objective(X, device)).astype(np.float64)
-        return float(err[0]) if single else err
+        return np.rint(self.optimum_value - np.atleast_1d(self.evaluate(X, device))).astype(np.int64)
 
     def error_percent(self, X) -> np.ndarray:
         """Kromer et al.'s error %: 100 (optimum - f) / optimum."""
         return 100.0 * np.atleast_1d(self.evaluate(X)) / self.optimum_value
 
+    def summary(self, x) -> dict:
+        f = self.value(self.decode(x))
+        return {"objective": f, "optimum": self.optimum_value,
+                "error_percent": 100.0 * (self.optimum_value - f) / self.optimum_value}
+
     def report(self, x) -> dict:
-        perm = self.decode(x)
-        f = self.value(perm)
-        return {"instance": self.name, "objective": f, "optimum": self.optimum_value,
-                "error_percent": 100.0 * (self.optimum_value - f) / self.optimum_value, "permutation": perm}
+        return {"instance": self.name, **self.summary(x), "permutation": self.decode(x)}
 
 
+@lru_cache(maxsize=None)
 def get_lop(name: str) -> LinearOrdering:
+    """The instance (read once per process)."""
     return LinearOrdering(name)

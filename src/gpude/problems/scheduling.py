@@ -25,10 +25,11 @@ from functools import lru_cache
 
 import numpy as np
 import pandas as pd
-from numba import cuda, float64  # module level: the CUDA simulator swaps kernel globals
+from numba import cuda, float64, int32  # module level: the CUDA simulator swaps kernel globals
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, UnknownFunctionError
 from ..instances import data_dir, instance_file
+from .base import Problem
 
 N_TASKS, N_MACHINES = 512, 16
 FLOWTIME_MODES = ("eq14", "completion")
@@ -68,21 +69,26 @@ def min_min(etc: np.ndarray) -> tuple[np.ndarray, float]:
     return machine, float(ready.max())
 
 
-def _cpu_kernel():
+# Both evaluators add in one order, so the CPU and the GPU agree bit for bit (a run is the same
+# trajectory on both): a machine's load sums its tasks in task order; eq. 14's flowtime sums the
+# loads in machine order, the completion flowtime the tasks' completion times in task order; fit is
+# one fused multiply-add.
+
+@lru_cache(maxsize=None)
+def _cpu_kernel(parallel: bool):
     import numba
 
-    @numba.njit(nogil=True)
+    from ..fma import fma_cpu
+
+    @numba.njit(nogil=True, parallel=parallel)
     def evaluate(etc, X, lam, completion, out, makespans, flowtimes):
         n, m = etc.shape
-        loads = np.empty(m)
-        for r in range(X.shape[0]):
-            loads[:] = 0.0
-            flow = 0.0
+        for r in numba.prange(X.shape[0]):
+            loads = np.zeros(m)
             for t in range(n):
                 i = min(int(X[r, t]), m - 1)
                 loads[i] += etc[t, i]
-                if not completion:
-                    flow += etc[t, i]
+            flow = 0.0
             if completion:  # shortest first per machine: task t completes after every shorter task there
                 for t in range(n):
                     i = min(int(X[r, t]), m - 1)
@@ -91,73 +97,148 @@ def _cpu_kernel():
                         if min(int(X[r, u]), m - 1) == i and (etc[u, i] < etc[t, i] or (etc[u, i] == etc[t, i] and u <= t)):
                             c += etc[u, i]
                     flow += c
+            else:
+                for i in range(m):
+                    flow += loads[i]
             span = loads.max()
             makespans[r], flowtimes[r] = span, flow
-            out[r] = lam * span + (1.0 - lam) * flow / m
+            out[r] = fma_cpu(lam, span, (1.0 - lam) * flow / m)
     return evaluate
 
 
-_CPU = None
 _GPU: dict = {}
 
 
 def _gpu_kernel(n: int, m: int, completion: bool):
+    """A block per candidate: a thread per task decodes its machine, a thread per machine sums its
+    load, thread 0 closes (the order of every sum as on the CPU)."""
+    from ..fma import fma_for
+
     key = (n, m, completion)
     if key in _GPU:
         return _GPU[key]
+    fma = fma_for("cuda")
+    N_C = n if completion else 1
 
     @cuda.jit
-    def evaluate(etc, X, lam, out, makespans, flowtimes):
-        row, t = cuda.blockIdx.x, cuda.threadIdx.x
+    def evaluate(etc, X, row0, gate, lam, out, makespans, flowtimes, parts):
+        if gate[0] == 0:
+            return
+        row, t = row0 + cuda.blockIdx.x, cuda.threadIdx.x
+        machine = cuda.shared.array(n, int32)
         loads = cuda.shared.array(m, float64)
-        flow = cuda.shared.array(1, float64)
-        if t < m:
-            loads[t] = 0.0
-        if t == 0:
-            flow[0] = 0.0
-        cuda.syncthreads()
+        done = cuda.shared.array(N_C, float64)
         if t < n:
-            i = min(int(X[row, t]), m - 1)
+            machine[t] = min(int(X[row, t]), m - 1)
+        cuda.syncthreads()
+        if t < m:
+            load = 0.0
+            for u in range(n):
+                if machine[u] == t:
+                    load += etc[u, t]
+            loads[t] = load
+        if completion and t < n:
+            i = machine[t]
             e = etc[t, i]
-            cuda.atomic.add(loads, i, e)
-            if completion:
-                c = 0.0
-                for u in range(n):
-                    if min(int(X[row, u]), m - 1) == i and (etc[u, i] < e or (etc[u, i] == e and u <= t)):
-                        c += etc[u, i]
-                cuda.atomic.add(flow, 0, c)
-            else:
-                cuda.atomic.add(flow, 0, e)
+            c = 0.0
+            for u in range(n):
+                if machine[u] == i and (etc[u, i] < e or (etc[u, i] == e and u <= t)):
+                    c += etc[u, i]
+            done[t] = c
         cuda.syncthreads()
         if t == 0:
-            span = 0.0
+            span, flow = 0.0, 0.0
             for i in range(m):
                 span = max(span, loads[i])
-            makespans[row], flowtimes[row] = span, flow[0]
-            out[row] = lam * span + (1.0 - lam) * flow[0] / m
+                if not completion:
+                    flow += loads[i]
+            if completion:
+                for u in range(n):
+                    flow += done[u]
+            out[row] = fma(lam, span, (1.0 - lam) * flow / m)
+            if parts:
+                makespans[row], flowtimes[row] = span, flow
     _GPU[key] = evaluate
     return evaluate
 
 
-class TaskScheduling:
-    """A Braun et al. ETC instance as a problem on keys in [0, m)^n (see the module docstring)."""
+MAX_GPU_TASKS = 1024  # a thread per task, one block per candidate
+
+
+class ETCEvaluator:
+    """Rows of a device array on the GPU (the evaluator interface of :mod:`gpude.problems.base`);
+    ``parts(X, out, makespans, flowtimes, row0, n)`` also writes the two objectives."""
+
+    def __init__(self, problem: "TaskScheduling"):
+        if problem.dim > MAX_GPU_TASKS:
+            raise InvalidInputError(f"{problem.fid}: {problem.dim} tasks exceed the {MAX_GPU_TASKS} threads of a "
+                                    "block (one per task); evaluate it on the CPU")
+        self.kernel = _gpu_kernel(problem.dim, problem.machines, problem.flowtime == "completion")
+        self.etc = cuda.to_device(problem.etc)
+        self.lam = problem.lam
+        self.threads = 32 * -(-max(problem.dim, problem.machines) // 32)
+        self.always = cuda.to_device(np.ones(1, np.int32))
+        self.unused = cuda.device_array(1, np.float64)
+
+    @property
+    def device_bytes(self) -> int:
+        return self.etc.nbytes
+
+    def launch(self, X, out, row0: int, n: int, stream=0, gate=None):
+        gate = self.always if gate is None else gate
+        self.kernel[n, self.threads, stream](self.etc, X, row0, gate, self.lam, out, self.unused,
+                                             self.unused, False)
+
+    def parts(self, X, out, makespans, flowtimes, row0: int, n: int, stream=0):
+        self.kernel[n, self.threads, stream](self.etc, X, row0, self.always, self.lam, out, makespans,
+                                             flowtimes, True)
+
+
+class TaskScheduling(Problem):
+    """A Braun et al. ETC instance as a problem on keys in [0, m)^n (see the module docstring).
+
+    ``fid`` is the paper's name (``ThMhCc``); the error the algorithms minimise is fit itself (no
+    optimum is known).
+    """
 
     suite = "etc"
 
     def __init__(self, name: str, lam: float = 0.75, flowtime: str = "eq14"):
         table = instances()
         if name not in table.index:
-            raise InvalidInputError(f"unknown ETC instance {name!r}; known: {', '.join(table.index)}")
-        if not 0.0 <= lam <= 1.0:
-            raise InvalidInputError(f"lambda must lie in [0, 1], got {lam!r}")
-        if flowtime not in FLOWTIME_MODES:
-            raise InvalidInputError(f"flowtime must be one of {', '.join(FLOWTIME_MODES)}, got {flowtime!r}")
+            raise UnknownFunctionError(f"unknown ETC instance {name!r}; known: {', '.join(table.index)}")
+        self._configure(lam, flowtime)
         row = table.loc[name]
-        self.name, self.file, self.lam, self.flowtime = name, row["file"], float(lam), flowtime
+        self.fid = self.name = name
+        self.file = row["file"]
         self.etc = read_etc(instance_file("etc", self.file))
         self.dim, self.machines = self.etc.shape
         self.lower, self.upper = 0.0, float(self.machines)
         self.min_min_makespan = float(row["minmin_makespan_computed"])
+
+    @classmethod
+    def from_matrix(cls, etc, name: str = "etc", lam: float = 0.75, flowtime: str = "eq14") -> "TaskScheduling":
+        """Scheduling on your own tasks x machines ETC matrix (positive times)."""
+        etc = np.asarray(etc, dtype=np.float64)
+        if etc.ndim != 2 or min(etc.shape) < 1 or not np.isfinite(etc).all() or (etc <= 0).any():
+            raise InvalidInputError(f"an ETC matrix must be a finite, positive tasks x machines matrix, got "
+                                    f"shape {etc.shape}")
+        self = cls.__new__(cls)
+        self._configure(lam, flowtime)
+        self.etc = np.ascontiguousarray(etc)
+        self.fid = self.name = str(name)
+        self.file = None
+        self.dim, self.machines = etc.shape
+        self.lower, self.upper = 0.0, float(self.machines)
+        self.min_min_makespan = min_min(self.etc)[1]
+        return self
+
+    def _configure(self, lam, flowtime):
+        if not 0.0 <= lam <= 1.0:
+            raise InvalidInputError(f"lambda must lie in [0, 1], got {lam!r}")
+        if flowtime not in FLOWTIME_MODES:
+            raise InvalidInputError(f"flowtime must be one of {', '.join(FLOWTIME_MODES)}, got {flowtime!r}")
+        self.lam, self.flowtime = float(lam), flowtime
 
     def __repr__(self) -> str:
         return f"TaskScheduling({self.name!r}, lambda={self.lam}, flowtime={self.flowtime!r})"
@@ -166,42 +247,59 @@ class TaskScheduling:
         """The machine of every task: min(floor(key), m - 1)."""
         return np.minimum(np.floor(np.asarray(x)).astype(np.int64), self.machines - 1)
 
+    def _check_keys(self, X):
+        if (X < self.lower).any():
+            raise InvalidInputError(f"{self.name}: keys must be >= 0 (machine = floor(key))")
+
+    def cpu_evaluator(self, dtype, parallel: bool = False):
+        kernel, etc, lam = _cpu_kernel(bool(parallel)), self.etc, self.lam
+        completion = self.flowtime == "completion"
+
+        def evaluate(X, out):
+            spans, flows = np.empty(X.shape[0]), np.empty(X.shape[0])
+            kernel(etc, X, lam, completion, out, spans, flows)
+        return evaluate
+
+    def gpu_evaluator(self, dtype, **options) -> ETCEvaluator:
+        if options:
+            raise InvalidInputError(f"the ETC evaluator takes no options, got {', '.join(sorted(options))}")
+        return ETCEvaluator(self)
+
+    def evaluate(self, X, device: str = "cpu", dtype="float64", threads: int = 1):
+        X_, _ = self._rows(X)
+        self._check_keys(X_[np.isfinite(X_).all(axis=1)])
+        return super().evaluate(X, device, dtype, threads)
+
     def parts(self, X, device: str = "cpu") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(fit, makespan, flowtime) of every row of X."""
-        global _CPU
-        X = np.atleast_2d(np.asarray(X, dtype=np.float64))
-        if X.shape[1] != self.dim:
-            raise InvalidInputError(f"{self.name} takes key vectors of length {self.dim}, got shape {X.shape}")
-        if (X < self.lower).any() or not np.isfinite(X).all():
-            raise InvalidInputError(f"{self.name}: keys must be finite and >= 0")
-        completion = self.flowtime == "completion"
+        X, _ = self._rows(X)
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        if not np.isfinite(X).all():
+            raise InvalidInputError(f"{self.name}: keys must be finite")
+        self._check_keys(X)
+        out, spans, flows = (np.empty(X.shape[0]) for _ in range(3))
         if device == "cpu":
-            _CPU = _CPU or _cpu_kernel()
-            out, spans, flows = (np.empty(X.shape[0]) for _ in range(3))
-            _CPU(self.etc, np.ascontiguousarray(X), self.lam, completion, out, spans, flows)
+            _cpu_kernel(False)(self.etc, X, self.lam, self.flowtime == "completion", out, spans, flows)
             return out, spans, flows
         if device != "gpu":
             raise InvalidInputError(f"device {device!r} is not supported; use 'cpu' or 'gpu'")
-        from numba import cuda
-
         from ..functions.gpu import require_gpu
 
         require_gpu()
         d = [cuda.device_array(X.shape[0]) for _ in range(3)]
-        threads = 32 * -(-self.dim // 32)
-        _gpu_kernel(self.dim, self.machines, completion)[X.shape[0], threads](
-            cuda.to_device(self.etc), cuda.to_device(X), self.lam, *d)
+        self.gpu_evaluator(np.float64).parts(cuda.to_device(X), *d, 0, X.shape[0])
         return tuple(a.copy_to_host() for a in d)
 
-    def evaluate(self, X, device: str = "cpu", dtype="float64"):
-        fit = self.parts(X, device)[0]
-        return float(fit[0]) if np.asarray(X).ndim == 1 else fit
+    def summary(self, x) -> dict:
+        fit, span, flow = (float(v[0]) for v in self.parts(x))
+        return {"fit": fit, "makespan": span, "flowtime": flow}
 
     def report(self, x) -> dict:
-        fit, span, flow = (float(v[0]) for v in self.parts(x))
-        return {"instance": self.name, "fit": fit, "makespan": span, "flowtime": flow, "lambda": self.lam,
+        return {"instance": self.name, **self.summary(x), "lambda": self.lam,
                 "min_min_makespan": self.min_min_makespan, "machines": self.decode(x)}
 
 
-def get_etc(name: str, **options) -> TaskScheduling:
-    return TaskScheduling(name, **options)
+@lru_cache(maxsize=None)
+def get_etc(name: str, lam: float = 0.75, flowtime: str = "eq14") -> TaskScheduling:
+    """The instance (read once per process per lambda and flowtime)."""
+    return TaskScheduling(name, lam=lam, flowtime=flowtime)
