@@ -39,12 +39,31 @@ def _cmd_eval(args) -> int:
 
 
 def _cmd_functions(args) -> int:
+    from .functions import list_functions
+    from .functions.largescale import LARGE_SCALE
     from .functions.suites import FUNCTIONS
 
-    for f in FUNCTIONS.values():
+    suite = args.suite or "all"
+    if suite in ("lop", "lolib", "n-lolib", "etc"):
+        from .instances import catalog
+
+        sizes = catalog("etc" if suite == "etc" else "lop")
+        what = "tasks (16 machines)" if suite == "etc" else "rows (n)"
+        for name in list_functions(suite):
+            print(f"{name:<12s} {sizes[name]:>4d} {what}")
+        print("\nInstance files: `gpude fetch-data lolib|etc`; in an experiment, dims: [instance].")
+        return 0
+    for fid in list_functions(suite):
+        if fid in LARGE_SCALE:
+            d = LARGE_SCALE[fid]
+            print(f"{fid}  {d.origin} {d.kind_name:<12s} bias {d.bias:>7g}  {d.name} (D: {d.dims_text()})")
+            continue
+        f = FUNCTIONS[fid]
         parts = ", ".join(c.name for c in f.components)
         print(f"{f.fid}  {f.origin} {f.kind_name:<12s} "
               f"bias {f.bias:>7g}  {f.name}: {parts}")
+    if suite == "all":
+        print("\nAlso the LOP and ETC instances of Kromer et al.: `gpude functions --suite lop|etc`.")
     return 0
 
 
@@ -86,21 +105,24 @@ def _cmd_run(args) -> int:
         options["members_per_block"] = args.members_per_block
     if args.trials_per_launch is not None:
         options["trials_per_launch"] = args.trials_per_launch
+    from .functions.function import canonical_id
+
+    function = canonical_id(args.function)  # F01 for f01; an instance's name as in the paper
     trials = range(args.first_trial, args.first_trial + args.trials)
     seeds = ([int(s) for s in args.seeds.split(",")] if args.seeds else
-             [trial_seed(args.seed, args.function.upper(), args.dim, args.popsize, t) for t in trials])
+             [trial_seed(args.seed, function, args.dim, args.popsize, t) for t in trials])
     if args.seeds:
         trials = range(args.first_trial, args.first_trial + len(seeds))
     t0 = time.perf_counter()
-    runner = make_runner(args.algorithm, args.implementation, args.function, args.dim, args.popsize,
+    runner = make_runner(args.algorithm, args.implementation, function, args.dim, args.popsize,
                          int(args.max_fes), F=args.F, CR=args.CR, bounds=args.bounds,
                          dtype=args.dtype, target=args.target, max_time_s=args.max_time_s, **options)
     setup = time.perf_counter() - t0
     rows, results = [], []
-    base = {"function": args.function.upper(), "dim": args.dim, "algorithm": args.algorithm,
+    base = {"function": function, "dim": args.dim, "algorithm": args.algorithm,
             "implementation": args.implementation, "popsize": args.popsize, "dtype": args.dtype,
             "max_fes": int(args.max_fes), "target_error": args.target, "max_time_s": args.max_time_s}
-    print(f"{args.implementation} {args.function.upper()} D={args.dim} NP={args.popsize}: {len(seeds)} "
+    print(f"{args.implementation} {function} D={args.dim} NP={args.popsize}: {len(seeds)} "
           f"trials, setup {setup:.1f}s", file=sys.stderr)
     jobs, per_launch = list(zip(trials, seeds)), runner.trials_per_launch
     for start in range(0, len(jobs), per_launch):  # a GPU device loop advances a group together
@@ -344,7 +366,10 @@ def build_parser() -> argparse.ArgumentParser:
     ls = sub.add_parser("list", help="registered algorithms and implementations")
     ls.set_defaults(func=_cmd_list)
 
-    f = sub.add_parser("functions", help="list the benchmark functions")
+    f = sub.add_parser("functions", help="list the benchmark functions (and the problem instances)")
+    f.add_argument("--suite", default=None,
+                   help="janssen, qin_cec2005, nashed, lastra, cec2010, lop, lolib, n-lolib or etc (default: all "
+                        "functions)")
     f.set_defaults(func=_cmd_functions)
 
     # Listed for --help only: main() hands "fetch-data ..." to gpude.cecdata.fetch.

@@ -29,6 +29,9 @@ def load_experiment(config):
         if isinstance(experiment.get(key), list):
             experiment[key] = [int(v) if str(v).isdigit() else v for v in experiment[key]]
     validate(experiment, "../schemas/experiment.schema.yaml")
+    experiment["functions"] = check_functions(experiment)
+    for function in experiment["functions"]:
+        dims_of(experiment, function)  # an instance with a dimension not its own fails here
     for algorithm, spec in experiment["algorithms"].items():
         for implementation in spec["implementations"]:
             try:
@@ -55,6 +58,58 @@ def load_experiment(config):
                                  f"{algorithm}/{implementation}, which runs one trial at a time; give "
                                  f"trials_per_launch as a mapping {{default: 1, <GPU implementation>: n}}")
     return experiment
+
+
+def check_functions(experiment):
+    """The experiment's function ids as trial rows record them (F01 for f01; an instance's name as
+    in the paper), or an error naming the unknown ones."""
+    from gpude.functions import list_functions
+    from gpude.functions.function import canonical_id
+
+    known = {*list_functions("all"), *list_functions("lop"), *list_functions("etc")}
+    ids = [canonical_id(f) for f in experiment["functions"]]
+    unknown = [f for f, i in zip(experiment["functions"], ids) if i not in known]
+    if unknown:
+        raise ValueError(f"experiment {experiment['name']}: unknown function(s) {', '.join(map(str, unknown))}; "
+                         "`gpude functions` lists the functions, `gpude functions --suite lop|etc` the LOP and "
+                         "ETC instances")
+    return ids
+
+
+def dims_of(experiment, function):
+    """The dimensions a function runs at: the experiment's dims, or an instance's own size."""
+    from gpude.problems import instance_dim, problem_set
+
+    dims = experiment["dims"]
+    if problem_set(function):
+        own = instance_dim(function)
+        wrong = [d for d in dims if d != "instance" and int(d) != own]
+        if wrong:
+            raise ValueError(f"experiment {experiment['name']}: {function} has dimension {own} (its instance's "
+                             f"size), not {', '.join(map(str, wrong))}; give dims: [instance]")
+        return [own]
+    if "instance" in dims:
+        raise ValueError(f"experiment {experiment['name']}: dims: instance is the size of a LOP or ETC instance; "
+                         f"{function} is a benchmark function and needs numeric dims")
+    return dims
+
+
+def _instance_root():
+    from gpude.instances import data_dir
+
+    return str(data_dir("lolib").parent)  # data/, or GPUDE_INSTANCE_DATA
+
+
+INSTANCE_ROOT = _instance_root()
+
+
+def instance_data(wildcards):
+    """The marker of verified instance files a LOP or ETC job needs (nothing for a function)."""
+    from gpude.instances import data_dir
+    from gpude.problems import instance_data_set
+
+    kind = instance_data_set(wildcards.function)
+    return [str(data_dir(kind) / ".verified")] if kind else []
 
 
 def algorithm_params(spec):
@@ -86,7 +141,8 @@ def check_algorithm_params(experiment, algorithm, spec):
                          f"give popsizes for the experiment or under the algorithm")
     try:
         for popsize in popsizes:
-            Params(popsize=popsize, max_fes=max(popsize, max_fes(experiment, experiment["dims"][0])),
+            first_dim = dims_of(experiment, experiment["functions"][0])[0]
+            Params(popsize=popsize, max_fes=max(popsize, max_fes(experiment, first_dim)),
                    max_time_s=experiment.get("max_time_s"), **algorithm_params(spec))
     except GpudeError as exc:
         raise ValueError(f"experiment {experiment['name']}, algorithm {algorithm}: {exc}") from None
@@ -147,7 +203,7 @@ def build_grid(experiment):
             n = per_implementation(experiment, "trials", implementation, algorithm)
             per_job = per_implementation(experiment, "trials_per_job", implementation, algorithm)
             for function in experiment["functions"]:
-                for dim in experiment["dims"]:
+                for dim in dims_of(experiment, function):
                     for popsize in popsizes_of(experiment, algorithm):
                         for dtype in experiment["dtypes"]:
                             for chunk in range((n + per_job - 1) // per_job):

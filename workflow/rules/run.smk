@@ -2,6 +2,8 @@
 # compilation, the CUDA context and data uploads are paid once per job.
 
 rule run_batch:
+    input:
+        instance_data,
     output:
         trials=f"{BATCH}.csv",
         traces=f"{BATCH}.npz",
@@ -31,3 +33,20 @@ use rule run_batch as run_batch_gpu with:
     resources:
         gpu=1,
         timing_slot=timing_slot,
+
+
+# LOP and ETC instance files (not in the repository): downloaded from their public repositories and
+# commits, or copied from `instance_data_from`, and checked against data/<set>/SHA256SUMS.
+rule fetch_instance_data:
+    output:
+        f"{INSTANCE_ROOT}/{{dataset}}/.verified",
+    log:
+        "logs/fetch_instance_data/{dataset}.log",
+    wildcard_constraints:
+        dataset="lolib|etc",
+    params:
+        source=lambda wildcards: (f"--from {shlex.quote(str(Path(EXPERIMENT['instance_data_from']) / wildcards.dataset))}"
+                                  if EXPERIMENT.get("instance_data_from") else ""),
+    localrule: True
+    shell:
+        "python3 -m gpude fetch-data {wildcards.dataset} {params.source} > {log} 2>&1 && date -u > {output}"

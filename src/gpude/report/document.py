@@ -180,11 +180,13 @@ def _order(names):
 
 def _sections():
     from .janssen import CaseStudy1, CaseStudy2
+    from .kromer import Kromer
     from .lastra import Lastra
     from .nashed import Nashed
     from .qin import Qin
 
-    return {"janssen_cs1": CaseStudy1, "janssen_cs2": CaseStudy2, "qin": Qin, "nashed": Nashed, "lastra": Lastra}
+    return {"janssen_cs1": CaseStudy1, "janssen_cs2": CaseStudy2, "qin": Qin, "nashed": Nashed, "lastra": Lastra,
+            "kromer": Kromer}
 
 
 def section_class(name: str | None) -> type[Section]:
