@@ -28,6 +28,7 @@ def test_best_at_reads_the_step_function_and_the_final_value_at_the_budget():
     assert kromer.best_at(trace, 10.0, 1.0, 10.0) == 1.0      # the row's final best at the budget
     assert np.isnan(kromer.best_at(trace, 0.05, 1.0, 10.0))   # nothing evaluated yet
     assert np.isnan(kromer.best_at(None, 5.0, 1.0, 10.0))
+    assert np.isnan(kromer.best_at(trace, 10.0, 1.0, 5.0))     # a 5 s run says nothing about 10 s
 
 
 def test_lop_error_percent_uses_the_table_s_own_optimum_and_counts_solved_instances():

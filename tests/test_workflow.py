@@ -30,9 +30,11 @@ SMOKE = ("--configfile", "config/experiments/smoke.yaml")
 REFERENCE_STUDIES = sorted({p.parent.name for p in ROOT.glob("results/reference/*/*/trials.csv")})
 
 
-def snakemake(workdir, *args, timeout=600):
+def snakemake(workdir, *args, timeout=600, env=None):
+    import os
+
     res = subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=workdir, capture_output=True,
-                         text=True, timeout=timeout)
+                         text=True, timeout=timeout, env={**os.environ, **(env or {})})
     return res.returncode, res.stdout + res.stderr
 
 
@@ -155,6 +157,30 @@ def test_nashed_grid(workdir):
     assert "--F 0.52 --CR 0.879" in de and "--param crossover=exp" in de and "--param mutation=rand1" in de
 
 
+def test_kromer_grids_run_instances_at_their_own_size_after_fetching_their_data(workdir, tmp_path):
+    # a fresh data root: the instance files are fetched first (from an offline copy here), once per set
+    env = {"GPUDE_INSTANCE_DATA": str(tmp_path / "instances")}
+    args = ("-n", "-p", "--cores", "2", "--config", "gpu=yes", "instance_data_from=/offline")
+    code, out = snakemake(workdir, *args, "--configfile", "config/experiments/kromer_lop.yaml", env=env)
+    assert code == 0, out[-3000:]
+    jobs = out.split("rule ")
+    gpu = [j for j in jobs if j.startswith("run_batch_gpu:")]
+    cpu = [j for j in jobs if j.startswith("run_batch:")]
+    fetch = [j for j in jobs if j.startswith("fetch_instance_data:")]
+    assert len(gpu) == len(cpu) == 49 + 50 and len(fetch) == 1
+    assert "gpude fetch-data lolib --from /offline/lolib" in fetch[0]
+    be75 = [j for j in gpu if "--function be75eec " in j][0]
+    assert "--dim 50 " in be75 and "--max-time-s 10.0 " in be75 and "--trials-per-launch 10 " in be75
+    assert "--popsize 256 " in be75 and "--F 0.5 --CR 0.1" in be75
+    assert all("--dim 79 " in j for j in gpu if "--function N-usa79 " in j)
+    code, out = snakemake(workdir, "-n", "--quiet", "rules", "--cores", "2", "--config", "gpu=yes",
+                          "--configfile", "config/experiments/kromer_etc.yaml", env=env)
+    assert code == 0, out[-3000:]
+    counts = job_counts(out)
+    assert counts["run_batch_gpu"] == 12 * 3 and counts["run_batch"] == 12 * 3 * 2
+    assert counts["fetch_instance_data"] == 1
+
+
 def test_trials_per_implementation_reduce_the_grid(workdir):
     # a first pass of the paper experiment: fewer trials of the slow models; the others keep 30
     code, out = snakemake(workdir, "-n", "--quiet", "rules", "--cores", "2", "--configfile",
@@ -173,7 +199,9 @@ def test_per_implementation_keys_must_name_an_implementation_of_the_experiment(w
 
 @pytest.mark.parametrize("change,message", [
     ({"colour": "red"}, "Additional properties are not allowed ('colour' was unexpected)"),
-    ({"functions": ["F11"]}, "'F11' is not one of"),
+    ({"functions": ["F11"]}, "unknown function(s) F11; `gpude functions` lists the functions"),
+    ({"dims": ["instance"]}, "dims: instance is the size of a LOP or ETC instance; F01 is a benchmark function"),
+    ({"functions": ["be75eec"], "dims": [10]}, "be75eec has dimension 50 (its instance's size), not 10"),
     ({"dims": [1]}, "1 is less than the minimum of 2"),
     ({"algorithms": {"de": {"implementations": ["turbo"]}}},
      "unknown implementation 'turbo' of 'de'; registered: sequential, master_slave"),

@@ -9,7 +9,8 @@ the same layout instead. What the repository keeps besides the checksums is deri
 optima and an optimal ordering per LOP instance, the Min-Min makespans of the ETC matrices.
 
 Nothing is fetched at import time or on first use: a missing or altered file fails with a message
-naming the command that restores it.
+naming the command that restores it. ``GPUDE_INSTANCE_DATA=DIR`` puts the instance files in
+``DIR/<set>`` (e.g. a shared cache on a cluster); the committed tables stay in ``data/<set>``.
 """
 
 from __future__ import annotations
@@ -35,8 +36,15 @@ class InstanceDataError(GpudeError):
 
 
 def data_dir(kind: str) -> Path:
+    """Where the instance files of a set live: ``data/<set>``, or ``$GPUDE_INSTANCE_DATA/<set>``."""
     override = os.environ.get("GPUDE_INSTANCE_DATA")
     return (Path(override) if override else DATA_ROOT) / kind
+
+
+def table_dir(kind: str) -> Path:
+    """Where the repository keeps a set's committed files (SHA256SUMS, optima, instance tables):
+    always ``data/<set>``, wherever the instance files are."""
+    return DATA_ROOT / kind
 
 
 def _check_kind(kind: str) -> None:
@@ -47,7 +55,7 @@ def _check_kind(kind: str) -> None:
 def expected_sums(kind: str) -> dict[str, str]:
     """``local path -> sha256`` of the instance files of a set, from the committed SHA256SUMS."""
     _check_kind(kind)
-    path = data_dir(kind) / SUMS_NAME
+    path = table_dir(kind) / SUMS_NAME
     if not path.is_file():
         raise InstanceDataError(f"{path} is missing: it belongs to the repository (git checkout -- {path})")
     sums = {}
@@ -89,7 +97,7 @@ def instance_file(kind: str, name: str) -> Path:
                                 f"the public files) or `gpude fetch-data {kind} --from DIR` (an offline copy)")
     digest = sha256_bytes(path.read_bytes())
     if digest != sums[name]:
-        raise InstanceDataError(f"instance file {path} does not match {data_dir(kind) / SUMS_NAME} (sha256 "
+        raise InstanceDataError(f"instance file {path} does not match {table_dir(kind) / SUMS_NAME} (sha256 "
                                 f"{digest[:12]}..., expected {sums[name][:12]}...): it was altered; restore it "
                                 f"with `gpude fetch-data {kind} --force`")
     return path
@@ -106,7 +114,7 @@ def catalog(problem: str) -> dict[str, int]:
     import csv
 
     kind, file, size = _CATALOG_FILES[problem]
-    path = data_dir(kind) / file
+    path = table_dir(kind) / file
     if (problem, path) not in _CATALOG:
         if not path.is_file():
             raise InstanceDataError(f"{path} is missing: it belongs to the repository (git checkout -- {path})")
@@ -154,6 +162,7 @@ def fetch(kind: str, source: Path | None = None, force: bool = False, out=None) 
                 raise InstanceDataError(f"{path} is altered (its sha256 differs from {SUMS_NAME}); "
                                         f"`gpude fetch-data {kind} --force` replaces it")
         todo.append(name)
+    dest.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{kind}.staging-", dir=dest))
     try:
         for name in todo:
@@ -161,7 +170,7 @@ def fetch(kind: str, source: Path | None = None, force: bool = False, out=None) 
             got = sha256_bytes(data)
             if got != sums[name]:
                 where = Path(source) / name if source is not None else source_path(kind, name)
-                raise InstanceDataError(f"{where} has sha256 {got[:12]}..., but {dest / SUMS_NAME} expects "
+                raise InstanceDataError(f"{where} has sha256 {got[:12]}..., but {table_dir(kind) / SUMS_NAME} expects "
                                         f"{sums[name][:12]}...: not the published file; nothing was written")
             (staging / name).parent.mkdir(parents=True, exist_ok=True)
             (staging / name).write_bytes(data)

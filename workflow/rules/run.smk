@@ -48,5 +48,7 @@ rule fetch_instance_data:
         source=lambda wildcards: (f"--from {shlex.quote(str(Path(EXPERIMENT['instance_data_from']) / wildcards.dataset))}"
                                   if EXPERIMENT.get("instance_data_from") else ""),
     localrule: True
+    conda:
+        "../envs/gpude.yaml"
     shell:
         "python3 -m gpude fetch-data {wildcards.dataset} {params.source} > {log} 2>&1 && date -u > {output}"

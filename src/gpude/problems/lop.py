@@ -24,7 +24,7 @@ import pandas as pd
 from numba import cuda, int64  # module level: the CUDA simulator swaps kernel globals
 
 from ..errors import InvalidInputError, UnknownFunctionError
-from ..instances import data_dir, instance_file
+from ..instances import instance_file, table_dir
 from .base import Problem
 
 KEY_BOUNDS = (0.0, 1.0)
@@ -46,7 +46,7 @@ def read_matrix(path) -> np.ndarray:
 
 @lru_cache(maxsize=None)
 def optima() -> pd.DataFrame:
-    return pd.read_csv(data_dir("lolib") / "optima.csv").set_index("paper_name")
+    return pd.read_csv(table_dir("lolib") / "optima.csv").set_index("paper_name")
 
 
 def list_lop(table: int | None = None) -> list[str]:

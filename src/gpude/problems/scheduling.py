@@ -28,7 +28,7 @@ import pandas as pd
 from numba import cuda, float64, int32  # module level: the CUDA simulator swaps kernel globals
 
 from ..errors import InvalidInputError, UnknownFunctionError
-from ..instances import data_dir, instance_file
+from ..instances import instance_file, table_dir
 from .base import Problem
 
 N_TASKS, N_MACHINES = 512, 16
@@ -44,7 +44,7 @@ def read_etc(path, tasks: int = N_TASKS, machines: int = N_MACHINES) -> np.ndarr
 
 @lru_cache(maxsize=None)
 def instances() -> pd.DataFrame:
-    return pd.read_csv(data_dir("etc") / "instances.csv").set_index("paper_name")
+    return pd.read_csv(table_dir("etc") / "instances.csv").set_index("paper_name")
 
 
 def list_etc() -> list[str]:

@@ -52,9 +52,13 @@ def _runs(trials: pd.DataFrame) -> pd.DataFrame:
 
 
 def best_at(trace: dict | None, t: float, final: float, budget: float | None) -> float:
-    """A run's best error after t seconds: from its trace; the row's final best at the budget."""
-    if budget is not None and t >= budget - 1e-9:
-        return final
+    """A run's best error after t seconds: from its trace; the row's final best at the budget; NaN
+    past a shorter budget (the run never had t seconds)."""
+    if budget is not None and not pd.isna(budget):
+        if t > budget * (1 + 1e-9):
+            return np.nan
+        if t >= budget * (1 - 1e-9):
+            return final
     if trace is None or not len(trace["time_s"]) or not np.isfinite(trace["time_s"]).all():
         return np.nan
     i = np.searchsorted(trace["time_s"], t, side="right") - 1
@@ -431,4 +435,4 @@ class Kromer(Section):
             self.figure("figure_etc_progress_Tl", "Fit vs time for the TlM*C* matrices, NP = 64 (the paper's Fig. 9)"),
             self.speed_markdown(),
             self.figure("figure_eval_speed", "Seconds per population evaluation (the paper's Figs. 5 and 7)"),
-            "### Statistics", "", self.statistics()] if part)
+            "### Statistics", "", self.statistics()] if part is not None)
