@@ -34,16 +34,19 @@ def test_best_at_reads_the_step_function_and_the_final_value_at_the_budget():
 def test_lop_error_percent_uses_the_table_s_own_optimum_and_counts_solved_instances():
     # be75eec (Table 2, optimum 264940) and N-be75eec (Table 3, 236464)
     trials = pd.DataFrame([row("many_threaded", "be75eec", 0, 0.0, 10.0), row("many_threaded", "be75eec", 1, 0.0, 10.0),
-                           row("many_threaded", "N-be75eec", 0, 236.464, 10.0)])
+                           row("many_threaded", "N-be75eec", 0, 236.464, 10.0), row("many_threaded", "be75np", 0, 0.0, 10.0)])
     traces = {("ref", "de/many_threaded/be75eec/t0"): {"time_s": np.array([1.0, 6.0]), "best_error": np.array([2649.4, 0.0])},
               ("ref", "de/many_threaded/be75eec/t1"): {"time_s": np.array([1.0, 4.0]), "best_error": np.array([2649.4, 0.0])},
-              ("ref", "de/many_threaded/N-be75eec/t0"): {"time_s": np.array([1.0]), "best_error": np.array([236.464])}}
+              ("ref", "de/many_threaded/N-be75eec/t0"): {"time_s": np.array([1.0]), "best_error": np.array([236.464])},
+              ("ref", "de/many_threaded/be75np/t0"): {"time_s": np.array([0.5, 2.0]), "best_error": np.array([9.0, 0.0])}}
     paper = {2: pd.DataFrame({"instance": ["be75eec"], "best_5s": [1.13e-3], "avg_5s": [2e-3], "best_10s": [0.0],
                               "avg_10s": [8.83e-3]})}
     t = kromer.lop_table(trials, traces, paper).set_index("instance")
     assert t.loc["be75eec", "avg_5s"] == pytest.approx(0.5)          # 1% and 0% at 5 s
     assert t.loc["be75eec", "best_5s"] == 0.0 and t.loc["be75eec", "avg_10s"] == 0.0
-    assert t.loc["be75eec", "solved_every_run"] and not t.loc["N-be75eec", "solved_every_run"]
+    # solved in every run = at the optimum after 5 s and after 10 s (be75eec's first run: only at 6 s)
+    assert t.loc["be75np", "solved_every_run"] and not t.loc["be75eec", "solved_every_run"]
+    assert not t.loc["N-be75eec", "solved_every_run"]
     assert t.loc["N-be75eec", "avg_10s"] == pytest.approx(0.1) and t.loc["N-be75eec", "table"] == 3
     assert t.loc["be75eec", "paper_avg_10s"] == 8.83e-3 and np.isnan(t.loc["N-be75eec", "paper_avg_10s"])
     s = kromer.lop_summary(t.reset_index(), paper).set_index(["table", "implementation"])

@@ -112,7 +112,8 @@ def lop_table(trials: pd.DataFrame, traces: dict, published: dict[int, pd.DataFr
         for t in LOP_TIMES:
             pct = 100.0 * g[f"at_{t:g}"] / opt[instance]
             row[f"best_{t:g}s"], row[f"avg_{t:g}s"] = pct.min(), pct.mean()
-        row["solved_every_run"] = bool((g["best_error"] == 0).all())
+        # the paper's "global optimum in all test runs": every run at 0 after 5 s and after 10 s
+        row["solved_every_run"] = bool(all((g[f"at_{t:g}"] == 0).all() for t in LOP_TIMES))
         rows.append(row)
     cols = ["implementation", "instance", "table", "machine", "n", "optimum",
             *[f"{k}_{t:g}s" for t in LOP_TIMES for k in ("best", "avg")], "solved_every_run"]
@@ -134,7 +135,7 @@ def lop_summary(table: pd.DataFrame, published: dict[int, pd.DataFrame]) -> pd.D
                      "mean_avg_5s": g["avg_5s"].mean(), "mean_avg_10s": g["avg_10s"].mean(),
                      "solved_every_run": int(g["solved_every_run"].sum())})
     for number, paper in published.items():
-        solved = int(((paper["best_10s"] == 0) & (paper["avg_10s"] == 0)).sum())
+        solved = int(((paper["avg_5s"] == 0) & (paper["avg_10s"] == 0)).sum())
         rows.append({"table": number, "implementation": "paper (GPU)", "instances": len(paper),
                      "mean_avg_5s": paper["avg_5s"].mean(), "mean_avg_10s": paper["avg_10s"].mean(),
                      "solved_every_run": solved})
@@ -374,7 +375,10 @@ class Kromer(Section):
         lines = ["**Tables 2 and 3** (error % = 100 (optimum - f) / optimum with the proven optima of "
                  "`data/lolib/optima.csv`: Table 2 the LOLIB matrices, Table 3 the normalised N-LOLIB ones). "
                  "Summary: the mean over instances of the mean error %, and the instances where every run reached "
-                 "the optimum (paper: 15 of 49 LOLIB matrices, 18 of 50 N-LOLIB ones, as its text states).", "",
+                 "the optimum after 5 s and after 10 s. 'paper (GPU)' is computed from the transcribed tables; "
+                 "the paper's text says 0.043 / 0.031 % and 15 of 49 for LOLIB (as its table gives) and 0.034 / "
+                 "0.037 % and 18 of 50 for N-LOLIB (its table gives 0.0375 / 0.0367 % and 15; "
+                 "`tests/test_kromer_published.py`).", "",
                  "| table | implementation | instances | mean avg error % 5 s | mean avg error % 10 s | solved in every run |",
                  "|---|---|---|---|---|---|"]
         for r in s.to_dict("records"):
