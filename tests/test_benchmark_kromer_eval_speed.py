@@ -1,0 +1,53 @@
+"""benchmarks/kromer_eval_speed.py (Kromer et al.'s Figs. 5 and 7) on tiny hand-made instances: its
+rows, and its refusal to time evaluators that disagree."""
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpude.errors import GpudeError
+from gpude.problems import LinearOrdering, TaskScheduling
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("kromer_eval_speed", ROOT / "benchmarks" / "kromer_eval_speed.py")
+bench = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(bench)
+RNG = np.random.default_rng(3)
+SMALL = {"lop": LinearOrdering.from_matrix(RNG.integers(0, 9, (6, 6)), name="lop6"),
+         "etc": TaskScheduling.from_matrix(RNG.uniform(1, 50, (10, 3)), name="etc10x3")}
+
+
+@pytest.fixture()
+def small(monkeypatch):
+    monkeypatch.setattr(bench, "problems", lambda lop, etc: SMALL)
+
+
+@pytest.mark.parametrize("devices", ["cpu,cpu_parallel", pytest.param("gpu", marks=pytest.mark.cudasim)])
+def test_rows_per_problem_popsize_and_device(small, tmp_path, devices):
+    out = tmp_path / "speed.csv"
+    assert bench.main(["--out", str(out), "--popsizes", "2,4", "--repeats", "2", "--devices", devices]) == 0
+    t = pd.read_csv(out)
+    n_devices = len(devices.split(","))
+    assert len(t) == 2 * 2 * n_devices and set(t["instance"]) == {"lop6", "etc10x3"}
+    assert (t["seconds_median"] > 0).all() and (t["seconds_min"] <= t["seconds_median"]).all()
+    assert (t["evaluations_per_s"] == t["popsize"] / t["seconds_median"]).all()
+    assert {"cpu", "numba", "git_commit"} <= set(t.columns)
+    if devices == "gpu":
+        assert (t["seconds_with_copies"] > 0).all()
+
+
+def test_disagreeing_evaluators_are_not_timed(small, monkeypatch, tmp_path):
+    real = bench.evaluator
+
+    def skewed(problem, device):
+        run, timed = real(problem, device)
+        return (lambda X: run(X) + (device == "cpu_parallel")), timed
+    monkeypatch.setattr(bench, "evaluator", skewed)
+    with pytest.raises(GpudeError, match="cpu_parallel evaluator differs from the CPU one"):
+        bench.main(["--out", str(tmp_path / "x.csv"), "--popsizes", "2", "--devices", "cpu,cpu_parallel"])
+    assert not (tmp_path / "x.csv").exists()
+    with pytest.raises(GpudeError, match="unknown device"):
+        bench.main(["--out", str(tmp_path / "x.csv"), "--devices", "tpu"])
