@@ -99,3 +99,21 @@ def test_bad_matrices_are_refused():
         TaskScheduling.from_matrix(-np.ones((3, 2)))
     with pytest.raises(InvalidInputError, match="has dimension 9, not 10"):
         make_runner("de", "sequential", LOP, 10, NP, MAX_FES)
+
+
+@pytest.mark.parametrize("algorithm,impl", [(e.algorithm, e.implementation) for e in registry.entries()
+                                            if not e.load(check_device=False).needs_program and e.device == "cpu"])
+def test_every_evaluator_implementation_on_the_cpu_runs_a_large_scale_function(algorithm, impl):
+    # L01 has no program: those that call evaluators must run it (masw for Lastra et al., DE, PSO, SS)
+    params = {"masw": {"ls_intensity": 2, "offspring": 2}, "ss": {"ref_best": 3, "ref_diverse": 1, "ls_steps": 2}}
+    r = make_runner(algorithm, impl, "L01", 20, 6, 60, **params.get(algorithm, {}),
+                    **({"workers": 1} if impl == "master_slave" else {})).run(SEED)
+    assert r.fes_used == 60 and np.isfinite(r.best_error)
+
+
+@pytest.mark.cudasim
+def test_many_threaded_on_a_streaming_function_follows_sequential():
+    _, ref = run("sequential", __import__("gpude").functions.get_function("L01", 20), max_fes=4 * NP)
+    _, r = run("many_threaded", __import__("gpude").functions.get_function("L01", 20), max_fes=4 * NP)
+    # the streaming evaluator sums in another order than the CPU's: equal to rounding
+    np.testing.assert_allclose(r.trace["best_error"], ref.trace["best_error"], rtol=1e-12)

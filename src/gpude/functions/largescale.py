@@ -391,9 +391,11 @@ class LargeScaleFunction:
         perm = d["P"] if d["P"] is not None else np.zeros(1, np.int32)
         return (np.ascontiguousarray(d["o"], dtype=dtype), perm, d["P"] is not None, d["M"], d["m"])
 
-    def cpu_evaluator(self, dtype):
-        """``f(X, out)``: errors of the rows of X into out, one CPU thread."""
-        rows, args = _cpu_row_evaluator(), self.evaluator_args(np.dtype(dtype).type)
+    def cpu_evaluator(self, dtype, parallel: bool = False):
+        """``f(X, out)``: errors of the rows of X into out, one CPU thread (``parallel``: a row per
+        thread of numba's pool)."""
+        rows = _cpu_parallel_rows() if parallel else _cpu_row_evaluator()
+        args = self.evaluator_args(np.dtype(dtype).type)
         code = self.code
 
         def evaluate(X, out):
@@ -443,6 +445,19 @@ class LargeScaleFunction:
         return float(out[0]) if single else out
 
     __call__ = evaluate
+
+
+@lru_cache(maxsize=None)
+def _cpu_parallel_rows():
+    import numba
+
+    one = _cpu_row_evaluator()
+
+    @numba.njit(nogil=True, parallel=True)
+    def evaluate_rows(X, out, code, o, perm, has_perm, M, m):
+        for r in numba.prange(X.shape[0]):  # each row as the one-thread evaluator computes it
+            one(X[r:r + 1], out[r:r + 1], code, o, perm, has_perm, M, m)
+    return evaluate_rows
 
 
 _CACHE: dict = {}

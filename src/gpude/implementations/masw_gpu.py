@@ -248,6 +248,7 @@ class MASWGPU(HostLoopImplementation):
         Do not print the memory line before the run.
     """
 
+    needs_program = False  # the problem's evaluators (large-scale functions have no program)
     algorithm = "masw"
     name = "gpu"
     device = "gpu"

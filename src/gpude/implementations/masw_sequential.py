@@ -112,6 +112,7 @@ def build_cpu_masw(dtype):
 class MASWSequential(HostLoopImplementation):
     """MA-SW-Chains, one CPU thread."""
 
+    needs_program = False  # the problem's evaluators (large-scale functions have no program)
     algorithm = "masw"
     name = "sequential"
     device = "cpu"
