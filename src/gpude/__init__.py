@@ -14,3 +14,10 @@ def run_trial(*args, **kwargs):
     from .trial import run_trial as _run_trial
 
     return _run_trial(*args, **kwargs)
+
+
+def minimize(*args, **kwargs):
+    """Your own objective with any algorithm and implementation; see :func:`gpude.optimize.minimize`."""
+    from .optimize import minimize as _minimize
+
+    return _minimize(*args, **kwargs)

@@ -34,7 +34,8 @@ class RunParams:
     max_fes : int
         Budget of function evaluations (initial population included), >= popsize.
     target : float
-        Stop when the best error is <= target (checked every generation).
+        Stop when the best error is <= target (checked every generation); ``-inf``: never (a user's
+        objective, :func:`gpude.minimize`, whose values are not errors and may be negative).
     dtype : str
         ``"float64"`` or ``"float32"``: storage and arithmetic of the population and the function
         evaluations. Random draws are float64 in both.
@@ -64,9 +65,11 @@ class RunParams:
                 f"got {self.popsize!r}")
         if not _is_int(self.max_fes) or self.max_fes < self.popsize:
             bad(f"max_fes must be an integer >= popsize ({self.popsize}), got {self.max_fes!r}")
-        if not isinstance(self.target, (int, float, np.floating)) or not np.isfinite(self.target) \
-                or self.target < 0:
-            bad(f"target must be a finite number >= 0, got {self.target!r}")
+        no_target = isinstance(self.target, (float, np.floating)) and self.target == -np.inf
+        if not no_target and (not isinstance(self.target, (int, float, np.floating)) or not np.isfinite(self.target)
+                              or self.target < 0):
+            bad(f"target must be a finite number >= 0 (or -inf: no target, for an objective whose values may be "
+                f"negative), got {self.target!r}")
         if self.dtype not in DTYPES:
             bad(f"dtype must be 'float64' or 'float32', got {self.dtype!r}")
         if self.max_time_s is not None and (
