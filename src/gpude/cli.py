@@ -11,6 +11,7 @@ stats       rank-sum scores and tests of a trials table
 paper       timing table and figure of a trials table, beside the published numbers
 functions   the benchmark functions and their definitions
 fetch-data  (re)create data/cec from the opfunu 1.0.4 wheel on PyPI
+export-ioh  an experiment's trials and traces in IOHprofiler's format (IOHanalyzer)
 """
 
 from __future__ import annotations
@@ -64,6 +65,15 @@ def _cmd_functions(args) -> int:
               f"bias {f.bias:>7g}  {f.name}: {parts}")
     if suite == "all":
         print("\nAlso the LOP and ETC instances of Kromer et al.: `gpude functions --suite lop|etc`.")
+    return 0
+
+
+def _cmd_export_ioh(args) -> int:
+    from .ioh import export_experiment
+
+    files = export_experiment(args.results, args.out)
+    print(f"wrote {len(files)} IOHprofiler meta file(s) under {files[0].parent.parent if files else args.out}; "
+          "load the folder (or a zip of it) in IOHanalyzer")
     return 0
 
 
@@ -363,6 +373,11 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", required=True)
     rp.set_defaults(func=_cmd_report)
 
+    io = sub.add_parser("export-ioh", help="an experiment's trials and traces in IOHprofiler's format, for IOHanalyzer")
+    io.add_argument("results", help="a merged experiment folder: results/<experiment>/ or "
+                                    "results/reference/<machine>/<experiment>/ (trials.csv, traces.npz)")
+    io.add_argument("--out", default=None, help="output folder (default: <results>/ioh); replaced whole")
+    io.set_defaults(func=_cmd_export_ioh)
     ls = sub.add_parser("list", help="registered algorithms and implementations")
     ls.set_defaults(func=_cmd_list)
 
