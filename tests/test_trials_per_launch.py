@@ -26,7 +26,8 @@ def runner(algorithm, implementation, **kw):
 
 
 def test_the_device_loops():
-    assert sorted(i for _, i in DEVICE_LOOPS) == ["all_gpu", "cudade", "cujde", "fpde", "gpu", "ide", "two_kernel"]
+    assert sorted(i for _, i in DEVICE_LOOPS) == ["all_gpu", "cudade", "cujde", "fpde", "gpu", "ide", "many_threaded",
+                                                  "two_kernel"]
 
 
 def assert_same_run(batched, alone):

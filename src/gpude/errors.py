@@ -30,3 +30,13 @@ def require_positive_int(name: str, value, types: tuple = (int,), hint: str = ""
     """Raise :class:`InvalidInputError` unless ``value`` is an integer >= 1 of ``types`` (never a bool)."""
     if isinstance(value, bool) or not isinstance(value, types) or value < 1:
         raise InvalidInputError(f"{name} must be a positive integer, got {value!r}{hint}")
+
+
+class GPUOutOfMemoryError(GpudeError, MemoryError):
+    """The GPU had not enough memory for a run's buffers (the message names the sizes)."""
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """Whether a CUDA error (driver or runtime, as numba raises it) is an out-of-memory error."""
+    text = f"{type(exc).__name__} {exc}".lower()
+    return "out_of_memory" in text or "out of memory" in text or getattr(exc, "code", None) == 2

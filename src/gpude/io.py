@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
+
+from .errors import GpudeError
+
+
+class DiskFullError(GpudeError, OSError):
+    """The disk (or a quota) filled up during a write; nothing was written."""
 
 
 def _umask() -> int:
@@ -26,8 +33,13 @@ def write_atomic(path, data: str | bytes) -> Path:
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file a normal file's mode
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise DiskFullError(exc.errno, f"no space left on the device (or over quota) while writing {path} "
+                                f"({len(data):,} {'bytes' if mode == 'wb' else 'characters'}): free space or point the "
+                                "results elsewhere, then run again; nothing was written and the previous file, if "
+                                "any, is intact") from exc
         raise
     return path
 

@@ -153,6 +153,24 @@ class DeviceLoopImplementation(Implementation):
         shape_key = (self.max_generations, self.popsize, batch)
         if getattr(self, "_allocated_for", None) == shape_key:
             return
+        try:
+            self._allocate_buffers(batch)
+        except Exception as exc:
+            from ..errors import GPUOutOfMemoryError, is_out_of_memory
+
+            if not is_out_of_memory(exc):
+                raise
+            B, NP, D, width = batch, self.popsize, self.dim, np.dtype(self.dtype).itemsize
+            population = 3 * B * NP * D * width  # population, trial vectors and one more of each (mutants, ...)
+            trace = B * (self.max_generations + 1) * 8
+            raise GPUOutOfMemoryError(
+                f"the GPU ran out of memory for {B} trial(s) of {self.algorithm}/{self.name} at NP = {NP}, D = {D}: "
+                f"about {population / 1e9:.2f} GB of populations and {trace / 1e9:.2f} GB of traces (one float64 "
+                f"per generation: max_fes / NP = {self.max_generations:,} generations per trial); lower "
+                f"trials_per_launch or max_fes (a time-budgeted run needs max_fes only as a cap), or use float32") from exc
+        self._allocated_for = shape_key
+
+    def _allocate_buffers(self, batch):
         self.batch = batch
         self.compute = cuda.stream()
         self.side = cuda.stream()  # kernel P (ide) and the asynchronous flag copies
@@ -163,7 +181,6 @@ class DeviceLoopImplementation(Implementation):
         self.h_hit = cuda.pinned_array(batch + 1, dtype=np.int64)
         self.generation_done = cuda.event()
         self.allocate()
-        self._allocated_for = shape_key
 
     def allocate(self) -> None:
         raise NotImplementedError

@@ -1,0 +1,141 @@
+"""Failure modes (issue 16, docs/failures.md): each gives a message naming the problem and the fix, and
+loses nothing already written. (NaN from a user objective: tests/test_minimize.py; bad experiment
+keys: tests/test_workflow.py; altered CEC data: tests/test_cecdata.py.)"""
+
+import errno
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpude import io, run_trial
+from gpude.errors import GPUOutOfMemoryError, GpudeError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def full_disk(monkeypatch):
+    def fsync(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(io.os, "fsync", fsync)
+
+
+def test_a_full_disk_during_a_write_names_the_file_and_keeps_the_old_one(tmp_path, monkeypatch):
+    path = tmp_path / "trials.csv"
+    path.write_text("old\n")
+    full_disk(monkeypatch)
+    with pytest.raises(io.DiskFullError, match=r"no space left on the device .* while writing .*trials.csv .* free "
+                                               r"space or point the results elsewhere"):
+        io.write_atomic(path, "new\n" * 1000)
+    assert path.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["trials.csv"]
+
+
+def test_a_full_disk_during_a_batch_leaves_no_batch(tmp_path, monkeypatch):
+    from gpude.results import trial_row, write_batch
+
+    r = run_trial(function="Q01", dim=10, popsize=8, max_fes=40, seed=1)
+    full_disk(monkeypatch)
+    with pytest.raises(io.DiskFullError):
+        write_batch([trial_row(r, 0, 0.0)], [r], tmp_path / "b.csv", tmp_path / "b.npz")
+    assert not list(tmp_path.iterdir())  # no CSV (the mark of a complete batch), no traces, no temporaries
+
+
+@pytest.mark.cudasim
+def test_a_gpu_out_of_memory_names_the_sizes_and_what_to_lower(monkeypatch):
+    from gpude.implementations import device_loop
+
+    class CudaAPIError(Exception):  # numba's, as the driver reports it
+        code = 2
+
+    def device_array(*args, **kwargs):
+        raise CudaAPIError("[2] Call to cuMemAlloc results in CUDA_ERROR_OUT_OF_MEMORY")
+    monkeypatch.setattr(device_loop.cuda, "device_array", device_array)
+    with pytest.raises(GPUOutOfMemoryError, match=r"ran out of memory for 1 trial\(s\) of de/all_gpu at NP = 8, "
+                                                  r"D = 10: about .* GB of populations and .* GB of traces .*"
+                                                  r"lower trials_per_launch or max_fes"):
+        run_trial(implementation="all_gpu", function="Q01", dim=10, popsize=8, max_fes=80, seed=1)
+
+
+def test_a_missing_instance_file_names_the_command_that_fetches_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUDE_INSTANCE_DATA", str(tmp_path))  # an empty data root
+    from gpude.problems import lop
+
+    lop.get_lop.cache_clear()
+    with pytest.raises(GpudeError, match=r"instance file .*be75eec is missing: run `gpude fetch-data lolib`"):
+        run_trial(function="be75eec", dim=50, popsize=8, max_fes=16)
+    lop.get_lop.cache_clear()
+
+
+# --- the workflow ------------------------------------------------------------------------------------
+
+EXPERIMENT = """name: crash
+seed: 3
+trials: 4
+trials_per_job: 1
+algorithms:
+  de:
+    implementations: [sequential]
+functions: [Q01]
+dims: [10]
+popsizes: [20]
+max_fes: 40000
+timing: exclusive
+"""
+
+
+def workflow_copy(tmp_path, name):
+    work = tmp_path / name
+    work.mkdir()
+    for part in ("Snakefile", "workflow", "config", "profiles"):
+        src = ROOT / part
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, work / part)
+    (work / "config/experiments/crash.yaml").write_text(EXPERIMENT)
+    return work
+
+
+def snakemake(work, *args):
+    return subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "--configfile",
+                           "config/experiments/crash.yaml", *args, "--", "results/crash/trials.csv"],
+                          cwd=work, capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.slow
+def test_kill_9_mid_run_and_a_second_run_on_the_same_folder(tmp_path):
+    work = workflow_copy(tmp_path, "crashed")
+    cmd = [sys.executable, "-m", "snakemake", "--cores", "1", "--configfile", "config/experiments/crash.yaml",
+           "--", "results/crash/trials.csv"]
+    first = subprocess.Popen(cmd, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+    batches = work / "results/crash/batches"
+    deadline = time.time() + 300
+    while time.time() < deadline and len(list(batches.rglob("*.csv"))) < 1:
+        time.sleep(0.2)
+    # a second run on the same folder while the first holds it: refused, names the fix
+    second = snakemake(work)
+    assert second.returncode != 0 and "cannot be locked" in second.stdout + second.stderr
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait()
+    done = len(list(batches.rglob("*.csv")))
+    assert 1 <= done < 4, "the first run should be killed half-way"
+    # after kill -9 the lock stays: Snakemake says to unlock; then the run resumes where it stopped
+    again = snakemake(work)
+    assert again.returncode != 0 and "--unlock" in again.stdout + again.stderr
+    assert snakemake(work, "--unlock").returncode == 0
+    resumed = snakemake(work)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    trials = pd.read_csv(work / "results/crash/trials.csv")
+    assert sorted(trials["trial"]) == list(range(4))  # no partial and no duplicate rows
+    # identical to uninterrupted runs of the same seeds
+    from gpude.rng import trial_seed
+
+    for row in trials.to_dict("records"):
+        assert row["seed"] == trial_seed(3, "Q01", 10, 20, row["trial"])
+        r = run_trial(function="Q01", dim=10, popsize=20, max_fes=40000, seed=row["seed"])
+        assert r.best_error == row["best_error"] and r.fes_used == row["fes_used"]
