@@ -103,6 +103,9 @@ def _cmd_run(args) -> int:
     from .rng import trial_seed
     from .trial import make_runner
 
+    from .algorithms import load_plugins
+
+    load_plugins(args.plugin)
     options = {}
     for item in args.param or []:  # algorithm parameters beyond F and CR, e.g. jDE's tau1=0.1
         key, _, value = item.partition("=")
@@ -306,6 +309,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "algorithm's (DE 0.3, jDE 0.9)")
     r.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="another parameter of the algorithm, e.g. --param tau1=0.1 --param index_scheme=displacement")
+    r.add_argument("--plugin", action="append", metavar="MODULE",
+                   help="import this module first (it registers its own algorithms and implementations; "
+                        "docs/tutorial.md)")
     r.add_argument("--bounds", help="bound handling; DE: resample (default), clip or midpoint; PSO: its own modes")
     r.add_argument("--dtype", choices=("float64", "float32"), default="float64")
     r.add_argument("--target", type=float, default=1e-8)

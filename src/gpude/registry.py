@@ -55,6 +55,9 @@ def register(algorithm: str, implementation: str, target: str, device: str, desc
     if threads not in ("one", "all"):
         raise ValueError(f"threads must be 'one' or 'all', got {threads!r}")
     key = (algorithm, implementation)
+    existing = _REGISTRY.get(key)
+    if existing is not None and existing.target == target:
+        return existing  # the same plugin imported twice
     if key in _REGISTRY:
         raise RuntimeError(f"name collision: {algorithm}/{implementation} is already registered")
     _REGISTRY[key] = Entry(algorithm, implementation, target, device, description, threads)

@@ -29,6 +29,9 @@ def load_experiment(config):
         if isinstance(experiment.get(key), list):
             experiment[key] = [int(v) if str(v).isdigit() else v for v in experiment[key]]
     validate(experiment, "../schemas/experiment.schema.yaml")
+    from gpude.algorithms import load_plugins
+
+    load_plugins(experiment.get("plugins"))  # competitors registered outside the package
     experiment["functions"] = check_functions(experiment)
     for function in experiment["functions"]:
         dims_of(experiment, function)  # an instance with a dimension not its own fails here
@@ -257,6 +260,7 @@ def run_params(wildcards):
     if per_launch > 1:  # only then, so that results made before the key existed stay up to date
         common += f" --trials-per-launch {per_launch}"
     others = " ".join(f"--param {k}={v}" for k, v in sorted(params.items()) if k not in ("F", "CR", "bounds"))
+    others += "".join(f" --plugin {m}" for m in EXPERIMENT.get("plugins", []))
     return (f"{common} {others} "
             f"--max-fes {max_fes(EXPERIMENT, int(wildcards.dim))} --target {EXPERIMENT['target']} "
             + (f"--max-time-s {EXPERIMENT['max_time_s']} " if EXPERIMENT.get("max_time_s") else "") +

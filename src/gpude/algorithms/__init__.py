@@ -23,3 +23,21 @@ def params_class(algorithm: str) -> type:
         raise InvalidInputError(f"unknown algorithm {algorithm!r}; known: {', '.join(PARAMS)}")
     module, _, name = PARAMS[algorithm].partition(":")
     return getattr(import_module(module), name)
+
+
+def register_algorithm(name: str, params_target: str) -> None:
+    """Add an algorithm from outside the package (a plugin, ``docs/tutorial.md``): its name and its
+    parameter class as ``"module:Class"``. A name already taken is an error."""
+    if name in PARAMS and PARAMS[name] != params_target:
+        raise RuntimeError(f"name collision: algorithm {name!r} is already registered ({PARAMS[name]})")
+    PARAMS[name] = params_target
+
+
+def load_plugins(modules) -> None:
+    """Import plugin modules (each registers its algorithms and implementations when imported)."""
+    for module in modules or []:
+        try:
+            import_module(module)
+        except ImportError as exc:
+            raise InvalidInputError(f"plugin {module!r} cannot be imported ({exc}); it must be an importable module "
+                                    "(on PYTHONPATH, or installed)") from exc
