@@ -42,7 +42,8 @@ def test_the_tutorial_runs_as_written(tmp_path):
               "--", "results/mine/stats/rank_sum_time.csv", "paper/mine/table_time.md")
     assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
     trials = pd.read_csv(tmp_path / "results/mine/trials.csv")
-    assert set(trials["algorithm"]) == {"de", "pbest"} and len(trials) == 2 * 2 * 3
+    assert set(trials["algorithm"]) == {"de", "pbest"} and len(trials) == 2 * 3 * 3
+    assert set(trials["function"]) == {"Q01", "F01", "rosen10"} and (trials["status"] != "failed").all()
     assert (trials[trials["algorithm"] == "pbest"]["fes_used"] <= 3000).all()
     assert '"p": 0.2' in trials[trials["algorithm"] == "pbest"]["params"].iloc[0]
     scores = pd.read_csv(tmp_path / "results/mine/stats/rank_sum_time.csv", index_col="function")

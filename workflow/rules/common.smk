@@ -69,13 +69,15 @@ def check_functions(experiment):
     from gpude.functions import list_functions
     from gpude.functions.function import canonical_id
 
-    known = {*list_functions("all"), *list_functions("lop"), *list_functions("etc")}
+    from gpude.problems import registered_names
+
+    known = {*list_functions("all"), *list_functions("lop"), *list_functions("etc"), *registered_names()}
     ids = [canonical_id(f) for f in experiment["functions"]]
     unknown = [f for f, i in zip(experiment["functions"], ids) if i not in known]
     if unknown:
         raise ValueError(f"experiment {experiment['name']}: unknown function(s) {', '.join(map(str, unknown))}; "
                          "`gpude functions` lists the functions, `gpude functions --suite lop|etc` the LOP and "
-                         "ETC instances")
+                         "ETC instances; an objective of your own is registered by a plugin (docs/tutorial.md)")
     return ids
 
 

@@ -178,8 +178,13 @@ def list_functions(suite: str | None = None) -> list[str]:
 
 
 def _problem_name(fid) -> str | None:
-    """The instance name if ``fid`` names a LOP or ETC instance (case-insensitive), else None."""
+    """The name if ``fid`` names a registered problem (exactly) or a LOP or ETC instance
+    (case-insensitive), else None."""
     from ..instances import find_instance
+    from ..problems import registered_problem
+
+    if registered_problem(fid) is not None:
+        return str(fid).strip()
 
     found = find_instance(fid)
     return found[1] if found else None

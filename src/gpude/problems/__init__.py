@@ -34,10 +34,40 @@ def __getattr__(name):
 SETS = {"lop": ("lop:get_lop", "lolib"), "etc": ("scheduling:get_etc", "etc")}
 
 
+#: problems registered by name from outside the package (a plugin's objective): name -> problem
+_REGISTERED: dict = {}
+
+
+def register_problem(name: str, problem) -> None:
+    """Make ``problem`` (any object with the protocol of :mod:`gpude.problems.base`, e.g. a
+    :class:`gpude.problems.objective.UserObjective`) available by ``name`` wherever a function id goes
+    (an experiment's ``functions``, with its own dimension or ``dims: [instance]``)."""
+    from ..errors import InvalidInputError
+
+    missing = [a for a in ("dim", "lower", "upper", "evaluate", "cpu_evaluator") if not hasattr(problem, a)]
+    if missing:
+        raise InvalidInputError(f"problem {name!r} lacks {', '.join(missing)} (docs/problems.md: the protocol)")
+    if name in _REGISTERED and _REGISTERED[name] is not problem:
+        raise RuntimeError(f"name collision: problem {name!r} is already registered")
+    problem.fid = name
+    _REGISTERED[name] = problem
+
+
+def registered_problem(name: str):
+    return _REGISTERED.get(str(name).strip())
+
+
+def registered_names() -> list[str]:
+    return list(_REGISTERED)
+
+
 def problem_set(name: str) -> str | None:
-    """``"lop"`` or ``"etc"`` for an instance name (exact, as in the paper), else None."""
+    """``"lop"`` or ``"etc"`` for an instance name (exact, as in the paper), ``"registered"`` for a
+    registered problem, else None."""
     from ..instances import find_instance
 
+    if name in _REGISTERED:
+        return "registered"
     found = find_instance(name)
     return found[0] if found and found[1] == name else None
 
@@ -45,13 +75,15 @@ def problem_set(name: str) -> str | None:
 def instance_data_set(name: str) -> str | None:
     """The ``gpude fetch-data`` set an instance needs (``lolib`` or ``etc``), else None."""
     kind = problem_set(name)
-    return SETS[kind][1] if kind else None
+    return SETS[kind][1] if kind in SETS else None
 
 
 def instance_dim(name: str) -> int:
     """The dimension of an instance, from the committed tables (no instance file is read)."""
     from ..instances import catalog
 
+    if name in _REGISTERED:
+        return int(_REGISTERED[name].dim)
     return catalog(problem_set(name))[name]
 
 
@@ -68,9 +100,11 @@ def get_problem(name: str, dim=None):
     if dim is not None and dim != "instance" and int(dim) != own:
         raise UnsupportedDimensionError(f"{name} has dimension {own} (its instance's size), not {dim}; "
                                         f"use dims: [instance] in an experiment")
+    if kind == "registered":
+        return _REGISTERED[name]
     module, _, constructor = SETS[kind][0].partition(":")
     return getattr(import_module(f".{module}", __name__), constructor)(name)
 
 
-__all__ = ["Problem", "has_program", "LinearOrdering", "get_lop", "list_lop", "TaskScheduling", "get_etc",
+__all__ = ["Problem", "has_program", "register_problem", "registered_problem", "registered_names", "LinearOrdering", "get_lop", "list_lop", "TaskScheduling", "get_etc",
            "list_etc", "min_min", "get_problem", "problem_set", "instance_dim", "instance_data_set"]
