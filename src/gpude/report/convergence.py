@@ -57,6 +57,7 @@ def figures(trials: pd.DataFrame, traces: dict, out_dir, device: str = "") -> li
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import LogLocator, NullLocator
 
     traces = trial_traces(trials, traces)
     if not traces:  # e.g. every trial failed: say so in the figures the workflow expects
@@ -100,6 +101,12 @@ def figures(trials: pd.DataFrame, traces: dict, out_dir, device: str = "") -> li
             ax.set_ylabel("targets reached" if kind == "ecdf" else "best error", fontsize=7)
             ax.set_title(f, fontsize=9)
             ax.tick_params(labelsize=7)
+            # log axes spanning 20 decades get hundreds of minor ticks, each a text to measure at every
+            # draw (most of the time of a 20-panel figure): a few major ticks say what is needed
+            for axis in (ax.xaxis, ax.yaxis):
+                if axis.get_scale() == "log":
+                    axis.set_major_locator(LogLocator(numticks=5))
+                    axis.set_minor_locator(NullLocator())
         for ax in list(axes.flat)[len(functions):]:
             ax.axis("off")
         handles = [plt.Line2D([], [], color=colors[i], label=i) for i in impls]
