@@ -117,3 +117,13 @@ def test_many_threaded_on_a_streaming_function_follows_sequential():
     _, r = run("many_threaded", __import__("gpude").functions.get_function("L01", 20), max_fes=4 * NP)
     # the streaming evaluator sums in another order than the CPU's: equal to rounding
     np.testing.assert_allclose(r.trace["best_error"], ref.trace["best_error"], rtol=1e-12)
+
+
+@pytest.mark.cudasim
+def test_masw_on_the_gpu_runs_a_lop_as_on_the_cpu():
+    # masw/gpu asks its evaluator for max_rows (a sizing hint of the streaming evaluators)
+    kw = dict(ls_intensity=2, offspring=2)
+    a = make_runner("masw", "sequential", LOP, LOP.dim, NP, 30, **kw).run(SEED)
+    b = make_runner("masw", "gpu", LOP, LOP.dim, NP, 30, **kw).run(SEED)
+    assert a.fes_used == b.fes_used == 30
+    np.testing.assert_array_equal(a.trace["best_error"], b.trace["best_error"])

@@ -92,3 +92,16 @@ class Problem:
 
     def summary(self, x) -> dict:
         return {}
+
+
+class DeviceEvaluator:
+    """What the GPU evaluators of problems share: ``prebound`` (the interface of the streaming
+    evaluators: a callable that queues ``launch`` with fixed arguments; here a plain closure) and
+    ``max_rows`` (no limit: a block or a thread per row, nothing sized by rows)."""
+
+    max_rows = 1 << 30
+
+    def prebound(self, X, out, row0: int, n: int, stream, gate=None):
+        def run():
+            self.launch(X, out, row0, n, stream, gate)
+        return run

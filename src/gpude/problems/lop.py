@@ -25,7 +25,7 @@ from numba import cuda, int64  # module level: the CUDA simulator swaps kernel g
 
 from ..errors import InvalidInputError, UnknownFunctionError
 from ..instances import instance_file, table_dir
-from .base import Problem
+from .base import DeviceEvaluator, Problem
 
 KEY_BOUNDS = (0.0, 1.0)
 
@@ -118,7 +118,7 @@ def _gpu_kernel(n: int, dtype):
 MAX_GPU_N = 1024  # a thread per row of the matrix, one block per candidate
 
 
-class LOPEvaluator:
+class LOPEvaluator(DeviceEvaluator):
     """Rows of a device array on the GPU (the evaluator interface of :mod:`gpude.problems.base`)."""
 
     def __init__(self, problem: "LinearOrdering", dtype):
@@ -202,7 +202,9 @@ class LinearOrdering(Problem):
             kernel(C, X, out, opt)
         return evaluate
 
-    def gpu_evaluator(self, dtype, **options) -> LOPEvaluator:
+    def gpu_evaluator(self, dtype, max_rows: int | None = None, **options) -> LOPEvaluator:
+        # max_rows (the most rows one launch evaluates, a hint streaming evaluators size buffers by)
+        # needs nothing here: a block per row
         if options:
             raise InvalidInputError(f"the LOP evaluator takes no options, got {', '.join(sorted(options))}")
         return LOPEvaluator(self, np.dtype(dtype).type)

@@ -111,7 +111,7 @@ class UserObjective(Problem):
         return evaluate
 
     # --- GPU -----------------------------------------------------------------------------------------
-    def gpu_evaluator(self, dtype, **options):
+    def gpu_evaluator(self, dtype, max_rows: int | None = None, **options):
         if options:
             raise InvalidInputError(f"the objective's GPU evaluator takes no options, got {', '.join(sorted(options))}")
         from .objective_gpu import ObjectiveGPUEvaluator

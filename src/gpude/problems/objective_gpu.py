@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
+from .base import DeviceEvaluator
 from .objective import ObjectiveError, _first_line
 
 
-class ObjectiveGPUEvaluator:
+class ObjectiveGPUEvaluator(DeviceEvaluator):
     """A thread per row calls the objective compiled as a CUDA device function; a NaN or -inf is
     stored as +inf and counted in ``bad`` (read by :func:`gpude.minimize` after the run)."""
 

@@ -29,7 +29,7 @@ from numba import cuda, float64, int32  # module level: the CUDA simulator swaps
 
 from ..errors import InvalidInputError, UnknownFunctionError
 from ..instances import instance_file, table_dir
-from .base import Problem
+from .base import DeviceEvaluator, Problem
 
 N_TASKS, N_MACHINES = 512, 16
 FLOWTIME_MODES = ("eq14", "completion")
@@ -165,7 +165,7 @@ def _gpu_kernel(n: int, m: int, completion: bool):
 MAX_GPU_TASKS = 1024  # a thread per task, one block per candidate
 
 
-class ETCEvaluator:
+class ETCEvaluator(DeviceEvaluator):
     """Rows of a device array on the GPU (the evaluator interface of :mod:`gpude.problems.base`);
     ``parts(X, out, makespans, flowtimes, row0, n)`` also writes the two objectives."""
 
@@ -260,7 +260,7 @@ class TaskScheduling(Problem):
             kernel(etc, X, lam, completion, out, spans, flows)
         return evaluate
 
-    def gpu_evaluator(self, dtype, **options) -> ETCEvaluator:
+    def gpu_evaluator(self, dtype, max_rows: int | None = None, **options) -> ETCEvaluator:
         if options:
             raise InvalidInputError(f"the ETC evaluator takes no options, got {', '.join(sorted(options))}")
         return ETCEvaluator(self)
