@@ -13,8 +13,9 @@ workload (W_i = 0, as studies.md advises):
   the default 0.75 is Xhafa et al.'s for the same fitness in their cellular memetic algorithm for
   grid scheduling, which weighs makespan first (our choice; a parameter).
 
-``evaluate`` returns fit (there is no known optimum; the report gives Min-Min, the classical
-baseline, and the best makespans published by Gogos et al. beside it). The matrix layout
+``evaluate`` returns fit (there is no known optimum; the report gives the makespan of Min-Min, the
+classical baseline, beside ours; ``data/etc/instances.csv`` also holds the best makespans published
+by Gogos et al.). The matrix layout
 (task-major: value k is task k // 16, machine k % 16) and the Min-Min makespans of
 ``data/etc/instances.csv`` are checked in the tests.
 """
