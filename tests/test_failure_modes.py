@@ -139,3 +139,36 @@ def test_kill_9_mid_run_and_a_second_run_on_the_same_folder(tmp_path):
         assert row["seed"] == trial_seed(3, "Q01", 10, 20, row["trial"])
         r = run_trial(function="Q01", dim=10, popsize=20, max_fes=40000, seed=row["seed"])
         assert r.best_error == row["best_error"] and r.fes_used == row["fes_used"]
+
+
+FAILING_PLUGIN = '''
+from gpude.implementations.sequential import Sequential
+from gpude.registry import register
+
+
+class Failing(Sequential):
+    name = "failing"
+
+    def run(self, seed):
+        if seed % 2:
+            raise RuntimeError("boom at seed %d" % seed)
+        return super().run(seed)
+
+
+register("de", "failing", "failing_plugin:Failing", "cpu", "fails on odd seeds (a test)")
+'''
+
+
+def test_a_trial_that_raises_is_a_row_with_its_error_and_the_batch_says_so(tmp_path):
+    # in a subprocess: the plugin never enters this process's registry
+    (tmp_path / "failing_plugin.py").write_text(FAILING_PLUGIN)
+    res = subprocess.run([sys.executable, "-m", "gpude", "run", "--plugin", "failing_plugin", "--implementation",
+                          "failing", "--function", "Q01", "--dim", "10", "--popsize", "8", "--max-fes", "40",
+                          "--seeds", "2,3,4", "--out-csv", "b.csv", "--out-traces", "b.npz"],
+                         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path)},
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 1 and "FAILED RuntimeError: boom at seed 3" in res.stderr
+    rows = pd.read_csv(tmp_path / "b.csv")
+    assert list(rows["seed"]) == [2, 3, 4]  # kept, in order
+    assert rows["status"].tolist()[1] == "error:RuntimeError: boom at seed 3"
+    assert rows["status"].tolist()[0] == rows["status"].tolist()[2] == "budget"
