@@ -33,7 +33,8 @@ def test_rows_per_problem_popsize_and_device(small, tmp_path, devices):
     n_devices = len(devices.split(","))
     assert len(t) == 2 * 2 * n_devices and set(t["instance"]) == {"lop6", "etc10x3"}
     assert (t["seconds_median"] > 0).all() and (t["seconds_min"] <= t["seconds_median"]).all()
-    assert (t["evaluations_per_s"] == t["popsize"] / t["seconds_median"]).all()
+    # (a CSV round trip may move the last digit)
+    assert np.allclose(t["evaluations_per_s"], t["popsize"] / t["seconds_median"], rtol=1e-12)
     assert {"cpu", "numba", "git_commit"} <= set(t.columns)
     if devices == "gpu":
         assert (t["seconds_with_copies"] > 0).all()

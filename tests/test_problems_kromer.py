@@ -18,6 +18,12 @@ WAVE2 = ROOT.parent / "shared" / "wave2"
 needs_wave2 = pytest.mark.skipif(not WAVE2.is_dir(), reason="needs ../shared/wave2 (the offline instance copy)")
 
 
+def committed_files(kind, dest):
+    """Copy data/<kind>'s committed files only: a checkout where `gpude fetch-data` ran also holds
+    the instance files there, which would make every fetch below find them already intact."""
+    shutil.copytree(ROOT / "data" / kind, dest, ignore=shutil.ignore_patterns("LOLIB", "N-LOLIB", "u_*", ".verified"))
+
+
 @pytest.fixture(scope="module")
 def data_root(tmp_path_factory):
     """A data root with the committed files of data/lolib and data/etc, filled by fetch-data --from."""
@@ -25,7 +31,7 @@ def data_root(tmp_path_factory):
         pytest.skip("needs ../shared/wave2 (the offline instance copy)")
     root = tmp_path_factory.mktemp("data")
     for kind in ("lolib", "etc"):
-        shutil.copytree(ROOT / "data" / kind, root / kind)
+        committed_files(kind, root / kind)
     mp = pytest.MonkeyPatch()
     mp.setenv("GPUDE_INSTANCE_DATA", str(root))
     from gpude.problems import lop, scheduling
@@ -49,7 +55,7 @@ def test_fetch_from_an_offline_copy_verifies_and_is_idempotent(data_root, capsys
 
 @needs_wave2
 def test_fetch_refuses_a_changed_file_and_writes_nothing(tmp_path, monkeypatch):
-    shutil.copytree(ROOT / "data" / "etc", tmp_path / "etc")
+    committed_files("etc", tmp_path / "etc")
     monkeypatch.setenv("GPUDE_INSTANCE_DATA", str(tmp_path))
     source = tmp_path / "copy"
     shutil.copytree(WAVE2 / "etc", source)
@@ -76,12 +82,12 @@ def test_fetch_refuses_a_changed_file_and_writes_nothing(tmp_path, monkeypatch):
 def test_cli_fetch_data_lolib_from(tmp_path, monkeypatch, capsys):
     from gpude.cli import main
 
-    shutil.copytree(ROOT / "data" / "lolib", tmp_path / "lolib")
+    committed_files("lolib", tmp_path / "lolib")
     monkeypatch.setenv("GPUDE_INSTANCE_DATA", str(tmp_path))
     assert main(["fetch-data", "lolib", "--from", str(WAVE2 / "lolib")]) == 0
     assert "99 file(s) written" in capsys.readouterr().out
     assert main(["fetch-data", "lolib", "--from", str(tmp_path / "nowhere")]) == 0  # all intact: nothing read
-    shutil.copytree(ROOT / "data" / "etc", tmp_path / "etc")
+    committed_files("etc", tmp_path / "etc")
     assert main(["fetch-data", "etc", "--from", str(tmp_path / "nowhere")]) == 1
     assert "missing from the offline copy" in capsys.readouterr().err
 
