@@ -75,17 +75,43 @@ def test_a_missing_instance_file_names_the_command_that_fetches_it(tmp_path, mon
 
 # --- the workflow ------------------------------------------------------------------------------------
 
+# de/sequential behind a gate, so the test decides where the first run is killed instead of racing
+# it: while a file `gate` exists, the first batch runs and every later run waits (saying so by
+# creating `waiting`); without the file it is de/sequential, the same run per seed
+GATED_PLUGIN = '''
+import time
+from pathlib import Path
+
+from gpude.implementations.sequential import Sequential
+from gpude.registry import register
+
+
+class Gated(Sequential):
+    name = "gated"
+
+    def run(self, seed):
+        if Path("gate").exists() and list(Path("results/crash/batches").rglob("*.csv")):
+            Path("waiting").touch()
+            while Path("gate").exists():
+                time.sleep(0.05)
+        return super().run(seed)
+
+
+register("de", "gated", "gated_plugin:Gated", "cpu", "de/sequential behind a gate file (a test)")
+'''
+
 EXPERIMENT = """name: crash
 seed: 3
 trials: 4
 trials_per_job: 1
+plugins: [gated_plugin]
 algorithms:
   de:
-    implementations: [sequential]
+    implementations: [gated]
 functions: [Q01]
 dims: [10]
 popsizes: [20]
-max_fes: 40000
+max_fes: 2000
 timing: exclusive
 """
 
@@ -97,33 +123,37 @@ def workflow_copy(tmp_path, name):
         src = ROOT / part
         (shutil.copytree if src.is_dir() else shutil.copy)(src, work / part)
     (work / "config/experiments/crash.yaml").write_text(EXPERIMENT)
+    (work / "gated_plugin.py").write_text(GATED_PLUGIN)
     return work
 
 
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "--cores", "1", "--configfile", "config/experiments/crash.yaml"]
+
+
 def snakemake(work, *args):
-    return subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "--configfile",
-                           "config/experiments/crash.yaml", *args, "--", "results/crash/trials.csv"],
-                          cwd=work, capture_output=True, text=True, timeout=600)
+    return subprocess.run([*SNAKEMAKE, *args, "--", "results/crash/trials.csv"], cwd=work, capture_output=True,
+                          text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(work)})
 
 
 @pytest.mark.slow
 def test_kill_9_mid_run_and_a_second_run_on_the_same_folder(tmp_path):
     work = workflow_copy(tmp_path, "crashed")
-    cmd = [sys.executable, "-m", "snakemake", "--cores", "1", "--configfile", "config/experiments/crash.yaml",
-           "--", "results/crash/trials.csv"]
-    first = subprocess.Popen(cmd, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             start_new_session=True)
-    batches = work / "results/crash/batches"
+    (work / "gate").touch()
+    first = subprocess.Popen([*SNAKEMAKE, "--", "results/crash/trials.csv"], cwd=work, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True,
+                             env={**os.environ, "PYTHONPATH": str(work)})
     deadline = time.time() + 300
-    while time.time() < deadline and len(list(batches.rglob("*.csv"))) < 1:
-        time.sleep(0.2)
+    while time.time() < deadline and not (work / "waiting").exists() and first.poll() is None:
+        time.sleep(0.1)
+    assert (work / "waiting").exists(), "the first run should have finished one batch and be waiting in the next"
     # a second run on the same folder while the first holds it: refused, names the fix
     second = snakemake(work)
     assert second.returncode != 0 and "cannot be locked" in second.stdout + second.stderr
     os.killpg(first.pid, signal.SIGKILL)
     first.wait()
-    done = len(list(batches.rglob("*.csv")))
-    assert 1 <= done < 4, "the first run should be killed half-way"
+    batches = work / "results/crash/batches"
+    assert len(list(batches.rglob("*.csv"))) == 1  # the finished batch; the killed one left no CSV
+    (work / "gate").unlink()
     # after kill -9 the lock stays: Snakemake says to unlock; then the run resumes where it stopped
     again = snakemake(work)
     assert again.returncode != 0 and "--unlock" in again.stdout + again.stderr
@@ -132,12 +162,13 @@ def test_kill_9_mid_run_and_a_second_run_on_the_same_folder(tmp_path):
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     trials = pd.read_csv(work / "results/crash/trials.csv")
     assert sorted(trials["trial"]) == list(range(4))  # no partial and no duplicate rows
-    # identical to uninterrupted runs of the same seeds
+    # identical to uninterrupted runs of the same seeds (the gated implementation is de/sequential)
     from gpude.rng import trial_seed
 
     for row in trials.to_dict("records"):
         assert row["seed"] == trial_seed(3, "Q01", 10, 20, row["trial"])
-        r = run_trial(function="Q01", dim=10, popsize=20, max_fes=40000, seed=row["seed"])
+        r = run_trial(implementation="sequential", function="Q01", dim=10, popsize=20, max_fes=2000,
+                      seed=row["seed"])
         assert r.best_error == row["best_error"] and r.fes_used == row["fes_used"]
 
 
