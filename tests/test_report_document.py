@@ -248,6 +248,17 @@ def qin_trials(ide_speedup=4.0):
     return pd.DataFrame(rows)
 
 
+def test_time_vs_popsize_needs_a_competitor_with_two_population_sizes(tmp_path):
+    # Nashed-like: every implementation ran one NP (a different one each), so no line has two points
+    from gpude.report.scaling import cell_table, time_vs_popsize
+
+    trials = qin_trials()
+    own = {"sequential": 50, "ide": 1000, "cudade": 50, "fpde": 1000}
+    one_each = trials[trials["popsize"] == trials["implementation"].map(own)]
+    assert time_vs_popsize(cell_table(one_each), tmp_path) == [] and not list(tmp_path.iterdir())
+    assert len(time_vs_popsize(cell_table(trials), tmp_path)) == 4
+
+
 def test_qin_section_tables_and_observations(tmp_path, monkeypatch):
     from gpude.report.scaling import cell_table, time_vs_popsize
 

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import save_figure
+from .panels import label_panel, panel_grid, title_figure
 from .timing import ORDER, _ordered
 
 TARGETS = 10.0 ** np.arange(2, -9, -1)  # 1e2 .. 1e-8, as COCO's fixed targets
@@ -71,13 +72,11 @@ def figures(trials: pd.DataFrame, traces: dict, out_dir, device: str = "") -> li
         return paths
     functions = sorted({t["function"] for t in traces})
     impls = _ordered(list(dict.fromkeys(t["implementation"] for t in traces)))
-    cols = min(5, len(functions))
-    rows = -(-len(functions) // cols)
     # one colour per implementation in every figure (the bar chart's too)
     colors = {impl: f"C{ORDER.index(impl) if impl in ORDER else len(ORDER) + k}" for k, impl in enumerate(impls)}
     paths = []
     for kind, x in (("convergence", "fes"), ("convergence_time", "time"), ("ecdf", "fes")):
-        fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows), squeeze=False)
+        fig, axes = panel_grid(len(functions))
         for ax, f in zip(axes.flat, functions):
             ft = [t for t in traces if t["function"] == f]
             grid = _grid(ft, x)
@@ -97,25 +96,20 @@ def figures(trials: pd.DataFrame, traces: dict, out_dir, device: str = "") -> li
                     ax.step(grid, reached, where="post", label=impl, color=colors[impl])
                     ax.set_ylim(-0.02, 1.02)
             ax.set_xscale("log")
-            ax.set_xlabel("function evaluations" if x == "fes" else "wall-clock time (s)", fontsize=7)
-            ax.set_ylabel("targets reached" if kind == "ecdf" else "best error", fontsize=7)
-            ax.set_title(f, fontsize=9)
-            ax.tick_params(labelsize=7)
+            label_panel(ax, f, "function evaluations" if x == "fes" else "wall-clock time (s)",
+                        "targets reached" if kind == "ecdf" else "best error")
             # log axes spanning 20 decades get hundreds of minor ticks, each a text to measure at every
             # draw (most of the time of a 20-panel figure): a few major ticks say what is needed
             for axis in (ax.xaxis, ax.yaxis):
                 if axis.get_scale() == "log":
                     axis.set_major_locator(LogLocator(numticks=5))
                     axis.set_minor_locator(NullLocator())
-        for ax in list(axes.flat)[len(functions):]:
-            ax.axis("off")
         handles = [plt.Line2D([], [], color=colors[i], label=i) for i in impls]
         axes.flat[0].legend(handles=handles, fontsize=7)
         what = {"convergence": "median best error (band: min-max over trials) vs FEs",
                 "convergence_time": "median best error (band: min-max over trials) vs wall-clock time",
                 "ecdf": "fraction of (trial, target) pairs reached, targets 1e2..1e-8, vs FEs"}[kind]
-        fig.suptitle(f"{what} {('(' + device + ')') if device else ''}", fontsize=9)
-        fig.tight_layout()
+        title_figure(fig, f"{what} {('(' + device + ')') if device else ''}")
         paths += save_figure(fig, Path(out_dir) / kind, dpi=130)
         plt.close(fig)
     return paths

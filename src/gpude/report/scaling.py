@@ -48,14 +48,15 @@ def _slug(text: str) -> str:
 
 def time_vs_popsize(cells: pd.DataFrame, out_dir) -> list[Path]:
     """Figs. 3-6 of Qin et al.: per machine and function, mean wall time (log) against NP (log), a
-    panel per D, a line per implementation (and dtype, dashed, where several ran). Nothing where fewer
-    than two population sizes ran."""
+    panel per D, a line per implementation (and dtype, dashed, where several ran). Nothing where no
+    competitor ran two population sizes of a function (e.g. Nashed et al.: one NP per algorithm)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    if not len(cells) or cells["popsize"].nunique() < 2:
+    line = [c for c in ("machine", "algorithm", "implementation", "function", "dim", "dtype") if c in cells]
+    if not len(cells) or cells.groupby(line, observed=True)["popsize"].nunique().max() < 2:
         return []
     paths = []
     machines = sorted(cells["machine"].unique())

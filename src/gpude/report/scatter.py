@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import save_figure
+from .panels import label_panel, panel_grid, title_figure
 from .timing import ORDER, _ordered
 
 
@@ -38,14 +39,12 @@ def error_vs_time(trials: pd.DataFrame, out_dir, label: str = "implementation") 
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
     ok = trials[trials["wall_time_s"].notna() & trials["best_error"].notna()]
     functions = sorted(ok["function"].unique()) or ["(no trials)"]
     competitors = _ordered(list(dict.fromkeys(ok[label])))
-    cols = min(5, len(functions))
-    rows = -(-len(functions) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.8 * rows), squeeze=False)
+    fig, axes = panel_grid(len(functions), height=2.8)
     markers = "os^vDP*X<>"
     for ax, f in zip(axes.flat, functions):
         part = ok[ok["function"] == f]
@@ -61,17 +60,11 @@ def error_vs_time(trials: pd.DataFrame, out_dir, label: str = "implementation") 
         for axis, limits in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
             axis.set_major_locator(FixedLocator(log_ticks(*limits)))
             axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-            axis.set_minor_formatter(NullFormatter())
-        ax.set_title(f, fontsize=9)
-        ax.set_xlabel("wall-clock time (s)", fontsize=7)
-        ax.set_ylabel("final error", fontsize=7)
-        ax.tick_params(labelsize=7)
-    for ax in list(axes.flat)[len(functions):]:
-        ax.axis("off")
+            axis.set_minor_locator(NullLocator())  # unlabelled minor ticks are still measured at every draw
+        label_panel(ax, f, "wall-clock time (s)", "final error")
     if competitors:
         axes.flat[0].legend(fontsize=6, ncol=2)
-    fig.suptitle("final error vs wall-clock time, one point per trial", fontsize=9)
-    fig.tight_layout()
+    title_figure(fig, "final error vs wall-clock time, one point per trial")
     paths = save_figure(fig, Path(out_dir) / "error_vs_time", dpi=130)
     plt.close(fig)
     return paths
