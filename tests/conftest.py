@@ -1,7 +1,8 @@
 """Shared test setup.
 
 CUDA code runs on numba's CUDA simulator unless the caller sets
-NUMBA_ENABLE_CUDASIM=0 (on a machine with a GPU, to test the real device).
+NUMBA_ENABLE_CUDASIM=0 (on a machine with a GPU, to test the real device), with the scheduler of
+tests/_fast_simulator.py (GPUDE_TEST_STOCK_SIMULATOR=1 for numba-cuda's own).
 The variable must be set before numba is first imported, hence here.
 """
 
@@ -15,6 +16,11 @@ if os.environ["NUMBA_ENABLE_CUDASIM"] == "1":
     # the simulator runs a block's threads as Python threads that hand the GIL to each other at
     # every syncthreads; a short switch interval (default 5 ms) makes kernels several times faster
     sys.setswitchinterval(5e-4)
+    if os.environ.get("GPUDE_TEST_STOCK_SIMULATOR") != "1":
+        # the same simulator without its busy-polling scheduler: about twice as fast (_fast_simulator.py)
+        from _fast_simulator import install
+
+        install()
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -34,6 +40,12 @@ def load_reference():
         rows = rows.assign(row=[index[(k, int(i))] for k, i in zip(rows.point_kind, rows.point_index)])
         out[(fid, int(dim))] = (np.load(REFERENCE / "points" / name), rows)
     return out
+
+
+def pytest_collection_modifyitems(config, items):
+    # the long end-to-end tests (marked slow) first: the workers start them early and end together,
+    # instead of one worker running a minute-long test at the end while the other idles
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: otherwise as collected
 
 
 @pytest.fixture(scope="session")

@@ -100,6 +100,7 @@ def test_trials_per_launch_is_checked():
         runner("de", "sequential", trials_per_launch=2)
 
 
+@pytest.mark.slow
 def test_gpude_run_groups_trials_and_records_the_grouping(tmp_path):
     # 3 trials, 2 per launch: groups of 2 and 1; the rows say so
     out = tmp_path / "batch.csv"

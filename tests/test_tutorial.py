@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,6 +30,7 @@ def write_tutorial(work: Path) -> str:
     return check
 
 
+@pytest.mark.slow
 def test_the_tutorial_runs_as_written(tmp_path):
     for part in ("Snakefile", "workflow", "config", "profiles"):
         src = ROOT / part

@@ -56,6 +56,7 @@ def test_dry_run_builds_one_job_per_cell_and_chunk(workdir, gpu, cpu_jobs, gpu_j
         assert "dropped de/all_gpu, de/ide, de/naive_gpu" in out
 
 
+@pytest.mark.slow
 def test_a_machine_without_gpu_parses_every_experiment(workdir):
     # no simulator and no visible GPU, as on a laptop: the GPU implementations' classes are looked
     # at (their options) but never asked for a device, and their jobs are dropped with a notice
@@ -226,6 +227,7 @@ def test_lint_is_clean(workdir):
     assert code == 0 and "good condition" in out, out
 
 
+@pytest.mark.slow
 def test_smoke_experiment_end_to_end(workdir):
     code, out = snakemake(workdir, "--cores", "2", *SMOKE, "--config", "gpu=no")
     assert code == 0, out
@@ -266,6 +268,7 @@ def test_smoke_experiment_end_to_end(workdir):
     assert code == 0 and "Nothing to be done" in out, out
 
 
+@pytest.mark.slow
 @pytest.mark.cudasim
 def test_smoke_experiment_with_the_gpu_implementations_on_the_simulator(workdir):
     # conftest sets NUMBA_ENABLE_CUDASIM=1, which the batch processes inherit. The simulator runs
