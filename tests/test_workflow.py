@@ -212,14 +212,38 @@ def test_per_implementation_keys_must_name_an_implementation_of_the_experiment(w
     ({"algorithms": {"de": {"implementations": ["sequential"], "tau1": 0.1}}}, "algorithm de has no parameter tau1"),
     ({"algorithms": {"jde": {"implementations": ["sequential"], "tau1": 1.5}}}, "tau1 must lie in [0, 1]"),
     ({"trials_per_launch": 3}, "trials_per_launch 3 for de/sequential, which runs one trial at a time"),
+    ({"name": "my run!"}, "'my run!' does not match '^[A-Za-z0-9_-]+$'"),
+    ({"description": 3}, "3 is not of type 'string'"),
+    ({"seed": -1}, "-1 is less than the minimum of 0"),
+    ({"trials": 0}, "trials must be a positive integer, or a mapping {default: ..., <implementation>: ...}"),
+    ({"trials": {"ide": 3}}, "trials as a mapping needs a default for the implementations it does not name"),
+    ({"trials_per_job": {"default": 0}}, "trials_per_job must be a positive integer"),
+    ({"popsizes": [0]}, "0 is less than the minimum of 1"),
+    ({"dtypes": ["float16"]}, "'float16' is not one of ['float64', 'float32']"),
+    ({"max_fes": 2}, "max_fes must be an integer >= 4, or a mapping {<dimension>: n, ...}"),
+    ({"target": -1.0}, "-1.0 is less than the minimum of 0"),
+    ({"max_time_s": 0}, "0 is less than or equal to the minimum of 0"),
+    ({"timing": "fast"}, "timing must be exclusive or shared"),
+    ({"report": {"section": "nope"}}, "report: unknown report section 'nope'; known: janssen_cs1"),
+    ({"plugins": ["no_such_plugin"]}, "plugin 'no_such_plugin' cannot be imported (No module named 'no_such_plugin')"),
+    ({"instance_data_from": 5}, "5 is not of type 'string'"),
+    ({"gpu": "maybe"}, "'maybe' is not one of ['auto', 'yes', 'no']"),
+    ({"functions": None}, "'functions' is a required property"),  # None: the key left out
 ])
 def test_bad_experiments_fail_before_any_job_runs(workdir, change, message):
     experiment = yaml.safe_load((workdir / "config/experiments/smoke.yaml").read_text())
-    experiment.update(change)
+    experiment = {k: v for k, v in {**experiment, **change}.items() if v is not None}
     (workdir / "bad.yaml").write_text(yaml.safe_dump(experiment))
     code, out = snakemake(workdir, "-n", "--cores", "1", "--configfile", "bad.yaml")
     assert code != 0
     assert message in out, out[-2000:]
+
+
+def test_every_experiment_key_has_a_bad_value_case():
+    schema = yaml.safe_load((ROOT / "workflow/schemas/experiment.schema.yaml").read_text())
+    cases = test_bad_experiments_fail_before_any_job_runs.pytestmark[0].args[1]
+    tried = {key for change, _ in cases for key in change}
+    assert set(schema["properties"]) - tried == set()
 
 
 def test_lint_is_clean(workdir):

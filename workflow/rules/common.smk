@@ -28,8 +28,15 @@ def load_experiment(config):
     for key in ("dims", "popsizes"):  # --config 'dims=[10,50]' gives strings too
         if isinstance(experiment.get(key), list):
             experiment[key] = [int(v) if str(v).isdigit() else v for v in experiment[key]]
+    check_alternatives(experiment)
     validate(experiment, "../schemas/experiment.schema.yaml")
     from gpude.algorithms import load_plugins
+    from gpude.report.document import section_class
+
+    try:  # a misspelt section would fail only in the report rule, after every batch ran
+        section_class(experiment.get("report", {}).get("section"))
+    except GpudeError as exc:
+        raise ValueError(f"experiment {experiment['name']}: report: {exc}") from None
 
     load_plugins(experiment.get("plugins"))  # competitors registered outside the package
     experiment["functions"] = check_functions(experiment)
@@ -61,6 +68,39 @@ def load_experiment(config):
                                  f"{algorithm}/{implementation}, which runs one trial at a time; give "
                                  f"trials_per_launch as a mapping {{default: 1, <GPU implementation>: n}}")
     return experiment
+
+
+#: keys that take a value or a mapping; the schema's "not valid under any of the given schemas"
+#: names neither, so these say what the key takes
+ALTERNATIVES = {
+    "trials": ("a positive integer", "int"),
+    "trials_per_job": ("a positive integer", "int"),
+    "trials_per_launch": ("a positive integer", "int"),
+    "max_fes": ("an integer >= 4", "budget"),
+    "timing": ("exclusive or shared", "timing"),
+}
+
+
+def check_alternatives(experiment):
+    """A clear error for a bad value of a key that takes a value or a mapping (ALTERNATIVES)."""
+    def ok(kind, value):
+        if kind == "timing":
+            return value in ("exclusive", "shared")
+        return isinstance(value, int) and not isinstance(value, bool) and value >= (4 if kind == "budget" else 1)
+
+    for key, (what, kind) in ALTERNATIVES.items():
+        if key not in experiment:
+            continue
+        value = experiment[key]
+        if isinstance(value, dict) and key != "max_fes" and "default" not in value:
+            raise ValueError(f"experiment {experiment.get('name')}: {key} as a mapping needs a default for the "
+                             f"implementations it does not name, e.g. {{default: ..., {', '.join(map(str, value))}: "
+                             f"...}}; got {value!r}")
+        values = value.values() if isinstance(value, dict) else [value]
+        if not all(ok(kind, v) for v in values):
+            mapping = "{<dimension>: n, ...}" if key == "max_fes" else "{default: ..., <implementation>: ...}"
+            raise ValueError(f"experiment {experiment.get('name')}: {key} must be {what}, or a mapping "
+                             f"{mapping} of such values; got {value!r}")
 
 
 def check_functions(experiment):
