@@ -63,6 +63,20 @@ def test_a_gpu_out_of_memory_names_the_sizes_and_what_to_lower(monkeypatch):
         run_trial(implementation="all_gpu", function="Q01", dim=10, popsize=8, max_fes=80, seed=1)
 
 
+@pytest.mark.skipif(os.environ.get("NUMBA_ENABLE_CUDASIM") == "1",
+                    reason="a real GPU's out-of-memory (on the simulator it is simulated: the test above)")
+def test_a_real_gpu_out_of_memory_names_the_sizes_and_what_to_lower():
+    # a trace buffer of 10^12 / 8 generations (1 TB) on any GPU there is; then a run that fits still runs
+    from numba import cuda
+
+    if not cuda.is_available():
+        pytest.skip("no CUDA GPU on this machine")
+    with pytest.raises(GPUOutOfMemoryError, match=r"ran out of memory for 1 trial\(s\) of de/all_gpu at NP = 8, "
+                                                  r"D = 10: about 0.00 GB of populations and 1000.00 GB of traces"):
+        run_trial(implementation="all_gpu", function="Q01", dim=10, popsize=8, max_fes=10**12, seed=1)
+    assert run_trial(implementation="all_gpu", function="Q01", dim=10, popsize=8, max_fes=80, seed=1).fes_used == 80
+
+
 def test_a_missing_instance_file_names_the_command_that_fetches_it(tmp_path, monkeypatch):
     monkeypatch.setenv("GPUDE_INSTANCE_DATA", str(tmp_path))  # an empty data root
     from gpude.problems import lop
