@@ -21,6 +21,11 @@ from gpude.errors import GPUOutOfMemoryError, GpudeError
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def with_path(folder):
+    """The environment with ``folder`` first on PYTHONPATH (kept: a host may find gpude through it)."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")]))}
+
+
 def full_disk(monkeypatch):
     def fsync(fd):
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -146,7 +151,7 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake", "--cores", "1", "--configfile", 
 
 def snakemake(work, *args):
     return subprocess.run([*SNAKEMAKE, *args, "--", "results/crash/trials.csv"], cwd=work, capture_output=True,
-                          text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(work)})
+                          text=True, timeout=600, env=with_path(work))
 
 
 @pytest.mark.slow
@@ -155,7 +160,7 @@ def test_kill_9_mid_run_and_a_second_run_on_the_same_folder(tmp_path):
     (work / "gate").touch()
     first = subprocess.Popen([*SNAKEMAKE, "--", "results/crash/trials.csv"], cwd=work, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, start_new_session=True,
-                             env={**os.environ, "PYTHONPATH": str(work)})
+                             env=with_path(work))
     deadline = time.time() + 300
     while time.time() < deadline and not (work / "waiting").exists() and first.poll() is None:
         time.sleep(0.1)
@@ -210,7 +215,7 @@ def test_a_trial_that_raises_is_a_row_with_its_error_and_the_batch_says_so(tmp_p
     res = subprocess.run([sys.executable, "-m", "gpude", "run", "--plugin", "failing_plugin", "--implementation",
                           "failing", "--function", "Q01", "--dim", "10", "--popsize", "8", "--max-fes", "40",
                           "--seeds", "2,3,4", "--out-csv", "b.csv", "--out-traces", "b.npz"],
-                         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path)},
+                         cwd=tmp_path, env=with_path(tmp_path),
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 1 and "FAILED RuntimeError: boom at seed 3" in res.stderr
     rows = pd.read_csv(tmp_path / "b.csv")
