@@ -33,13 +33,13 @@ def panel_grid(n: int, width: float = 3.2, height: float = 2.6, most_columns: in
                         wspace=(LEFT + RIGHT) / axes_w, hspace=(BELOW + ABOVE) / axes_h)
     for ax in list(axes.flat)[n:]:
         ax.axis("off")
-    fig._gpude_axes_size = (axes_w, axes_h)  # for label positions in inches (label_panel)
     return fig, axes
 
 
 def label_panel(ax, title: str, xlabel: str, ylabel: str, fontsize: int = 7) -> None:
     """Title and axis labels at fixed places (no automatic placement: see the module docstring)."""
-    axes_w, axes_h = getattr(ax.figure, "_gpude_axes_size", (2.4, 1.9))
+    box, (fig_w, fig_h) = ax.get_position(), ax.figure.get_size_inches()
+    axes_w, axes_h = box.width * fig_w, box.height * fig_h  # inches
     ax.set_title(title, fontsize=fontsize + 2, y=1.0, pad=3)
     ax.set_xlabel(xlabel, fontsize=fontsize)
     ax.set_ylabel(ylabel, fontsize=fontsize)
