@@ -70,6 +70,22 @@ def test_nan_from_the_objective_names_the_point():
         gpude.minimize(nan_above_half, [(0, 1)] * 2)
 
 
+def minus_inf_above_half(x):
+    return -np.inf if x[0] > 0.5 else x[0] * x[0]
+
+
+def rejects_above_half(x):  # +inf: a point to reject (a penalty), not an error
+    return np.inf if x[0] > 0.5 else (x[0] - 0.4) ** 2 + x[1] * x[1]
+
+
+def test_minus_inf_from_the_objective_names_the_point_and_plus_inf_rejects_it():
+    with pytest.raises(ObjectiveError, match=r"minus_inf_above_half returned -inf at x = \[0\.\d+.*return a finite "
+                                             r"number \(or \+inf for a point to reject\)"):
+        gpude.minimize(minus_inf_above_half, [(0, 1)] * 2)
+    r = gpude.minimize(rejects_above_half, [(0, 1)] * 2, max_fes=3000, seed=2)
+    assert np.isfinite(r.fun) and r.x[0] <= 0.5 and r.fun < 1e-3
+
+
 @pytest.mark.cudasim
 def test_nan_from_the_objective_on_the_gpu_is_counted_and_reported():
     with pytest.raises(ObjectiveError, match="returned NaN or -inf at .* point.* on the GPU"):
