@@ -56,19 +56,27 @@ def test_dry_run_builds_one_job_per_cell_and_chunk(workdir, gpu, cpu_jobs, gpu_j
         assert "dropped de/all_gpu, de/ide, de/naive_gpu" in out
 
 
-@pytest.mark.slow
-def test_a_machine_without_gpu_parses_every_experiment(workdir):
+EXPERIMENTS = sorted(p.name for p in (ROOT / "config/experiments").glob("*.yaml"))
+
+
+def test_the_experiments_are_there():
+    assert {"default.yaml", "smoke.yaml", "janssen_cs1.yaml", "qin.yaml", "nashed.yaml", "lastra.yaml",
+            "kromer_lop.yaml"} <= set(EXPERIMENTS)
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS)  # one test each: the workers share them out
+def test_a_machine_without_gpu_parses_every_experiment(workdir, name):
     # no simulator and no visible GPU, as on a laptop: the GPU implementations' classes are looked
     # at (their options) but never asked for a device, and their jobs are dropped with a notice
     import os
 
     env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "0", "CUDA_VISIBLE_DEVICES": ""}
-    for path in sorted((workdir / "config/experiments").glob("*.yaml")):
-        res = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--quiet", "rules", "--cores", "1",
-                              "--configfile", str(path.relative_to(workdir))],
-                             cwd=workdir, capture_output=True, text=True, timeout=600, env=env)
-        assert res.returncode == 0, (path.name, res.stderr[-2000:])
-        assert "dropped" in res.stderr or "ide" not in path.read_text(), path.name
+    path = workdir / "config/experiments" / name
+    res = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--quiet", "rules", "--cores", "1",
+                          "--configfile", str(path.relative_to(workdir))],
+                         cwd=workdir, capture_output=True, text=True, timeout=600, env=env)
+    assert res.returncode == 0, (path.name, res.stderr[-2000:])
+    assert "dropped" in res.stderr or "ide" not in path.read_text(), path.name
 
 
 def test_default_experiment_grid(workdir):
@@ -198,7 +206,7 @@ def test_per_implementation_keys_must_name_an_implementation_of_the_experiment(w
     assert "trials names idee, which is no implementation of de" in out, out[-2000:]
 
 
-@pytest.mark.parametrize("change,message", [
+BAD_EXPERIMENTS = [  # (change to the smoke experiment, words of the error); None: the key left out
     ({"colour": "red"}, "Additional properties are not allowed ('colour' was unexpected)"),
     ({"functions": ["F11"]}, "unknown function(s) F11; `gpude functions` lists the functions"),
     ({"dims": ["instance"]}, "dims: instance is the size of a LOP or ETC instance; F01 is a benchmark function"),
@@ -228,8 +236,11 @@ def test_per_implementation_keys_must_name_an_implementation_of_the_experiment(w
     ({"plugins": ["no_such_plugin"]}, "plugin 'no_such_plugin' cannot be imported (No module named 'no_such_plugin')"),
     ({"instance_data_from": 5}, "5 is not of type 'string'"),
     ({"gpu": "maybe"}, "'maybe' is not one of ['auto', 'yes', 'no']"),
-    ({"functions": None}, "'functions' is a required property"),  # None: the key left out
-])
+    ({"functions": None}, "'functions' is a required property"),
+]
+
+
+@pytest.mark.parametrize("change,message", BAD_EXPERIMENTS)
 def test_bad_experiments_fail_before_any_job_runs(workdir, change, message):
     experiment = yaml.safe_load((workdir / "config/experiments/smoke.yaml").read_text())
     experiment = {k: v for k, v in {**experiment, **change}.items() if v is not None}
@@ -241,8 +252,7 @@ def test_bad_experiments_fail_before_any_job_runs(workdir, change, message):
 
 def test_every_experiment_key_has_a_bad_value_case():
     schema = yaml.safe_load((ROOT / "workflow/schemas/experiment.schema.yaml").read_text())
-    cases = test_bad_experiments_fail_before_any_job_runs.pytestmark[0].args[1]
-    tried = {key for change, _ in cases for key in change}
+    tried = {key for change, _ in BAD_EXPERIMENTS for key in change}
     assert set(schema["properties"]) - tried == set()
 
 
