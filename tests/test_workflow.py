@@ -1,6 +1,7 @@
 """The Snakemake workflow: dry-run job counts, config validation, lint, and the smoke experiment
 end to end (CPU implementations; GPU ones are dropped on a machine without a GPU)."""
 
+import json
 import re
 import shutil
 import subprocess
@@ -15,15 +16,19 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture()
-def workdir(tmp_path):
-    """A copy of the workflow, so runs never write into the repository."""
+def copy_workflow(dest):
     for name in ("Snakefile", "workflow", "config", "profiles", "paper/published", "results/reference",
                  "results/benchmarks", "results/validation"):
         src = ROOT / name
         if src.exists():
-            (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
-    return tmp_path
+            (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / name)
+    return dest
+
+
+@pytest.fixture()
+def workdir(tmp_path):
+    """A copy of the workflow, so runs never write into the repository."""
+    return copy_workflow(tmp_path)
 
 
 SMOKE = ("--configfile", "config/experiments/smoke.yaml")
@@ -240,14 +245,49 @@ BAD_EXPERIMENTS = [  # (change to the smoke experiment, words of the error); Non
 ]
 
 
-@pytest.mark.parametrize("change,message", BAD_EXPERIMENTS)
-def test_bad_experiments_fail_before_any_job_runs(workdir, change, message):
+def write_bad(workdir, change, name="bad.yaml"):
     experiment = yaml.safe_load((workdir / "config/experiments/smoke.yaml").read_text())
     experiment = {k: v for k, v in {**experiment, **change}.items() if v is not None}
-    (workdir / "bad.yaml").write_text(yaml.safe_dump(experiment))
-    code, out = snakemake(workdir, "-n", "--cores", "1", "--configfile", "bad.yaml")
+    (workdir / name).write_text(yaml.safe_dump(experiment))
+    return name
+
+
+@pytest.fixture(scope="module")
+def bad_experiment_errors(tmp_path_factory):
+    """What parsing the workflow with each bad experiment raised, all parsed in one process (once per
+    xdist worker that runs a case: a few seconds, against ~2.5 s for each case in a process of its own)."""
+    work = copy_workflow(tmp_path_factory.mktemp("bad_experiments"))
+    files = [write_bad(work, change, f"bad{k}.yaml") for k, (change, _) in enumerate(BAD_EXPERIMENTS)]
+    res = subprocess.run([sys.executable, str(ROOT / "tests/_parse_experiments.py"), "errors.json", *files],
+                         cwd=work, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    errors = json.loads((work / "errors.json").read_text())
+    return [errors[f] for f in files]
+
+
+@pytest.mark.parametrize("case", range(len(BAD_EXPERIMENTS)), ids=[str(c) for c, _ in BAD_EXPERIMENTS])
+def test_bad_experiments_fail_before_any_job_runs(bad_experiment_errors, case):
+    message = BAD_EXPERIMENTS[case][1]
+    error = bad_experiment_errors[case]
+    assert error is not None, "the workflow parsed"
+    assert message in error, error[-2000:]
+
+
+@pytest.mark.parametrize("case", [0, 1, 15])  # an unknown key, an unknown function, trials: 0
+def test_bad_experiments_say_so_on_the_command_line(workdir, case):
+    change, message = BAD_EXPERIMENTS[case]
+    code, out = snakemake(workdir, "-n", "--cores", "1", "--configfile", write_bad(workdir, change))
     assert code != 0
     assert message in out, out[-2000:]
+
+
+def test_the_good_experiment_parses_in_one_process(tmp_path):
+    # the parse of tests/_parse_experiments.py raises nothing for a good experiment
+    work = copy_workflow(tmp_path)
+    res = subprocess.run([sys.executable, str(ROOT / "tests/_parse_experiments.py"), "errors.json",
+                          "config/experiments/smoke.yaml"], cwd=work, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert json.loads((work / "errors.json").read_text()) == {"config/experiments/smoke.yaml": None}
 
 
 def test_every_experiment_key_has_a_bad_value_case():
