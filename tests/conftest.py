@@ -42,6 +42,19 @@ def load_reference():
     return out
 
 
+def pytest_sessionstart(session):
+    # Compile DE on one thread and on a thread pool (what most tests and every `gpude run` of the
+    # end-to-end tests use) once, into numba's disk cache, before the xdist workers start: with an
+    # empty cache both workers and each of those subprocesses compiled it at the same time (~10 s each).
+    # Only in the controller (or a run without xdist); the workers and subprocesses load it.
+    if hasattr(session.config, "workerinput") or session.config.option.collectonly:
+        return
+    from gpude import run_trial
+
+    for implementation in ("sequential", "master_slave"):
+        run_trial(implementation=implementation, function="Q01", dim=10, popsize=8, max_fes=40, seed=1)
+
+
 def pytest_collection_modifyitems(config, items):
     # the long end-to-end tests (marked slow) first: the workers start them early and end together,
     # instead of one worker running a minute-long test at the end while the other idles
