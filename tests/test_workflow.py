@@ -273,9 +273,12 @@ def test_bad_experiments_fail_before_any_job_runs(bad_experiment_errors, case):
     assert message in error, error[-2000:]
 
 
-@pytest.mark.parametrize("case", [0, 1, 15])  # an unknown key, an unknown function, trials: 0
-def test_bad_experiments_say_so_on_the_command_line(workdir, case):
-    change, message = BAD_EXPERIMENTS[case]
+# the first case of an unknown key, of functions and of trials, through `snakemake -n` itself
+COMMAND_LINE_CASES = [next(case for case in BAD_EXPERIMENTS if key in case[0]) for key in ("colour", "functions", "trials")]
+
+
+@pytest.mark.parametrize("change,message", COMMAND_LINE_CASES, ids=[str(c) for c, _ in COMMAND_LINE_CASES])
+def test_bad_experiments_say_so_on_the_command_line(workdir, change, message):
     code, out = snakemake(workdir, "-n", "--cores", "1", "--configfile", write_bad(workdir, change))
     assert code != 0
     assert message in out, out[-2000:]
