@@ -61,6 +61,28 @@ def test_dry_run_builds_one_job_per_cell_and_chunk(workdir, gpu, cpu_jobs, gpu_j
         assert "dropped de/all_gpu, de/ide, de/naive_gpu" in out
 
 
+def job_resources(text):
+    """{rule: set of the resource strings its jobs ask for} from a dry run's job list."""
+    found = {}
+    for rule, resources in re.findall(r"^rule (\w+):\n(?:    .*\n)*?    resources: (.*)$", text, re.M):
+        found.setdefault(rule, set()).add(re.sub(r"tmpdir=[^,]*(, )?", "", resources))
+    return found
+
+
+@pytest.mark.parametrize("timing,gpu_batch,cpu_batch", [
+    ("exclusive", "gpu=1, timing_slot=500", "gpu=0, timing_slot=1000"),  # alone on its GPU: two at once
+    ("shared", "gpu=1, timing_slot=1", "gpu=0, timing_slot=1"),
+    ("host", "gpu=2, timing_slot=1000", "gpu=2, timing_slot=1000"),      # alone on the host
+])
+def test_a_host_with_two_gpus_runs_two_gpu_batches_at_once(workdir, timing, gpu_batch, cpu_batch):
+    # the limits come from the host (2 fake GPUs); what each batch takes, from its timing mode
+    code, out = snakemake(workdir, "-n", "--cores", "2", *SMOKE, "--config", "gpu=yes", f"timing={timing}",
+                          env={"GPUDE_FAKE_GPUS": "2"})
+    assert code == 0, out
+    resources = job_resources(out)
+    assert resources["run_batch_gpu"] == {gpu_batch} and resources["run_batch"] == {cpu_batch}
+
+
 EXPERIMENTS = sorted(p.name for p in (ROOT / "config/experiments").glob("*.yaml"))
 
 
@@ -236,7 +258,7 @@ BAD_EXPERIMENTS = [  # (change to the smoke experiment, words of the error); Non
     ({"max_fes": 2}, "max_fes must be an integer >= 4, or a mapping {<dimension>: n, ...}"),
     ({"target": -1.0}, "-1.0 is less than the minimum of 0"),
     ({"max_time_s": 0}, "0 is less than or equal to the minimum of 0"),
-    ({"timing": "fast"}, "timing must be exclusive or shared"),
+    ({"timing": "fast"}, "timing must be exclusive, shared or host"),
     ({"report": {"section": "nope"}}, "report: unknown report section 'nope'; known: janssen_cs1"),
     ({"plugins": ["no_such_plugin"]}, "plugin 'no_such_plugin' cannot be imported (No module named 'no_such_plugin')"),
     ({"instance_data_from": 5}, "5 is not of type 'string'"),
@@ -345,6 +367,19 @@ def test_smoke_experiment_end_to_end(workdir):
     assert code == 0 and "Nothing to be done" in out, out
 
 
+def gpu_lease_intervals(logs):
+    """(uuid, leased at, released at) of every batch log under ``logs`` that leased a GPU."""
+    found = []
+    for log in sorted(logs.rglob("*.log")):
+        text = log.read_text()
+        leased = re.search(r"GPU \d+ \((\S+), .*\) leased at ([\d.]+)", text)
+        if leased:
+            released = re.search(rf"GPU \d+ \({re.escape(leased.group(1))}\) released at ([\d.]+)", text)
+            assert released, f"{log} leased a GPU and never released it:\n{text}"
+            found.append((leased.group(1), float(leased.group(2)), float(released.group(1))))
+    return found
+
+
 @pytest.mark.slow
 @pytest.mark.cudasim
 def test_smoke_experiment_with_the_gpu_implementations_on_the_simulator(workdir):
@@ -352,14 +387,24 @@ def test_smoke_experiment_with_the_gpu_implementations_on_the_simulator(workdir)
     # every CUDA thread in Python (about a second per generation), so: one function, one trial per
     # implementation (still three GPU batches to keep apart), the initial population and two generations.
     # only this experiment's outputs: the committed references' tables are the CPU smoke test's
+    # A host with two (fake) GPUs: the GPU batches may run two at a time, each on a GPU it leases.
+    fake = {"GPUDE_FAKE_GPUS": "2", "GPUDE_GPU_LOCK_DIR": str(workdir / "locks")}
     code, out = snakemake(workdir, "--cores", "2", *SMOKE, "--config", "gpu=yes", "functions=[Q01]",
                           "trials=1", "max_fes=24", "--",
-                          "results/smoke/trials.csv", "paper/smoke/table_agreement.csv")
+                          "results/smoke/trials.csv", "paper/smoke/table_agreement.csv", env=fake)
     assert code == 0, out
     trials = pd.read_csv(workdir / "results/smoke/trials.csv")
     assert len(trials) == 5 and set(trials.status) == {"budget"} and (trials.fes_used == 24).all()
     gpu_rows = trials.implementation.isin(["naive_gpu", "all_gpu", "ide"])
     assert set(trials[gpu_rows].gpu) == {"numba-cuda-simulator"}
+    # every GPU row names the GPU it leased; no GPU was leased by two batches at once
+    assert set(trials[gpu_rows].gpu_uuid) <= {"GPU-fake-0000", "GPU-fake-0001"}
+    assert (trials[gpu_rows].gpu_lease == "exclusive").all() and trials[~gpu_rows].gpu_uuid.isna().all()
+    leases = gpu_lease_intervals(workdir / "logs/smoke/run_batch")
+    assert len(leases) == 3 and {u for u, _, _ in leases} == set(trials[gpu_rows].gpu_uuid)
+    for i, (uuid, start, end) in enumerate(leases):
+        assert start < end
+        assert not [other for other in leases[i + 1:] if other[0] == uuid and other[1] < end and start < other[2]]
     # one seed, one run: every implementation ends on the same error for the same trial
     agreement = pd.read_csv(workdir / "paper/smoke/table_agreement.csv")
     assert (agreement.implementations == 5).all() and (agreement.max_rel_diff < 1e-9).all()

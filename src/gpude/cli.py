@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 
 import numpy as np
 
@@ -97,8 +98,6 @@ def _number_or_text(value: str):
 
 
 def _cmd_run(args) -> int:
-    import time
-
     from .results import failed_row, trial_row, write_batch
     from .rng import trial_seed
     from .trial import make_runner
@@ -118,6 +117,7 @@ def _cmd_run(args) -> int:
         options["members_per_block"] = args.members_per_block
     if args.trials_per_launch is not None:
         options["trials_per_launch"] = args.trials_per_launch
+    lease = _lease_gpu(args)  # before CUDA starts: it reads CUDA_VISIBLE_DEVICES once
     from .functions.function import canonical_id
 
     function = canonical_id(args.function)  # F01 for f01; an instance's name as in the paper
@@ -156,7 +156,28 @@ def _cmd_run(args) -> int:
             print(f"{progress}: best {r.best_error:.6g} fes {r.fes_used} time {r.wall_time_s:.3f}s"
                   f" (stopped by {r.stopped_by})", file=sys.stderr, flush=True)
     write_batch(rows, results, args.out_csv, args.out_traces)
+    if lease is not None:
+        lease.release()
+        print(f"gpude: GPU {lease.device.index} ({lease.device.uuid}) released at {time.time():.3f}",
+              file=sys.stderr, flush=True)
     return 0 if all(r is not None for r in results) else 1
+
+
+def _lease_gpu(args):
+    """The GPU lease of a run of a GPU implementation (gpude.gpu_lease), or None: a CPU
+    implementation, ``--gpu shared``, or a host whose GPUs cannot be listed (the simulator)."""
+    from . import gpu_lease, registry
+
+    if args.gpu == "shared" or not registry.get(args.algorithm, args.implementation).needs_gpu:
+        return None
+    devices = gpu_lease.list_devices()
+    if not devices:  # no driver (the implementation then says so), or the simulator
+        return None
+    lease = gpu_lease.acquire(None if args.gpu == "any" else args.gpu, devices=devices)
+    # the times (epoch seconds) let a reader of the logs check that no GPU was leased twice at once
+    print(f"gpude: GPU {lease.device.index} ({lease.device.uuid}, {lease.device.name}) leased at "
+          f"{time.time():.3f}", file=sys.stderr, flush=True)
+    return lease
 
 
 def _cmd_merge(args) -> int:
@@ -331,6 +352,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="all_gpu, ide, cudade, fpde, cujde: advance this many trials together, one launch per operator "
                         "and generation for all of them; each trial's wall time is its fair share "
                         "of the group's (default 1)")
+    r.add_argument("--gpu", default="any", metavar="any|INDEX|UUID|shared",
+                   help="GPU implementations: lease a GPU of this host for the run (any free one, waiting "
+                        "while all are leased; or the one named), so that runs never share a GPU; 'shared' "
+                        "takes no lease (CUDA's default device, which other runs may use too); rows record "
+                        "the GPU's index, UUID and lease")
     r.add_argument("--concurrency", default="unknown", help="recorded in each row, e.g. timing_slot=1")
     r.add_argument("--suite", default="", help="recorded in each row, e.g. the experiment name")
     r.add_argument("--out-csv", required=True)

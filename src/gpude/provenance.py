@@ -91,12 +91,12 @@ def _gpu_info() -> dict:
     from numba import cuda
 
     if getattr(cuda, "simulator_enabled", False) or os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
-        return {"gpu": "numba-cuda-simulator"}
+        return {"gpu": "numba-cuda-simulator", **_gpu_identity(None)}
     try:
         dev = cuda.get_current_device()
         name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
-        info = {"gpu": name, "compute_capability": "%d.%d" % dev.compute_capability,
-                "gpu_sms": dev.MULTIPROCESSOR_COUNT}
+        info = {"gpu": name, **_gpu_identity(getattr(dev, "uuid", None)),
+                "compute_capability": "%d.%d" % dev.compute_capability, "gpu_sms": dev.MULTIPROCESSOR_COUNT}
         try:
             info["cuda_driver"] = ".".join(map(str, cuda.cudadrv.driver.driver.get_version()))
         except Exception:
@@ -108,6 +108,20 @@ def _gpu_info() -> dict:
         return info
     except Exception as exc:  # no device: say so rather than fail a CPU-only run
         return {"gpu": f"unavailable ({type(exc).__name__})"}
+
+
+def _gpu_identity(uuid: str | None) -> dict:
+    """Which GPU of the host ran the trials: its index (as nvidia-smi numbers it), its UUID, and
+    whether the process held a lease on it (gpude.gpu_lease; ``none``: it may have shared the GPU).
+    Under the simulator, a fake lease's (tests) or nothing."""
+    from . import gpu_lease
+
+    leased = os.environ.get(gpu_lease.UUID_VAR)
+    if uuid is None or uuid == leased:
+        return {"gpu_index": os.environ.get(gpu_lease.INDEX_VAR, ""), "gpu_uuid": leased or "",
+                "gpu_lease": "exclusive" if leased else "none"}
+    index = next((d.index for d in gpu_lease.list_devices() if d.uuid == uuid), "")
+    return {"gpu_index": index, "gpu_uuid": uuid, "gpu_lease": "none"}
 
 
 def record() -> dict:

@@ -75,6 +75,14 @@ def trial_row(result: TrialResult, trial: int, setup_time_s: float, trace_path: 
     }
 
 
+def timed_alone(concurrency: pd.Series) -> pd.Series:
+    """Which rows were timed alone on their device: ``exclusive`` (a CPU batch alone on the host, a
+    GPU batch alone on a one-GPU host), ``exclusive-gpu:N`` (a GPU batch alone on its GPU of a host
+    of N, whose cores it shared with the other GPUs' batches) and ``host`` (alone on the host)."""
+    text = concurrency.astype(str)
+    return text.isin(["exclusive", "host"]) | text.str.startswith("exclusive-gpu:")
+
+
 def failed_row(base: dict, trial: int, seed: int, exc: BaseException) -> dict:
     """A trial that raised: kept as a row with its status, never dropped."""
     row = {c: None for c in COLUMNS}

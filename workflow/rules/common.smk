@@ -77,7 +77,7 @@ ALTERNATIVES = {
     "trials_per_job": ("a positive integer", "int"),
     "trials_per_launch": ("a positive integer", "int"),
     "max_fes": ("an integer >= 4", "budget"),
-    "timing": ("exclusive or shared", "timing"),
+    "timing": ("exclusive, shared or host", "timing"),
 }
 
 
@@ -85,7 +85,7 @@ def check_alternatives(experiment):
     """A clear error for a bad value of a key that takes a value or a mapping (ALTERNATIVES)."""
     def ok(kind, value):
         if kind == "timing":
-            return value in ("exclusive", "shared")
+            return value in ("exclusive", "shared", "host")
         return isinstance(value, int) and not isinstance(value, bool) and value >= (4 if kind == "budget" else 1)
 
     for key, (what, kind) in ALTERNATIVES.items():
@@ -209,9 +209,30 @@ def per_implementation(experiment, key, implementation, algorithm=None):
     return value
 
 
-# Capacity of the `timing_slot` resource in profiles/default: an exclusive batch takes all of it,
-# a shared one a single unit, so shared batches may run side by side but never beside an exclusive one.
+# Capacity of the `timing_slot` resource: a batch timed exclusive on the CPU (or `host`) takes all of
+# it, a shared one a single unit, so shared batches may run side by side but never beside an exclusive
+# one; a GPU batch timed exclusive takes 1/N of it on a host of N GPUs, so the N GPUs each run one.
 TIMING_SLOTS = 1000
+
+
+def local_gpu_count():
+    """The GPUs GPU batches may lease on this host (gpude.gpu_lease: nvidia-smi, less those
+    CUDA_VISIBLE_DEVICES hides); 1 where none is listed (the simulator: one simulated device)."""
+    from gpude.gpu_lease import list_devices
+
+    return max(1, len(list_devices()))
+
+
+N_GPUS = local_gpu_count()
+# On one host, the resources the jobs take need limits (Snakemake ignores a resource without one):
+# as many GPU batches at once as GPUs (each leases its own in `gpude run`), and the timing slots.
+# A --resources on the command line replaces the profile's whole `resources:` key, so the limits are
+# set here, where one missing from --resources keeps its default. A cluster (not local_exec) gets
+# none: a global `gpu` limit would allow that many GPU jobs cluster-wide.
+if workflow.local_exec:
+    for name, limit in (("gpu", N_GPUS), ("timing_slot", TIMING_SLOTS)):
+        if name not in workflow.global_resources:
+            workflow.register_resource(name, limit)
 
 
 def gpu_available(experiment):
@@ -297,6 +318,8 @@ def run_params(wildcards):
     # what the row records about the machine's other load while it was timed (not --cores: a
     # params change would re-run finished batches)
     concurrency = timing_mode(wildcards)
+    if concurrency == "exclusive" and N_GPUS > 1 and runs_on_gpu(wildcards):
+        concurrency = f"exclusive-gpu:{N_GPUS}"  # alone on its GPU, beside batches on the other N - 1
     common = " ".join(f"--{k} {params[k]}" for k in ("F", "CR", "bounds") if k in params)
     per_launch = per_implementation(EXPERIMENT, "trials_per_launch", wildcards.implementation, wildcards.algorithm)
     if per_launch > 1:  # only then, so that results made before the key existed stay up to date
@@ -316,8 +339,27 @@ def batch_threads(wildcards):
     return workflow.cores if entry.threads == "all" else 1
 
 
+def runs_on_gpu(wildcards):
+    return registry.get(wildcards.algorithm, wildcards.implementation).needs_gpu
+
+
 def timing_slot(wildcards):
-    return TIMING_SLOTS if timing_mode(wildcards) == "exclusive" else 1
+    """A batch's share of the timing slots: shared 1; exclusive all (1/N of them for a GPU batch on a
+    host of N GPUs: alone on its GPU, the host's cores shared with the other GPUs' batches); host all."""
+    mode = timing_mode(wildcards)
+    if mode == "shared":
+        return 1
+    if mode == "exclusive" and runs_on_gpu(wildcards):
+        return TIMING_SLOTS // N_GPUS
+    return TIMING_SLOTS
+
+
+def gpus_taken(wildcards):
+    """GPUs a batch holds in the scheduler: its own on a GPU; every GPU when timed `host`, so that
+    nothing runs on any GPU beside it."""
+    if timing_mode(wildcards) == "host" and workflow.local_exec:  # (a cluster: --exclusive nodes)
+        return N_GPUS
+    return 1 if runs_on_gpu(wildcards) else 0
 
 
 def implementations_on(device):

@@ -15,7 +15,7 @@ rule run_batch:
         args=run_params,
     threads: batch_threads
     resources:
-        gpu=0,
+        gpu=gpus_taken,
         timing_slot=timing_slot,
     conda:
         "../envs/gpude.yaml"
@@ -31,7 +31,7 @@ use rule run_batch as run_batch_gpu with:
         implementation=implementations_on("gpu"),
     threads: 1
     resources:
-        gpu=1,
+        gpu=gpus_taken,
         timing_slot=timing_slot,
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..results import timed_alone
 from .document import Section, _order, _read, fmt
 
 PUBLISHED = Path("paper/published")
@@ -122,7 +123,7 @@ class CaseStudy1(Section):
         if not len(p) or "concurrency" not in p:
             return ""
         shared = sorted(set(p[p.concurrency.astype(str).str.contains("shared")].implementation))
-        alone = sorted(set(p[p.concurrency.astype(str) == "exclusive"].implementation))
+        alone = sorted(set(p[timed_alone(p.concurrency)].implementation))
         text = ""
         if shared:
             text += (f"Batches of {', '.join(shared)} ran side by side on the machine, one core each "

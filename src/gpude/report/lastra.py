@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import save_figure, write_csv_atomic
+from ..results import timed_alone
 from .document import Section, _read, fmt
 
 PUBLISHED_DIR = Path(__file__).resolve().parents[3] / "paper" / "published"
@@ -75,7 +76,7 @@ def cpu_rate(sample: pd.DataFrame) -> pd.DataFrame:
 def runtime_table(trials: pd.DataFrame, cpu_sample: pd.DataFrame | None = None) -> pd.DataFrame:
     """Our GPU times (exclusive runs of the main machine) beside the paper's, with our CPU extrapolated."""
     runs = _gpu_runs(trials)
-    runs = runs[(runs["machine"] == main_machine(trials)) & (runs["concurrency"] == "exclusive")
+    runs = runs[(runs["machine"] == main_machine(trials)) & timed_alone(runs["concurrency"])
                 & runs["function"].isin(list(PAPER_NAMES))]
     t = (runs.groupby(["function", "dim"])["wall_time_s"]
          .agg(n="size", gpu_s="mean", gpu_std_s="std", gpu_min_s="min").reset_index())
@@ -104,7 +105,7 @@ def _stats(runs: pd.DataFrame, bias: float) -> pd.DataFrame:
             .agg(n=("objective", "size"), objective_mean=("objective", "mean"), objective_std=("objective", "std"),
                  objective_median=("objective", "median"), distance_mean=("distance_to_optimum", "mean"),
                  distance_std=("distance_to_optimum", "std"), distance_median=("distance_to_optimum", "median"),
-                 gpu_s=("wall_time_s", lambda s: s[r.loc[s.index, "concurrency"] == "exclusive"].mean()))
+                 gpu_s=("wall_time_s", lambda s: s[timed_alone(r.loc[s.index, "concurrency"])].mean()))
             .reset_index())
 
 
