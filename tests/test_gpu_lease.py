@@ -151,20 +151,27 @@ def test_nvidia_smi_output_is_parsed(monkeypatch):
                                         gpu_lease.Device(1, "GPU-33333333-4444", "NVIDIA H200")]
 
 
+def run_all_gpu(tmp_path, tag, env, *extra):
+    """`gpude run` of de/all_gpu (tiny), its first row and its log."""
+    out = tmp_path / f"{tag}.csv"
+    res = subprocess.run([sys.executable, "-m", "gpude", "run", "--implementation", "all_gpu", "--function", "Q01",
+                          "--dim", "10", "--popsize", "8", "--max-fes", "16", *extra, "--out-csv", str(out),
+                          "--out-traces", str(tmp_path / f"{tag}.npz")],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert res.returncode == 0, res.stderr
+    return pd.read_csv(out).iloc[0], res.stderr
+
+
 @pytest.mark.cudasim
+@pytest.mark.skipif(os.environ.get("NUMBA_ENABLE_CUDASIM") != "1", reason="fake GPUs need the simulator: "
+                    "CUDA cannot open one (test_gpude_run_on_a_real_gpu_leases_it is the real GPU's)")
 def test_gpude_run_leases_a_gpu_and_its_rows_say_which(fake_gpus, tmp_path):
     holder = start_holder(fake_gpus)  # GPU 0 is taken by another process
     try:
         assert leased_uuid(holder) == "GPU-fake-0000"
         rows, logs = {}, {}
         for gpu in ("any", "shared"):
-            out = tmp_path / f"{gpu}.csv"
-            res = subprocess.run([sys.executable, "-m", "gpude", "run", "--implementation", "all_gpu",
-                                  "--function", "Q01", "--dim", "10", "--popsize", "8", "--max-fes", "16",
-                                  "--gpu", gpu, "--out-csv", str(out), "--out-traces", str(tmp_path / f"{gpu}.npz")],
-                                 capture_output=True, text=True, env=fake_gpus, timeout=300)
-            assert res.returncode == 0, res.stderr
-            rows[gpu], logs[gpu] = pd.read_csv(out).iloc[0], res.stderr
+            rows[gpu], logs[gpu] = run_all_gpu(tmp_path, gpu, fake_gpus, "--gpu", gpu)
         assert "GPU 1 (GPU-fake-0001, fake GPU) leased at" in logs["any"] and "released at" in logs["any"]
         assert "leased" not in logs["shared"]
         assert (rows["any"].gpu_index, rows["any"].gpu_uuid, rows["any"].gpu_lease) == (1, "GPU-fake-0001", "exclusive")
@@ -184,3 +191,28 @@ def _stderr_so_far(proc) -> str:
     proc.stdin.close()
     proc.wait(30)
     return proc.stderr.read()
+
+
+@pytest.mark.cudasim
+@pytest.mark.skipif(os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" or not gpu_lease._nvidia_smi(),
+                    reason="needs a real GPU (NUMBA_ENABLE_CUDASIM=0 and nvidia-smi)")
+def test_gpude_run_on_a_real_gpu_leases_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUDE_GPU_LOCK_DIR", str(tmp_path / "locks"))
+    monkeypatch.delenv("GPUDE_FAKE_GPUS", raising=False)
+    devices = gpu_lease.list_devices()
+    # the last GPU this process may use, named by index: the row must say that one, by index and UUID
+    row, log = run_all_gpu(tmp_path, "real", dict(os.environ), "--gpu", str(devices[-1].index))
+    assert (row.gpu_index, row.gpu_uuid, row.gpu_lease) == (devices[-1].index, devices[-1].uuid, "exclusive")
+    assert f"GPU {devices[-1].index} ({devices[-1].uuid}" in log
+    # while a holder has it, a run that asks for it waits, and says for whom
+    holder = start_holder({**os.environ, "CUDA_VISIBLE_DEVICES": devices[-1].uuid})
+    try:
+        assert leased_uuid(holder) == devices[-1].uuid
+        with pytest.raises(subprocess.TimeoutExpired):
+            subprocess.run([sys.executable, "-m", "gpude", "run", "--implementation", "all_gpu", "--function", "Q01",
+                            "--dim", "10", "--popsize", "8", "--max-fes", "16", "--gpu", devices[-1].uuid,
+                            "--out-csv", str(tmp_path / "w.csv"), "--out-traces", str(tmp_path / "w.npz")],
+                           capture_output=True, text=True, timeout=8)
+        assert not (tmp_path / "w.csv").exists()
+    finally:
+        stop(holder)
