@@ -396,13 +396,15 @@ def paper_sources(wildcards):
 
 
 # The report covers the configured experiment and every experiment with committed reference results.
-REPORTED = [EXP] + [e for e in EXPERIMENT_FILES if e != EXP and reference_tables(e)]
+REPORTED = ([EXP] if GRID or reference_tables(EXP) else []) + \
+    [e for e in EXPERIMENT_FILES if e != EXP and reference_tables(e)]
 # Nothing to run here (e.g. a GPU-only experiment on a machine without a GPU): the paper outputs come
 # from the committed reference results alone.
 LOCAL_TARGETS = [f"results/{EXP}/trials.csv", f"results/{EXP}/stats/rank_sum_time.csv"] if GRID else []
 if not GRID:
-    print(f"gpude: experiment {EXP} has nothing to run on this machine; its tables come from "
-          f"results/reference/*/{EXP}/ only", file=sys.stderr)
+    print(f"gpude: experiment {EXP} has nothing to run on this machine; " +
+          (f"its tables come from results/reference/*/{EXP}/ only" if EXP in REPORTED else
+           "nor reference results: the report covers the other experiments"), file=sys.stderr)
 
 
 def _presentation(wildcards):
