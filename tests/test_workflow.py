@@ -260,6 +260,7 @@ BAD_EXPERIMENTS = [  # (change to the smoke experiment, words of the error); Non
     ({"target": -1.0}, "-1.0 is less than the minimum of 0"),
     ({"max_time_s": 0}, "0 is less than or equal to the minimum of 0"),
     ({"timing": "fast"}, "timing must be exclusive, shared or host"),
+    ({"cluster_threads": 0}, "0 is less than the minimum of 1"),
     ({"report": {"section": "nope"}}, "report: unknown report section 'nope'; known: janssen_cs1"),
     ({"plugins": ["no_such_plugin"]}, "plugin 'no_such_plugin' cannot be imported (No module named 'no_such_plugin')"),
     ({"instance_data_from": 5}, "5 is not of type 'string'"),

@@ -9,6 +9,8 @@ rule merge_trials:
         traces="results/{experiment}/traces.npz",
     log:
         "logs/{experiment}/merge_trials.log",
+    # concatenating CSVs: on a cluster, not worth a job of its own (and a status-check cycle)
+    localrule: True
     conda:
         "../envs/gpude.yaml"
     shell:

@@ -1,4 +1,5 @@
 # Helpers of the gpude workflow: load and validate the experiment, build the grid of batch jobs.
+import functools
 import inspect
 import shlex
 import sys
@@ -223,13 +224,17 @@ def local_gpu_count():
     return max(1, len(list_devices()))
 
 
+# A cluster executor (profiles/slurm: `executor: slurm`, `jobs: N`) leaves Snakemake's `nodes` set;
+# a local run turns --jobs into --cores and leaves it unset. (The executor itself is chosen only
+# after this file is read, so workflow.local_exec cannot tell here.)
+ON_CLUSTER = workflow.nodes is not None
 N_GPUS = local_gpu_count()
 # On one host, the resources the jobs take need limits (Snakemake ignores a resource without one):
 # as many GPU batches at once as GPUs (each leases its own in `gpude run`), and the timing slots.
 # A --resources on the command line replaces the profile's whole `resources:` key, so the limits are
 # set here, where one missing from --resources keeps its default. A cluster (not local_exec) gets
 # none: a global `gpu` limit would allow that many GPU jobs cluster-wide.
-if workflow.local_exec:
+if not ON_CLUSTER:
     for name, limit in (("gpu", N_GPUS), ("timing_slot", TIMING_SLOTS)):
         if name not in workflow.global_resources:
             workflow.register_resource(name, limit)
@@ -334,9 +339,27 @@ def run_params(wildcards):
 
 
 def batch_threads(wildcards):
-    # an implementation registered with threads="all" (master_slave's worker pool) gets every core
+    # an implementation registered with threads="all" (master_slave's worker pool) gets every core:
+    # of this machine, or on a cluster a node's (cluster_threads, or what sinfo says)
     entry = registry.get(wildcards.algorithm, wildcards.implementation)
-    return workflow.cores if entry.threads == "all" else 1
+    if entry.threads != "all":
+        return 1
+    return cluster_threads() if ON_CLUSTER else workflow.cores
+
+
+@functools.cache
+def cluster_threads():
+    """Threads of a job that wants a whole node on the cluster: the experiment's `cluster_threads`,
+    else the fewest CPUs of a node in the default partition (`sinfo`), so that it fits on any node."""
+    if EXPERIMENT.get("cluster_threads"):
+        return int(EXPERIMENT["cluster_threads"])
+    import subprocess
+
+    try:
+        out = subprocess.run(["sinfo", "-h", "-o", "%c"], capture_output=True, text=True, timeout=60).stdout
+        return min(int(v.rstrip("+")) for v in out.split())
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return 1
 
 
 def runs_on_gpu(wildcards):
@@ -357,7 +380,7 @@ def timing_slot(wildcards):
 def gpus_taken(wildcards):
     """GPUs a batch holds in the scheduler: its own on a GPU; every GPU when timed `host`, so that
     nothing runs on any GPU beside it."""
-    if timing_mode(wildcards) == "host" and workflow.local_exec:  # (a cluster: --exclusive nodes)
+    if timing_mode(wildcards) == "host" and not ON_CLUSTER:  # (a cluster: --exclusive nodes)
         return N_GPUS
     return 1 if runs_on_gpu(wildcards) else 0
 
