@@ -193,7 +193,8 @@ def acquire(device: str | int | None = None, *, wait: bool = True, timeout_s: fl
     if not candidates:
         raise GpudeError("no GPU to lease: nvidia-smi lists none (or CUDA_VISIBLE_DEVICES hides them all); "
                          "run a CPU implementation, or pass --gpu shared to use CUDA's default device unleased")
-    _check_cuda_not_started()
+    if not os.environ.get("GPUDE_FAKE_GPUS"):  # a fake GPU is never CUDA's
+        _check_cuda_not_started()
     start, told = time.monotonic(), False
     while True:
         for candidate in candidates:
