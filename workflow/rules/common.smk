@@ -232,7 +232,7 @@ N_GPUS = local_gpu_count()
 # On one host, the resources the jobs take need limits (Snakemake ignores a resource without one):
 # as many GPU batches at once as GPUs (each leases its own in `gpude run`), and the timing slots.
 # A --resources on the command line replaces the profile's whole `resources:` key, so the limits are
-# set here, where one missing from --resources keeps its default. A cluster (not local_exec) gets
+# set here, where one missing from --resources keeps its default. A cluster run (ON_CLUSTER) gets
 # none: a global `gpu` limit would allow that many GPU jobs cluster-wide.
 if not ON_CLUSTER:
     for name, limit in (("gpu", N_GPUS), ("timing_slot", TIMING_SLOTS)):
