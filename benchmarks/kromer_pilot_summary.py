@@ -1,8 +1,8 @@
 """Summary of the Krömer parameter pilot (``benchmarks/kromer_pilot.py``): which F and CR to use, per
 problem class, and whether one choice serves every class.
 
-Reads every stage CSV of the pilot (``results/benchmarks/kromer_pilot/*.csv``, one row per readout of
-one run) and writes ``SUMMARY.md`` and ``SUMMARY.csv`` beside them:
+Reads every stage file of the pilot (``results/benchmarks/kromer_pilot/<stage>.csv.gz``, one row per
+readout of one run) and writes ``SUMMARY.md`` and ``SUMMARY.csv`` beside them:
 
     python benchmarks/kromer_pilot_summary.py [--pilot DIR] [--out-md FILE] [--out-csv FILE]
 
@@ -81,12 +81,17 @@ def paper_gpu_fit_np64() -> dict[str, float]:
     return dict(zip(gpu["etc"], gpu["fitness"].astype(float)))
 
 
+def stage_files(pilot_dir) -> list[Path]:
+    """The pilot's stage files (``<stage>.csv.gz``, or a plain ``.csv``), not the SUMMARY files."""
+    pilot_dir = Path(pilot_dir)
+    return sorted(p for p in [*pilot_dir.glob("*.csv.gz"), *pilot_dir.glob("*.csv")] if not p.name.startswith("SUMMARY"))
+
+
 def load_rows(pilot_dir=PILOT_DIR, reached_only: bool = True) -> pd.DataFrame:
     """Every readout row of the pilot's stage CSVs (not the SUMMARY files), with ``class`` and
     ``measure``; rows of runs that did not reach a readout are dropped unless ``reached_only`` is
     False."""
-    files = sorted(p for p in Path(pilot_dir).glob("*.csv") if not p.name.startswith("SUMMARY"))
-    frames = [pd.read_csv(p) for p in files]
+    frames = [pd.read_csv(p) for p in stage_files(pilot_dir)]
     frames = [f for f in frames if len(f)]
     if not frames:
         return pd.DataFrame()
@@ -349,8 +354,7 @@ def summarise(pilot_dir=PILOT_DIR, out_md=None, out_csv=None) -> tuple[pd.DataFr
         marked["class_choice"] = (marked["F"] == marked["choice_F"]) & (marked["CR"] == marked["choice_CR"])
         marked["common_choice"] = (marked["F"] == marked["common_F"]) & (marked["CR"] == marked["common_CR"])
         marked = marked.drop(columns=["choice_F", "choice_CR", "common_F", "common_CR"])
-    sources = sorted(str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(p)
-                     for p in pilot_dir.glob("*.csv") if not p.name.startswith("SUMMARY"))
+    sources = sorted(str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(p) for p in stage_files(pilot_dir))
     everything = load_rows(pilot_dir, reached_only=False)
     unreached = None
     if len(everything):
@@ -364,7 +368,7 @@ def summarise(pilot_dir=PILOT_DIR, out_md=None, out_csv=None) -> tuple[pd.DataFr
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--pilot", type=Path, default=PILOT_DIR, help="folder of the pilot's stage CSVs")
+    p.add_argument("--pilot", type=Path, default=PILOT_DIR, help="folder of the pilot's stage files")
     p.add_argument("--out-md", type=Path, help="default: <pilot>/SUMMARY.md")
     p.add_argument("--out-csv", type=Path, help="default: <pilot>/SUMMARY.csv")
     args = p.parse_args(argv)

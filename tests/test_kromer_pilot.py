@@ -106,6 +106,12 @@ def test_lop_and_etc_runs_report_the_reports_measures(monkeypatch, tmp_path):
     assert pilot.main(["--stage", "etc-np,lop-cr", "--copy-instances", str(tmp_path / "carry"),
                        "--instance-data", str(WAVE2)]) == 0
     assert len([p for p in (tmp_path / "carry").rglob("*") if p.is_file()]) == 6 + 24
+    # or one archive, which --instance-data unpacks
+    assert pilot.main(["--stage", "etc-np", "--copy-instances", str(tmp_path / "i.tgz"), "--instance-data", str(WAVE2)]) == 0
+    with pilot.instance_folder(tmp_path / "i.tgz") as folder:
+        assert sorted(p.name for p in Path(folder, "etc").iterdir()) == sorted(
+            pilot.instance_file_of("etc", m)[1] for m in pilot.ETC_NP_MATRICES)
+    assert not Path(folder).exists()
     monkeypatch.setenv("GPUDE_INSTANCE_DATA", str(tmp_path / "carry"))
     ctx = pilot.Context(pd.DataFrame(), F=(0.5,), CR=(0.1,), seeds=(1,), time_scale=0.02)
     lop = next(s for s in pilot.plan_lop_cr(ctx) if s.instance == "N-t65f11xx")
@@ -115,10 +121,11 @@ def test_lop_and_etc_runs_report_the_reports_measures(monkeypatch, tmp_path):
 
     for s in (lop, etc):
         rows = pilot.execute(s, 1)
-        cpu = [r for r in rows if r["readout"] == "cpu_time"]
+        cpu = [r for r in rows if r["readout"] == "cpu_time" and r["reached"]]
         values = [r["best_error"] for r in cpu]
-        assert all(r["reached"] for r in cpu) and values == sorted(values, reverse=True)
-        assert values[-1] >= cpu[-1]["run_best_error"] > 0
+        assert values and values == sorted(values, reverse=True) and values[-1] >= cpu[-1]["run_best_error"] > 0
+        # (etc-np's FE cap may end a run before its last CPU time: not reached, then)
+        assert len(cpu) == len(s.readout_s) or s is etc
         gpu = [r for r in rows if r["readout"] == "gpu_fes"]
         assert gpu and all(r["at_fes"] == round(s.gpu_fes_per_s * r["at_s"]) for r in gpu)
     # LOP: the REPORT's error % (of an integer gap to the proven optimum), at the budget the run's own
@@ -140,7 +147,7 @@ def test_a_killed_pilot_leaves_complete_runs_and_the_next_call_finishes_without_
     out = tmp_path / "pilot"
     args = ["--stage", "rastrigin", "--F", "0.5", "--CR", "0.05,0.9", "--seeds", "1", "--time-scale", "0.02",
             "--jobs", "2", "--out", str(out)]
-    csv = out / "rastrigin.csv"
+    csv = out / "rastrigin.csv.gz"
     proc = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "kromer_pilot.py"), *args],
                             start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -171,7 +178,7 @@ def test_a_failed_write_keeps_the_previous_file(tmp_path, monkeypatch):
            "max_time_s": 1.0, "max_fes": 100, "readout": "cpu_time", "at_s": 1.0, "runs_in_flight": 1}
     writer.add("s", [dict(row)], 1)
     writer.flush()
-    before = (tmp_path / "s.csv").read_bytes()
+    before = (tmp_path / "s.csv.gz").read_bytes()
 
     def fail(*_):
         raise OSError("killed while writing")
@@ -179,7 +186,7 @@ def test_a_failed_write_keeps_the_previous_file(tmp_path, monkeypatch):
     writer.add("s", [dict(row, seed=2)], 1)
     with pytest.raises(OSError):
         writer.flush()
-    assert (tmp_path / "s.csv").read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["s.csv"]
+    assert (tmp_path / "s.csv.gz").read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["s.csv.gz"]
     assert pilot.done_keys(pilot.read_stage_files(tmp_path)) == {pilot.run_key("rastrigin", "N09", 8, 8, 0.5, 0.1, 1, 1.0, 100)}
 
 
