@@ -194,14 +194,26 @@ def _lexical_rank(primary: pd.Series, secondary: pd.Series) -> pd.Series:
     return pd.Series(ranks, index=primary.index)
 
 
-def verdicts(table: pd.DataFrame) -> pd.DataFrame:
+def paired_wins(runs: pd.DataFrame, mine: tuple, other: tuple) -> str:
+    """``"w/n"``: of the n (instance, seed) pairs both configurations ran, those where ``mine`` ended
+    strictly lower (how often the class's choice really beats another, with so few seeds)."""
+    def values(config):
+        sel = runs[(runs["F"] == config[0]) & (runs["CR"] == config[1])]
+        return dict(zip(zip(sel["instance"], sel["seed"]), sel["measure"]))
+    a, b = values(mine), values(other)
+    pairs = sorted(set(a) & set(b))
+    return f"{sum(a[p] < b[p] for p in pairs)}/{len(pairs)}" if pairs and mine != other else "-"
+
+
+def verdicts(table: pd.DataFrame, rows: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per (problem, NP, readout, time, class): the class's choice, the common choice and the protocol
     (F 0.5, CR 0.1) with their medians; ``served`` (the common choice within 5 % of the class best, or
     both 0) and ``class_gain`` (the common choice's median over the class best's; inf where the class
-    best is 0 and the common choice is not)."""
+    best is 0 and the common choice is not); with the runs' ``rows``, the choice's paired wins over
+    the common choice and over the protocol (:func:`paired_wins`)."""
     per_class = class_choices(table)
     common = common_choices(table).set_index(UNIT)
-    rows = []
+    out = []
     for r in per_class.to_dict("records"):
         unit = tuple(r[k] for k in UNIT)
         cls = table[(table[UNIT] == pd.Series(dict(zip(UNIT, unit)))).all(axis=1) & (table["class"] == r["class"])]
@@ -216,8 +228,13 @@ def verdicts(table: pd.DataFrame) -> pd.DataFrame:
         row["class_gain"] = (np.nan if pd.isna(com) else 1.0 if com == best else
                              np.inf if best == 0 else com / best)
         row["served"] = bool(not pd.isna(com) and (com == best or (best > 0 and com <= best * (1 + SERVED_TOLERANCE))))
-        rows.append(row)
-    return pd.DataFrame(rows)
+        if rows is not None:
+            runs = rows[(rows[UNIT] == pd.Series(dict(zip(UNIT, unit)))).all(axis=1) & (rows["class"] == r["class"])]
+            mine = (r["F"], r["CR"])
+            row["wins_vs_common"] = paired_wins(runs, mine, (row["common_F"], row["common_CR"]))
+            row["wins_vs_protocol"] = paired_wins(runs, mine, PROTOCOL)
+        out.append(row)
+    return pd.DataFrame(out)
 
 
 # --- planning helpers for the pilot's later stages ---------------------------------------------
@@ -277,17 +294,18 @@ def render(rows: pd.DataFrame, table: pd.DataFrame, verdict: pd.DataFrame, sourc
     for (problem, popsize), v in verdict.groupby(["problem", "popsize"], sort=True):
         measure = MEASURE_NAMES.get(problem, "measure")
         name = "Rastrigin (N09)" if problem == "rastrigin" else problem.upper()
-        lines += [f"## {name}, NP {int(popsize)}", "", f"Measure: {measure}.", "",
+        lines += [f"## {name}, NP {int(popsize)}", "", f"Measure: {measure}. Wins: of the (matrix, seed) pairs, "
+                  "those where the class's choice ended lower than the common choice / the protocol.", "",
                   "| readout | class | choice F, CR | its median | n | common choice | its median | common / best "
-                  "| served | protocol (0.5, 0.1) median |",
-                  "| --- | --- | --- | ---: | ---: | --- | ---: | ---: | --- | ---: |"]
+                  "| served | wins | protocol (0.5, 0.1) median | wins |",
+                  "| --- | --- | --- | ---: | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: |"]
         v = v.assign(_order=(v["readout"] != "cpu_time").astype(int)).sort_values(["_order", "at_s", "class"])
         for r in v.to_dict("records"):
             common = "-" if pd.isna(r["common_F"]) else f"{r['common_F']:g}, {r['common_CR']:g}"
             lines.append(f"| {_readout_name(r['readout'], r['at_s'])} | {r['class']} | {r['choice_F']:g}, "
                          f"{r['choice_CR']:g} | {_g(r['choice_median'])} | {int(r['choice_n'])} | {common} | "
                          f"{_g(r['common_median'])} | {_g(r['class_gain'], '{:.3g}')} | {'yes' if r['served'] else 'no'} "
-                         f"| {_g(r['protocol_median'])} |")
+                         f"| {r.get('wins_vs_common', '-')} | {_g(r['protocol_median'])} | {r.get('wins_vs_protocol', '-')} |")
         lines.append("")
         for (readout, at_s), u in v.groupby(["readout", "at_s"], sort=False):
             if pd.isna(u["common_F"].iloc[0]):
@@ -345,7 +363,7 @@ def summarise(pilot_dir=PILOT_DIR, out_md=None, out_csv=None) -> tuple[pd.DataFr
     out_csv = Path(out_csv) if out_csv else pilot_dir / "SUMMARY.csv"
     rows = load_rows(pilot_dir)
     table = config_table(rows)
-    verdict = verdicts(table) if len(table) else pd.DataFrame(columns=[*UNIT, "class"])
+    verdict = verdicts(table, rows) if len(table) else pd.DataFrame(columns=[*UNIT, "class"])
     marked = table.copy()
     if len(table):
         key = [*UNIT, "class"]
