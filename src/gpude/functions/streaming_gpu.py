@@ -1,7 +1,8 @@
 """GPU evaluation of the large-scale functions, streaming over D (Lastra et al. sec. 5.1).
 
 One kernel per evaluation of ``n`` rows of a device array X (n, D):
-``partial[(blocks, n), threads]``: block b of row i sums the terms of positions
+``partial[(n, blocks), threads]``: block b of row i (``blockIdx = (i, b)``: the rows vary fastest,
+so the blocks that run together read the same stretch of o, once from memory) sums the terms of positions
 ``k = k0 + b * threads + t + s * blocks * threads`` (s = 0, 1, ...): each thread a strided bucket,
 consecutive threads on consecutive coordinates (coalesced), then a shared-memory tree per block;
 the block's sums go to ``partials[i, b]``. The row's last block to finish (an atomic ticket after a
@@ -93,8 +94,8 @@ def build_kernels(code: int, dim: int, m: int, has_perm: bool, threads: int, dty
             return
         red0 = cuda.shared.array(T, float64)
         red1 = cuda.shared.array(T, float64)
-        tid, b, i = cuda.threadIdx.x, cuda.blockIdx.x, cuda.blockIdx.y
-        nb = cuda.gridDim.x
+        tid, i, b = cuda.threadIdx.x, cuda.blockIdx.x, cuda.blockIdx.y
+        nb = cuda.gridDim.y
         x = X[row0 + i]
         s0, s1 = 0.0, ONE1
         if CODE == SCHWEFEL12:  # this block's contiguous segment: its sum of z
@@ -127,7 +128,7 @@ def build_kernels(code: int, dim: int, m: int, has_perm: bool, threads: int, dty
         """The row's last block to finish (a ticket from an atomic counter, after a memory fence)
         sums the blocks' partials and writes the value: no second kernel, no host round trip."""
         last = cuda.shared.array(1, int32)
-        nb = cuda.gridDim.x
+        nb = cuda.gridDim.y
         if tid == 0:
             cuda.threadfence()
             last[0] = 1 if cuda.atomic.add(counters, i, 1) == nb - 1 else 0
@@ -178,8 +179,8 @@ def build_kernels(code: int, dim: int, m: int, has_perm: bool, threads: int, dty
             red0 = cuda.shared.array(T, float64)
             red1 = cuda.shared.array(T, float64)
             buf = cuda.shared.array(T, float64)
-            tid, b, i = cuda.threadIdx.x, cuda.blockIdx.x, cuda.blockIdx.y
-            nb = cuda.gridDim.x
+            tid, i, b = cuda.threadIdx.x, cuda.blockIdx.x, cuda.blockIdx.y
+            nb = cuda.gridDim.y
             x = X[row0 + i]
             # the sum of z over the segments before this one
             s = 0.0
@@ -270,9 +271,9 @@ class StreamingEvaluator:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # small grids (tests, one row) are intended
             args = (X, row0, gate, self.partials, self.counters, out, o, perm, M)
-            self.partial[(self.blocks, n), self.threads, stream](*args)
+            self.partial[(n, self.blocks), self.threads, stream](*args)
             if self.scan is not None:
-                self.scan[(self.blocks, n), self.threads, stream](*args)
+                self.scan[(n, self.blocks), self.threads, stream](*args)
 
     def prebound(self, X, out, row0: int, n: int, stream, gate=None):
         """A callable that queues :meth:`launch` (same arguments) through pre-marshalled launches
@@ -283,7 +284,7 @@ class StreamingEvaluator:
         gate = self.always if gate is None else gate
         o, perm, M = self.data
         args = (X, row0, gate, self.partials, self.counters, out, o, perm, M)
-        launches = [PreboundLaunch(k, args, (self.blocks, n), self.threads, stream)
+        launches = [PreboundLaunch(k, args, (n, self.blocks), self.threads, stream)
                     for k in (self.partial, self.scan) if k is not None]
 
         def run():

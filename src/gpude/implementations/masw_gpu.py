@@ -8,13 +8,21 @@ makes the scalar decisions with the same code as ``masw/sequential``: mothers, N
 mutations (counter draws), fathers (from the distances), (mu + 20) replacement (children's rows
 copied into the leaving slots) and the choice of the individual to improve.
 
-Solis-Wets steps need no host round trip: a step's decisions (accept the '+' candidate, try the
-'-' one, the counts and rho) are made by one-thread kernels on the device, and kernels whose work
-a decision cancels exit at once (a gate flag). The host queues ``ceil(remaining / 2)`` steps,
-reads how many evaluations they used, and repeats until the application's 500 are spent (about
-nine reads per application). So the random numbers, the decisions and the results are those of
-``masw/sequential`` for the same seed (tested); the evaluations' last bits may differ (sums in
-another order).
+Solis-Wets steps need no host round trip. On the large-scale functions (``ls_mode="fused"``, the
+default there) a whole application is one cooperative launch
+(:mod:`gpude.implementations.masw_gpu_ls`): each candidate is generated inside its evaluation and
+never stored, every block makes the step's decision from the blocks' sums after a grid barrier,
+and a failed step writes nothing. Elsewhere (any problem's evaluator, ``ls_mode="steps"``) a
+step's decisions (accept the '+' candidate, try the '-' one, the counts and rho) are made by
+one-thread kernels on the device, and kernels whose work a decision cancels exit at once (a gate
+flag); the host queues ``ceil(remaining / 2)`` steps, reads how many evaluations they used, and
+repeats until the application's 500 are spent (about nine reads per application). Either way the
+random numbers, the decisions and the results are those of ``masw/sequential`` for the same seed
+(tested); the evaluations' last bits may differ (sums in another order).
+
+The GA kernels' grids put the rows (pairs, children) in blockIdx.x, the fastest-varying index, so
+the blocks that run together read the same stretch of the parents and of o: a row read by several
+pairs or children comes from memory once and from the L2 cache after that.
 
 Device memory per trial: ``(popsize + offspring + popsize + 4) D`` values (population and padding,
 a Solis-Wets bias per individual, the step's vectors) plus the function's data; :meth:`setup` says
@@ -42,7 +50,7 @@ THREADS = 256
 BUCKET = 4
 MAX_BLOCKS = 4096
 # device state vector
-F_LS, RHO, SUCC, FAIL, USED, BUDGET, OUTCOME = range(7)
+F_LS, RHO, SUCC, FAIL, USED, BUDGET, OUTCOME, ACCEPTED = range(8)
 
 _KERNELS: dict = {}
 _LOCK = threading.Lock()
@@ -91,14 +99,14 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
     @cuda.jit
     def dist_partial(pop, pairs, partials):
         red = cuda.shared.array(NT, float64)
-        tid, b, q = cuda.threadIdx.x, cuda.blockIdx.x, cuda.blockIdx.y
+        tid, q, b = cuda.threadIdx.x, cuda.blockIdx.x, cuda.blockIdx.y
         x, y = pop[pairs[q, 0]], pop[pairs[q, 1]]
         s = 0.0
         j = b * NT + tid
         while j < pop.shape[1]:
             d = float64(x[j]) - float64(y[j])
             s += d * d
-            j += cuda.gridDim.x * NT
+            j += cuda.gridDim.y * NT
         block_sum(red, s, tid)
         if tid == 0:
             partials[q, b] = red[0]
@@ -119,26 +127,26 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
     @cuda.jit
     def crossover(pop, row0, plan, delta, key, unit0, W, alpha, lower, upper):
         """Child c (row row0 + c) of parents plan[c, 0], plan[c, 1]; plan[c, 2] the mutated gene."""
-        c = cuda.blockIdx.y
+        c = cuda.blockIdx.x
         mother, father, gene = plan[c, 0], plan[c, 1], plan[c, 2]
         child = pop[row0 + c]
-        j = cuda.blockIdx.x * NT + cuda.threadIdx.x
+        j = cuda.blockIdx.y * NT + cuda.threadIdx.x
         while j < pop.shape[1]:
             v = blx(key, unit0 + c, W, j, pop[mother, j], pop[father, j], alpha, lower, upper)
             if j == gene:
                 v = clip(v + delta[c], lower, upper)
             child[j] = v
-            j += cuda.gridDim.x * NT
+            j += cuda.gridDim.y * NT
 
     @cuda.jit
     def copy_rows(pop, moves):
         """pop[moves[r, 0]] <- pop[moves[r, 1]]."""
-        r = cuda.blockIdx.y
+        r = cuda.blockIdx.x
         dst, src = pop[moves[r, 0]], pop[moves[r, 1]]
-        j = cuda.blockIdx.x * NT + cuda.threadIdx.x
+        j = cuda.blockIdx.y * NT + cuda.threadIdx.x
         while j < pop.shape[1]:
             dst[j] = src[j]
-            j += cuda.gridDim.x * NT
+            j += cuda.gridDim.y * NT
 
     @cuda.jit
     def zero_row(a, row):
@@ -244,6 +252,10 @@ class MASWGPU(HostLoopImplementation):
     threads : int
         Threads per block of the kernels over D (default: 256, or the next power of two >= D when
         D is smaller).
+    ls_mode : {"fused", "steps"}
+        How a Solis-Wets application runs: one cooperative launch that generates each candidate
+        inside its evaluation (``"fused"``: the large-scale functions only, their default), or
+        kernels queued step by step with the decisions on the device (``"steps"``: any problem).
     quiet : bool
         Do not print the memory line before the run.
     """
@@ -253,8 +265,19 @@ class MASWGPU(HostLoopImplementation):
     name = "gpu"
     device = "gpu"
 
-    def __init__(self, function, params, threads: int | None = None, quiet: bool = False, **options):
+    def __init__(self, function, params, threads: int | None = None, ls_mode: str | None = None,
+                 quiet: bool = False, **options):
         super().__init__(function, params, **options)
+        fusable = getattr(function, "streaming", False) and hasattr(function, "code")
+        if ls_mode is None:
+            ls_mode = "fused" if fusable else "steps"
+        if ls_mode not in ("fused", "steps"):
+            raise InvalidInputError(f"ls_mode must be 'fused' or 'steps', got {ls_mode!r}")
+        if ls_mode == "fused" and not fusable:
+            raise InvalidInputError(
+                f"ls_mode='fused' needs a large-scale function (its terms are compiled into the local "
+                f"search's kernel); {function.fid} is evaluated through its own evaluator: use ls_mode='steps'")
+        self.ls_mode = ls_mode
         if threads is None:
             threads = min(THREADS, 1 << max(0, (function.dim - 1).bit_length()))
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1 or threads & (threads - 1) \
@@ -333,6 +356,8 @@ class MASWGPU(HostLoopImplementation):
             self.d_plan = cuda.device_array((p.offspring, 3), np.int64)
             self.d_delta = cuda.device_array(p.offspring, np.float64)
             self.d_moves = cuda.device_array((p.offspring, 2), np.int64)
+            if self.ls_mode == "fused":
+                self._bind_fused_ls()
             self._prebind()
             self._allocated = shape
         self.fit = np.empty(P)
@@ -344,6 +369,30 @@ class MASWGPU(HostLoopImplementation):
         self.one, self.zero = np.ones(1, np.int32), np.zeros(1, np.int32)
         self.ls_applications = self.ls_improved = 0
         self.phase_s = {"ga": 0.0, "ls": 0.0}
+        # what the kernels did, for the traffic model of benchmarks/masw_perf.py (rows of D values)
+        self.counts = dict(ga_steps=0, children=0, dist_pairs=0, dist_rows=0, parent_rows=0, moves=0,
+                           ls_evaluations=0, ls_accepted=0, new_chains=0)
+
+    def _bind_fused_ls(self):
+        """The cooperative Solis-Wets kernel, its grid and its pre-marshalled launch."""
+        from .masw_gpu_ls import build_sw_application, cooperative_blocks
+        from .prebound import PreboundLaunch
+
+        f, T, D = self.function, self.dtype, self.dim
+        _, _, has_perm, _, m = f.evaluator_args(T)
+        kernel = build_sw_application(f.code, D, m, has_perm, self.threads, T)
+        o, perm, M = self.ev.data
+        self.x_ls = cuda.device_array(D, T)
+        args = [self.x_ls, self.bias, np.int64(0), self.st, np.uint64(0), np.int64(0), np.int64(self.W), o, perm,
+                M, None, float(self.lower), float(self.upper)]
+        probe = cuda.device_array((2, 2, 2), np.float64)
+        args[10] = probe
+        grid = cooperative_blocks(kernel, args, self.threads, D)
+        self.ls_partials = cuda.device_array((2, grid + 1, 2), np.float64)
+        args[10] = self.ls_partials
+        self.ls_grid = grid
+        self.sw_application = PreboundLaunch(kernel, tuple(args), grid, self.threads, self.stream,
+                                             variable={"row": 2, "key": 4, "unit": 5})
 
     def _prebind(self):
         """Pre-marshalled launches of one Solis-Wets step (the hot loop)."""
@@ -373,13 +422,13 @@ class MASWGPU(HostLoopImplementation):
         npairs = p.offspring * p.nam
         self.full_step = {
             "dist_partial": PreboundLaunch(k["dist_partial"], (self.pop, self.d_pairs, self.partials),
-                                           (nb, npairs), nt, s),
+                                           (npairs, nb), nt, s),
             "dist_final": PreboundLaunch(k["dist_final"], (self.partials, np.int64(nb), self.dists),
                                          npairs, nt, s),
             "crossover": PreboundLaunch(k["crossover"], (self.pop, np.int64(P), self.d_plan, self.d_delta,
                                                          self._key0, np.int64(0), np.int64(self.W),
                                                          float(p.alpha), float(lo), float(hi)),
-                                        (nb, p.offspring), nt, s, variable={"key": 4, "unit": 5}),
+                                        (p.offspring, nb), nt, s, variable={"key": 4, "unit": 5}),
         }
         self.eval_children = self.ev.prebound(self.pop, self.fit_all, P, p.offspring, s)
 
@@ -401,7 +450,7 @@ class MASWGPU(HostLoopImplementation):
             self.full_step["dist_partial"].launch()
             self.full_step["dist_final"].launch()
         else:
-            self._launch("dist_partial", (self.blocks, n), self.threads, self.pop, self.d_pairs, self.partials)
+            self._launch("dist_partial", (n, self.blocks), self.threads, self.pop, self.d_pairs, self.partials)
             self._launch("dist_final", n, self.threads, self.partials, self.blocks, self.dists)
         self.dists.copy_to_host(self.h_dists, stream=self.stream)
         self.stream.synchronize()
@@ -430,6 +479,11 @@ class MASWGPU(HostLoopImplementation):
             cands.append(picks.copy())
         pairs = [(cs[0], cs[q]) for cs in cands for q in range(1, p.nam + 1)]
         dists = self._distances(pairs)
+        c = self.counts
+        c["ga_steps"] += 1
+        c["children"] += k
+        c["dist_pairs"] += len(pairs)
+        c["dist_rows"] += len({r for pair in pairs for r in pair})
         for c, cs in enumerate(cands):
             ds = dists[c * p.nam:(c + 1) * p.nam]
             father, far = cs[1], -1.0
@@ -441,13 +495,14 @@ class MASWGPU(HostLoopImplementation):
             plan[c] = (cs[0], father, gene)
             delta[c] = dl
         self.h_plan[:k], self.h_delta[:k] = plan, delta
+        c["parent_rows"] += len({int(r) for r in plan[:, :2].ravel()})
         self.d_plan.copy_to_device(self.h_plan, stream=self.stream)
         self.d_delta.copy_to_device(self.h_delta, stream=self.stream)
         if k == p.offspring:
             self.full_step["crossover"].launch(key=key, unit=np.int64(self.unit))
             self.eval_children()
         else:
-            self._launch("crossover", (self.blocks, k), self.threads, self.pop, P, self.d_plan, self.d_delta,
+            self._launch("crossover", (k, self.blocks), self.threads, self.pop, P, self.d_plan, self.d_delta,
                          key, self.unit, self.W, p.alpha, self.lower, self.upper)
             self._evaluate_rows(P, k)
         self.unit += k
@@ -455,10 +510,11 @@ class MASWGPU(HostLoopImplementation):
         self.stream.synchronize()
         self.cfit[:k] = self.h_fit[P:P + k]
         moves = replacement(self.fit, self.cfit[:k])
+        c["moves"] += len(moves)
         if moves:
             self.h_moves[:len(moves)] = [(slot, P + c) for slot, c in moves]
             self.d_moves.copy_to_device(self.h_moves, stream=self.stream)
-            self._launch("copy_rows", (self.blocks, len(moves)), self.threads, self.pop, self.d_moves)
+            self._launch("copy_rows", (len(moves), self.blocks), self.threads, self.pop, self.d_moves)
             for slot, c in moves:
                 self.fit[slot] = self.cfit[c]
                 self.has_chain[slot] = self.non_improved[slot] = False
@@ -472,15 +528,25 @@ class MASWGPU(HostLoopImplementation):
         if i < 0:
             i = int(self.cpu["below"](key, self.cpu["ctr"](unit, 0, self.W), P))
         if not self.has_chain[i]:
+            self.counts["new_chains"] += 1
             d = math.sqrt(self._distances([(i, q) for q in range(P) if q != i]).min()) / self.dim
             self.rho[i] = min(p.rho_max, d / 2.0)
             self.succ[i] = self.fail[i] = 0
             self._launch("zero_row", self.blocks, self.threads, self.bias, i)
-        self.ls[0].copy_to_device(self.pop[i], stream=self.stream)
+        x = self.x_ls if self.ls_mode == "fused" else self.ls[0]
+        x.copy_to_device(self.pop[i], stream=self.stream)
         h = self.h_st
         h[:] = 0.0
         h[F_LS], h[RHO], h[SUCC], h[FAIL], h[BUDGET] = self.fit[i], self.rho[i], self.succ[i], self.fail[i], budget
         self.st.copy_to_device(h, stream=self.stream)
+        if self.ls_mode == "fused":
+            self.sw_application.launch(row=np.int64(i), key=key, unit=np.int64(unit + 1))
+            self.st.copy_to_host(h, stream=self.stream)
+            self.stream.synchronize()
+            self.counts["ls_evaluations"] += int(h[USED])
+            self.counts["ls_accepted"] += int(h[ACCEPTED])
+            self.keep(i, float(h[F_LS]), float(h[RHO]), int(h[SUCC]), int(h[FAIL]))
+            return int(h[USED])
         self.gate.copy_to_device(self.one, stream=self.stream)
         self.gate_minus.copy_to_device(self.zero, stream=self.stream)
         L = self.step_launches
@@ -499,13 +565,14 @@ class MASWGPU(HostLoopImplementation):
             self.st.copy_to_host(h, stream=self.stream)
             self.stream.synchronize()
             used = int(h[USED])
+        self.counts["ls_evaluations"] += used
         self.keep(i, float(h[F_LS]), float(h[RHO]), int(h[SUCC]), int(h[FAIL]))
         return used
 
     def keep(self, i, f, rho, succ, fail):
         self.ls_applications += 1
         if f < self.fit[i] and self.fit[i] - f >= self.params.improvement:
-            self.pop[i].copy_to_device(self.ls[0], stream=self.stream)
+            self.pop[i].copy_to_device(self.x_ls if self.ls_mode == "fused" else self.ls[0], stream=self.stream)
             self.fit[i] = f
             self.rho[i], self.succ[i], self.fail[i] = rho, succ, fail
             self.has_chain[i], self.non_improved[i] = True, False

@@ -10,6 +10,8 @@ generation number) are updated in place.
 
 On numba's simulator, or if the binding is not usable, it falls back to the
 ordinary numba launch (``PreboundLaunch.fast`` tells which path is in use).
+Kernels that synchronise the whole grid (``cuda.cg.this_grid().sync()``) are launched
+cooperatively (``cuLaunchCooperativeKernel``), as numba launches them.
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ class PreboundLaunch:
         self._cu = cu
         self._func = cu.CUfunction(int(kernel._codelibrary.get_cufunc().handle))
         self._hstream = cu.CUstream(int(self.stream.handle))
+        self.cooperative = bool(getattr(kernel, "cooperative", False))
 
     def launch(self, **updates):
         if not self.fast:
@@ -80,8 +83,12 @@ class PreboundLaunch:
         for name, value in updates.items():
             self._store[self._slot[name]].value = value
         try:
-            (err,) = self._cu.cuLaunchKernel(self._func, *self.grid, 1, self.block, 1, 1, 0,
-                                             self._hstream, ctypes.addressof(self._params), 0)
+            if self.cooperative:
+                (err,) = self._cu.cuLaunchCooperativeKernel(self._func, *self.grid, 1, self.block, 1, 1, 0,
+                                                            self._hstream, ctypes.addressof(self._params))
+            else:
+                (err,) = self._cu.cuLaunchKernel(self._func, *self.grid, 1, self.block, 1, 1, 0,
+                                                 self._hstream, ctypes.addressof(self._params), 0)
         except TypeError as exc:  # the binding refused the arguments: nothing was launched
             self.fast, self.fallback_reason = False, f"TypeError: {exc}"
             self.launch(**updates)

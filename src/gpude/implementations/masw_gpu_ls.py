@@ -1,0 +1,318 @@
+"""A whole Solis-Wets application of ``masw/gpu`` in one cooperative launch (large-scale functions).
+
+The host-driven local search queues about ten kernels per step (candidate, evaluation, decisions,
+bias update) and reads the device's counters every few steps: at D = 1e5 that is 36 us per
+evaluation for 0.8 MB of data. Here one kernel runs the application's every step, with a
+grid-wide barrier (``cuda.cg.this_grid().sync()``) where a decision needs every block's sum:
+
+* **the candidate is generated where it is evaluated**: coordinate ``p`` of the '+' candidate is
+  ``clip(x_p + b_p + d_p)`` with ``d_p = rho N(0, 1)`` drawn from its counter, computed in the
+  evaluation's loop and never stored. An evaluation reads x, b and o once (the '-' candidate reads
+  them again and draws the same ``d_p``), so a failed step moves ``3 D`` values per evaluation, not
+  the ``7 D`` of writing the candidate, reading it back and writing ``d``;
+* **the decision is made by every block** from the blocks' partial sums after the barrier (the
+  same sums in the same order, so the same value in every block): no second launch, no host;
+* **accepted steps are applied in place** (x and b, from the same counters); a failed step halves
+  the bias, kept as a power-of-two ``scale`` applied when b is read (``b * 2^-k`` is the k-fold
+  halving exactly, subnormal results aside), so it writes nothing; the scale is folded into b
+  every 64 halvings and at the end of the application.
+
+The per-coordinate terms and the closing formulas are :func:`gpude.functions.largescale.build_terms`'s
+(the streaming evaluators' and the CPU's), the random numbers and the step's arithmetic
+:mod:`gpude.algorithms.solis_wets`'s: the decisions are those of ``masw/sequential`` for the same
+seed (the sums' last bits may differ, as for every GPU evaluator). Codes whose terms read other
+coordinates (Rosenbrock's next one, the rotated head group, Schwefel 1.2's prefix sums) wait at a
+barrier after every write to x or b; Schwefel 1.2 needs two barriers per evaluation (segment sums,
+then the scan).
+
+State: ``st`` (float64) holds F_LS, RHO, SUCC, FAIL, USED, BUDGET as ``masw_gpu`` lays it out; the
+kernel reads them at the start and writes them at the end (one thread), with the number of accepted
+steps in ``st[ACCEPTED]``.
+
+numba's simulator runs a cooperative grid of one block only; the tests run it so, and the GPU test
+log covers many blocks.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+from numba import cuda, float64, int32, int64
+
+from ..algorithms.masw import HEADER_SLOTS
+from ..algorithms.solis_wets import build_sw_ops
+from ..functions.largescale import HEAD_CODES, NEXT_CODES, ROSEN_HEAD, SCHWEFEL12, GRIEWANK, build_terms
+
+# the state vector of masw_gpu
+F_LS, RHO, SUCC, FAIL, USED, BUDGET = range(6)
+ACCEPTED = 7  # steps accepted in the application (written at the end; for the traffic count)
+#: halvings of the bias kept in ``scale`` before they are written into b (2^-64 stays normal)
+MAX_PENDING_HALVINGS = 64
+BUCKET = 4  # coordinates per thread (at least) when the grid is sized
+
+_KERNELS: dict = {}
+_LOCK = threading.Lock()
+
+
+def pointwise(code: int) -> bool:
+    """Whether coordinate k's term reads coordinate k only (no barrier after writes)."""
+    return code not in NEXT_CODES and code not in HEAD_CODES and code != SCHWEFEL12
+
+
+def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: int, dtype):
+    """The cooperative kernel for one (function code, D, head size m, permutation?, threads, dtype).
+
+    ``sw_apply[grid, threads](x, bias, row, st, key, unit0, W, o, perm, M, partials, lower, upper)``
+    runs Solis-Wets steps on x (a working copy) with the chain's bias ``bias[row]`` until ``st[USED]``
+    reaches ``st[BUDGET]``; step t draws from unit ``unit0 + t``. ``partials`` is float64 of shape
+    ``(2, grid + 1, 2)``.
+    """
+    T = np.dtype(dtype).type
+    MAX_PENDING = int(MAX_PENDING_HALVINGS)  # read at build time (the tests lower it)
+    key_ = (int(code), int(dim), int(m), bool(has_perm), int(threads), np.dtype(dtype).name, MAX_PENDING)
+    with _LOCK:
+        if key_ in _KERNELS:
+            return _KERNELS[key_]
+    sw = build_sw_ops(dtype, "cuda")
+    dif, plus, minus = sw.dif, sw.plus, sw.minus
+    bias_plus, bias_minus, counts = sw.bias_plus, sw.bias_minus, sw.counts
+    term, close, head_from, rotated = build_terms("cuda")
+    NT, D, M_ = int(threads), int(dim), int(m)
+    CODE, PERM = int(code), bool(has_perm)
+    HEAD = code in HEAD_CODES
+    NEXT = code in NEXT_CODES
+    SCAN = code == SCHWEFEL12
+    PROD = code == GRIEWANK
+    POINTWISE = pointwise(code)
+    HM = max(1, M_)
+    K0 = M_ if HEAD else 0
+    ONE1 = 1.0 if PROD else 0.0
+    H = HEADER_SLOTS
+    half = T(0.5)
+
+    @cuda.jit(device=True)
+    def candidate(sign, x, b, scale, p, key, unit, W, rho, lower, upper):
+        """Coordinate p of the step's '+' (sign > 0) or '-' candidate."""
+        d = dif(key, int64(unit) * W + H + 2 * p, rho)
+        bt = b[p] * scale
+        if sign > 0:
+            return plus(x[p], bt, d, lower, upper)
+        return minus(x[p], bt, d, lower, upper)
+
+    @cuda.jit(device=True)
+    def y_at(sign, x, b, scale, o, perm, k, key, unit, W, rho, lower, upper):
+        p = perm[k] if PERM else k
+        c = candidate(sign, x, b, scale, p, key, unit, W, rho, lower, upper)
+        return float64(c) - float64(o[p])
+
+    @cuda.jit(device=True)
+    def block_reduce(s0, s1, red0, red1, tid):
+        """(sum of s0, sum or product of s1) over the block, returned to every thread."""
+        red0[tid] = s0
+        red1[tid] = s1
+        cuda.syncthreads()
+        h = NT // 2
+        while h > 0:
+            if tid < h:
+                red0[tid] += red0[tid + h]
+                if PROD:
+                    red1[tid] *= red1[tid + h]
+                else:
+                    red1[tid] += red1[tid + h]
+            cuda.syncthreads()
+            h //= 2
+        r0, r1 = red0[0], red1[0]
+        cuda.syncthreads()  # everyone has read before the next reduction writes
+        return r0, r1
+
+    @cuda.jit(device=True)
+    def total(partials, par, col, nb, red0, red1, tid):
+        """Every block sums the blocks' partials (column col) in the same order."""
+        s0, s1 = 0.0, ONE1
+        j = tid
+        while j < nb:
+            s0 += partials[par, j, col]
+            if PROD:
+                s1 *= partials[par, j, 1]
+            elif not SCAN:
+                s1 += partials[par, j, 1]
+            j += NT
+        return block_reduce(s0, s1, red0, red1, tid)
+
+    @cuda.jit(device=True)
+    def evaluate(sign, x, b, scale, o, perm, M, key, unit, W, rho, lower, upper, partials, par,
+                 red0, red1, buf, yh, rh):
+        """f(candidate) - f(x*), the same in every thread of every block."""
+        grid = cuda.cg.this_grid()
+        tid, bid, nb = cuda.threadIdx.x, cuda.blockIdx.x, cuda.gridDim.x
+        if SCAN:
+            seg = (D + nb - 1) // nb
+            start, end = bid * seg, min(D, (bid + 1) * seg)
+            s = 0.0
+            k = start + tid
+            while k < end:
+                s += y_at(sign, x, b, scale, o, perm, k, key, unit, W, rho, lower, upper)
+                k += NT
+            s, _ = block_reduce(s, 0.0, red0, red1, tid)
+            if tid == 0:
+                partials[par, bid, 0] = s
+            grid.sync()
+            s = 0.0
+            j = tid
+            while j < bid:  # z summed over the segments before this one
+                s += partials[par, j, 0]
+                j += NT
+            offset, _ = block_reduce(s, 0.0, red0, red1, tid)
+            acc = 0.0
+            base = start
+            while base < end:  # tiles of NT coordinates: inclusive scan (Hillis-Steele)
+                k = base + tid
+                buf[tid] = y_at(sign, x, b, scale, o, perm, k, key, unit, W, rho, lower, upper) if k < end else 0.0
+                cuda.syncthreads()
+                h = 1
+                while h < NT:
+                    v = buf[tid - h] if tid >= h else 0.0
+                    cuda.syncthreads()
+                    buf[tid] += v
+                    cuda.syncthreads()
+                    h *= 2
+                if k < end:
+                    q = offset + buf[tid]
+                    acc += q * q
+                offset += buf[NT - 1]
+                cuda.syncthreads()
+                base += NT
+            acc, _ = block_reduce(acc, 0.0, red0, red1, tid)
+            if tid == 0:
+                partials[par, bid, 1] = acc
+            grid.sync()
+            s0, _ = total(partials, par, 1, nb, red0, red1, tid)
+            return s0
+        s0, s1 = 0.0, ONE1
+        k = K0 + bid * NT + tid
+        while k < D:
+            y = y_at(sign, x, b, scale, o, perm, k, key, unit, W, rho, lower, upper)
+            y_next = 0.0
+            if NEXT and k + 1 < D:
+                y_next = y_at(sign, x, b, scale, o, perm, k + 1, key, unit, W, rho, lower, upper)
+            a, c = term(CODE, k, y, y_next, D, M_)
+            s0 += a
+            if PROD:
+                s1 *= c
+            else:
+                s1 += c
+            k += nb * NT
+        s0, s1 = block_reduce(s0, s1, red0, red1, tid)
+        if tid == 0:
+            partials[par, bid, 0] = s0
+            partials[par, bid, 1] = s1
+        if HEAD and bid == 0:  # the m head coordinates, a thread per coordinate
+            t = tid
+            while t < M_:
+                yh[t] = y_at(sign, x, b, scale, o, perm, t, key, unit, W, rho, lower, upper)
+                t += NT
+            cuda.syncthreads()
+            if CODE != ROSEN_HEAD:
+                t = tid
+                while t < M_:
+                    rh[t] = rotated(yh, M, t, M_)
+                    t += NT
+            cuda.syncthreads()
+            if tid == 0:
+                partials[par, nb, 0] = head_from(CODE, yh, rh, M_)
+        grid.sync()
+        s0, s1 = total(partials, par, 0, nb, red0, red1, tid)
+        head = partials[par, nb, 0] if HEAD else 0.0
+        return close(CODE, s0, s1, head, D, M_)
+
+    @cuda.jit(device=True)
+    def fold_scale(b, scale):
+        """b <- b * scale (the pending halvings), coordinates of this thread."""
+        j = cuda.blockIdx.x * NT + cuda.threadIdx.x
+        while j < D:
+            b[j] = b[j] * scale
+            j += cuda.gridDim.x * NT
+
+    @cuda.jit
+    def sw_apply(x, bias, row, st, key, unit0, W, o, perm, M, partials, lower, upper):
+        red0 = cuda.shared.array(NT, float64)
+        red1 = cuda.shared.array(NT, float64)
+        buf = cuda.shared.array(NT, float64)
+        yh = cuda.shared.array(HM, float64)
+        rh = cuda.shared.array(HM, float64)
+        grid = cuda.cg.this_grid()
+        b = bias[row]
+        f_ls, rho = st[F_LS], st[RHO]
+        succ, fail = int64(st[SUCC]), int64(st[FAIL])
+        budget = int64(st[BUDGET])
+        used, t, pending, par, accepted = int64(0), int64(0), int32(0), int32(0), int64(0)
+        scale = T(1.0)
+        j0, stride = cuda.blockIdx.x * NT + cuda.threadIdx.x, cuda.gridDim.x * NT
+        while used < budget:
+            unit = unit0 + t
+            f = evaluate(1, x, b, scale, o, perm, M, key, unit, W, rho, lower, upper, partials, par,
+                         red0, red1, buf, yh, rh)
+            par = 1 - par
+            used += 1
+            outcome = 0
+            if f < f_ls:
+                outcome, f_ls = 1, f
+            elif used < budget:
+                f = evaluate(-1, x, b, scale, o, perm, M, key, unit, W, rho, lower, upper, partials, par,
+                             red0, red1, buf, yh, rh)
+                par = 1 - par
+                used += 1
+                if f < f_ls:
+                    outcome, f_ls = -1, f
+            if outcome != 0:  # x <- the candidate, b updated (each thread its own coordinates)
+                j = j0
+                while j < D:
+                    d = dif(key, int64(unit) * W + H + 2 * j, rho)
+                    bt = b[j] * scale
+                    if outcome > 0:
+                        x[j] = plus(x[j], bt, d, lower, upper)
+                        b[j] = bias_plus(bt, d)
+                    else:
+                        x[j] = minus(x[j], bt, d, lower, upper)
+                        b[j] = bias_minus(bt, d)
+                    j += stride
+                scale, pending = T(1.0), int32(0)
+                accepted += 1
+                if not POINTWISE:
+                    grid.sync()
+            else:
+                scale = scale * half
+                pending += 1
+                if pending == MAX_PENDING:
+                    fold_scale(b, scale)
+                    scale, pending = T(1.0), int32(0)
+                    if not POINTWISE:
+                        grid.sync()
+            succ, fail, rho = counts(outcome != 0, succ, fail, rho)
+            t += 1
+        if pending > 0:
+            fold_scale(b, scale)
+        if cuda.blockIdx.x == 0 and cuda.threadIdx.x == 0:
+            st[F_LS], st[RHO] = f_ls, rho
+            st[SUCC], st[FAIL], st[USED] = float64(succ), float64(fail), float64(used)
+            st[ACCEPTED] = float64(accepted)
+
+    with _LOCK:
+        _KERNELS[key_] = sw_apply
+    return sw_apply
+
+
+def cooperative_blocks(kernel, args, threads: int, dim: int) -> int:
+    """Blocks of the cooperative grid: enough for ``BUCKET`` coordinates per thread, at most what
+    the device keeps resident at once (a cooperative launch needs every block resident); 1 on the
+    simulator, which runs cooperative grids of one block only."""
+    from ..functions.gpu import simulator_enabled
+
+    if simulator_enabled():
+        return 1
+    sig = tuple(kernel.typeof_pyval(a) for a in args)
+    compiled = kernel.compile(sig)
+    resident = compiled.max_cooperative_grid_blocks(threads)
+    return max(1, min(math.ceil(dim / (threads * BUCKET)), resident))

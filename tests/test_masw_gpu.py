@@ -1,0 +1,65 @@
+"""masw/gpu's Solis-Wets applications in one cooperative launch (``ls_mode="fused"``): the same run
+as masw/sequential and as the step-by-step launches, on each kind of large-scale function (pointwise
+terms, Griewank's product, Ackley's two sums, the rotated head group, Rosenbrock's next coordinate
+through a permutation, Schwefel 1.2's scan). On numba's simulator a cooperative grid has one block;
+the GPU test log covers many."""
+
+import os
+
+import numpy as np
+import pytest
+
+from gpude.errors import InvalidInputError
+from gpude.trial import make_runner
+
+pytestmark = pytest.mark.cudasim
+
+# I_str = 16: applications of several steps, with successes and failures; 2 cycles
+PARAMS = dict(ls_intensity=16, offspring=2)
+NP, SEED = 5, 7
+MAX_FES = NP + 2 * 32
+# tiny on the simulator (a cooperative grid of one block); on a GPU (NUMBA_ENABLE_CUDASIM=0) 100x
+# larger, so that the grid has tens to hundreds of blocks
+SCALE = 1 if os.environ.get("NUMBA_ENABLE_CUDASIM", "1") == "1" else 100
+CASES = [("L02", 24 * SCALE), ("L06", 24 * SCALE), ("C03", 100 * SCALE), ("C04", 100 * SCALE), ("C13", 100 * SCALE)]
+
+
+def run(impl, fid, dim, dtype="float64", **options):
+    r = make_runner("masw", impl, fid, dim, NP, MAX_FES, dtype=dtype, **PARAMS, **options)
+    return r, r.run(SEED)
+
+
+def assert_same_run(a, b, rtol):
+    assert a.fes_used == b.fes_used == MAX_FES
+    np.testing.assert_allclose(b.trace["best_error"], a.trace["best_error"], rtol=rtol)
+    np.testing.assert_allclose(b.best_x, a.best_x, rtol=rtol)
+
+
+@pytest.mark.parametrize("fid,dim", CASES, ids=[c[0] for c in CASES])
+def test_fused_local_search_follows_sequential(fid, dim):
+    _, ref = run("sequential", fid, dim)
+    runner, fused = run("gpu", fid, dim, threads=16)
+    assert runner.ls_mode == "fused"
+    assert runner.ls_applications == 2 and 0 < runner.ls_improved
+    # the GPU sums in another order: equal to rounding, and every decision the same
+    assert_same_run(ref, fused, rtol=1e-10)
+
+
+def test_pending_halvings_folded_into_the_bias_change_nothing(monkeypatch):
+    # b * 2^-2 every two failed steps instead of b / 2 each step: the same bias, the same run
+    from gpude.implementations import masw_gpu_ls
+
+    dim = 24 * SCALE
+    _, ref = run("sequential", "L01", dim, dtype="float32")
+    monkeypatch.setattr(masw_gpu_ls, "MAX_PENDING_HALVINGS", 2)
+    _, fused = run("gpu", "L01", dim, dtype="float32", threads=8)
+    assert_same_run(ref, fused, rtol=1e-5)
+    _, steps = run("gpu", "L01", dim, dtype="float32", threads=8, ls_mode="steps")
+    assert_same_run(steps, fused, rtol=1e-5)
+
+
+def test_ls_mode_is_checked():
+    with pytest.raises(InvalidInputError, match="ls_mode must be"):
+        make_runner("masw", "gpu", "L01", 24, NP, MAX_FES, ls_mode="one")
+    with pytest.raises(InvalidInputError, match="needs a large-scale function"):
+        make_runner("masw", "gpu", "Q04", 10, NP, MAX_FES, ls_mode="fused")
