@@ -479,11 +479,11 @@ class MASWGPU(HostLoopImplementation):
             cands.append(picks.copy())
         pairs = [(cs[0], cs[q]) for cs in cands for q in range(1, p.nam + 1)]
         dists = self._distances(pairs)
-        c = self.counts
-        c["ga_steps"] += 1
-        c["children"] += k
-        c["dist_pairs"] += len(pairs)
-        c["dist_rows"] += len({r for pair in pairs for r in pair})
+        counts = self.counts
+        counts["ga_steps"] += 1
+        counts["children"] += k
+        counts["dist_pairs"] += len(pairs)
+        counts["dist_rows"] += len({r for pair in pairs for r in pair})
         for c, cs in enumerate(cands):
             ds = dists[c * p.nam:(c + 1) * p.nam]
             father, far = cs[1], -1.0
@@ -495,7 +495,7 @@ class MASWGPU(HostLoopImplementation):
             plan[c] = (cs[0], father, gene)
             delta[c] = dl
         self.h_plan[:k], self.h_delta[:k] = plan, delta
-        c["parent_rows"] += len({int(r) for r in plan[:, :2].ravel()})
+        counts["parent_rows"] += len({int(r) for r in plan[:, :2].ravel()})
         self.d_plan.copy_to_device(self.h_plan, stream=self.stream)
         self.d_delta.copy_to_device(self.h_delta, stream=self.stream)
         if k == p.offspring:
@@ -510,7 +510,7 @@ class MASWGPU(HostLoopImplementation):
         self.stream.synchronize()
         self.cfit[:k] = self.h_fit[P:P + k]
         moves = replacement(self.fit, self.cfit[:k])
-        c["moves"] += len(moves)
+        counts["moves"] += len(moves)
         if moves:
             self.h_moves[:len(moves)] = [(slot, P + c) for slot, c in moves]
             self.d_moves.copy_to_device(self.h_moves, stream=self.stream)
