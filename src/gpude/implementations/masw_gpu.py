@@ -44,13 +44,14 @@ from ..algorithms.masw import build_masw_ops, first_unit, ls_choice, replacement
 from ..algorithms.solis_wets import build_sw_ops
 from ..errors import InvalidInputError
 from .base import HostLoopImplementation
+from .masw_gpu_ls import ACCEPTED as LS_ACCEPTED, STEPS as LS_STEPS
 from .masw_sequential import HEADER, build_cpu_masw
 
 THREADS = 256
 BUCKET = 4
 MAX_BLOCKS = 4096
 # device state vector
-F_LS, RHO, SUCC, FAIL, USED, BUDGET, OUTCOME, ACCEPTED = range(8)
+F_LS, RHO, SUCC, FAIL, USED, BUDGET, OUTCOME = range(7)
 
 _KERNELS: dict = {}
 _LOCK = threading.Lock()
@@ -371,7 +372,7 @@ class MASWGPU(HostLoopImplementation):
         self.phase_s = {"ga": 0.0, "ls": 0.0}
         # what the kernels did, for the traffic model of benchmarks/masw_perf.py (rows of D values)
         self.counts = dict(ga_steps=0, children=0, dist_pairs=0, dist_rows=0, parent_rows=0, moves=0,
-                           ls_evaluations=0, ls_accepted=0, new_chains=0)
+                           ls_evaluations=0, ls_steps=0, ls_accepted=0, new_chains=0)
 
     def _bind_fused_ls(self):
         """The cooperative Solis-Wets kernel, its grid and its pre-marshalled launch."""
@@ -544,7 +545,8 @@ class MASWGPU(HostLoopImplementation):
             self.st.copy_to_host(h, stream=self.stream)
             self.stream.synchronize()
             self.counts["ls_evaluations"] += int(h[USED])
-            self.counts["ls_accepted"] += int(h[ACCEPTED])
+            self.counts["ls_steps"] += int(h[LS_STEPS])
+            self.counts["ls_accepted"] += int(h[LS_ACCEPTED])
             self.keep(i, float(h[F_LS]), float(h[RHO]), int(h[SUCC]), int(h[FAIL]))
             return int(h[USED])
         self.gate.copy_to_device(self.one, stream=self.stream)

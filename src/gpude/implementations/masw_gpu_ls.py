@@ -26,8 +26,8 @@ barrier after every write to x or b; Schwefel 1.2 needs two barriers per evaluat
 then the scan).
 
 State: ``st`` (float64) holds F_LS, RHO, SUCC, FAIL, USED, BUDGET as ``masw_gpu`` lays it out; the
-kernel reads them at the start and writes them at the end (one thread), with the number of accepted
-steps in ``st[ACCEPTED]``.
+kernel reads them at the start and writes them at the end (one thread), with the numbers of steps
+made and accepted in ``st[STEPS]`` and ``st[ACCEPTED]``.
 
 numba's simulator runs a cooperative grid of one block only; the tests run it so, and the GPU test
 log covers many blocks.
@@ -47,7 +47,7 @@ from ..functions.largescale import HEAD_CODES, NEXT_CODES, ROSEN_HEAD, SCHWEFEL1
 
 # the state vector of masw_gpu
 F_LS, RHO, SUCC, FAIL, USED, BUDGET = range(6)
-ACCEPTED = 7  # steps accepted in the application (written at the end; for the traffic count)
+STEPS, ACCEPTED = 6, 7  # steps made and accepted in the application (written at the end; for the traffic count)
 #: halvings of the bias kept in ``scale`` before they are written into b (2^-64 stays normal)
 MAX_PENDING_HALVINGS = 64
 BUCKET = 4  # coordinates per thread (at least) when the grid is sized
@@ -297,7 +297,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
         if cuda.blockIdx.x == 0 and cuda.threadIdx.x == 0:
             st[F_LS], st[RHO] = f_ls, rho
             st[SUCC], st[FAIL], st[USED] = float64(succ), float64(fail), float64(used)
-            st[ACCEPTED] = float64(accepted)
+            st[STEPS], st[ACCEPTED] = float64(t), float64(accepted)
 
     with _LOCK:
         _KERNELS[key_] = sw_apply

@@ -1,0 +1,233 @@
+"""MA-SW-Chains on the GPU (``masw/gpu``) before and after a change: time per run and bytes per FE
+at several D, against the device's memory bandwidth, and the Lastra protocol's total GPU time.
+
+Each measurement is one process (``--child``) that compiles (warm-up, untimed), then runs
+``--cycles`` cycles of 1,000 FEs (500 GA + one Solis-Wets application of 500) after the initial
+population, float64, popsize 60, seed 1, alone on the GPU. Its trace gives the initialisation's
+time and each cycle's; a full run (500,000 FEs: the initial 60 and 499.94 cycles) is projected as
+``init + 499.94 x mean cycle`` (cycles cost alike: the same kernels on the same sizes). "before" is
+another source tree (``--before-src``: e.g. ``git archive <commit> src | tar -x -C DIR``), run with
+``PYTHONPATH=DIR/src`` on the same device in the same call, right after "after" at each D.
+
+Bytes per FE are a **model of the DRAM traffic** (rows of D values of the population's type, o
+counted as a row), from what the run did (the implementation's counters: GA steps, children, the
+distinct rows of each GA step's pairs and parents, replacements, Solis-Wets evaluations, steps and
+accepted steps). Both versions make the same run for a seed, so both models use these counts:
+
+* after: distances read each distinct row of the step's pairs once (the pairs vary fastest in the
+  grid, so blocks running together share rows through L2); crossover reads the distinct parents
+  and writes the children; their evaluation reads the children and o once; a replacement reads a
+  child and writes a row; a Solis-Wets evaluation reads x, b and o (the candidate is never
+  stored); an accepted step reads and writes x and b;
+* before: every pair reads its two rows, every child its two parents and o; a Solis-Wets step
+  reads x and b and writes d and the candidate ('+'), reads the candidate and o (evaluation), the
+  same again for '-' (which reads d), and reads b and d and writes b (plus, if accepted, reads the
+  candidate and writes x).
+
+The bound is the model's bytes / the device's bandwidth (the specified peak, and the one a
+device-to-device copy reaches here). The protocol's total: per function kind (pointwise terms:
+L01-L05, C01-C03; Schwefel 1.2's scan: L06; a rotated or Rosenbrock head: C04, C06, C08;
+Rosenbrock's next coordinate: C13, C18, C20) the measured function's projected run time at each D
+(linear interpolation in D between the measured D, extrapolation at the ends) times the runs
+(10 per cell, 20 for L06 and the CEC 2010 functions).
+
+    python benchmarks/masw_perf.py --out results/benchmarks/masw_perf --dims 100000,1000000,3000000 \\
+        --functions L01,L06,C04,C13 [--before-src .carry/before --before-functions L01] [--cycles 6]
+
+Rows go to ``<out>/<device>.csv`` (one per version x function x D; written atomically, merged
+with earlier rows of other (version, function, D) keys) and ``<out>/<device>_protocol.csv``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+POPSIZE, SEED, CYCLE_FES, RUN_FES = 60, 1, 1000, 500_000
+SPEC_BANDWIDTH = {"H200": 4.8e12, "H100": 3.35e12}
+KINDS = {"pointwise": ("L01", "L02", "L03", "L04", "L05", "C01", "C02", "C03"), "scan": ("L06",),
+         "head": ("C04", "C06", "C08"), "next": ("C13", "C18", "C20")}
+PROTOCOL_DIMS = (100_000, 500_000, 1_000_000, 1_500_000, 3_000_000)
+
+
+def runs_per_cell(fid: str) -> int:
+    """The paper's runs: 10 per cell, 20 for Schwefel 1.2 and the CEC 2010 tables."""
+    return 20 if fid == "L06" or fid.startswith("C") else 10
+
+
+def kind_of(fid: str) -> str:
+    return next(k for k, fids in KINDS.items() if fid in fids)
+
+
+def child(fid: str, dim: int, cycles: int) -> dict:
+    """One measurement in this process: compile, then the timed run (JSON on stdout)."""
+    from numba import cuda
+
+    from gpude.trial import make_runner
+
+    runner = make_runner("masw", "gpu", fid, dim, POPSIZE, POPSIZE + cycles * CYCLE_FES, quiet=True)
+    t0 = time.perf_counter()
+    runner.warmup()
+    compile_s = time.perf_counter() - t0
+    r = runner.run(SEED)
+    times = np.asarray(r.trace["time_s"])
+    return dict(fid=fid, dim=dim, cycles=cycles, compile_s=compile_s, init_s=float(times[0]),
+                cycle_s=[float(v) for v in np.diff(times)], best_error=r.best_error, fes=r.fes_used,
+                phase_s=getattr(runner, "phase_s", {}), counts=getattr(runner, "counts", None),
+                ls_mode=getattr(runner, "ls_mode", "steps"), device=cuda.get_current_device().name.decode()
+                if isinstance(cuda.get_current_device().name, bytes) else str(cuda.get_current_device().name))
+
+
+def measure(fid, dim, cycles, src=None) -> dict:
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = str(Path(src) / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    cmd = [sys.executable, __file__, "--child", fid, str(dim), str(cycles)]
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+    if res.returncode != 0:
+        raise RuntimeError(f"{fid} D={dim} ({src or 'this tree'}) failed:\n{res.stderr[-3000:]}")
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def traffic_rows(c: dict, version: str, has_perm: bool) -> dict:
+    """Rows of D values moved by the run (the model in the docstring), split GA / LS."""
+    o = 1.0 + (0.5 if has_perm else 0.0)  # o, and the int32 permutation read with it (float64 rows)
+    if version == "after":
+        ga = c["dist_rows"] + c["parent_rows"] + 2 * c["children"] + o * c["ga_steps"] + 2 * c["moves"]
+        ls = o * c["ls_evaluations"] + 2 * c["ls_evaluations"] + 4 * c["ls_accepted"]
+    else:
+        ga = 2 * c["dist_pairs"] + 3 * c["children"] + (1 + o) * c["children"] + 2 * c["moves"]
+        minus = c["ls_evaluations"] - c["ls_steps"]
+        ls = (4 + 1 + o) * c["ls_steps"] + (4 + 1 + o) * minus + 3 * c["ls_steps"] + 2 * c["ls_accepted"]
+    return dict(ga=ga, ls=ls)
+
+
+def copy_bandwidth(nbytes: int = 1 << 30, reps: int = 20) -> float:
+    from numba import cuda
+
+    a = cuda.device_array(nbytes // 8, np.float64)
+    b = cuda.device_array_like(a)
+    b.copy_to_device(a)
+    start, stop = cuda.event(), cuda.event()
+    start.record()
+    for _ in range(reps):
+        b.copy_to_device(a)
+    stop.record()
+    stop.synchronize()
+    return 2 * nbytes * reps / (start.elapsed_time(stop) / 1e3)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--child", nargs=3, metavar=("FID", "DIM", "CYCLES"), help=argparse.SUPPRESS)
+    p.add_argument("--out", type=Path, default=Path("results/benchmarks/masw_perf"))
+    p.add_argument("--dims", default="100000,1000000,3000000")
+    p.add_argument("--functions", default="L01,L06,C04,C13")
+    p.add_argument("--before-src", type=Path, help="source tree of the 'before' version (its src/ is imported)")
+    p.add_argument("--before-functions", default="L01", help="functions measured before (default L01)")
+    p.add_argument("--cycles", type=int, default=6)
+    args = p.parse_args(argv)
+    if args.child:
+        fid, dim, cycles = args.child
+        print(json.dumps(child(fid, int(dim), int(cycles))))
+        return 0
+
+    import pandas as pd
+
+    from gpude import provenance
+    from gpude.functions import get_function
+    from gpude.io import write_csv_atomic
+
+    dims = [int(float(d)) for d in args.dims.split(",")]
+    functions = args.functions.split(",")
+    before = args.before_functions.split(",") if args.before_src else []
+    bw_copy = copy_bandwidth()
+    rows = []
+    for dim in dims:
+        for fid in functions:
+            versions = [("before", args.before_src)] if fid in before else []
+            counts = None
+            for version, src in [("after", None), *versions]:
+                m = measure(fid, dim, args.cycles, src)
+                # the counters come from the 'after' run: both versions make the same run for the seed
+                counts = m["counts"] or counts
+                cycle = float(np.mean(m["cycle_s"]))
+                run_s = m["init_s"] + (RUN_FES - POPSIZE) / CYCLE_FES * cycle
+                f = get_function(fid, dim)
+                has_perm = f.evaluator_args(np.float64)[2]
+                item = 8
+                t = traffic_rows(counts, version, has_perm)
+                fes = m["fes"] - POPSIZE
+                init_rows = 3 * POPSIZE + 1
+                bytes_per_fe = (t["ga"] + t["ls"]) * dim * item / fes
+                spec = next((v for k, v in SPEC_BANDWIDTH.items() if k in m["device"]), float("nan"))
+                bound_spec = (init_rows * dim * item + bytes_per_fe * (RUN_FES - POPSIZE)) / spec
+                bound_copy = (init_rows * dim * item + bytes_per_fe * (RUN_FES - POPSIZE)) / bw_copy
+                ga_s = m["phase_s"].get("ga", float("nan")) / args.cycles
+                ls_s = m["phase_s"].get("ls", float("nan")) / args.cycles
+                row = dict(version=version, function=fid, kind=kind_of(fid), dim=dim, dtype="float64",
+                           popsize=POPSIZE, cycles=args.cycles, ls_mode=m["ls_mode"], compile_s=m["compile_s"],
+                           init_s=m["init_s"], cycle_s=cycle, cycle_s_min=min(m["cycle_s"]),
+                           cycle_s_max=max(m["cycle_s"]), ga_s_per_cycle=ga_s, ls_s_per_cycle=ls_s,
+                           projected_run_s=run_s, us_per_fe=cycle / CYCLE_FES * 1e6,
+                           bytes_per_fe_model=bytes_per_fe,
+                           ga_bytes_per_fe=t["ga"] * dim * item / counts["children"],
+                           ls_bytes_per_fe=t["ls"] * dim * item / max(1, counts["ls_evaluations"]),
+                           bound_run_s_spec=bound_spec, bound_run_s_copy=bound_copy,
+                           ratio_to_spec_bound=run_s / bound_spec, spec_bandwidth=spec, copy_bandwidth=bw_copy,
+                           best_error=m["best_error"], device=m["device"],
+                           source="this tree" if src is None else str(src))
+                rows.append(row)
+                print(f"{version:6s} {fid} D={dim:>9,}: cycle {cycle * 1e3:8.2f} ms (GA {ga_s * 1e3:.2f}, LS "
+                      f"{ls_s * 1e3:.2f}), run {run_s:7.2f} s projected, {bytes_per_fe / 1e6:.2f} MB/FE, "
+                      f"{run_s / bound_spec:.2f}x the spec bound", file=sys.stderr, flush=True)
+    prov = provenance.record()
+    frame = pd.DataFrame(rows)
+    for k, v in prov.items():
+        frame[k] = v
+    args.out.mkdir(parents=True, exist_ok=True)
+    name = frame.device.iloc[0].replace(" ", "_")
+    path = args.out / f"{name}.csv"
+    if path.exists():
+        old = pd.read_csv(path)
+        keep = ~old.set_index(["version", "function", "dim"]).index.isin(
+            frame.set_index(["version", "function", "dim"]).index)
+        frame = pd.concat([old[keep], frame], ignore_index=True)
+    write_csv_atomic(frame, path)
+    # the protocol's total from the 'after' rows
+    after = frame[frame.version == "after"]
+    total, lines = 0.0, []
+    for kind, fids in KINDS.items():
+        measured = after[after.kind == kind].sort_values("dim")
+        if measured.empty:
+            continue
+        xs, ys = measured.dim.to_numpy(float), measured.projected_run_s.to_numpy(float)
+        for fid in fids:
+            for dim in PROTOCOL_DIMS:
+                if len(xs) == 1:
+                    t = ys[0] * dim / xs[0]
+                else:
+                    i = int(np.clip(np.searchsorted(xs, dim) - 1, 0, len(xs) - 2))
+                    t = ys[i] + (ys[i + 1] - ys[i]) * (dim - xs[i]) / (xs[i + 1] - xs[i])
+                n = runs_per_cell(fid)
+                total += n * t
+                lines.append(dict(function=fid, kind=kind, dim=dim, runs=n, run_s=t, cell_s=n * t,
+                                  from_function=",".join(measured.function.unique()), device=frame.device.iloc[0],
+                                  **prov))
+    if lines:
+        write_csv_atomic(pd.DataFrame(lines), args.out / f"{name}_protocol.csv")
+        covered = {ln["function"] for ln in lines}
+        print(f"protocol: {total / 3600:.2f} GPU-hours for the {len(covered)} functions of the measured kinds",
+              file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
