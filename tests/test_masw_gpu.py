@@ -63,3 +63,32 @@ def test_ls_mode_is_checked():
         make_runner("masw", "gpu", "L01", 24, NP, MAX_FES, ls_mode="one")
     with pytest.raises(InvalidInputError, match="needs a large-scale function"):
         make_runner("masw", "gpu", "Q04", 10, NP, MAX_FES, ls_mode="fused")
+
+
+def test_replacement_on_the_device_is_the_host_rule():
+    # ties (between population and children, and among children), NaN and inf, several sizes
+    from numba import cuda
+
+    from gpude.algorithms.masw import replacement
+    from gpude.implementations.masw_gpu import build_gpu_masw
+
+    kernel = build_gpu_masw(np.float64, 6, 8)["replace_children"]
+    rng = np.random.default_rng(5)
+    for trial in range(12):
+        P, k = 6, int(rng.integers(1, 5))
+        values = rng.choice([0.5, 1.0, 2.0, 3.0, np.inf, np.nan], size=P + k)
+        plan = np.zeros((k, 3), np.int64)
+        plan[:, :2] = rng.integers(0, P, (k, 2))
+        fit, moves, nmoves = cuda.to_device(values), cuda.to_device(np.full((k, 2), -1)), cuda.to_device(np.zeros(1, np.int64))
+        replaced, tally = cuda.to_device(np.zeros(P, np.int32)), cuda.to_device(np.zeros(2, np.int64))
+        kernel[1, 1](fit, P, k, cuda.to_device(plan), moves, nmoves, replaced, tally)
+        expect = replacement(values[:P], values[P:])
+        n = int(nmoves.copy_to_host()[0])
+        got = [(int(a), int(b) - P) for a, b in moves.copy_to_host()[:n]]
+        assert got == expect, (values, got, expect)
+        after = values[:P].copy()
+        for slot, c in expect:
+            after[slot] = values[P + c]
+        np.testing.assert_array_equal(fit.copy_to_host()[:P], after)
+        assert sorted(np.flatnonzero(replaced.copy_to_host())) == sorted(s for s, _ in expect)
+        assert tally.copy_to_host().tolist() == [len(expect), len(set(plan[:, :2].ravel().tolist()))]

@@ -40,7 +40,7 @@ import warnings
 import numpy as np
 from numba import cuda, float64
 
-from ..algorithms.masw import build_masw_ops, first_unit, ls_choice, replacement, width
+from ..algorithms.masw import build_masw_ops, first_unit, ls_choice, width
 from ..algorithms.solis_wets import build_sw_ops
 from ..errors import InvalidInputError
 from .base import HostLoopImplementation
@@ -150,6 +150,86 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
             j += cuda.gridDim.y * NT
 
     @cuda.jit
+    def choose_fathers(cands, dists, plan, k, nam):
+        """Child c's plan (mother, father, gene) from cands[c] = (mother, nam candidates, gene): the
+        candidate farthest from the mother (the first on ties), as masw/sequential chooses."""
+        c = cuda.grid(1)
+        if c < k:
+            father, far = cands[c, 1], -1.0
+            for q in range(nam):
+                d = dists[c * nam + q]
+                if d > far:
+                    far, father = d, cands[c, 1 + q]
+            plan[c, 0], plan[c, 1], plan[c, 2] = cands[c, 0], father, cands[c, nam + 1]
+
+    @cuda.jit(device=True)
+    def before(fit, a, b):
+        """Whether entry a ranks before entry b: (error, NaN last; population first; index)."""
+        fa, fb = fit[a], fit[b]
+        fa = math.inf if fa != fa else fa
+        fb = math.inf if fb != fb else fb
+        return fa < fb or (fa == fb and a < b)
+
+    @cuda.jit
+    def replace_children(fit, P, k, plan, moves, nmoves, replaced, tally):
+        """(mu + k) replacement (algorithms.masw.replacement) by one thread: moves[r] = (slot, row of
+        the entering child), the slots' errors updated and marked in ``replaced``; tally[0] += the
+        moves, tally[1] += the distinct parents of the step (for the traffic count)."""
+        if cuda.grid(1) != 0:
+            return
+        n = P + k
+        nl = 0
+        for i in range(P):  # leaving: ranked P or later, ascending slots
+            rank = 0
+            for e in range(n):
+                if before(fit, e, i):
+                    rank += 1
+            if rank >= P:
+                moves[nl, 0] = i
+                nl += 1
+        ne = 0
+        for c in range(k):  # entering: ranked before P, in child order
+            rank = 0
+            for e in range(n):
+                if before(fit, e, P + c):
+                    rank += 1
+            if rank < P:
+                moves[ne, 1] = P + c
+                ne += 1
+        for r in range(nl):
+            fit[moves[r, 0]] = fit[moves[r, 1]]
+            replaced[moves[r, 0]] = 1
+        nmoves[0] = nl
+        tally[0] += nl
+        distinct = 0
+        for q in range(2 * k):
+            row = plan[q // 2, q % 2]
+            seen = False
+            for e in range(q):
+                if plan[e // 2, e % 2] == row:
+                    seen = True
+            if not seen:
+                distinct += 1
+        tally[1] += distinct
+
+    @cuda.jit
+    def copy_moves(pop, moves, nmoves):
+        """pop[moves[r, 0]] <- pop[moves[r, 1]] for r < nmoves[0] (a block row per possible move)."""
+        r = cuda.blockIdx.x
+        if r >= nmoves[0]:
+            return
+        dst, src = pop[moves[r, 0]], pop[moves[r, 1]]
+        j = cuda.blockIdx.y * NT + cuda.threadIdx.x
+        while j < pop.shape[1]:
+            dst[j] = src[j]
+            j += cuda.gridDim.y * NT
+
+    @cuda.jit
+    def set_value(a, i, v):
+        if cuda.grid(1) == 0:
+            a[i] = v
+
+    @cuda.jit
     def zero_row(a, row):
         j = cuda.grid(1)
         while j < a.shape[1]:
@@ -232,6 +312,8 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
 
     kernels = dict(init_population=init_population, dist_partial=dist_partial, dist_final=dist_final,
                    crossover=crossover, copy_rows=copy_rows, zero_row=zero_row, sw_plus=sw_plus,
+                   choose_fathers=choose_fathers, replace_children=replace_children, copy_moves=copy_moves,
+                   set_value=set_value,
                    sw_after_plus=sw_after_plus, sw_minus=sw_minus, sw_after_minus=sw_after_minus,
                    sw_finish=sw_finish, sw_end=sw_end)
     with _LOCK:
@@ -348,24 +430,35 @@ class MASWGPU(HostLoopImplementation):
             self.ev = self.function.gpu_evaluator(T, max_rows=max(p.offspring, min(P, 64)), **options)
             # small per-step inputs: pinned host arrays copied to fixed device arrays
             self.h_pairs = cuda.pinned_array((max_pairs, 2), np.int64)
-            self.h_plan = cuda.pinned_array((p.offspring, 3), np.int64)
-            self.h_delta = cuda.pinned_array(p.offspring, np.float64)
-            self.h_moves = cuda.pinned_array((p.offspring, 2), np.int64)
             self.h_fit = cuda.pinned_array(P + p.offspring, np.float64)
             self.h_dists = cuda.pinned_array(max_pairs, np.float64)
             self.d_pairs = cuda.device_array((max_pairs, 2), np.int64)
             self.d_plan = cuda.device_array((p.offspring, 3), np.int64)
             self.d_delta = cuda.device_array(p.offspring, np.float64)
             self.d_moves = cuda.device_array((p.offspring, 2), np.int64)
+            # the GA steps of a cycle are queued without a host read: each has its own pinned inputs
+            steps = -(-p.ssga_evals // p.offspring)
+            self.h_cands = cuda.pinned_array((steps, p.offspring, p.nam + 2), np.int64)
+            self.h_step_pairs = cuda.pinned_array((steps, p.offspring * p.nam, 2), np.int64)
+            self.h_step_delta = cuda.pinned_array((steps, p.offspring), np.float64)
+            self.d_cands = cuda.device_array((p.offspring, p.nam + 2), np.int64)
+            self.d_nmoves = cuda.device_array(1, np.int64)
+            self.d_replaced = cuda.device_array(P, np.int32)
+            self.h_replaced = cuda.pinned_array(P, np.int32)
+            self.h_no_replaced = cuda.pinned_array(P, np.int32)
+            self.h_no_replaced[:] = 0
+            self.d_tally = cuda.device_array(2, np.int64)
+            self.h_tally = cuda.pinned_array(2, np.int64)
             if self.ls_mode == "fused":
                 self._bind_fused_ls()
             self._prebind()
             self._allocated = shape
         self.fit = np.empty(P)
-        self.cfit = np.empty(p.offspring)
         self.rho = np.zeros(P)
         self.succ, self.fail = np.zeros(P, np.int64), np.zeros(P, np.int64)
         self.has_chain, self.non_improved = np.zeros(P, np.bool_), np.zeros(P, np.bool_)
+        self.d_replaced.copy_to_device(self.h_no_replaced, stream=self.stream)
+        self.d_tally.copy_to_device(np.zeros(2, np.int64), stream=self.stream)
         self.h_st = cuda.pinned_array(8, np.float64)
         self.one, self.zero = np.ones(1, np.int32), np.zeros(1, np.int32)
         self.ls_applications = self.ls_improved = 0
@@ -431,6 +524,14 @@ class MASWGPU(HostLoopImplementation):
                                                          float(p.alpha), float(lo), float(hi)),
                                         (p.offspring, nb), nt, s, variable={"key": 4, "unit": 5}),
         }
+        off = p.offspring
+        self.full_step.update(
+            choose_fathers=PreboundLaunch(k["choose_fathers"], (self.d_cands, self.dists, self.d_plan, np.int64(off),
+                                                                np.int64(p.nam)), 1, 32, s),
+            replace_children=PreboundLaunch(k["replace_children"], (self.fit_all, np.int64(P), np.int64(off),
+                                                                    self.d_plan, self.d_moves, self.d_nmoves,
+                                                                    self.d_replaced, self.d_tally), 1, 1, s),
+            copy_moves=PreboundLaunch(k["copy_moves"], (self.pop, self.d_moves, self.d_nmoves), (off, nb), nt, s))
         self.eval_children = self.ev.prebound(self.pop, self.fit_all, P, p.offspring, s)
 
     def _launch(self, name, grid, block, *args):
@@ -469,56 +570,66 @@ class MASWGPU(HostLoopImplementation):
         return float(self.fit.min())
 
     # -- the GA phase ------------------------------------------------------------------------
-    def ga_step(self, key, k):
-        p, P, ops = self.params, self.params.popsize, self.host_ops
-        picks = np.empty(p.nam + 1, np.int64)
-        plan = np.empty((k, 3), np.int64)
-        delta = np.zeros(k)
-        cands = []
+    def ga_step(self, key, k, step):
+        """One GA step of k children, queued without a host round trip: the host draws the mothers,
+        NAM candidates and mutations (counter draws: no device data needed) into its pinned buffers
+        for this step of the cycle; the device computes the distances, picks the fathers, makes and
+        evaluates the children and replaces (``replace_children``). The host reads the population's
+        errors once, after the GA phase (:meth:`_read_ga_phase`)."""
+        p, P, ops, nam = self.params, self.params.popsize, self.host_ops, self.params.nam
+        picks = np.empty(nam + 1, np.int64)
+        cands, pairs, delta = self.h_cands[step], self.h_step_pairs[step], self.h_step_delta[step]
         for c in range(k):
-            ops.pick(key, self.unit + c, self.W, P, p.nam, picks)
-            cands.append(picks.copy())
-        pairs = [(cs[0], cs[q]) for cs in cands for q in range(1, p.nam + 1)]
-        dists = self._distances(pairs)
+            ops.pick(key, self.unit + c, self.W, P, nam, picks)
+            gene, dl = ops.mutation(key, self.unit + c, self.W, self.dim, p.mutation_prob, self.lower, self.upper)
+            cands[c, :nam + 1], cands[c, nam + 1] = picks, gene
+            delta[c] = dl
+            for q in range(nam):
+                pairs[c * nam + q] = (picks[0], picks[1 + q])
+        npairs = k * nam
         counts = self.counts
         counts["ga_steps"] += 1
         counts["children"] += k
-        counts["dist_pairs"] += len(pairs)
-        counts["dist_rows"] += len({r for pair in pairs for r in pair})
-        for c, cs in enumerate(cands):
-            ds = dists[c * p.nam:(c + 1) * p.nam]
-            father, far = cs[1], -1.0
-            for q in range(p.nam):
-                if ds[q] > far:
-                    far, father = ds[q], cs[1 + q]
-            gene, dl = ops.mutation(key, self.unit + c, self.W, self.dim, p.mutation_prob, self.lower,
-                                    self.upper)
-            plan[c] = (cs[0], father, gene)
-            delta[c] = dl
-        self.h_plan[:k], self.h_delta[:k] = plan, delta
-        counts["parent_rows"] += len({int(r) for r in plan[:, :2].ravel()})
-        self.d_plan.copy_to_device(self.h_plan, stream=self.stream)
-        self.d_delta.copy_to_device(self.h_delta, stream=self.stream)
+        counts["dist_pairs"] += npairs
+        counts["dist_rows"] += len(set(pairs[:npairs].ravel().tolist()))
+        s = self.stream
+        self.d_pairs.copy_to_device(pairs, stream=s)
+        self.d_cands.copy_to_device(cands, stream=s)
+        self.d_delta.copy_to_device(delta, stream=s)
         if k == p.offspring:
-            self.full_step["crossover"].launch(key=key, unit=np.int64(self.unit))
+            g = self.full_step
+            g["dist_partial"].launch()
+            g["dist_final"].launch()
+            g["choose_fathers"].launch()
+            g["crossover"].launch(key=key, unit=np.int64(self.unit))
             self.eval_children()
+            g["replace_children"].launch()
+            g["copy_moves"].launch()
         else:
+            self._launch("dist_partial", (npairs, self.blocks), self.threads, self.pop, self.d_pairs, self.partials)
+            self._launch("dist_final", npairs, self.threads, self.partials, self.blocks, self.dists)
+            self._launch("choose_fathers", 1, 32, self.d_cands, self.dists, self.d_plan, k, nam)
             self._launch("crossover", (k, self.blocks), self.threads, self.pop, P, self.d_plan, self.d_delta,
                          key, self.unit, self.W, p.alpha, self.lower, self.upper)
             self._evaluate_rows(P, k)
+            self._launch("replace_children", 1, 1, self.fit_all, P, k, self.d_plan, self.d_moves, self.d_nmoves,
+                         self.d_replaced, self.d_tally)
+            self._launch("copy_moves", (k, self.blocks), self.threads, self.pop, self.d_moves, self.d_nmoves)
         self.unit += k
-        self.fit_all.copy_to_host(self.h_fit, stream=self.stream)
-        self.stream.synchronize()
-        self.cfit[:k] = self.h_fit[P:P + k]
-        moves = replacement(self.fit, self.cfit[:k])
-        counts["moves"] += len(moves)
-        if moves:
-            self.h_moves[:len(moves)] = [(slot, P + c) for slot, c in moves]
-            self.d_moves.copy_to_device(self.h_moves, stream=self.stream)
-            self._launch("copy_rows", (len(moves), self.blocks), self.threads, self.pop, self.d_moves)
-            for slot, c in moves:
-                self.fit[slot] = self.cfit[c]
-                self.has_chain[slot] = self.non_improved[slot] = False
+
+    def _read_ga_phase(self):
+        """The population's errors after the GA phase, and the slots it replaced (their chains end)."""
+        P, s = self.params.popsize, self.stream
+        self.fit_all.copy_to_host(self.h_fit, stream=s)
+        self.d_replaced.copy_to_host(self.h_replaced, stream=s)
+        self.d_tally.copy_to_host(self.h_tally, stream=s)
+        self.d_replaced.copy_to_device(self.h_no_replaced, stream=s)
+        s.synchronize()
+        self.fit[:] = self.h_fit[:P]
+        gone = self.h_replaced.astype(bool)
+        self.has_chain[gone] = False
+        self.non_improved[gone] = False
+        self.counts["moves"], self.counts["parent_rows"] = int(self.h_tally[0]), int(self.h_tally[1])
 
     # -- the local search phase ----------------------------------------------------------------
     def local_search(self, key, budget):
@@ -574,6 +685,7 @@ class MASWGPU(HostLoopImplementation):
     def keep(self, i, f, rho, succ, fail):
         self.ls_applications += 1
         if f < self.fit[i] and self.fit[i] - f >= self.params.improvement:
+            self._launch("set_value", 1, 1, self.fit_all, i, f)  # the device's copy of the errors too
             self.pop[i].copy_to_device(self.x_ls if self.ls_mode == "fused" else self.ls[0], stream=self.stream)
             self.fit[i] = f
             self.rho[i], self.succ[i], self.fail[i] = rho, succ, fail
@@ -587,10 +699,14 @@ class MASWGPU(HostLoopImplementation):
         ga = min(p.ssga_evals, n)
         used = 0
         t0 = time.perf_counter()
+        step = 0
         while used < ga:
             k = min(p.offspring, ga - used)
-            self.ga_step(key, k)
+            self.ga_step(key, k, step)
             used += k
+            step += 1
+        if step:
+            self._read_ga_phase()
         t1 = time.perf_counter()
         if n - used > 0:
             used += self.local_search(key, min(p.ls_intensity, n - used))
