@@ -18,7 +18,8 @@ accepted steps). Both versions make the same run for a seed, so both models use 
   grid, so blocks running together share rows through L2); crossover reads the distinct parents
   and writes the children; their evaluation reads the children and o once; a replacement reads a
   child and writes a row; a Solis-Wets evaluation reads x, b and o (the candidate is never
-  stored); an accepted step reads and writes x and b;
+  stored) and writes ('+') or reads ('-') the perturbation d; an accepted step reads x, b and d
+  and writes x and b;
 * before: every pair reads its two rows, every child its two parents and o; a Solis-Wets step
   reads x and b and writes d and the candidate ('+'), reads the candidate and o (evaluation), the
   same again for '-' (which reads d), and reads b and d and writes b (plus, if accepted, reads the
@@ -101,7 +102,7 @@ def traffic_rows(c: dict, version: str, has_perm: bool) -> dict:
     o = 1.0 + (0.5 if has_perm else 0.0)  # o, and the int32 permutation read with it (float64 rows)
     if version == "after":
         ga = c["dist_rows"] + c["parent_rows"] + 2 * c["children"] + o * c["ga_steps"] + 2 * c["moves"]
-        ls = o * c["ls_evaluations"] + 2 * c["ls_evaluations"] + 4 * c["ls_accepted"]
+        ls = (3 + o) * c["ls_evaluations"] + 5 * c["ls_accepted"]
     else:
         ga = 2 * c["dist_pairs"] + 3 * c["children"] + (1 + o) * c["children"] + 2 * c["moves"]
         minus = c["ls_evaluations"] - c["ls_steps"]

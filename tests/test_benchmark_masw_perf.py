@@ -26,10 +26,10 @@ def test_traffic_model_by_hand():
     counts = dict(ga_steps=1, children=2, dist_pairs=4, dist_rows=5, parent_rows=3, moves=1,
                   ls_evaluations=5, ls_steps=3, ls_accepted=1, new_chains=0)
     after = masw_perf.traffic_rows(counts, "after", has_perm=False)
-    assert after == dict(ga=5 + 3 + 2 * 2 + 1 + 2, ls=3 * 5 + 4)
+    assert after == dict(ga=5 + 3 + 2 * 2 + 1 + 2, ls=4 * 5 + 5)
     before = masw_perf.traffic_rows(counts, "before", has_perm=False)
     # pairs 2 rows each; children: 2 parents + write, then read + o; per evaluation 6 rows
     # (+ reads x, b, writes d, candidate; the evaluation reads the candidate and o), per step 3
     # (b, d read, b written), per accepted step 2
     assert before == dict(ga=2 * 4 + 3 * 2 + 2 * 2 + 2, ls=6 * 5 + 3 * 3 + 2)
-    assert masw_perf.traffic_rows(counts, "after", has_perm=True)["ls"] == 3.5 * 5 + 4
+    assert masw_perf.traffic_rows(counts, "after", has_perm=True)["ls"] == 4.5 * 5 + 5

@@ -7,9 +7,10 @@ grid-wide barrier (``cuda.cg.this_grid().sync()``) where a decision needs every 
 
 * **the candidate is generated where it is evaluated**: coordinate ``p`` of the '+' candidate is
   ``clip(x_p + b_p + d_p)`` with ``d_p = rho N(0, 1)`` drawn from its counter, computed in the
-  evaluation's loop and never stored. An evaluation reads x, b and o once (the '-' candidate reads
-  them again and draws the same ``d_p``), so a failed step moves ``3 D`` values per evaluation, not
-  the ``7 D`` of writing the candidate, reading it back and writing ``d``;
+  evaluation's loop and never stored. The '+' evaluation reads x, b and o and writes d (the normal
+  costs more to draw again, in float64, than to read: measured on an H100 at D = 3e6), the '-' one
+  reads x, b, o and d, so a failed step moves 8 D values where writing the candidates, reading
+  them back and updating b moved 15 D;
 * **the decision is made by every block** from the blocks' partial sums after the barrier (the
   same sums in the same order, so the same value in every block): no second launch, no host;
 * **accepted steps are applied in place** (x and b, from the same counters); a failed step halves
@@ -51,6 +52,7 @@ STEPS, ACCEPTED = 6, 7  # steps made and accepted in the application (written at
 #: halvings of the bias kept in ``scale`` before they are written into b (2^-64 stays normal)
 MAX_PENDING_HALVINGS = 64
 BUCKET = 4  # coordinates per thread (at least) when the grid is sized
+STORE, COMPUTE, LOAD = 0, 1, 2  # how a coordinate's perturbation is had (see ``candidate``)
 
 _KERNELS: dict = {}
 _LOCK = threading.Lock()
@@ -64,9 +66,9 @@ def pointwise(code: int) -> bool:
 def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: int, dtype):
     """The cooperative kernel for one (function code, D, head size m, permutation?, threads, dtype).
 
-    ``sw_apply[grid, threads](x, bias, row, st, key, unit0, W, o, perm, M, partials, lower, upper)``
+    ``sw_apply[grid, threads](x, bias, row, dv, st, key, unit0, W, o, perm, M, partials, lower, upper)``
     runs Solis-Wets steps on x (a working copy) with the chain's bias ``bias[row]`` until ``st[USED]``
-    reaches ``st[BUDGET]``; step t draws from unit ``unit0 + t``. ``partials`` is float64 of shape
+    reaches ``st[BUDGET]``; step t draws from unit ``unit0 + t``, its perturbation kept in ``dv``. ``partials`` is float64 of shape
     ``(2, grid + 1, 2)``.
     """
     T = np.dtype(dtype).type
@@ -93,18 +95,25 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
     half = T(0.5)
 
     @cuda.jit(device=True)
-    def candidate(sign, x, b, scale, p, key, unit, W, rho, lower, upper):
-        """Coordinate p of the step's '+' (sign > 0) or '-' candidate."""
-        d = dif(key, int64(unit) * W + H + 2 * p, rho)
+    def candidate(sign, mode, x, b, dv, scale, p, key, unit, W, rho, lower, upper):
+        """Coordinate p of the step's '+' (sign > 0) or '-' candidate; its perturbation drawn and
+        stored in dv (mode STORE: the '+' evaluation's own coordinates), drawn only (COMPUTE: a
+        neighbour's), or read back (LOAD: the '-' evaluation, the update)."""
+        if mode == LOAD:
+            d = dv[p]
+        else:
+            d = dif(key, int64(unit) * W + H + 2 * p, rho)
+            if mode == STORE:
+                dv[p] = d
         bt = b[p] * scale
         if sign > 0:
             return plus(x[p], bt, d, lower, upper)
         return minus(x[p], bt, d, lower, upper)
 
     @cuda.jit(device=True)
-    def y_at(sign, x, b, scale, o, perm, k, key, unit, W, rho, lower, upper):
+    def y_at(sign, mode, x, b, dv, scale, o, perm, k, key, unit, W, rho, lower, upper):
         p = perm[k] if PERM else k
-        c = candidate(sign, x, b, scale, p, key, unit, W, rho, lower, upper)
+        c = candidate(sign, mode, x, b, dv, scale, p, key, unit, W, rho, lower, upper)
         return float64(c) - float64(o[p])
 
     @cuda.jit(device=True)
@@ -142,9 +151,13 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
         return block_reduce(s0, s1, red0, red1, tid)
 
     @cuda.jit(device=True)
-    def evaluate(sign, x, b, scale, o, perm, M, key, unit, W, rho, lower, upper, partials, par,
+    def evaluate(sign, x, b, dv, scale, o, perm, M, key, unit, W, rho, lower, upper, partials, par,
                  red0, red1, buf, yh, rh):
-        """f(candidate) - f(x*), the same in every thread of every block."""
+        """f(candidate) - f(x*), the same in every thread of every block. The '+' evaluation draws
+        the step's perturbation and stores it (each coordinate by the thread that visits it first),
+        the '-' one reads it back (after the '+' evaluation's barrier)."""
+        own = STORE if sign > 0 else LOAD
+        other = COMPUTE if sign > 0 else LOAD
         grid = cuda.cg.this_grid()
         tid, bid, nb = cuda.threadIdx.x, cuda.blockIdx.x, cuda.gridDim.x
         if SCAN:
@@ -153,7 +166,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
             s = 0.0
             k = start + tid
             while k < end:
-                s += y_at(sign, x, b, scale, o, perm, k, key, unit, W, rho, lower, upper)
+                s += y_at(sign, own, x, b, dv, scale, o, perm, k, key, unit, W, rho, lower, upper)
                 k += NT
             s, _ = block_reduce(s, 0.0, red0, red1, tid)
             if tid == 0:
@@ -169,7 +182,8 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
             base = start
             while base < end:  # tiles of NT coordinates: inclusive scan (Hillis-Steele)
                 k = base + tid
-                buf[tid] = y_at(sign, x, b, scale, o, perm, k, key, unit, W, rho, lower, upper) if k < end else 0.0
+                buf[tid] = y_at(sign, LOAD, x, b, dv, scale, o, perm, k, key, unit, W, rho, lower, upper) \
+                    if k < end else 0.0  # stored by this thread before the barrier
                 cuda.syncthreads()
                 h = 1
                 while h < NT:
@@ -193,10 +207,10 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
         s0, s1 = 0.0, ONE1
         k = K0 + bid * NT + tid
         while k < D:
-            y = y_at(sign, x, b, scale, o, perm, k, key, unit, W, rho, lower, upper)
+            y = y_at(sign, own, x, b, dv, scale, o, perm, k, key, unit, W, rho, lower, upper)
             y_next = 0.0
             if NEXT and k + 1 < D:
-                y_next = y_at(sign, x, b, scale, o, perm, k + 1, key, unit, W, rho, lower, upper)
+                y_next = y_at(sign, other, x, b, dv, scale, o, perm, k + 1, key, unit, W, rho, lower, upper)
             a, c = term(CODE, k, y, y_next, D, M_)
             s0 += a
             if PROD:
@@ -211,7 +225,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
         if HEAD and bid == 0:  # the m head coordinates, a thread per coordinate
             t = tid
             while t < M_:
-                yh[t] = y_at(sign, x, b, scale, o, perm, t, key, unit, W, rho, lower, upper)
+                yh[t] = y_at(sign, own, x, b, dv, scale, o, perm, t, key, unit, W, rho, lower, upper)
                 t += NT
             cuda.syncthreads()
             if CODE != ROSEN_HEAD:
@@ -236,7 +250,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
             j += cuda.gridDim.x * NT
 
     @cuda.jit
-    def sw_apply(x, bias, row, st, key, unit0, W, o, perm, M, partials, lower, upper):
+    def sw_apply(x, bias, row, dv, st, key, unit0, W, o, perm, M, partials, lower, upper):
         red0 = cuda.shared.array(NT, float64)
         red1 = cuda.shared.array(NT, float64)
         buf = cuda.shared.array(NT, float64)
@@ -252,7 +266,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
         j0, stride = cuda.blockIdx.x * NT + cuda.threadIdx.x, cuda.gridDim.x * NT
         while used < budget:
             unit = unit0 + t
-            f = evaluate(1, x, b, scale, o, perm, M, key, unit, W, rho, lower, upper, partials, par,
+            f = evaluate(1, x, b, dv, scale, o, perm, M, key, unit, W, rho, lower, upper, partials, par,
                          red0, red1, buf, yh, rh)
             par = 1 - par
             used += 1
@@ -260,7 +274,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
             if f < f_ls:
                 outcome, f_ls = 1, f
             elif used < budget:
-                f = evaluate(-1, x, b, scale, o, perm, M, key, unit, W, rho, lower, upper, partials, par,
+                f = evaluate(-1, x, b, dv, scale, o, perm, M, key, unit, W, rho, lower, upper, partials, par,
                              red0, red1, buf, yh, rh)
                 par = 1 - par
                 used += 1
@@ -269,7 +283,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
             if outcome != 0:  # x <- the candidate, b updated (each thread its own coordinates)
                 j = j0
                 while j < D:
-                    d = dif(key, int64(unit) * W + H + 2 * j, rho)
+                    d = dv[j]
                     bt = b[j] * scale
                     if outcome > 0:
                         x[j] = plus(x[j], bt, d, lower, upper)
