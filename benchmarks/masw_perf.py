@@ -67,13 +67,14 @@ def kind_of(fid: str) -> str:
     return next(k for k, fids in KINDS.items() if fid in fids)
 
 
-def child(fid: str, dim: int, cycles: int) -> dict:
+def child(fid: str, dim: int, cycles: int, ls_mode: str = "") -> dict:
     """One measurement in this process: compile, then the timed run (JSON on stdout)."""
     from numba import cuda
 
     from gpude.trial import make_runner
 
-    runner = make_runner("masw", "gpu", fid, dim, POPSIZE, POPSIZE + cycles * CYCLE_FES, quiet=True)
+    options = {"ls_mode": ls_mode} if ls_mode else {}
+    runner = make_runner("masw", "gpu", fid, dim, POPSIZE, POPSIZE + cycles * CYCLE_FES, quiet=True, **options)
     t0 = time.perf_counter()
     runner.warmup()
     compile_s = time.perf_counter() - t0
@@ -86,11 +87,11 @@ def child(fid: str, dim: int, cycles: int) -> dict:
                 if isinstance(cuda.get_current_device().name, bytes) else str(cuda.get_current_device().name))
 
 
-def measure(fid, dim, cycles, src=None) -> dict:
+def measure(fid, dim, cycles, src=None, ls_mode="") -> dict:
     env = dict(os.environ)
     if src is not None:
         env["PYTHONPATH"] = str(Path(src) / "src") + os.pathsep + env.get("PYTHONPATH", "")
-    cmd = [sys.executable, __file__, "--child", fid, str(dim), str(cycles)]
+    cmd = [sys.executable, __file__, "--child", fid, str(dim), str(cycles), ls_mode]
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
     if res.returncode != 0:
         raise RuntimeError(f"{fid} D={dim} ({src or 'this tree'}) failed:\n{res.stderr[-3000:]}")
@@ -100,10 +101,13 @@ def measure(fid, dim, cycles, src=None) -> dict:
 def traffic_rows(c: dict, version: str, has_perm: bool) -> dict:
     """Rows of D values moved by the run (the model in the docstring), split GA / LS."""
     o = 1.0 + (0.5 if has_perm else 0.0)  # o, and the int32 permutation read with it (float64 rows)
-    if version == "after":
+    if version.startswith("after"):
         ga = c["dist_rows"] + c["parent_rows"] + 2 * c["children"] + o * c["ga_steps"] + 2 * c["moves"]
         ls = (3 + o) * c["ls_evaluations"] + 5 * c["ls_accepted"]
-    else:
+    if version == "after-steps":
+        minus = c["ls_evaluations"] - c["ls_steps"]
+        ls = (4 + 1 + o) * c["ls_steps"] + (4 + 1 + o) * minus + 3 * c["ls_steps"] + 2 * c["ls_accepted"]
+    elif version != "after":
         ga = 2 * c["dist_pairs"] + 3 * c["children"] + (1 + o) * c["children"] + 2 * c["moves"]
         minus = c["ls_evaluations"] - c["ls_steps"]
         ls = (4 + 1 + o) * c["ls_steps"] + (4 + 1 + o) * minus + 3 * c["ls_steps"] + 2 * c["ls_accepted"]
@@ -127,17 +131,20 @@ def copy_bandwidth(nbytes: int = 1 << 30, reps: int = 20) -> float:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--child", nargs=3, metavar=("FID", "DIM", "CYCLES"), help=argparse.SUPPRESS)
+    p.add_argument("--child", nargs=4, metavar=("FID", "DIM", "CYCLES", "LS_MODE"), help=argparse.SUPPRESS)
     p.add_argument("--out", type=Path, default=Path("results/benchmarks/masw_perf"))
     p.add_argument("--dims", default="100000,1000000,3000000")
     p.add_argument("--functions", default="L01,L06,C04,C13")
     p.add_argument("--before-src", type=Path, help="source tree of the 'before' version (its src/ is imported)")
     p.add_argument("--before-functions", default="L01", help="functions measured before (default L01)")
     p.add_argument("--cycles", type=int, default=6)
+    p.add_argument("--steps-too", action="store_true",
+                   help="also measure this tree with ls_mode='steps' (version 'after-steps': the new GA "
+                        "phase with the step-by-step local search)")
     args = p.parse_args(argv)
     if args.child:
-        fid, dim, cycles = args.child
-        print(json.dumps(child(fid, int(dim), int(cycles))))
+        fid, dim, cycles, ls_mode = args.child
+        print(json.dumps(child(fid, int(dim), int(cycles), ls_mode)))
         return 0
 
     import pandas as pd
@@ -153,12 +160,15 @@ def main(argv=None) -> int:
     rows = []
     for dim in dims:
         for fid in functions:
-            versions = [("before", args.before_src)] if fid in before else []
+            versions = [("after-steps", None)] if args.steps_too else []
+            versions += [("before", args.before_src)] if fid in before else []
             counts = None
             for version, src in [("after", None), *versions]:
-                m = measure(fid, dim, args.cycles, src)
-                # the counters come from the 'after' run: both versions make the same run for the seed
-                counts = m["counts"] or counts
+                m = measure(fid, dim, args.cycles, src, "steps" if version == "after-steps" else "")
+                # the counters come from the 'after' run (the fused kernel counts its steps): every
+                # version makes the same run for the seed
+                if version == "after":
+                    counts = m["counts"]
                 cycle = float(np.mean(m["cycle_s"]))
                 run_s = m["init_s"] + (RUN_FES - POPSIZE) / CYCLE_FES * cycle
                 f = get_function(fid, dim)
