@@ -92,3 +92,13 @@ def test_replacement_on_the_device_is_the_host_rule():
         np.testing.assert_array_equal(fit.copy_to_host()[:P], after)
         assert sorted(np.flatnonzero(replaced.copy_to_host())) == sorted(s for s, _ in expect)
         assert tally.copy_to_host().tolist() == [len(expect), len(set(plan[:, :2].ravel().tolist()))]
+
+
+def test_the_default_ls_mode_follows_the_measurements():
+    from gpude.functions.largescale import LARGE_SCALE
+    from gpude.implementations.masw_gpu_ls import default_ls_mode
+
+    codes = {fid: d.code for fid, d in LARGE_SCALE.items()}
+    assert default_ls_mode(codes["L01"], 1_000_000) == "fused" and default_ls_mode(codes["L01"], 1_500_000) == "steps"
+    assert default_ls_mode(codes["C13"], 500_000) == "fused" and default_ls_mode(codes["C13"], 1_000_000) == "steps"
+    assert default_ls_mode(codes["L06"], 100_000) == "fused" and default_ls_mode(codes["C04"], 3_000_000) == "steps"

@@ -9,7 +9,8 @@ mutations (counter draws), fathers (from the distances), (mu + 20) replacement (
 copied into the leaving slots) and the choice of the individual to improve.
 
 Solis-Wets steps need no host round trip. On the large-scale functions (``ls_mode="fused"``, the
-default there) a whole application is one cooperative launch
+default there up to D = 1e6 or 5e5, where it was measured faster) a whole application is one
+cooperative launch
 (:mod:`gpude.implementations.masw_gpu_ls`): each candidate is generated inside its evaluation and
 never stored, every block makes the step's decision from the blocks' sums after a grid barrier,
 and a failed step writes nothing. Elsewhere (any problem's evaluator, ``ls_mode="steps"``) a
@@ -372,8 +373,10 @@ class MASWGPU(HostLoopImplementation):
         D is smaller).
     ls_mode : {"fused", "steps"}
         How a Solis-Wets application runs: one cooperative launch that generates each candidate
-        inside its evaluation (``"fused"``: the large-scale functions only, their default), or
-        kernels queued step by step with the decisions on the device (``"steps"``: any problem).
+        inside its evaluation (``"fused"``: the large-scale functions only), or kernels queued step
+        by step with the decisions on the device (``"steps"``: any problem). Default: ``"fused"`` on
+        the large-scale functions up to the D where it was measured faster
+        (:data:`gpude.implementations.masw_gpu_ls.FUSED_MAX_DIM`), ``"steps"`` otherwise.
     quiet : bool
         Do not print the memory line before the run.
     """
@@ -388,7 +391,9 @@ class MASWGPU(HostLoopImplementation):
         super().__init__(function, params, **options)
         fusable = getattr(function, "streaming", False) and hasattr(function, "code")
         if ls_mode is None:
-            ls_mode = "fused" if fusable else "steps"
+            from .masw_gpu_ls import default_ls_mode
+
+            ls_mode = default_ls_mode(function.code, function.dim) if fusable else "steps"
         if ls_mode not in ("fused", "steps"):
             raise InvalidInputError(f"ls_mode must be 'fused' or 'steps', got {ls_mode!r}")
         if ls_mode == "fused" and not fusable:

@@ -58,6 +58,19 @@ _KERNELS: dict = {}
 _LOCK = threading.Lock()
 
 
+#: the largest D at which the fused application is the default (measured on an H100,
+#: results/benchmarks/masw_perf/: at D = 1e5 it takes 0.2-0.6x the local search time of the steps
+#: for every kind of function, at 1e6 0.7x for L01; at 3e6 1.2-2.1x: a kernel that holds two
+#: evaluations and the float64 normal keeps too few blocks resident to stream at the bandwidth)
+FUSED_MAX_DIM = {"pointwise": 1_000_000, "other": 500_000}
+
+
+def default_ls_mode(code: int, dim: int) -> str:
+    """``"fused"`` where one cooperative launch per application was measured faster, else ``"steps"``."""
+    limit = FUSED_MAX_DIM["pointwise" if pointwise(code) else "other"]
+    return "fused" if dim <= limit else "steps"
+
+
 def pointwise(code: int) -> bool:
     """Whether coordinate k's term reads coordinate k only (no barrier after writes)."""
     return code not in NEXT_CODES and code not in HEAD_CODES and code != SCHWEFEL12
