@@ -212,8 +212,9 @@ def main(argv=None) -> int:
             frame.set_index(["version", "function", "dim"]).index)
         frame = pd.concat([old[keep], frame], ignore_index=True)
     write_csv_atomic(frame, path)
-    # the protocol's total from the 'after' rows
-    after = frame[frame.version == "after"]
+    # the protocol's total from this tree's rows: per (function, D) the faster local search mode
+    after = (frame[frame.version.str.startswith("after")].sort_values("projected_run_s")
+             .drop_duplicates(["function", "dim"]))
     total, lines = 0.0, []
     for kind, fids in KINDS.items():
         measured = after[after.kind == kind].sort_values("dim")
