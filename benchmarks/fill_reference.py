@@ -168,10 +168,17 @@ def rule_command(experiment: dict, cell: Cell, chunk: int) -> str:
     """The shell command rule run_batch runs for one batch: ``run_params`` of workflow/rules/common.smk
     and the rule's shell line, rebuilt here for a host without Snakemake (tests/test_fill_reference.py
     checks it against ``snakemake -n -p``)."""
-    spec = experiment["algorithms"][cell.algorithm]
-    params = {k: v for k, v in spec.items() if k not in ("implementations", "popsizes")}
     first = chunk * cell.trials_per_job
     count = min(cell.trials_per_job, cell.trials - first)
+    batch = cell.batch(experiment["name"], chunk)
+    return gpude_command(experiment, cell, first, count, batch, cell.log(experiment["name"], chunk))
+
+
+def gpude_command(experiment: dict, cell: Cell, first: int, count: int, out_stem: str, log: str) -> str:
+    """The rule's command for trials ``first .. first + count - 1`` of a cell, written to
+    ``<out_stem>.csv``/``.npz`` with its output in ``log`` (benchmarks/campaign.py uses it too)."""
+    spec = experiment["algorithms"][cell.algorithm]
+    params = {k: v for k, v in spec.items() if k not in ("implementations", "popsizes")}
     concurrency = _per_implementation_text(experiment["timing"], cell.implementation, cell.algorithm)
     common = " ".join(f"--{k} {params[k]}" for k in ("F", "CR", "bounds") if k in params)
     per_launch = _per_implementation(experiment["trials_per_launch"], cell.implementation, cell.algorithm)
@@ -183,10 +190,9 @@ def rule_command(experiment: dict, cell: Cell, chunk: int) -> str:
             + (f"--max-time-s {experiment['max_time_s']} " if experiment.get("max_time_s") else "") +
             f"--seed {experiment['seed']} --first-trial {first} --trials {count} --suite {experiment['name']} "
             f"--concurrency {concurrency}")
-    batch = cell.batch(experiment["name"], chunk)
     return (f"python3 -m gpude run --algorithm {cell.algorithm} --implementation {cell.implementation} "
             f"--function {cell.function} --dim {cell.dim} --popsize {cell.popsize} --dtype {cell.dtype} {args} "
-            f"--out-csv {batch}.csv --out-traces {batch}.npz > {cell.log(experiment['name'], chunk)} 2>&1")
+            f"--out-csv {out_stem}.csv --out-traces {out_stem}.npz > {log} 2>&1")
 
 
 def _per_implementation_text(value, implementation: str, algorithm: str) -> str:

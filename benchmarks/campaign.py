@@ -1,0 +1,544 @@
+"""Resumable reference campaigns: complete (or re-make) a committed reference run over several
+time-limited commands on a GPU host without Snakemake, then merge what came back.
+
+A reference (``results/reference/<machine>/<experiment>/trials.csv`` and ``traces.npz``) may need far
+more device time than one command, or one session, has: Lastra et al.'s protocol is 1,250 runs of
+10-100 s each (the paper has 10 runs per cell, 20 for Schwefel 1.2 and the CEC 2010 functions:
+``--trials L06=20,C*=20``), Krömer et al.'s "CPU opt." column 360 runs of 30 s that each take the whole
+machine. This tool works in (cell, trial) units, so a campaign can stop anywhere and go on later, on
+another instance of the same machine kind:
+
+* ``plan``: the trials the reference lacks for the experiment's grid, and the *stale* ones it holds: a
+  row whose algorithm parameters, budget or target differ from the experiment's, or that was timed
+  ``shared`` where the experiment says ``exclusive`` (its wall time measured time-slicing); each with
+  the seconds it is expected to take (a FE-budgeted run: the median of the same cell's exclusive rows
+  in the reference or the campaign's folder, else the same function's nearest D scaled linearly, else
+  any function at that D, else ``--default-run-s``; a time-budgeted run: its budget), and the total;
+* ``run`` (on the GPU host): runs them with the workflow rule's own ``python3 -m gpude run`` command
+  line (the same arguments and seeds; :func:`fill_reference.gpude_command`), contiguous trials of a
+  cell in one process (``--group``, or the experiment's ``trials_per_launch``), into ``--out``.
+  Runs the experiment times ``shared`` go first, ``--jobs`` at a time; then the ``exclusive`` ones,
+  one at a time with nothing beside them. A process starts only if its projection (plus
+  ``--setup-s``) ends before ``--max-seconds``, so the command ends cleanly before the host's limit;
+  a trial whose file in ``--out`` counts is not run again (one made under other parameters is). ``--archive`` packs ``--out`` into one
+  .tar.gz (a GPU host's command returns a few files);
+* ``merge`` (here, after unpacking the archive): adds the new rows and traces to the reference (a new
+  folder if it has none yet), replacing the stale rows they re-make and nothing else; the old rows and
+  traces are otherwise kept as they are; and writes the reference's ``CAMPAIGNS.md``: per cell the
+  runs, the GPU, the machine instances (boot ids), commits and dates, so the README can say which cells
+  ran where.
+
+Every row names its instance (``boot_id``) and GPU; ``run`` refuses a host whose GPU is not the one
+the reference's rows name (a reference holds one machine kind).
+
+    python benchmarks/campaign.py plan --experiment config/experiments/lastra.yaml \\
+        --reference results/reference/nvidia-h100/lastra --trials 'L06=20,C*=20'
+    # on the GPU host (source .whl-slim/activate.sh .whl-slim; export GPUDE_GIT_COMMIT=<commit>):
+    python3 benchmarks/campaign.py run --experiment config/experiments/lastra.yaml \\
+        --reference results/reference/nvidia-h100/lastra --trials 'L06=20,C*=20' \\
+        --out .campaign/lastra --max-seconds 540 --archive $OUT/campaign.tar.gz
+    # here: tar xzf <files_at>/campaign.tar.gz; then
+    python benchmarks/campaign.py merge --experiment config/experiments/lastra.yaml \\
+        --reference results/reference/nvidia-h100/lastra --out .campaign/lastra --trace-decades 0.1
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import fnmatch
+import io
+import json
+import math
+import os
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from fill_reference import CELL, DEFAULTS, _per_implementation, _per_implementation_text, gpude_command  # noqa: E402
+from gpude.errors import GpudeError  # noqa: E402
+from gpude.io import write_atomic, write_csv_atomic  # noqa: E402
+
+#: a campaign's file for trials ``first .. first + count - 1`` of a cell, under ``--out``
+RUN = "{algorithm}/{implementation}/{function}/d{dim}/np{popsize}/{dtype}/t{first}-{last}"
+#: keys of an algorithm's entry in an experiment that are not its parameters
+NOT_PARAMS = ("implementations", "popsizes")
+
+
+@dataclasses.dataclass(frozen=True)
+class Cell:
+    algorithm: str
+    implementation: str
+    function: str
+    dim: int
+    popsize: int
+    dtype: str
+    trials: int
+    per_launch: int
+    timing: str
+
+    def key(self) -> tuple:
+        return tuple(getattr(self, k) for k in CELL)
+
+    def __str__(self) -> str:
+        return f"{self.algorithm}/{self.implementation} {self.function} D={self.dim} NP={self.popsize} {self.dtype}"
+
+
+@dataclasses.dataclass
+class Group:
+    """Contiguous trials of one cell, run by one process."""
+    cell: Cell
+    first: int
+    count: int
+    expected_s: float
+
+    def stem(self) -> str:
+        return RUN.format(first=self.first, last=self.first + self.count - 1, **{k: getattr(self.cell, k) for k in CELL})
+
+
+def load_experiment(path) -> dict:
+    return {**DEFAULTS, **yaml.safe_load(Path(path).read_text())}
+
+
+def parse_trials(text: str | None) -> list[tuple[str, int]]:
+    """``--trials 'L06=20,C*=20'``: at least this many trials for the functions matching each pattern."""
+    out = []
+    for item in filter(None, (text or "").split(",")):
+        pattern, _, n = item.partition("=")
+        if not n.strip().isdigit() or int(n) < 1:
+            raise GpudeError(f"--trials: {item!r} is not PATTERN=N with N a positive integer (e.g. 'L06=20,C*=20')")
+        out.append((pattern.strip(), int(n)))
+    return out
+
+
+def grid(experiment: dict, trials_by_function=(), implementations=None) -> list[Cell]:
+    """The experiment's cells with their number of trials (the experiment's, or more by ``--trials``)."""
+    from gpude.functions.function import canonical_id
+    from gpude.problems import instance_dim, problem_set
+
+    cells = []
+    for algorithm, spec in experiment["algorithms"].items():
+        popsizes = spec.get("popsizes", experiment.get("popsizes"))
+        for implementation in spec["implementations"]:
+            if implementations and implementation not in implementations:
+                continue
+            trials = _per_implementation(experiment["trials"], implementation, algorithm)
+            per_launch = _per_implementation(experiment["trials_per_launch"], implementation, algorithm)
+            timing = _per_implementation_text(experiment["timing"], implementation, algorithm)
+            for function in map(canonical_id, experiment["functions"]):
+                n = max([trials] + [k for pattern, k in trials_by_function if fnmatch.fnmatchcase(function, pattern)])
+                dims = [instance_dim(function)] if problem_set(function) else experiment["dims"]
+                for dim in dims:
+                    for popsize in popsizes:
+                        for dtype in experiment["dtypes"]:
+                            cells.append(Cell(algorithm, implementation, function, int(dim), int(popsize), dtype,
+                                              n, per_launch, timing))
+    return cells
+
+
+# --- what a row must say to count -------------------------------------------------------------------
+
+def _same(a, b) -> bool:
+    try:
+        return math.isclose(float(a), float(b), rel_tol=1e-12, abs_tol=0.0)
+    except (TypeError, ValueError):
+        return str(a) == str(b)
+
+
+def stale_reason(row: dict, experiment: dict, cell: Cell) -> str | None:
+    """Why a reference row does not count for the experiment as it stands (None: it counts)."""
+    if str(row.get("status", "")).startswith("error"):
+        return "failed"
+    params = json.loads(row["params"]) if isinstance(row.get("params"), str) else {}
+    spec = experiment["algorithms"][cell.algorithm]
+    for key, value in spec.items():
+        if key in NOT_PARAMS:
+            continue
+        if key not in params or not _same(params[key], value):
+            return f"{key} {params.get(key)} (experiment: {value})"
+    budget = experiment["max_fes"]
+    if isinstance(budget, dict):
+        budget = {str(k): v for k, v in budget.items()}[str(cell.dim)]
+    if not _same(row["max_fes"], budget):
+        return f"max_fes {row['max_fes']} (experiment: {budget})"
+    time_budget = experiment.get("max_time_s")
+    if time_budget is not None and not _same(row.get("max_time_s"), time_budget):
+        return f"max_time_s {row.get('max_time_s')} (experiment: {time_budget})"
+    if cell.timing == "exclusive" and not str(row.get("concurrency", "")).startswith("exclusive"):
+        return f"timed {row.get('concurrency')} (experiment: exclusive)"
+    return None
+
+
+def todo(cells: list[Cell], experiment: dict, reference: pd.DataFrame, done: set = frozenset()):
+    """Per cell the trials to run: ``(cell, [trial, ...], {trial: stale reason})``; ``done`` holds the
+    run_ids a campaign's folder has already made."""
+    rows = {}
+    for r in reference.to_dict("records"):
+        rows[(tuple(r[k] if k not in ("dim", "popsize") else int(r[k]) for k in CELL), int(r["trial"]))] = r
+    out = []
+    for c in cells:
+        need, stale = [], {}
+        for t in range(c.trials):
+            r = rows.get((c.key(), t))
+            reason = None if r is None else stale_reason(r, experiment, c)
+            if r is not None and reason is None:
+                continue
+            if run_id(c, t) in done:
+                continue
+            need.append(t)
+            if reason is not None:
+                stale[t] = reason
+        if need:
+            out.append((c, need, stale))
+    return out
+
+
+def run_id(cell: Cell, trial: int) -> str:
+    """The row's run_id (gpude.trial's): algorithm/implementation/function/dD/npNP/dtype/tT."""
+    return f"{cell.algorithm}/{cell.implementation}/{cell.function}/d{cell.dim}/np{cell.popsize}/{cell.dtype}/t{trial}"
+
+
+# --- how long a run takes -----------------------------------------------------------------------------
+
+def projections(experiment: dict, cells: list[Cell], tables: list[pd.DataFrame], default_s: float) -> dict:
+    """Expected seconds of one trial per cell (see the module docstring)."""
+    if experiment.get("max_time_s"):
+        return {c.key(): float(experiment["max_time_s"]) / (c.per_launch if c.per_launch > 1 else 1) + 0.5
+                for c in cells}
+    rows = pd.concat([t for t in tables if len(t)], ignore_index=True) if any(len(t) for t in tables) else None
+    med = {}
+    if rows is not None:
+        ok = rows[rows["concurrency"].astype(str).str.startswith("exclusive")
+                  & ~rows["status"].astype(str).str.startswith("error")]
+        for key, g in ok.groupby(CELL):
+            med[tuple(int(v) if k in ("dim", "popsize") else v for k, v in zip(CELL, key))] = float(g["wall_time_s"].median())
+    out = {}
+    for c in cells:
+        if c.key() in med:
+            out[c.key()] = med[c.key()]
+            continue
+        same_function = sorted((k[3], v) for k, v in med.items() if k[:3] == c.key()[:3] and k[4:] == c.key()[4:])
+        same_dim = [v for k, v in med.items() if k[3] == c.dim and k[:2] == c.key()[:2]]
+        if same_function:
+            d, v = min(same_function, key=lambda kv: abs(math.log(kv[0] / c.dim)))
+            out[c.key()] = v * c.dim / d
+        elif same_dim:
+            out[c.key()] = float(np.median(same_dim))
+        else:
+            out[c.key()] = default_s
+    return out
+
+
+def groups(work, expected: dict, group: int) -> list[Group]:
+    """Contiguous missing trials of a cell in groups: a launch's worth for batched implementations,
+    else at most ``group`` trials."""
+    out = []
+    for cell, trials, _ in work:
+        size = cell.per_launch if cell.per_launch > 1 else group
+        run = [trials[0]]
+        for t in trials[1:] + [None]:
+            if t is not None and t == run[-1] + 1 and len(run) < size:
+                run.append(t)
+                continue
+            per = expected[cell.key()]
+            batches = math.ceil(len(run) / cell.per_launch) if cell.per_launch > 1 else len(run)
+            per_trial_s = per * (cell.per_launch if cell.per_launch > 1 else 1)
+            out.append(Group(cell, run[0], len(run), batches * per_trial_s))
+            if t is not None:
+                run = [t]
+    return out
+
+
+# --- run (on the host) ----------------------------------------------------------------------------------
+
+def host_gpu() -> str:
+    from gpude.provenance import record
+
+    return str(record().get("gpu", "none"))
+
+
+def check_machine(reference: pd.DataFrame, cells: list[Cell]) -> None:
+    """A reference holds one machine kind: the host's GPU must be the one its GPU rows name."""
+    from gpude.registry import get
+
+    if not len(reference) or not any(get(c.algorithm, c.implementation).load(check_device=False).device == "gpu"
+                                     for c in cells):
+        return
+    gpus = {g for g in reference["gpu"].dropna().astype(str) if g not in ("none", "")}
+    here = host_gpu()
+    if gpus and here not in gpus:
+        raise GpudeError(f"the reference's rows name {', '.join(sorted(gpus))}, this host has {here}: a reference "
+                         f"holds one machine kind; give --reference results/reference/<this machine>/<experiment>")
+
+
+def run(experiment: dict, plan: list[Group], out: Path, max_seconds: float, jobs: int, setup_s: float,
+        dry_run: bool = False, root: Path = ROOT) -> dict:
+    """Run the groups (shared first, ``jobs`` at a time; then exclusive, one at a time) while they fit."""
+    t0 = time.monotonic()
+    left = lambda: max_seconds - (time.monotonic() - t0)  # noqa: E731
+    stats = {"ran": 0, "failed": 0, "skipped_time": 0}
+    pending = list(plan)  # (the plan leaves out the trials whose files in ``out`` count)
+    shared = [g for g in pending if g.cell.timing != "exclusive"]
+    exclusive = [g for g in pending if g.cell.timing == "exclusive"]
+
+    def start(g):
+        stem = out / g.stem()
+        stem.parent.mkdir(parents=True, exist_ok=True)
+        for suffix in (".csv", ".npz", ".log"):  # an earlier campaign's file that no longer counts
+            Path(f"{stem}{suffix}").unlink(missing_ok=True)
+        cmd = gpude_command(experiment, _fill_cell(g.cell), g.first, g.count, str(stem), f"{stem}.log")
+        print(f"campaign: [{time.monotonic() - t0:6.0f} s] {g.cell} trials {g.first}..{g.first + g.count - 1} "
+              f"(expected {g.expected_s:.0f} s)", flush=True)
+        if dry_run:
+            print(f"campaign:   {cmd}")
+            return None
+        return subprocess.Popen(cmd, shell=True, cwd=root)
+
+    def finished(g, proc):
+        code = proc.wait()
+        if code:
+            stats["failed"] += 1
+            print(f"campaign: {g.cell} trials {g.first}..: exit {code}; its log: {out / g.stem()}.log", file=sys.stderr)
+        else:
+            stats["ran"] += 1
+
+    running = []
+    queue = list(shared)
+    while queue or running:
+        while queue and len(running) < jobs:
+            g = queue.pop(0)
+            if g.expected_s + setup_s > left():
+                stats["skipped_time"] += 1
+                continue
+            proc = start(g)
+            if proc is not None:
+                running.append((g, proc))
+            else:
+                stats["ran"] += 1
+        if running:
+            g, proc = running.pop(0)
+            finished(g, proc)
+    for g in exclusive:
+        if g.expected_s + setup_s > left():
+            stats["skipped_time"] += 1
+            continue
+        proc = start(g)
+        if proc is None:
+            stats["ran"] += 1
+        else:
+            finished(g, proc)
+    return stats
+
+
+def _fill_cell(cell: Cell):
+    """fill_reference's view of a cell (for its command line)."""
+    from fill_reference import Cell as FillCell
+
+    return FillCell(cell.algorithm, cell.implementation, cell.function, cell.dim, cell.popsize, cell.dtype,
+                    cell.trials, cell.trials)
+
+
+def campaign_rows(out: Path, experiment: dict, cells: list[Cell]) -> list[tuple[pd.DataFrame, Path]]:
+    """The campaign folder's finished files whose rows count for the experiment as it stands:
+    (rows, their .npz). A file made under other parameters (an earlier campaign) is left out."""
+    by_key = {c.key(): c for c in cells}
+    found = []
+    for csv in sorted(out.rglob("t*-*.csv")):
+        npz = csv.with_suffix(".npz")
+        if not npz.is_file():
+            continue
+        rows = pd.read_csv(csv)
+        cells_of = [by_key.get(tuple(r[k] if k not in ("dim", "popsize") else int(r[k]) for k in CELL))
+                    for r in rows.to_dict("records")]
+        if all(c is not None and stale_reason(r, experiment, c) is None
+               for r, c in zip(rows.to_dict("records"), cells_of)):
+            found.append((rows, npz))
+    return found
+
+
+def archive(path: Path, out: Path, root: Path) -> None:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        if out.is_dir():
+            tar.add(out, arcname=str(out.resolve().relative_to(root.resolve())))
+    write_atomic(path, buf.getvalue())
+    print(f"campaign: packed {out} into {path}")
+
+
+# --- merge (here) ---------------------------------------------------------------------------------------
+
+def merge(reference_dir: Path, experiment: dict, cells: list[Cell], found, trace_decades=None) -> pd.DataFrame:
+    """Add the campaign's rows to the reference, replacing the stale rows they re-make (see the module
+    docstring). Nothing is written unless every check passes."""
+    from gpude.results import load_traces, merge_traces
+
+    trials_path, traces_path = reference_dir / "trials.csv", reference_dir / "traces.npz"
+    old = pd.read_csv(trials_path) if trials_path.is_file() else pd.DataFrame(columns=["run_id"])
+    new = pd.concat([rows for rows, _ in found], ignore_index=True) if found else pd.DataFrame(columns=["run_id"])
+    if new["run_id"].duplicated().any():
+        raise GpudeError(f"a trial twice in the campaign's folder: {new.loc[new['run_id'].duplicated(), 'run_id'].iloc[0]}")
+    failed = new[new["status"].astype(str).str.startswith("error")] if len(new) else new
+    if len(failed):
+        raise GpudeError(f"{len(failed)} campaign trial(s) failed, e.g. {failed['run_id'].iloc[0]}: "
+                         f"{failed['status'].iloc[0]}; nothing was merged (re-run them: delete their files)")
+    by_key = {c.key(): c for c in cells}
+    # the reference's rows the campaign re-made: only stale ones may be replaced
+    replaced = []
+    old_by_id = {r["run_id"]: r for r in old.to_dict("records")}
+    for rid in new["run_id"]:
+        r = old_by_id.get(rid)
+        if r is None:
+            continue
+        cell = by_key.get(tuple(r[k] if k not in ("dim", "popsize") else int(r[k]) for k in CELL))
+        if cell is None or stale_reason(r, experiment, cell) is None:
+            raise GpudeError(f"{rid} is in the reference and counts as it is: the campaign must not replace it "
+                             "(nothing was merged)")
+        replaced.append(rid)
+    keep = old[~old["run_id"].isin(replaced)]
+    new_ids = set(new["run_id"])
+    reference_dir.mkdir(parents=True, exist_ok=True)
+    staging = reference_dir / ".campaign"
+    staging.mkdir(exist_ok=True)
+    try:
+        thinned = staging / "new_traces.npz"
+        merge_traces([(rows, str(npz)) for rows, npz in found], thinned, decades=trace_decades)
+        parts = ([(keep, str(traces_path))] if len(keep) else []) + [(new, str(thinned))]
+        merge_traces(parts, staging / "traces.npz")
+        merged = pd.concat([keep, new], ignore_index=True) if len(keep) else new
+        if len(old):
+            merged = merged[list(old.columns) + [c for c in merged.columns if c not in old.columns]]
+        write_csv_atomic(merged, staging / "trials.csv")
+        # checks: the kept rows and traces unchanged, the new ones there once each
+        again = pd.read_csv(staging / "trials.csv")
+        if len(keep):
+            pd.testing.assert_frame_equal(again.iloc[:len(keep)][list(old.columns)].reset_index(drop=True),
+                                          keep.reset_index(drop=True), check_dtype=False)
+        traces = load_traces(staging / "traces.npz")
+        if len(keep):
+            before = load_traces(traces_path)
+            for rid in keep["run_id"]:
+                if rid in before and any(not np.array_equal(before[rid][k], traces[rid][k], equal_nan=True)
+                                         for k in before[rid]):
+                    raise GpudeError(f"the merged traces change {rid}'s")
+        lacking = [r for r in new_ids if r not in traces]
+        if lacking:
+            raise GpudeError(f"the merged traces lack {lacking[:3]}")
+        os.replace(staging / "traces.npz", traces_path)
+        os.replace(staging / "trials.csv", trials_path)  # last: the table names the traces
+    finally:
+        for p in staging.glob("*"):
+            p.unlink()
+        staging.rmdir()
+    write_atomic(reference_dir / "CAMPAIGNS.md", campaigns_markdown(merged, experiment).encode())
+    print(f"campaign: {len(new)} trial(s) merged into {trials_path} ({len(replaced)} stale row(s) replaced; "
+          f"{len(old)} rows before, {len(merged)} now)")
+    return merged
+
+
+def campaigns_markdown(table: pd.DataFrame, experiment: dict) -> str:
+    """Which cells ran where: per cell the runs, GPU, machine instances, commits and dates."""
+    lines = [f"# {experiment['name']}: which cells ran where", "",
+             "Written by `benchmarks/campaign.py merge` from `trials.csv` (every row names its GPU, instance "
+             "(`boot_id`), commit and time). Instances: the boot ids of the machines the cell's runs were made on.",
+             "", "| algorithm/implementation | function | D | NP | dtype | runs | timing | GPU | instances | commits | UTC |",
+             "|---|---|---:|---:|---|---:|---|---|---|---|---|"]
+    for key, g in table.groupby(CELL, sort=True):
+        a, i, f, d, p, t = key
+        stamp = g["timestamp_utc"].astype(str)
+        lines.append(f"| {a}/{i} | {f} | {int(d):g} | {int(p)} | {t} | {len(g)} | "
+                     f"{', '.join(sorted(set(g['concurrency'].astype(str))))} | "
+                     f"{', '.join(sorted(set(g['gpu'].astype(str))))} | {', '.join(sorted(set(g['boot_id'].astype(str))))} | "
+                     f"{', '.join(sorted(set(g['git_commit'].astype(str))))} | {stamp.min()[:16]} .. {stamp.max()[:16]} |")
+    return "\n".join(lines) + "\n"
+
+
+# --- the command line -------------------------------------------------------------------------------------
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("action", choices=("plan", "run", "merge"))
+    p.add_argument("--experiment", type=Path, required=True, help="config/experiments/<name>.yaml")
+    p.add_argument("--reference", type=Path, required=True, help="results/reference/<machine>/<name>")
+    p.add_argument("--trials", help="more trials for some functions: 'PATTERN=N,...' (fnmatch patterns, e.g. "
+                                     "'L06=20,C*=20'); never fewer than the experiment's")
+    p.add_argument("--implementations", help="only these implementations' cells (comma-separated)")
+    p.add_argument("--out", type=Path, default=Path(".campaign"), help="the campaign's folder (default .campaign/)")
+    p.add_argument("--max-seconds", type=float, default=540.0, help="run: start nothing that would end later")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="run: shared-timed processes at once")
+    p.add_argument("--group", type=int, default=5, help="run: at most this many trials per process "
+                                                        "(batched implementations: a launch's worth)")
+    p.add_argument("--setup-s", type=float, default=12.0, help="a process's start-up before its first trial")
+    p.add_argument("--default-run-s", type=float, default=120.0,
+                   help="a FE-budgeted trial's expected seconds when no row tells")
+    p.add_argument("--trace-decades", type=float, help="merge: thin the new traces (as the reference's, e.g. 0.1)")
+    p.add_argument("--archive", type=Path, help="run: pack --out into this .tar.gz")
+    p.add_argument("--dry-run", action="store_true", help="run: print the commands only")
+    p.add_argument("--root", type=Path, default=ROOT)
+    args = p.parse_args(argv)
+    root = args.root.resolve()
+    resolve = lambda path: path if path.is_absolute() else root / path  # noqa: E731
+    reference_dir, out = resolve(args.reference), resolve(args.out)
+    try:
+        experiment = load_experiment(resolve(args.experiment))
+        implementations = args.implementations.split(",") if args.implementations else None
+        cells = grid(experiment, parse_trials(args.trials), implementations)
+        trials_path = reference_dir / "trials.csv"
+        reference = pd.read_csv(trials_path) if trials_path.is_file() else pd.DataFrame(columns=["run_id", *CELL, "trial"])
+        found = campaign_rows(out, experiment, cells) if out.is_dir() else []
+        if args.action == "merge":
+            if not found:
+                raise GpudeError(f"nothing to merge: no finished campaign files under {out}")
+            merge(reference_dir, experiment, cells, found, args.trace_decades)
+            work = todo(cells, experiment, pd.read_csv(trials_path))
+            print(f"campaign: {sum(len(t) for _, t, _ in work)} trial(s) still to run")
+            return 0
+        done = set().union(*(set(rows["run_id"]) for rows, _ in found)) if found else set()
+        work = todo(cells, experiment, reference, done)
+        expected = projections(experiment, cells, [reference] + [rows for rows, _ in found], args.default_run_s)
+        plan = groups(work, expected, args.group)
+        total = sum(g.expected_s for g in plan) + args.setup_s * len(plan)
+        need = sum(len(t) for _, t, _ in work)
+        stale = sum(len(s) for _, _, s in work)
+        print(f"campaign: {experiment['name']}: {len(cells)} cell(s), {sum(c.trials for c in cells)} trial(s) wanted; "
+              f"{need} to run ({stale} of them stale in the reference, {len(done)} done in {out}) in {len(plan)} "
+              f"process(es): about {total / 3600:.2f} h of machine time (exclusive and shared alike)")
+        if args.action == "plan":
+            for cell, trials, reasons in work:
+                why = f"; stale: {next(iter(reasons.values()))}" if reasons else ""
+                print(f"  {cell}: trials {_ranges(trials)} x {expected[cell.key()]:.1f} s{why}")
+            return 0
+        if not args.dry_run:
+            check_machine(reference, cells)
+        stats = run(experiment, plan, out, args.max_seconds, max(1, args.jobs), args.setup_s, args.dry_run, root)
+        print(f"campaign: {stats['ran']} process(es) ran, {stats['failed']} failed, "
+              f"{stats['skipped_time']} left for the next call")
+        if args.archive:
+            archive(resolve(args.archive), out, root)
+        return 1 if stats["failed"] else 0
+    except GpudeError as exc:
+        print(f"campaign: {exc}", file=sys.stderr)
+        return 1
+
+
+def _ranges(values: list[int]) -> str:
+    parts, start = [], values[0]
+    for a, b in zip(values, values[1:] + [None]):
+        if b != a + 1:
+            parts.append(f"{start}" if start == a else f"{start}-{a}")
+            start = b
+    return ",".join(parts)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

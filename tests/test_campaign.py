@@ -1,0 +1,111 @@
+"""benchmarks/campaign.py: a reference made, completed and re-made over several time-limited calls.
+
+A tiny experiment (de/sequential on the sphere, D = 2) runs for real through the rule's own `gpude
+run` command line; the checks are on what a campaign must guarantee: the workflow's seeds, resuming
+without re-running, more trials per function, stale rows (other parameters, shared timing) re-made
+and replaced, rows that count never replaced, and nothing started that cannot end in time."""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import campaign  # noqa: E402
+import fill_reference  # noqa: E402
+
+from gpude.errors import GpudeError  # noqa: E402
+from gpude.rng import trial_seed  # noqa: E402
+
+TINY = {"name": "tiny", "seed": 7, "trials": 2, "trials_per_job": 2, "target": 0, "max_fes": 60,
+        "algorithms": {"de": {"implementations": ["sequential"], "popsizes": [6], "F": 0.5, "CR": 0.9}},
+        "functions": ["N01", "N09"], "dims": [2], "dtypes": ["float64"], "timing": "exclusive"}
+
+
+def _experiment(tmp_path, **changes):
+    spec = {**TINY, **changes}
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return path
+
+
+def _call(action, tmp_path, experiment, *extra):
+    return campaign.main([action, "--experiment", str(experiment), "--reference", str(tmp_path / "ref"),
+                          "--out", str(tmp_path / "out"), "--root", str(ROOT), "--default-run-s", "2", *extra])
+
+
+def test_a_reference_made_resumed_extended_and_remade(tmp_path, capsys, monkeypatch):
+    # the rule's command line calls `python3 -m gpude`: this interpreter's
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    experiment = _experiment(tmp_path)
+    # nothing fits in no time: the call ends cleanly with everything left for the next
+    assert _call("run", tmp_path, experiment, "--max-seconds", "0") == 0
+    assert "0 process(es) ran" in capsys.readouterr().out and not (tmp_path / "out").exists()
+    # N09 gets 3 trials (--trials), N01 the experiment's 2; one process per cell
+    assert _call("run", tmp_path, experiment, "--trials", "N09=3", "--max-seconds", "300") == 0
+    assert "2 process(es) ran" in capsys.readouterr().out
+    # a second call runs nothing again
+    assert _call("run", tmp_path, experiment, "--trials", "N09=3") == 0
+    assert "0 to run (0 of them stale in the reference, 5 done in" in capsys.readouterr().out
+    assert _call("merge", tmp_path, experiment, "--trials", "N09=3") == 0
+    ref = pd.read_csv(tmp_path / "ref" / "trials.csv")
+    assert sorted(zip(ref["function"], ref["trial"])) == [("N01", 0), ("N01", 1), ("N09", 0), ("N09", 1), ("N09", 2)]
+    assert [int(s) for s in ref["seed"]] == [trial_seed(7, f, 2, 6, int(t)) for f, t in zip(ref["function"], ref["trial"])]
+    assert "| de/sequential | N09 | 2 | 6 | float64 | 3 | exclusive |" in (tmp_path / "ref" / "CAMPAIGNS.md").read_text()
+    # the same files merged twice would replace rows that count: refused, nothing written
+    before = (tmp_path / "ref" / "trials.csv").read_text()
+    assert _call("merge", tmp_path, experiment, "--trials", "N09=3") == 1
+    assert "counts as it is" in capsys.readouterr().err
+    assert (tmp_path / "ref" / "trials.csv").read_text() == before
+
+    # the experiment changes CR: every row is stale, the campaign re-makes and replaces them all
+    changed = _experiment(tmp_path, algorithms={"de": {**TINY["algorithms"]["de"], "CR": 0.1}})
+    assert _call("plan", tmp_path, changed, "--trials", "N09=3") == 0
+    assert "5 to run (5 of them stale in the reference" in capsys.readouterr().out
+    # (the campaign folder's files of CR 0.9 no longer count: they are made again, not merged)
+    assert _call("run", tmp_path, changed, "--trials", "N09=3") == 0
+    assert _call("merge", tmp_path, changed, "--trials", "N09=3") == 0
+    remade = pd.read_csv(tmp_path / "ref" / "trials.csv")
+    assert len(remade) == 5 and {json.loads(p)["CR"] for p in remade["params"]} == {0.1}
+    assert "0 trial(s) still to run" in capsys.readouterr().out
+
+
+def test_stale_reasons():
+    cell = campaign.Cell("de", "sequential", "N01", 2, 6, "float64", 2, 1, "exclusive")
+    row = {"params": json.dumps({"F": 0.5, "CR": 0.9, "bounds": "resample"}), "max_fes": 60, "max_time_s": None,
+           "concurrency": "exclusive", "status": "ok"}
+    assert campaign.stale_reason(row, TINY, cell) is None
+    assert campaign.stale_reason({**row, "concurrency": "exclusive-gpu:2"}, TINY, cell) is None
+    assert "timed shared" in campaign.stale_reason({**row, "concurrency": "shared"}, TINY, cell)
+    assert "CR 0.1" in campaign.stale_reason({**row, "params": json.dumps({"F": 0.5, "CR": 0.1})}, TINY, cell)
+    assert "max_fes 90" in campaign.stale_reason({**row, "max_fes": 90}, TINY, cell)
+    assert campaign.stale_reason({**row, "status": "error: x"}, TINY, cell) == "failed"
+    shared = campaign.Cell("de", "sequential", "N01", 2, 6, "float64", 2, 1, "shared")
+    assert campaign.stale_reason({**row, "concurrency": "shared"}, TINY, shared) is None
+
+
+def test_groups_projections_and_the_command_line():
+    experiment = {**fill_reference.DEFAULTS, **TINY}
+    cells = campaign.grid(experiment, campaign.parse_trials("N0*=4"))
+    assert [(c.function, c.trials) for c in cells] == [("N01", 4), ("N09", 4)]
+    ref = pd.DataFrame([{"algorithm": "de", "implementation": "sequential", "function": "N01", "dim": 2, "popsize": 6,
+                         "dtype": "float64", "concurrency": "exclusive", "status": "ok", "wall_time_s": w}
+                        for w in (1.0, 3.0)])
+    expected = campaign.projections(experiment, cells, [ref], default_s=99.0)
+    assert expected[cells[0].key()] == 2.0  # the cell's median
+    assert expected[cells[1].key()] == 2.0  # N09 at D = 2: any function's median at that D
+    work = [(cells[0], [0, 1, 3], {}), (cells[1], [0, 1, 2, 3], {})]
+    plan = campaign.groups(work, expected, group=3)
+    assert [(g.cell.function, g.first, g.count) for g in plan] == [("N01", 0, 2), ("N01", 3, 1), ("N09", 0, 3),
+                                                                   ("N09", 3, 1)]
+    cmd = fill_reference.gpude_command(experiment, campaign._fill_cell(cells[0]), 3, 1, "out/x", "out/x.log")
+    assert "--seed 7 --first-trial 3 --trials 1" in cmd and "--concurrency exclusive" in cmd
+    assert "--CR 0.9" in cmd and cmd.endswith("--out-csv out/x.csv --out-traces out/x.npz > out/x.log 2>&1")
+    with pytest.raises(GpudeError, match="PATTERN=N"):
+        campaign.parse_trials("L06:20")
