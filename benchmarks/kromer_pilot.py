@@ -8,7 +8,8 @@ of generations on each: the H200's many-threaded DE made 0.5x the sequential CPU
 at NP 64 but 4-5x at NP 512-1024 and 2.6-14x on Rastrigin. So every run is read out twice: at CPU times
 (the paper's budgets and earlier ones: Table 4's and Tables 2-3's CPU columns) and at the FEs the
 GPU reaches in the same times (``gpu_fes``: FEs per second of ``many_threaded`` in the committed H200
-references ``results/reference/nvidia-h200/kromer_*/trials.csv``). One 30 s (10 s, 27 s) run gives
+references ``results/reference/nvidia-h200/kromer_*/trials.csv`` of CR = 0.1, frozen in
+``results/benchmarks/kromer_pilot/inputs/gpu_rates.csv``). One 30 s (10 s, 27 s) run gives
 every earlier readout from its trace (``gpude.report.kromer.best_at``, the REPORT's own helper).
 
 Stages (seeds 1, 2[, 3]: the pilot's, not the experiments'; CR grid = 0.001, 0.002, 0.005, 0.01, 0.02,
@@ -85,7 +86,10 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # kromer_pilot_summary, also in spawned workers
 
 DEFAULT_OUT = ROOT / "results" / "benchmarks" / "kromer_pilot"
-REFERENCE = ROOT / "results" / "reference" / "nvidia-h200"
+#: the FEs and wall times of the H200 references of CR = 0.1 (commit ce1b141) that the pilot's GPU
+#: readouts use, frozen here when kromer_rastrigin was re-made with the pilot's choice (1a8de1b), so the
+#: pilot plans and reads out the same whatever the references become
+GPU_RATES = ROOT / "results" / "benchmarks" / "kromer_pilot" / "inputs" / "gpu_rates.csv"
 CR_GRID = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.3, 0.9)
 F_GRID = (0.3, 0.5, 0.7, 0.9)
 PROTOCOL = (0.5, 0.1)  # F, CR of the committed kromer_* experiments
@@ -177,12 +181,12 @@ class PlanError(Exception):
 def _reference_rates(problem: str, implementation: str):
     import pandas as pd
 
-    path = REFERENCE / PROBLEMS[problem].experiment / "trials.csv"
-    if not path.is_file():
+    if not GPU_RATES.is_file():
         return None
-    t = pd.read_csv(path, usecols=["function", "dim", "implementation", "popsize", "fes_used", "wall_time_s"])
-    t = t[(t["implementation"] == implementation) & (t["wall_time_s"] > 0)]
-    return t.assign(rate=t["fes_used"] / t["wall_time_s"])
+    t = pd.read_csv(GPU_RATES)
+    t = t[(t["experiment"] == PROBLEMS[problem].experiment) & (t["implementation"] == implementation)
+          & (t["wall_time_s"] > 0)]
+    return t.assign(rate=t["fes_used"] / t["wall_time_s"]) if len(t) else None
 
 
 def gpu_fes_per_s(problem: str, instance: str, dim: int, popsize: int, implementation: str = "many_threaded"):
@@ -310,7 +314,7 @@ def plan_etc_np(ctx: Context) -> list[RunSpec]:
         for popsize in (512, 1024):
             rate = gpu_fes_per_s("etc", ETC_NP_MATRICES[0], 512, popsize)
             if rate is None:
-                raise PlanError(f"no H200 reference for ETC at NP {popsize} ({REFERENCE}/kromer_etc/trials.csv)")
+                raise PlanError(f"no H200 rate for ETC at NP {popsize} ({GPU_RATES})")
             # until the FEs the GPU makes in 30 s (and a generation more), the run's 30 s read from its trace
             fes = int(math.ceil(rate * PROBLEMS["etc"].budget_s)) + popsize
             specs += [make_spec(ctx, "etc-np", "etc", m, popsize, F, CR, seed, max_time_s=180.0, max_fes=fes)
@@ -469,9 +473,9 @@ def read_stage_files(out: Path) -> dict:
     ``.csv``), not the SUMMARY files."""
     import pandas as pd
 
-    from kromer_pilot_summary import stage_files
+    from kromer_pilot_summary import read_stage, stage_files
 
-    return {p.name.removesuffix(".gz").removesuffix(".csv"): pd.read_csv(p) for p in stage_files(out)}
+    return {p.name.removesuffix(".gz").removesuffix(".csv"): read_stage(p) for p in stage_files(out)}
 
 
 def done_keys(frames: dict) -> set:

@@ -87,15 +87,25 @@ def stage_files(pilot_dir) -> list[Path]:
     return sorted(p for p in [*pilot_dir.glob("*.csv.gz"), *pilot_dir.glob("*.csv")] if not p.name.startswith("SUMMARY"))
 
 
+def read_stage(path) -> pd.DataFrame:
+    """A stage file, its floats exactly as written (pandas 2's default parser can be an ulp off, and a
+    stage file rewritten through it drifts; pandas 3 parses exactly and deprecates the option)."""
+    exact = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
+    return pd.read_csv(path, **exact)
+
+
 def load_rows(pilot_dir=PILOT_DIR, reached_only: bool = True) -> pd.DataFrame:
     """Every readout row of the pilot's stage CSVs (not the SUMMARY files), with ``class`` and
     ``measure``; rows of runs that did not reach a readout are dropped unless ``reached_only`` is
     False."""
-    frames = [pd.read_csv(p) for p in stage_files(pilot_dir)]
+    frames = [read_stage(p) for p in stage_files(pilot_dir)]
     frames = [f for f in frames if len(f)]
     if not frames:
         return pd.DataFrame()
     rows = pd.concat(frames, ignore_index=True)
+    # F and CR as the grid has them: some calls wrote 0.7 as 0.69999999999999984 (a value 2e-16 off,
+    # which one CSV parser rounds to 0.7 and another keeps apart, splitting a configuration in two)
+    rows["F"], rows["CR"] = rows["F"].round(12), rows["CR"].round(12)
     key = ["problem", "instance", "dim", "popsize", "F", "CR", "seed", "max_time_s", "max_fes", "readout", "at_s"]
     rows = rows.drop_duplicates(key, keep="first")  # a run named by two stages' plans ran once, but be safe
     if reached_only:
@@ -289,7 +299,7 @@ def render(rows: pd.DataFrame, table: pd.DataFrame, verdict: pd.DataFrame, sourc
               f"; commits {', '.join(commits)}; at most {int(rows['jobs'].max())} runs at once.", "",
               "A CPU time's values are Table 4's / Tables 2-3's CPU column; the GPU-equivalent FEs of a time are what "
               "the H200's many-threaded DE made in that time (its FEs per second in "
-              "`results/reference/nvidia-h200/kromer_*`): one seed makes the same run on every implementation, so "
+              "the H200 references of CR = 0.1, `results/benchmarks/kromer_pilot/inputs/gpu_rates.csv`): one seed makes the same run on every implementation, so "
               "these are the GPU column's values.", ""]
     for (problem, popsize), v in verdict.groupby(["problem", "popsize"], sort=True):
         measure = MEASURE_NAMES.get(problem, "measure")
