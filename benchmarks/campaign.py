@@ -121,8 +121,9 @@ def parse_trials(text: str | None) -> list[tuple[str, int]]:
     return out
 
 
-def grid(experiment: dict, trials_by_function=(), implementations=None) -> list[Cell]:
-    """The experiment's cells with their number of trials (the experiment's, or more by ``--trials``)."""
+def grid(experiment: dict, trials_by_function=(), implementations=None, dtypes=None) -> list[Cell]:
+    """The experiment's cells (of its dtypes, or ``dtypes``) with their number of trials (the
+    experiment's, or more by ``--trials``)."""
     from gpude.functions.function import canonical_id
     from gpude.problems import instance_dim, problem_set
 
@@ -140,7 +141,7 @@ def grid(experiment: dict, trials_by_function=(), implementations=None) -> list[
                 dims = [instance_dim(function)] if problem_set(function) else experiment["dims"]
                 for dim in dims:
                     for popsize in popsizes:
-                        for dtype in experiment["dtypes"]:
+                        for dtype in dtypes or experiment["dtypes"]:
                             cells.append(Cell(algorithm, implementation, function, int(dim), int(popsize), dtype,
                                               n, per_launch, timing))
     return cells
@@ -473,6 +474,7 @@ def main(argv=None) -> int:
     p.add_argument("--trials", help="more trials for some functions: 'PATTERN=N,...' (fnmatch patterns, e.g. "
                                      "'L06=20,C*=20'); never fewer than the experiment's")
     p.add_argument("--implementations", help="only these implementations' cells (comma-separated)")
+    p.add_argument("--dtypes", help="the cells of these floating types (comma-separated; default the experiment's)")
     p.add_argument("--out", type=Path, default=Path(".campaign"), help="the campaign's folder (default .campaign/)")
     p.add_argument("--max-seconds", type=float, default=540.0, help="run: start nothing that would end later")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="run: shared-timed processes at once")
@@ -492,7 +494,8 @@ def main(argv=None) -> int:
     try:
         experiment = load_experiment(resolve(args.experiment))
         implementations = args.implementations.split(",") if args.implementations else None
-        cells = grid(experiment, parse_trials(args.trials), implementations)
+        cells = grid(experiment, parse_trials(args.trials), implementations,
+                     args.dtypes.split(",") if args.dtypes else None)
         trials_path = reference_dir / "trials.csv"
         reference = pd.read_csv(trials_path) if trials_path.is_file() else pd.DataFrame(columns=["run_id", *CELL, "trial"])
         found = campaign_rows(out, experiment, cells) if out.is_dir() else []

@@ -29,9 +29,16 @@ class Qin(Section):
         if len(cells):  # the machine that ran iDE (the GPU host; its CPU rows are that machine's)
             with_ide = cells[cells["implementation"] == "ide"]
             self.machine = (with_ide if len(with_ide) else cells)["machine"].value_counts().index[0]
-            cells = cells[cells["machine"] == self.machine]
+            # cells that ran on another machine only (a session without this GPU kind) are reported
+            # apart: their times are another GPU's
+            elsewhere = cells[cells["machine"] != self.machine]
+            keys = ["implementation", "function", "dim", "popsize", "dtype"]
+            here = cells[cells["machine"] == self.machine]
+            self.elsewhere = elsewhere.merge(here[keys], on=keys, how="left", indicator=True)
+            self.elsewhere = self.elsewhere[self.elsewhere["_merge"] == "left_only"].drop(columns="_merge")
+            cells = here
         else:
-            self.machine = None
+            self.machine, self.elsewhere = None, cells
         # the tables and observations use one floating type, the experiment's first that ran
         present = list(cells["dtype"].astype(str).unique()) if len(cells) else []
         self.dtype = next((d for d in spec.get("dtypes", []) if d in present), present[0] if present else None)
@@ -315,6 +322,11 @@ class Qin(Section):
                          for r in worse.itertuples()) if len(worse) else "")
                      + f"; mean final error {dtype} over {self.dtype}, median over the cells where both are "
                      f"above 0: {fmt(error_ratio)}x.")
+        for machine, other in self.elsewhere.groupby("machine"):
+            text += (f" On {machine} (the cells this machine lacks): " + "; ".join(
+                f"{NAMES.get(str(r.implementation), str(r.implementation))} {r.dtype} {r.function} D={r.dim} "
+                f"NP={r.popsize}: error {fmt(r.mean_error)}, success {r.success_rate:.2f}, {fmt(r.mean_time_s)} s "
+                f"(n = {int(r.n)})" for r in other.itertuples()) + ".")
         return text
 
     def _sessions_text(self) -> str:
