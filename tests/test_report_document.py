@@ -390,6 +390,29 @@ def test_qin_section_keeps_one_floating_type_and_compares_the_other(tmp_path):
     assert "Not falling all the way: iDE Q01 D=10, FPDE Q04 D=100; 1 of these 2 series hold runs" in rising
 
 
+def test_qin_section_names_cells_that_ran_only_on_another_machine(tmp_path):
+    from gpude.report.qin import Qin
+    from gpude.report.scaling import cell_table
+
+    trials = qin_trials()
+    here = trials[trials.implementation == "ide"].assign(dtype="float32", run_id=lambda d: d.run_id + "/f32")
+    other = here[(here.function == "Q04") & (here.dim == 100)]
+    here = here.drop(other.index)
+    other = other.assign(machine="Other GPU / CPU x8", run_id=lambda d: d.run_id + "/other")
+    # a cell both machines ran stays this machine's alone
+    both = here[(here.function == "Q01") & (here.dim == 10)].assign(machine="Other GPU / CPU x8",
+                                                                     run_id=lambda d: d.run_id + "/both")
+    out = tmp_path / "qin"
+    out.mkdir()
+    cell_table(pd.concat([trials, here, other, both], ignore_index=True)).to_csv(out / "table_cells.csv", index=False)
+    section = Qin(yaml.safe_load((ROOT / "config/experiments/qin.yaml").read_text()), out, tmp_path)
+    assert section.machine == MACHINE and set(section.cells["machine"]) == {MACHINE}
+    text = section._precision_text()
+    assert "iDE also ran in float32 (6 cells)" in text
+    tail = text[text.index("On Other GPU / CPU x8 (the cells this machine lacks): "):]
+    assert tail.count("iDE float32 Q04 D=100") == 2 and "Q01" not in tail and "(n = 3)" in tail
+
+
 def test_qin_section_sets_our_errors_beside_scipy_s(tmp_path):
     from gpude.report.qin import Qin
 
