@@ -106,8 +106,19 @@ class Group:
         return RUN.format(first=self.first, last=self.first + self.count - 1, **{k: getattr(self.cell, k) for k in CELL})
 
 
-def load_experiment(path) -> dict:
-    return {**DEFAULTS, **yaml.safe_load(Path(path).read_text())}
+def load_experiment(path, settings=()) -> dict:
+    """The experiment file with the schema's defaults, and ``--set ALGORITHM.KEY=VALUE`` applied (a
+    campaign that re-makes a reference under new parameters before the experiment file changes:
+    run it into a folder the REPORT does not read, e.g. results/campaigns/<machine>/<experiment>)."""
+    experiment = {**DEFAULTS, **yaml.safe_load(Path(path).read_text())}
+    for item in settings:
+        target, _, value = item.partition("=")
+        algorithm, _, key = target.partition(".")
+        if not value or not key or algorithm not in experiment["algorithms"] or key in NOT_PARAMS:
+            raise GpudeError(f"--set {item!r}: give ALGORITHM.KEY=VALUE with an algorithm of the experiment "
+                             f"({', '.join(experiment['algorithms'])}) and one of its parameters, e.g. de.CR=0.01")
+        experiment["algorithms"][algorithm][key] = yaml.safe_load(value)
+    return experiment
 
 
 def parse_trials(text: str | None) -> list[tuple[str, int]]:
@@ -471,6 +482,8 @@ def main(argv=None) -> int:
     p.add_argument("action", choices=("plan", "run", "merge"))
     p.add_argument("--experiment", type=Path, required=True, help="config/experiments/<name>.yaml")
     p.add_argument("--reference", type=Path, required=True, help="results/reference/<machine>/<name>")
+    p.add_argument("--set", action="append", default=[], metavar="ALGORITHM.KEY=VALUE",
+                   help="a parameter other than the experiment file's (repeatable), e.g. de.CR=0.01")
     p.add_argument("--trials", help="more trials for some functions: 'PATTERN=N,...' (fnmatch patterns, e.g. "
                                      "'L06=20,C*=20'); never fewer than the experiment's")
     p.add_argument("--implementations", help="only these implementations' cells (comma-separated)")
@@ -492,7 +505,7 @@ def main(argv=None) -> int:
     resolve = lambda path: path if path.is_absolute() else root / path  # noqa: E731
     reference_dir, out = resolve(args.reference), resolve(args.out)
     try:
-        experiment = load_experiment(resolve(args.experiment))
+        experiment = load_experiment(resolve(args.experiment), args.set)
         implementations = args.implementations.split(",") if args.implementations else None
         cells = grid(experiment, parse_trials(args.trials), implementations,
                      args.dtypes.split(",") if args.dtypes else None)

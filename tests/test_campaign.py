@@ -109,3 +109,15 @@ def test_groups_projections_and_the_command_line():
     assert "--CR 0.9" in cmd and cmd.endswith("--out-csv out/x.csv --out-traces out/x.npz > out/x.log 2>&1")
     with pytest.raises(GpudeError, match="PATTERN=N"):
         campaign.parse_trials("L06:20")
+
+
+def test_set_overrides_a_parameter_and_names_a_bad_one(tmp_path):
+    path = _experiment(tmp_path)
+    experiment = campaign.load_experiment(path, ["de.CR=0.01", "de.F=0.7"])
+    assert experiment["algorithms"]["de"]["CR"] == 0.01 and experiment["algorithms"]["de"]["F"] == 0.7
+    cell = campaign.grid(experiment)[0]
+    row = {"params": json.dumps({"F": 0.5, "CR": 0.9}), "max_fes": 60, "concurrency": "exclusive", "status": "ok"}
+    assert "CR 0.9 (experiment: 0.01)" in campaign.stale_reason(row, experiment, cell)
+    for bad in ("CR=0.01", "pso.w=0.5", "de.popsizes=[4]", "de.CR="):
+        with pytest.raises(GpudeError, match="ALGORITHM.KEY=VALUE"):
+            campaign.load_experiment(path, [bad])
