@@ -37,7 +37,7 @@ class Entry:
         """Import the class; for a GPU entry, first check that a GPU (or the simulator) is usable
         (``check_device=False``: only to look at the class, e.g. its options, on any machine)."""
         if self.needs_gpu and check_device:
-            from .functions.gpu import require_gpu
+            from .gpu_runtime import require_gpu
 
             require_gpu()
         module, _, name = self.target.partition(":")

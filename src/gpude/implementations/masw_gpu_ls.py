@@ -335,7 +335,7 @@ def cooperative_blocks(kernel, args, threads: int, dim: int) -> int:
     """Blocks of the cooperative grid: enough for ``BUCKET`` coordinates per thread, at most what
     the device keeps resident at once (a cooperative launch needs every block resident); 1 on the
     simulator, which runs cooperative grids of one block only."""
-    from ..functions.gpu import simulator_enabled
+    from ..gpu_runtime import simulator_enabled
 
     if simulator_enabled():
         return 1

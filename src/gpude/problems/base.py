@@ -78,7 +78,7 @@ class Problem:
             else:
                 from numba import cuda
 
-                from ..functions.gpu import require_gpu
+                from ..gpu_runtime import require_gpu
 
                 require_gpu()
                 ev = self.gpu_evaluator(T)

@@ -17,7 +17,7 @@ class ObjectiveGPUEvaluator(DeviceEvaluator):
     THREADS = 128
 
     def __init__(self, problem: UserObjective):
-        from ..functions.gpu import require_gpu
+        from ..gpu_runtime import require_gpu
 
         require_gpu()
         try:
