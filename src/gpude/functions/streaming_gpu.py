@@ -31,7 +31,7 @@ from numba import cuda, float64, int32
 
 from ..gpu_runtime import require_gpu
 from ..prebound import PreboundLaunch
-from .largescale import GRIEWANK, HEAD_CODES, NEXT_CODES, ROSEN_HEAD, SCHWEFEL12, build_terms
+from .largescale_terms import GRIEWANK, HEAD_CODES, NEXT_CODES, ROSEN_HEAD, SCHWEFEL12, build_terms
 
 THREADS = 256
 BUCKET = 4              # coordinates per thread (at least) when the grid is sized automatically

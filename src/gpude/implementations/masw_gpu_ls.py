@@ -44,7 +44,7 @@ from numba import cuda, float64, int32, int64
 
 from ..algorithms.masw import HEADER_SLOTS
 from ..algorithms.solis_wets import build_sw_ops
-from ..functions.largescale import HEAD_CODES, NEXT_CODES, ROSEN_HEAD, SCHWEFEL12, GRIEWANK, build_terms
+from ..functions.largescale_terms import HEAD_CODES, NEXT_CODES, ROSEN_HEAD, SCHWEFEL12, GRIEWANK, build_terms
 
 # the state vector of masw_gpu
 F_LS, RHO, SUCC, FAIL, USED, BUDGET = range(6)

@@ -1,0 +1,50 @@
+"""The LOP and ETC instances of Kromer et al. as families of the problem registry
+(:mod:`gpude.problems.registry`): names from the committed tables (:func:`gpude.instances.catalog`),
+a problem built from the instance file (``gpude fetch-data lolib|etc``) on first use."""
+
+from __future__ import annotations
+
+from ..instances import catalog, find_instance
+
+
+class InstanceSet:
+    """One set of instances: ``lop`` (LOLIB, Table 2, and N-LOLIB, Table 3) or ``etc`` (Braun et al.'s
+    12 classes). Each instance has its own dimension."""
+
+    instances = True
+
+    def __init__(self, name: str, suites: tuple[str, ...], data_set: str):
+        self.name, self.suites, self._data_set = name, suites, data_set
+
+    def __repr__(self) -> str:
+        return f"<InstanceSet {self.name}>"
+
+    def names(self, suite: str | None = None) -> list[str]:
+        names = list(catalog(self.name))
+        if suite in ("lolib", "n-lolib"):  # the two tables of the LOP set
+            return [n for n in names if n.startswith("N-") == (suite == "n-lolib")]
+        return names
+
+    def resolve(self, name) -> str | None:
+        found = find_instance(name)
+        return found[1] if found and found[0] == self.name else None
+
+    def get(self, name: str, dim=None):
+        # the problem modules import numba.cuda: imported here, on first use
+        if self.name == "lop":
+            from .lop import get_lop
+
+            return get_lop(name)
+        from .scheduling import get_etc
+
+        return get_etc(name)
+
+    def own_dim(self, name: str) -> int:
+        return catalog(self.name)[name]
+
+    def data_set(self, name: str) -> str:
+        return self._data_set
+
+
+LOP = InstanceSet("lop", ("lop", "lolib", "n-lolib"), "lolib")
+ETC = InstanceSet("etc", ("etc",), "etc")
