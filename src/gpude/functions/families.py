@@ -42,6 +42,10 @@ class FunctionFamily:
     def data_set(self, name: str) -> None:
         return None  # the CEC data are committed (data/cec); the large-scale ones are generated
 
+    def describe(self, name: str) -> tuple[str, str]:
+        d = self._definitions[name]
+        return d.dims_text(), f"{d.name} ({d.origin.strip()}, {d.kind_name})"
+
 
 #: F01..F10, Q01..Q04 (the CEC functions) and N00..N19 (Nashed et al.)
 BENCHMARK_FUNCTIONS = FunctionFamily("functions", FUNCTIONS, SUITES, benchmark_function)

@@ -27,7 +27,7 @@ from importlib import import_module
 from . import registry
 from .base import Problem, has_program
 from .instance_sets import ETC, LOP
-from .registry import (ProblemFamily, UnknownProblemError, canonical_name, find_problem, get_problem,
+from .registry import (ProblemFamily, UnknownProblemError, canonical_name, describe, find_problem, get_problem,
                        instance_data_set, instance_dim, list_problems, problem_set, register_family,
                        register_problem, registered_names, registered_problem, suites)
 
@@ -50,4 +50,4 @@ register_family(ETC)
 __all__ = ["Problem", "ProblemFamily", "UnknownProblemError", "has_program", "registry", "register_family",
            "register_problem", "registered_problem", "registered_names", "LinearOrdering", "get_lop",
            "list_lop", "TaskScheduling", "get_etc", "list_etc", "min_min", "get_problem", "list_problems",
-           "find_problem", "canonical_name", "suites", "problem_set", "instance_dim", "instance_data_set"]
+           "find_problem", "canonical_name", "describe", "suites", "problem_set", "instance_dim", "instance_data_set"]

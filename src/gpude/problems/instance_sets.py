@@ -45,6 +45,13 @@ class InstanceSet:
     def data_set(self, name: str) -> str:
         return self._data_set
 
+    def describe(self, name: str) -> tuple[str, str]:
+        n = self.own_dim(name)
+        if self.name == "etc":
+            return str(n), f"ETC class of Braun et al.: {n} tasks on 16 machines"
+        table = "N-LOLIB (Table 3)" if name.startswith("N-") else "LOLIB (Table 2)"
+        return str(n), f"linear ordering, {table}: {n} x {n} matrix"
+
 
 LOP = InstanceSet("lop", ("lop", "lolib", "n-lolib"), "lolib")
 ETC = InstanceSet("etc", ("etc",), "etc")

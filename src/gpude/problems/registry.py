@@ -59,6 +59,9 @@ class ProblemFamily(Protocol):
     def data_set(self, name: str) -> str | None:
         """The ``gpude fetch-data`` set the problem's files come from, if any."""
 
+    def describe(self, name: str) -> tuple[str, str]:
+        """``(its dimensions in words, what it is)``, for ``gpude problems``."""
+
 
 #: the families, in lookup order: a family object, or ``"module:attribute"`` until first used
 _FAMILIES: list = []
@@ -177,9 +180,26 @@ def _unknown_message(name) -> str:
             f"`gpude problems --suite {'|'.join(sets)}`{registered}")
 
 
+def describe(name: str) -> tuple[str, str, str]:
+    """``(family, dimensions in words, what it is)`` of a problem (as :func:`list_problems` names it)."""
+    found = find_problem(name)
+    if found is None:
+        raise UnknownProblemError(_unknown_message(name))
+    family, canonical = found
+    if family is None:
+        problem = _REGISTERED[canonical]
+        return REGISTERED_SUITE, str(int(problem.dim)), type(problem).__name__
+    return (family.name, *family.describe(canonical))
+
+
 def suites() -> list[str]:
     """Every suite name :func:`list_problems` accepts, family by family, then ``"registered"``."""
-    return [s for family in families() for s in family.suites] + [REGISTERED_SUITE]
+    return [s for family in _functions_first() for s in family.suites] + [REGISTERED_SUITE]
+
+
+def _functions_first() -> list:
+    """The families for listing: the functions' before the instances' (lookup order otherwise)."""
+    return sorted(families(), key=lambda family: family.instances)
 
 
 def list_problems(suite: str | None = None) -> list[str]:
@@ -194,8 +214,7 @@ def list_problems(suite: str | None = None) -> list[str]:
         ``"registered"``).
     """
     if suite is None:
-        ordered = sorted(families(), key=lambda family: family.instances)  # functions first (stable)
-        return [n for family in ordered for n in family.names()] + registered_names()
+        return [n for family in _functions_first() for n in family.names()] + registered_names()
     if suite == REGISTERED_SUITE:
         return registered_names()
     for family in families():
