@@ -63,8 +63,10 @@ class ProblemFamily(Protocol):
         """``(its dimensions in words, what it is)``, for ``gpude problems``."""
 
 
-#: the families, in lookup order: a family object, or ``"module:attribute"`` until first used
+#: the families, in lookup order, as registered: a family object, or ``"module:attribute"``
 _FAMILIES: list = []
+#: the families registered by import string, once imported: import string -> family
+_IMPORTED: dict = {}
 #: problems registered by name (a plugin's objective): name -> problem
 _REGISTERED: dict = {}
 #: the suite name of the problems registered one by one
@@ -74,27 +76,26 @@ REGISTERED_SUITE = "registered"
 def register_family(family) -> None:
     """Add a family at the end of the lookup order: a :class:`ProblemFamily`, or its import string
     ``"package.module:attribute"`` (imported when a lookup first reaches it, so that registering
-    imports nothing). Registering the same family twice changes nothing."""
-    if family in _FAMILIES:
-        return
+    imports nothing). Registering the same family (or import string) twice changes nothing."""
     if isinstance(family, str) and ":" not in family:
         raise InvalidInputError(f"a family's import string is 'module:attribute', got {family!r}")
-    _FAMILIES.append(family)
+    if family not in _FAMILIES:
+        _FAMILIES.append(family)
 
 
-def _loaded(index: int):
-    family = _FAMILIES[index]
-    if isinstance(family, str):
+def _loaded(family):
+    if not isinstance(family, str):
+        return family
+    if family not in _IMPORTED:
         module, _, attribute = family.partition(":")
-        family = getattr(import_module(module), attribute)
-        _FAMILIES[index] = family
-    return family
+        _IMPORTED[family] = getattr(import_module(module), attribute)
+    return _IMPORTED[family]
 
 
 def families():
     """The families in lookup order (each imported if it was registered by name)."""
-    for index in range(len(_FAMILIES)):
-        yield _loaded(index)
+    for family in list(_FAMILIES):
+        yield _loaded(family)
 
 
 def register_problem(name: str, problem) -> None:
