@@ -163,3 +163,18 @@ def _package(tmp_path: Path, files: dict[str, str]) -> Path:
 ])
 def test_the_circle_finder_sees_what_it_must(tmp_path, files, expected):
     assert circles(import_edges(_package(tmp_path, files))) == expected
+
+
+def test_the_layers_are_drawn_in_the_docs_and_linked_from_the_readme():
+    """docs/architecture.md names every top-level module and package of the layers, the README links
+    it and shows `gpude problems`."""
+    root = SRC.parent
+    text = (root / "docs" / "architecture.md").read_text()
+    top = sorted({m.split(".")[1] for m in module_nodes(SRC) if m.count(".") >= 1})
+    missing = [name for name in top if name not in ("__main__",) and name + ".py" not in text
+               and name + "/" not in text]
+    assert not missing, f"docs/architecture.md does not place {missing} in a layer"
+    assert "problems -> algorithms -> implementations -> runner -> workflow -> report" in \
+        (root / "README.md").read_text().replace("\n  ", " ")
+    readme = (root / "README.md").read_text()
+    assert "(docs/architecture.md)" in readme and "gpude problems" in readme
