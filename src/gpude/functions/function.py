@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import InvalidInputError, UnknownFunctionError, UnsupportedDimensionError
 from ..problems.base import DEVICES, DTYPES, resolve_dtype  # noqa: F401  (imported from here too)
-from ..problems.registry import canonical_name, find_problem, get_problem, list_problems
+from ..problems.registry import UnknownProblemError, canonical_name, get_problem, list_problems
 from . import cpu
 from .program import Program, build_program
 from .suites import CEC_FUNCTIONS, FUNCTIONS, SUITES, FunctionDef
@@ -202,14 +202,15 @@ def get_function(fid: str, dim: int):
     gpude.cecdata.CECDataError
         If a data file is missing or altered (the message says how to restore it).
     """
-    from .largescale import LARGE_SCALE
+    try:
+        return get_problem(fid, dim)
+    except UnknownProblemError:
+        from .largescale import LARGE_SCALE
 
-    if find_problem(fid) is None:
         raise UnknownFunctionError(
             f"unknown function {fid!r}; available: {', '.join((*FUNCTIONS, *LARGE_SCALE))}, and the "
             "LOP and ETC instances of `gpude problems --suite lop|etc`"
-        )
-    return get_problem(fid, dim)
+        ) from None
 
 
 def benchmark_function(key: str, dim) -> BenchmarkFunction:

@@ -4,7 +4,7 @@ a problem built from the instance file (``gpude fetch-data lolib|etc``) on first
 
 from __future__ import annotations
 
-from ..instances import catalog, find_instance
+from ..instances import catalog
 
 
 class InstanceSet:
@@ -15,6 +15,7 @@ class InstanceSet:
 
     def __init__(self, name: str, suites: tuple[str, ...], data_set: str):
         self.name, self.suites, self._data_set = name, suites, data_set
+        self._by_lower = (None, {})  # (the catalog it was built from, lower-case name -> name)
 
     def __repr__(self) -> str:
         return f"<InstanceSet {self.name}>"
@@ -26,8 +27,11 @@ class InstanceSet:
         return names
 
     def resolve(self, name) -> str | None:
-        found = find_instance(name)
-        return found[1] if found and found[0] == self.name else None
+        """The name as in the paper for any spelling of it (as :func:`gpude.instances.find_instance`)."""
+        names = catalog(self.name)
+        if self._by_lower[0] is not names:  # a dict lookup, not a scan: every problem name comes here first
+            self._by_lower = (names, {known.lower(): known for known in names})
+        return self._by_lower[1].get(str(name).strip().lower())
 
     def get(self, name: str, dim=None):
         # the problem modules import numba.cuda: imported here, on first use
