@@ -5,8 +5,14 @@ path is first used.
 """
 
 from . import _jitcache  # noqa: F401  (must run before numba is imported)
+from .problems.registry import register_family
 
 __version__ = "0.1.0"
+
+# The benchmark functions plug into the problem registry from the layer above it: by import string,
+# so that `import gpude` imports neither them nor numba (docs/architecture.md).
+register_family("gpude.functions.families:BENCHMARK_FUNCTIONS")
+register_family("gpude.functions.families:LARGE_SCALE_FUNCTIONS")
 
 
 def run_trial(*args, **kwargs):

@@ -9,7 +9,8 @@ merge       concatenate batch CSVs into one trials table
 rerun-check the same trials run twice: same results? how much slower or faster?
 stats       rank-sum scores and tests of a trials table
 paper       timing table and figure of a trials table, beside the published numbers
-functions   the benchmark functions and their definitions
+problems    every problem by name: benchmark functions, LOP and ETC instances, registered ones
+functions   the benchmark functions and their definitions (the functions' view of `problems`)
 fetch-data  (re)create data/cec from the opfunu 1.0.4 wheel on PyPI
 export-ioh  an experiment's trials and traces in IOHprofiler's format (IOHanalyzer)
 """
@@ -65,7 +66,25 @@ def _cmd_functions(args) -> int:
         print(f"{f.fid}  {f.origin} {f.kind_name:<12s} "
               f"bias {f.bias:>7g}  {f.name}: {parts}")
     if suite == "all":
-        print("\nAlso the LOP and ETC instances of Kromer et al.: `gpude functions --suite lop|etc`.")
+        print("\nAlso the LOP and ETC instances of Kromer et al.: `gpude problems --suite lop|etc` "
+              "(every problem: `gpude problems`).")
+    return 0
+
+
+def _cmd_problems(args) -> int:
+    from .algorithms import load_plugins
+    from .problems import describe, list_problems, suites
+
+    load_plugins(args.plugin)  # a plugin may register problems (gpude.problems.register_problem)
+    names = list_problems(args.suite)
+    rows = [(name, *describe(name)) for name in names]
+    width = max([len(r[0]) for r in rows] + [4])
+    dims = max([len(r[2]) for r in rows] + [1])
+    print(f"{'name':<{width}s}  {'family':<11s}  {'D':<{dims}s}  what")
+    for name, family, dim, what in rows:
+        print(f"{name:<{width}s}  {family:<11s}  {dim:<{dims}s}  {what}")
+    print(f"\n{len(rows)} problem(s). Suites (--suite): {', '.join(suites())}. In an experiment, an "
+          "instance takes dims: [instance]; its files come from `gpude fetch-data lolib|etc`.")
     return 0
 
 
@@ -413,7 +432,16 @@ def build_parser() -> argparse.ArgumentParser:
     ls = sub.add_parser("list", help="registered algorithms and implementations")
     ls.set_defaults(func=_cmd_list)
 
-    f = sub.add_parser("functions", help="list the benchmark functions (and the problem instances)")
+    pr = sub.add_parser("problems", help="list every problem by name: benchmark and large-scale functions, "
+                        "LOP and ETC instances, registered problems")
+    pr.add_argument("--suite", default=None,
+                    help="one suite: janssen, qin_cec2005, nashed, lastra, cec2010, lop, lolib, n-lolib, etc or "
+                         "registered (default: every problem)")
+    pr.add_argument("--plugin", action="append", metavar="MODULE",
+                    help="import this module first (it may register problems; docs/tutorial.md)")
+    pr.set_defaults(func=_cmd_problems)
+
+    f = sub.add_parser("functions", help="list the benchmark functions (the functions' view of `gpude problems`)")
     f.add_argument("--suite", default=None,
                    help="janssen, qin_cec2005, nashed, lastra, cec2010, lop, lolib, n-lolib or etc (default: all "
                         "functions)")

@@ -41,7 +41,7 @@ def fma_for(target: str):
     """The FMA to call from code compiled for ``target`` ("cpu" or "cuda")."""
     if target == "cpu":
         return fma_cpu
-    from .functions.gpu import simulator_enabled
+    from .gpu_runtime import simulator_enabled
 
     return fma_cpu if simulator_enabled() else _fma_cuda()
 

@@ -2,7 +2,7 @@
 
 Entries are import strings, so listing them never imports numba.cuda; a class is
 imported when it is first used. Registering a competitor is one line, next to its
-module (see ``gpude/implementations/__init__.py``).
+module (the table ``BUILTIN`` of ``gpude/implementations/__init__.py``).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ class Entry:
         """Import the class; for a GPU entry, first check that a GPU (or the simulator) is usable
         (``check_device=False``: only to look at the class, e.g. its options, on any machine)."""
         if self.needs_gpu and check_device:
-            from .functions.gpu import require_gpu
+            from .gpu_runtime import require_gpu
 
             require_gpu()
         module, _, name = self.target.partition(":")
@@ -64,8 +64,19 @@ def register(algorithm: str, implementation: str, target: str, device: str, desc
     return _REGISTRY[key]
 
 
+_BUILTIN_LOADED = False
+
+
 def _ensure_loaded() -> None:
-    from . import implementations  # noqa: F401  (its __init__ registers the built-in entries)
+    """Register the built-in entries (the table of :mod:`gpude.implementations`) on first use."""
+    global _BUILTIN_LOADED
+    if _BUILTIN_LOADED:
+        return
+    from .implementations import BUILTIN
+
+    for args in BUILTIN:
+        register(*args)
+    _BUILTIN_LOADED = True
 
 
 def entries() -> list[Entry]:

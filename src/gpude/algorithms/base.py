@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidInputError
+from ..jit import operator_jit  # noqa: F401  (the algorithms import it from here)
 
 TARGET_ERROR = 1e-8
 DTYPES = ("float64", "float32")
@@ -81,15 +82,3 @@ class RunParams:
     @property
     def numpy_dtype(self):
         return np.float64 if self.dtype == "float64" else np.float32
-
-
-def operator_jit(target: str):
-    """The decorator that compiles an algorithm's operators for ``"cpu"`` (``numba.njit``, cached,
-    GIL-free) or ``"cuda"`` (a CUDA device function): one source for both targets."""
-    if target == "cpu":
-        import numba
-
-        return numba.njit(cache=True, nogil=True)
-    from numba import cuda
-
-    return cuda.jit(device=True)

@@ -1,4 +1,10 @@
-"""The public face of a benchmark function: :class:`BenchmarkFunction`."""
+"""The public face of a benchmark function: :class:`BenchmarkFunction`, and the benchmark-function
+view of the problem registry (:func:`get_function`, :func:`list_functions`).
+
+The registry itself is :mod:`gpude.problems.registry` (:func:`gpude.problems.get_problem`); the
+functions plug into it (:mod:`gpude.functions.families`) and this module imports it, never the
+reverse.
+"""
 
 from __future__ import annotations
 
@@ -7,24 +13,11 @@ import threading
 import numpy as np
 
 from ..errors import InvalidInputError, UnknownFunctionError, UnsupportedDimensionError
+from ..problems.base import DEVICES, DTYPES, resolve_dtype  # noqa: F401  (imported from here too)
+from ..problems.registry import UnknownProblemError, canonical_name, get_problem, list_problems
 from . import cpu
 from .program import Program, build_program
 from .suites import CEC_FUNCTIONS, FUNCTIONS, SUITES, FunctionDef
-
-DTYPES = {"float64": np.float64, "float32": np.float32}
-DEVICES = ("cpu", "gpu")
-
-
-def resolve_dtype(dtype) -> type:
-    """``"float64"``/``"float32"`` (or the numpy types) to the numpy type; clear error otherwise."""
-    try:
-        name = np.dtype(dtype).name
-    except TypeError:
-        name = str(dtype)
-    if name not in DTYPES:
-        raise InvalidInputError(f"dtype {dtype!r} is not supported; use 'float64' (default) or 'float32'")
-    return DTYPES[name]
-
 
 class BenchmarkFunction:
     """One benchmark function at one dimension, with its official data loaded.
@@ -164,11 +157,8 @@ def list_functions(suite: str | None = None) -> list[str]:
         return list(CEC_FUNCTIONS)
     if suite == "all":
         return [*FUNCTIONS, *LARGE_SCALE]
-    if suite in ("lop", "lolib", "n-lolib", "etc"):
-        from ..instances import catalog
-
-        names = list(catalog("etc" if suite == "etc" else "lop"))
-        return [n for n in names if suite in ("lop", "etc") or n.startswith("N-") == (suite == "n-lolib")]
+    if suite in ("lop", "lolib", "n-lolib", "etc"):  # problems, not functions: kept for older callers
+        return list_problems(suite)
     if suite in LARGE_SUITES:
         return [fid for fid, f in LARGE_SCALE.items() if f.suite == suite]
     if suite not in SUITES:
@@ -177,22 +167,10 @@ def list_functions(suite: str | None = None) -> list[str]:
     return [fid for fid, f in FUNCTIONS.items() if f.suite == suite]
 
 
-def _problem_name(fid) -> str | None:
-    """The name if ``fid`` names a registered problem (exactly) or a LOP or ETC instance
-    (case-insensitive), else None."""
-    from ..instances import find_instance
-    from ..problems import registered_problem
-
-    if registered_problem(fid) is not None:
-        return str(fid).strip()
-
-    found = find_instance(fid)
-    return found[1] if found else None
-
-
 def canonical_id(fid: str) -> str:
-    """The id as trial rows record it: ``F01`` for ``f01``; an instance's name as in the paper."""
-    return _problem_name(fid) or str(fid).strip().upper()
+    """The id as trial rows record it: ``F01`` for ``f01``; an instance's name as in the paper
+    (:func:`gpude.problems.canonical_name`)."""
+    return canonical_name(fid)
 
 
 def get_function(fid: str, dim: int):
@@ -203,9 +181,10 @@ def get_function(fid: str, dim: int):
     fid : str
         ``"F01"``..``"F10"`` (Janssen et al.), ``"Q01"``..``"Q04"`` (Qin et al.) or
         ``"N00"``..``"N19"`` (Nashed et al.'s f0..f19), ``"L01"``..``"L06"`` (Lastra et al.'s six)
-        or ``"C01"``..``"C20"`` (their CEC 2010 subset); case-insensitive. A LOP or ETC instance
-        name (``"be75eec"``, ``"N-be75eec"``, ``"ThMhCc"``) gives that problem
-        (:func:`gpude.problems.get_problem`; its data from ``gpude fetch-data``).
+        or ``"C01"``..``"C20"`` (their CEC 2010 subset); case-insensitive. For older callers, any
+        other name of the problem registry too (a LOP or ETC instance, ``"be75eec"``,
+        ``"N-be75eec"``, ``"ThMhCc"``, or a registered problem): that problem, as
+        :func:`gpude.problems.get_problem` gives it (new code asks it directly).
     dim : int
         F and Q: 10, 30, 50 or 100 (the dimensions with official data); N: any integer >= 2
         (N07 and N17: 2..100, the width of their CEC 2005 data matrices); L: any integer >= 2;
@@ -223,21 +202,23 @@ def get_function(fid: str, dim: int):
     gpude.cecdata.CECDataError
         If a data file is missing or altered (the message says how to restore it).
     """
-    from .largescale import LARGE_SCALE, get_large_scale
+    try:
+        return get_problem(fid, dim)
+    except UnknownProblemError:
+        from .largescale import LARGE_SCALE
 
-    problem = _problem_name(fid)
-    if problem is not None:
-        from ..problems import get_problem
-
-        return get_problem(problem, dim)
-    key = str(fid).strip().upper()
-    if key in LARGE_SCALE:
-        return get_large_scale(key, dim)
-    if key not in FUNCTIONS:
         raise UnknownFunctionError(
             f"unknown function {fid!r}; available: {', '.join((*FUNCTIONS, *LARGE_SCALE))}, and the "
-            "LOP and ETC instances of `gpude functions --suite lop|etc`"
-        )
+            "LOP and ETC instances of `gpude problems --suite lop|etc`"
+        ) from None
+
+
+def benchmark_function(key: str, dim) -> BenchmarkFunction:
+    """The function ``key`` (an upper-case id of :data:`gpude.functions.suites.FUNCTIONS`) at
+    ``dim``, built once per process (the family :data:`gpude.functions.families.BENCHMARK_FUNCTIONS`
+    of the problem registry builds its problems with it)."""
+    if key not in FUNCTIONS:
+        raise UnknownFunctionError(f"unknown function {key!r}; available: {', '.join(FUNCTIONS)}")
     definition = FUNCTIONS[key]
     if not definition.supports(dim):
         if definition.dims is not None:

@@ -45,32 +45,12 @@ from ..errors import GPUUnavailableError, InvalidInputError
 from . import basic
 from .program import FEATURES_TRIG, Program
 from .suites import COMPOSITION, HYBRID, SIMPLE
+# below the problems layer (also imported from here by older code); os and GPUUnavailableError above
+# are left over from require_gpu, kept while another branch edits the lines around them
+from ..gpu_runtime import require_gpu, simulator_enabled  # noqa: E402
+from ..prebound import PreboundLaunch  # noqa: E402
 
 MAX_THREADS = 1024
-
-
-def simulator_enabled() -> bool:
-    """True when numba runs CUDA kernels on its CPU simulator."""
-    return bool(getattr(cuda, "simulator_enabled", False)) or os.environ.get(
-        "NUMBA_ENABLE_CUDASIM", "0"
-    ) == "1"
-
-
-def require_gpu() -> None:
-    """Raise :class:`GPUUnavailableError` unless a CUDA GPU (or the simulator) is usable."""
-    if simulator_enabled():
-        return
-    try:
-        ok = cuda.is_available()
-    except Exception:  # a broken driver install raises instead of returning False
-        ok = False
-    if not ok:
-        raise GPUUnavailableError(
-            "a GPU code path was requested but no usable CUDA GPU was found "
-            "(numba.cuda.is_available() is False). Use device='cpu' / a CPU "
-            "implementation, or set NUMBA_ENABLE_CUDASIM=1 before starting Python to run "
-            "the CUDA code on numba's CUDA simulator (slow; for testing only)."
-        )
 
 
 def next_pow2(n: int) -> int:
@@ -428,8 +408,6 @@ class ProgramEvaluator:
             self.kernel[n, self.fn.threads, stream](X, row0, gate, out, *self.fn.data)
 
     def prebound(self, X, out, row0: int, n: int, stream, gate=None):
-        from ..implementations.prebound import PreboundLaunch
-
         gate = self.always if gate is None else gate
         launch = PreboundLaunch(self.kernel, (X, row0, gate, out, *self.fn.data), n, self.fn.threads, stream)
         return launch.launch

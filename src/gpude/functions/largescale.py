@@ -29,7 +29,6 @@ Definitions (``docs/functions.md``, section "Large-scale functions"):
 
 from __future__ import annotations
 
-import math
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
@@ -37,11 +36,11 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import InvalidInputError, UnsupportedDimensionError
+from ..problems.base import DEVICES, resolve_dtype
 from . import cec2010
-
-# formula codes
-RASTRIGIN, GRIEWANK, SALOMON, DISCUS, SUM_SQUARES, SCHWEFEL12 = range(6)
-ELLIPTIC, ACKLEY, ELLIPTIC_ROT, ACKLEY_ROT, ROSEN_HEAD, ROSEN_HALF, ROSEN_GROUPS, ROSEN = range(6, 14)
+from .largescale_terms import (  # noqa: F401  (the formulas, imported from here too)
+    ACKLEY, ACKLEY_ROT, DISCUS, ELLIPTIC, ELLIPTIC_ROT, GRIEWANK, HEAD_CODES, NEXT_CODES, RASTRIGIN, ROSEN,
+    ROSEN_GROUPS, ROSEN_HALF, ROSEN_HEAD, SALOMON, SCHWEFEL12, SUM_SQUARES, TWO_ACC_CODES, build_terms)
 
 #: Lastra et al. give neither domain nor shift. Their distances to the optimum are a per-coordinate
 #: RMS of about 0.9 for all six functions at every D (the search moves little: 500,000 FEs for
@@ -122,14 +121,6 @@ CEC2010 = (
 LARGE_SCALE = {d.fid: d for d in (*LASTRA, *CEC2010)}
 SUITES = ("lastra", "cec2010")
 
-#: codes whose first m permuted coordinates form a separately treated group ("head")
-HEAD_CODES = (ELLIPTIC_ROT, ACKLEY_ROT, ROSEN_HEAD)
-#: codes with a second accumulator (Griewank's product, Ackley's cosine sum)
-TWO_ACC_CODES = (GRIEWANK, ACKLEY, ACKLEY_ROT)
-#: codes whose terms read the next position too (Rosenbrock)
-NEXT_CODES = (ROSEN_HALF, ROSEN_GROUPS, ROSEN)
-
-
 def lastra_shift(dim: int) -> np.ndarray:
     """o for L01..L06 at ``dim``: coordinate j is uniform draw j of key :data:`LASTRA_SHIFT_SEED`
     mapped to the box (so o at a smaller D is a prefix of o at a larger one)."""
@@ -156,124 +147,6 @@ def _uniform_filler():
         return out
 
     return fill
-
-
-@lru_cache(maxsize=None)
-def build_terms(target: str = "cpu"):
-    """The per-coordinate terms and closing formulas, compiled for ``"cpu"`` or ``"cuda"``
-    (float64 arithmetic: the coordinates may be stored as float32, the sums of millions of terms
-    are not)."""
-    from ..algorithms.base import operator_jit
-
-    jit = operator_jit(target)
-    two_pi, e = 2.0 * math.pi, math.e
-    log_1e6 = math.log(1e6)
-
-    @jit
-    def rastrigin(y):
-        return y * y - 10.0 * math.cos(two_pi * y) + 10.0
-
-    @jit
-    def ro(a, b):  # one Rosenbrock term
-        t = a * a - b
-        return 100.0 * t * t + (a - 1.0) * (a - 1.0)
-
-    @jit
-    def elliptic_weight(i, n):
-        if n == 1:
-            return 1.0
-        return math.exp(log_1e6 * i / (n - 1))
-
-    @jit
-    def ackley(s2, sc, n):
-        return -20.0 * math.exp(-0.2 * math.sqrt(s2 / n)) - math.exp(sc / n) + 20.0 + e
-
-    @jit
-    def term(code, k, y, y_next, dim, m):
-        """(contribution to sum 0, to accumulator 1) of coordinate position k (value y, the next
-        position's value y_next) for the positions streamed (the head, if any, excluded)."""
-        if code == RASTRIGIN:
-            return rastrigin(y), 0.0
-        if code == GRIEWANK:
-            return y * y / 4000.0, math.cos(y / math.sqrt(k + 1.0))
-        if code == SALOMON:
-            return y * y, 0.0
-        if code == DISCUS:
-            return (1e6 if k == 0 else 1.0) * y * y, 0.0
-        if code == SUM_SQUARES:
-            return (k + 1.0) * y * y, 0.0
-        if code == ELLIPTIC:
-            return elliptic_weight(k, dim) * y * y, 0.0
-        if code == ACKLEY:
-            return y * y, math.cos(two_pi * y)
-        if code == ELLIPTIC_ROT:
-            return elliptic_weight(k - m, dim - m) * y * y, 0.0
-        if code == ACKLEY_ROT:
-            return y * y, math.cos(two_pi * y)
-        if code == ROSEN_HEAD:
-            return y * y, 0.0
-        if code == ROSEN_HALF:
-            if k >= dim // 2:
-                return y * y, 0.0
-            if k % m == m - 1:
-                return 0.0, 0.0
-            return ro(y, y_next), 0.0
-        if code == ROSEN_GROUPS:
-            if k % m == m - 1:
-                return 0.0, 0.0
-            return ro(y, y_next), 0.0
-        if code == ROSEN:
-            if k == dim - 1:
-                return 0.0, 0.0
-            return ro(y, y_next), 0.0
-        return 0.0, 0.0  # SCHWEFEL12 has its own scan
-
-    @jit
-    def close(code, s0, s1, head, dim, m):
-        """f(x) - f(x*) from the sums (and the head group's value, 0 without one)."""
-        if code == GRIEWANK:
-            return s0 - s1 + 1.0
-        if code == SALOMON:
-            r = math.sqrt(s0)
-            return 1.0 - math.cos(two_pi * r) + 0.1 * r
-        if code == ACKLEY:
-            return ackley(s0, s1, dim)
-        if code == ACKLEY_ROT:
-            return 1e6 * head + ackley(s0, s1, dim - m)
-        if code == ELLIPTIC_ROT or code == ROSEN_HEAD:
-            return 1e6 * head + s0
-        return s0
-
-    @jit
-    def head_from(code, y, r, m):
-        """The head group's value from its coordinates y (z[P_0..P_{m-1}]) and, for F4 and F6, their
-        rotation r = y M: Ro(y) (F8), E(r) (F4), A(r) (F6)."""
-        if code == ROSEN_HEAD:
-            h = 0.0
-            for i in range(m - 1):
-                h += ro(y[i], y[i + 1])
-            return h
-        s0 = 0.0
-        s1 = 0.0
-        for t in range(m):
-            if code == ELLIPTIC_ROT:
-                s0 += elliptic_weight(t, m) * r[t] * r[t]
-            else:
-                s0 += r[t] * r[t]
-                s1 += math.cos(two_pi * r[t])
-        if code == ELLIPTIC_ROT:
-            return s0
-        return ackley(s0, s1, m)
-
-    @jit
-    def rotated(y, M, t, m):
-        """(y M)_t, summed in index order."""
-        r = 0.0
-        for i in range(m):
-            r += y[i] * M[i, t]
-        return r
-
-    return term, close, head_from, rotated
 
 
 @lru_cache(maxsize=None)
@@ -414,8 +287,6 @@ class LargeScaleFunction:
     def evaluate(self, X, device: str = "cpu", dtype="float64", threads: int = 1):
         """Errors ``f(x) - f(x*)`` of the rows of ``X`` (or of one point), as float64; rows with NaN
         or inf get NaN. ``threads`` is accepted for the common interface (one thread here)."""
-        from .function import DEVICES, resolve_dtype
-
         if device not in DEVICES:
             raise InvalidInputError(f"device {device!r} is not supported; use 'cpu' or 'gpu'")
         T = resolve_dtype(dtype)

@@ -29,8 +29,9 @@ import warnings
 import numpy as np
 from numba import cuda, float64, int32
 
-from .gpu import require_gpu
-from .largescale import GRIEWANK, HEAD_CODES, NEXT_CODES, ROSEN_HEAD, SCHWEFEL12, build_terms
+from ..gpu_runtime import require_gpu
+from ..prebound import PreboundLaunch
+from .largescale_terms import GRIEWANK, HEAD_CODES, NEXT_CODES, ROSEN_HEAD, SCHWEFEL12, build_terms
 
 THREADS = 256
 BUCKET = 4              # coordinates per thread (at least) when the grid is sized automatically
@@ -278,8 +279,6 @@ class StreamingEvaluator:
     def prebound(self, X, out, row0: int, n: int, stream, gate=None):
         """A callable that queues :meth:`launch` (same arguments) through pre-marshalled launches
         (:class:`gpude.implementations.prebound.PreboundLaunch`): microseconds per call."""
-        from ..implementations.prebound import PreboundLaunch
-
         self._check(n)
         gate = self.always if gate is None else gate
         o, perm, M = self.data

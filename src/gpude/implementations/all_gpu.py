@@ -18,7 +18,7 @@ from numba import cuda
 from ..algorithms.de import build_de_ops
 from ..functions import gpu
 from .device_loop import DeviceLoopImplementation, init_stats_kernel, select_block
-from .prebound import PreboundLaunch
+from ..prebound import PreboundLaunch
 
 MAX_ELEMENTWISE_THREADS = 256
 

@@ -117,7 +117,7 @@ class Implementation:
     def warmup(self) -> None:
         """Compile every kernel by running a short trial of the same shapes."""
         if self.device == "gpu":
-            from ..functions.gpu import simulator_enabled
+            from ..gpu_runtime import simulator_enabled
 
             if simulator_enabled():
                 return  # nothing to compile on numba's simulator

@@ -26,7 +26,7 @@ from ..algorithms.de import build_de_ops
 from ..errors import require_positive_int
 from ..functions import gpu
 from .device_loop import DeviceLoopImplementation, mark_hit
-from .prebound import PreboundLaunch
+from ..prebound import PreboundLaunch
 
 BLOCKS, THREADS = 240, 64  # cudaDE's fixed configuration
 

@@ -21,7 +21,7 @@ from ..algorithms.de import build_de_ops
 from ..functions import gpu
 from .all_gpu import AllGPU, rows
 from .device_loop import init_stats_kernel, mark_hit
-from .prebound import PreboundLaunch
+from ..prebound import PreboundLaunch
 
 THREADS = 16  # FPDE's block size, for every kernel
 

@@ -511,7 +511,7 @@ class MASWGPU(HostLoopImplementation):
     def _bind_fused_ls(self):
         """The cooperative Solis-Wets kernel, its grid and its pre-marshalled launch."""
         from .masw_gpu_ls import build_sw_application, cooperative_blocks
-        from .prebound import PreboundLaunch
+        from ..prebound import PreboundLaunch
 
         f, T, D = self.function, self.dtype, self.dim
         _, _, has_perm, _, m = f.evaluator_args(T)
@@ -529,7 +529,7 @@ class MASWGPU(HostLoopImplementation):
 
     def _prebind(self):
         """Pre-marshalled launches of one Solis-Wets step (the hot loop)."""
-        from .prebound import PreboundLaunch
+        from ..prebound import PreboundLaunch
 
         k, s, nb, nt = self.kernels, self.stream, self.blocks, self.threads
         lo, hi = self.lower, self.upper

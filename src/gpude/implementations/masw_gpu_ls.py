@@ -44,7 +44,7 @@ from numba import cuda, float64, int32, int64
 
 from ..algorithms.masw import HEADER_SLOTS
 from ..algorithms.solis_wets import build_sw_ops
-from ..functions.largescale import HEAD_CODES, NEXT_CODES, ROSEN_HEAD, SCHWEFEL12, GRIEWANK, build_terms
+from ..functions.largescale_terms import HEAD_CODES, NEXT_CODES, ROSEN_HEAD, SCHWEFEL12, GRIEWANK, build_terms
 
 # the state vector of masw_gpu
 F_LS, RHO, SUCC, FAIL, USED, BUDGET = range(6)
@@ -335,7 +335,7 @@ def cooperative_blocks(kernel, args, threads: int, dim: int) -> int:
     """Blocks of the cooperative grid: enough for ``BUCKET`` coordinates per thread, at most what
     the device keeps resident at once (a cooperative launch needs every block resident); 1 on the
     simulator, which runs cooperative grids of one block only."""
-    from ..functions.gpu import simulator_enabled
+    from ..gpu_runtime import simulator_enabled
 
     if simulator_enabled():
         return 1

@@ -74,7 +74,7 @@ from ..functions import gpu
 from ..rng import seed_key
 from .base import Implementation
 from .device_loop import fair_shares
-from .prebound import PreboundLaunch
+from ..prebound import PreboundLaunch
 
 
 @lru_cache(maxsize=None)

@@ -27,6 +27,22 @@ import numpy as np
 
 from ..errors import InvalidInputError
 
+#: the numpy types of the ``dtype`` names every problem's evaluators take
+DTYPES = {"float64": np.float64, "float32": np.float32}
+#: where ``evaluate`` runs
+DEVICES = ("cpu", "gpu")
+
+
+def resolve_dtype(dtype) -> type:
+    """``"float64"``/``"float32"`` (or the numpy types) to the numpy type; clear error otherwise."""
+    try:
+        name = np.dtype(dtype).name
+    except TypeError:
+        name = str(dtype)
+    if name not in DTYPES:
+        raise InvalidInputError(f"dtype {dtype!r} is not supported; use 'float64' (default) or 'float32'")
+    return DTYPES[name]
+
 
 def has_program(problem) -> bool:
     """Whether the problem's formula can be fused into an implementation's kernels."""
@@ -60,8 +76,6 @@ class Problem:
 
         ``device``: ``"cpu"`` (numba; ``threads > 1``: numba's thread pool) or ``"gpu"``.
         """
-        from ..functions.function import DEVICES, resolve_dtype
-
         if device not in DEVICES:
             raise InvalidInputError(f"device {device!r} is not supported; use 'cpu' or 'gpu'")
         T = resolve_dtype(dtype)
@@ -78,7 +92,7 @@ class Problem:
             else:
                 from numba import cuda
 
-                from ..functions.gpu import require_gpu
+                from ..gpu_runtime import require_gpu
 
                 require_gpu()
                 ev = self.gpu_evaluator(T)

@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import GpudeError, InvalidInputError
+from ..errors import InvalidInputError
 from .base import Problem
-
-
-class ObjectiveError(GpudeError):
-    """The user's objective returned NaN or -inf, or could not be compiled."""
+from .objective_errors import ObjectiveError
+from .objective_errors import first_lines as _first_line
 
 
 def _check_bounds(bounds) -> np.ndarray:
@@ -36,11 +34,6 @@ def _check_bounds(bounds) -> np.ndarray:
         bad = int(np.flatnonzero(~np.isfinite(b).all(axis=1) | (b[:, 0] >= b[:, 1]))[0])
         raise InvalidInputError(f"bounds[{bad}] = ({b[bad, 0]:g}, {b[bad, 1]:g}): each pair must be finite with low < high")
     return b
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return " ".join(text[:6])[:600]
 
 
 class UserObjective(Problem):

@@ -7,7 +7,8 @@ import numpy as np
 from numba import cuda
 
 from .base import DeviceEvaluator
-from .objective import ObjectiveError, _first_line
+from .objective_errors import ObjectiveError
+from .objective_errors import first_lines as _first_line
 
 
 class ObjectiveGPUEvaluator(DeviceEvaluator):
@@ -16,8 +17,9 @@ class ObjectiveGPUEvaluator(DeviceEvaluator):
 
     THREADS = 128
 
-    def __init__(self, problem: UserObjective):
-        from ..functions.gpu import require_gpu
+    def __init__(self, problem):
+        """``problem``: the :class:`gpude.problems.objective.UserObjective` to evaluate."""
+        from ..gpu_runtime import require_gpu
 
         require_gpu()
         try:

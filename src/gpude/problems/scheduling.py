@@ -284,7 +284,7 @@ class TaskScheduling(Problem):
             return out, spans, flows
         if device != "gpu":
             raise InvalidInputError(f"device {device!r} is not supported; use 'cpu' or 'gpu'")
-        from ..functions.gpu import require_gpu
+        from ..gpu_runtime import require_gpu
 
         require_gpu()
         d = [cuda.device_array(X.shape[0]) for _ in range(3)]

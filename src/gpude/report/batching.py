@@ -4,30 +4,17 @@ against its fair share of a batch."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 
 from .timing import _ordered
+from .trial_params import trials_per_launch  # noqa: F401  (imported from here too)
 
 # what makes two rows the same trial
 KEYS = ["algorithm", "implementation", "function", "dim", "popsize", "dtype", "trial", "seed"]
 COLUMNS = ["competitor", "function", "paired", "same_final_error", "max_rel_diff", "batched_median_s",
            "alone_median_s", "ratio_min", "ratio_median", "ratio_max", "batched_median_fes", "alone_median_fes",
            "fes_ratio_median"]
-
-
-def trials_per_launch(trials: pd.DataFrame) -> pd.Series:
-    """Each row's trials per launch, read from its ``params`` (1 where not recorded)."""
-    def one(text):
-        try:
-            return int(json.loads(text).get("trials_per_launch", 1))
-        except (TypeError, ValueError, AttributeError):
-            return 1
-    if "params" not in trials:
-        return pd.Series(1, index=trials.index, dtype=int)
-    return trials["params"].map(one).astype(int)
 
 
 def alone_vs_batched(batched: pd.DataFrame, alone: pd.DataFrame) -> pd.DataFrame:

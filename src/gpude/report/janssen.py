@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..results import timed_alone
-from .document import Section, _order, _read, fmt
+from .section import Section, _order, _read, fmt
 
 PUBLISHED = Path("paper/published")
 

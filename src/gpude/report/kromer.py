@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import save_figure, write_csv_atomic
-from .document import Section, _read, fmt
+from .section import Section, _read, fmt
 
 #: gpude implementation -> the paper's column (Table 4: "CPU", "CPU opt.", "GPU")
 PAPER_COLUMN = {"sequential": "cpu", "master_slave": "cpu_optimized", "many_threaded": "gpu"}

@@ -30,7 +30,7 @@ import pandas as pd
 
 from ..io import save_figure, write_csv_atomic
 from ..results import timed_alone
-from .document import Section, _read, fmt
+from .section import Section, _read, fmt
 
 PUBLISHED_DIR = Path(__file__).resolve().parents[3] / "paper" / "published"
 #: gpude id -> the paper's function (the id column of paper/published/lastra_*.csv)

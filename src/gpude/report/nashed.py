@@ -35,7 +35,7 @@ import pandas as pd
 from ..io import save_figure, write_csv_atomic
 from ..stats.comparisons import kruskal_by_function, pairwise_mannwhitney
 from .convergence import _best_at, trial_traces
-from .document import Section, _read, fmt
+from .section import Section, _read, fmt
 
 ALPHA = 0.01
 #: The paper's smallest non-zero entries (7.0e-45, 4.1e-44) are float32 subnormals (multiples of

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..results import rerun_totals
-from .document import Section, _read, fmt
+from .section import Section, _read, fmt
 from .janssen import PUBLISHED
 
 NAMES = {"sequential": "sDE", "ide": "iDE", "cudade": "cudaDE", "fpde": "FPDE"}

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import save_figure, write_atomic, write_csv_atomic
+from .trial_params import trials_per_launch
 
 ORDER = ["sequential", "master_slave", "naive_gpu", "all_gpu", "ide"]
 
@@ -79,8 +80,6 @@ def agreement_table(trials: pd.DataFrame) -> pd.DataFrame:
 def provenance_table(trials: pd.DataFrame) -> pd.DataFrame:
     """Where the numbers come from: per machine and implementation, the trial count, how the
     batches shared the machine, and the code and software that ran."""
-    from .batching import trials_per_launch
-
     def values(v):
         return "; ".join(sorted(set(v.dropna().astype(str))))
 

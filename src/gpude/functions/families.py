@@ -1,0 +1,53 @@
+"""The benchmark functions as families of the problem registry (:mod:`gpude.problems.registry`):
+the CEC and Nashed functions (F, Q, N) and the large-scale functions (L, C). :mod:`gpude` registers
+them by import string, so that naming a problem imports them only when a lookup reaches them."""
+
+from __future__ import annotations
+
+from ..errors import InvalidInputError
+from .function import benchmark_function
+from .largescale import LARGE_SCALE, get_large_scale
+from .largescale import SUITES as LARGE_SCALE_SUITES
+from .suites import FUNCTIONS, SUITES
+
+
+class FunctionFamily:
+    """Functions defined at a dimension the caller chooses (``instances = False``), by id
+    (case-insensitive; trial rows record it upper-case)."""
+
+    instances = False
+
+    def __init__(self, name: str, definitions: dict, suites: tuple[str, ...], build):
+        self.name, self.suites = name, suites
+        self._definitions, self._build = definitions, build
+
+    def __repr__(self) -> str:
+        return f"<FunctionFamily {self.name}>"
+
+    def names(self, suite: str | None = None) -> list[str]:
+        if suite is not None and suite not in self.suites:
+            raise InvalidInputError(f"{self.name} has no suite {suite!r}; its suites: {', '.join(self.suites)}")
+        return [fid for fid, d in self._definitions.items() if suite is None or d.suite == suite]
+
+    def resolve(self, name) -> str | None:
+        key = str(name).strip().upper()
+        return key if key in self._definitions else None
+
+    def get(self, name: str, dim):
+        return self._build(name, dim)
+
+    def own_dim(self, name: str) -> None:
+        return None
+
+    def data_set(self, name: str) -> None:
+        return None  # the CEC data are committed (data/cec); the large-scale ones are generated
+
+    def describe(self, name: str) -> tuple[str, str]:
+        d = self._definitions[name]
+        return d.dims_text(), f"{d.name} ({d.origin.strip()}, {d.kind_name})"
+
+
+#: F01..F10, Q01..Q04 (the CEC functions) and N00..N19 (Nashed et al.)
+BENCHMARK_FUNCTIONS = FunctionFamily("functions", FUNCTIONS, SUITES, benchmark_function)
+#: L01..L06 (Lastra et al.) and C01..C20 (the CEC 2010 subset)
+LARGE_SCALE_FUNCTIONS = FunctionFamily("large-scale", LARGE_SCALE, LARGE_SCALE_SUITES, get_large_scale)

@@ -1,0 +1,38 @@
+"""Whether CUDA code can run here: a usable GPU, or numba's CUDA simulator.
+
+The lowest layer of the package (beside :mod:`gpude.errors`): the problems' GPU evaluators, the
+implementations and the workflow all ask it, so it imports nothing of gpude but the errors. It
+imports ``numba.cuda`` itself, so it is imported where a GPU path is taken, not at start-up.
+"""
+
+from __future__ import annotations
+
+import os
+
+from numba import cuda
+
+from .errors import GPUUnavailableError
+
+
+def simulator_enabled() -> bool:
+    """True when numba runs CUDA kernels on its CPU simulator."""
+    return bool(getattr(cuda, "simulator_enabled", False)) or os.environ.get(
+        "NUMBA_ENABLE_CUDASIM", "0"
+    ) == "1"
+
+
+def require_gpu() -> None:
+    """Raise :class:`GPUUnavailableError` unless a CUDA GPU (or the simulator) is usable."""
+    if simulator_enabled():
+        return
+    try:
+        ok = cuda.is_available()
+    except Exception:  # a broken driver install raises instead of returning False
+        ok = False
+    if not ok:
+        raise GPUUnavailableError(
+            "a GPU code path was requested but no usable CUDA GPU was found "
+            "(numba.cuda.is_available() is False). Use device='cpu' / a CPU "
+            "implementation, or set NUMBA_ENABLE_CUDASIM=1 before starting Python to run "
+            "the CUDA code on numba's CUDA simulator (slow; for testing only)."
+        )

@@ -1,0 +1,97 @@
+"""Pre-bound kernel launches: marshal a numba kernel's arguments once, launch many times.
+
+A numba-cuda launch re-types and re-marshals every argument on each call (tens
+of microseconds for a kernel with twenty arguments), which dominates a DE
+generation that runs for a few microseconds on the GPU. :class:`PreboundLaunch`
+compiles the kernel for the given arguments, marshals them once into a
+``void**`` parameter array exactly as numba would, and launches through
+``cuLaunchKernel``; scalar arguments that change between launches (the
+generation number) are updated in place.
+
+On numba's simulator, or if the binding is not usable, it falls back to the
+ordinary numba launch (``PreboundLaunch.fast`` tells which path is in use).
+Kernels that synchronise the whole grid (``cuda.cg.this_grid().sync()``) are launched
+cooperatively (``cuLaunchCooperativeKernel``), as numba launches them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+
+class PreboundLaunch:
+    """``launch(**updates)`` launches ``dispatcher[grid, block, stream](*args)``.
+
+    Parameters
+    ----------
+    dispatcher : numba.cuda kernel
+    args : tuple
+        All kernel arguments (device arrays and scalars).
+    grid : int or (int, int)
+        Blocks in x, or in (x, y) (y: the trials of a batch).
+    block : int
+    stream : numba.cuda stream
+    variable : dict of str to int
+        Names for the positions (in ``args``) of scalar arguments that ``launch`` may update.
+    """
+
+    def __init__(self, dispatcher, args, grid, block, stream, variable=None):
+        self.dispatcher, self.args = dispatcher, list(args)
+        gx, gy = grid if isinstance(grid, tuple) else (grid, 1)
+        self.grid, self.block, self.stream = (int(gx), int(gy)), int(block), stream
+        self.variable = dict(variable or {})
+        self.fast = False
+        try:
+            self._bind()
+            self.fast = True
+        except Exception as exc:  # simulator, or a numba/cuda-python without these internals
+            self.fallback_reason = f"{type(exc).__name__}: {exc}"
+
+    def _bind(self):
+        from cuda.bindings import driver as cu
+
+        from .gpu_runtime import simulator_enabled
+
+        if simulator_enabled():
+            raise RuntimeError("numba CUDA simulator")
+        sig = tuple(self.dispatcher.typeof_pyval(a) for a in self.args)
+        kernel = self.dispatcher.compile(sig)
+        kernelargs, retr, first = [], [], []
+        for ty, val in zip(kernel.argument_types, self.args):
+            first.append(len(kernelargs))
+            kernel._prepare_args(ty, val, self.stream, retr, kernelargs)
+        if retr:
+            raise RuntimeError("host arrays need copy-back; pass device arrays")
+        # every marshalled value needs its own storage: ctypes scalars as they are, Python ints
+        # (pointers, sizes, shapes, strides) as 64-bit integers (numba passes them as intptr_t)
+        self._store = [a if isinstance(a, ctypes._SimpleCData) else ctypes.c_int64(int(a))
+                       for a in kernelargs]
+        self._params = (ctypes.c_void_p * len(self._store))(
+            *[ctypes.addressof(c) for c in self._store])
+        self._slot = {name: first[pos] for name, pos in self.variable.items()}
+        self._cu = cu
+        self._func = cu.CUfunction(int(kernel._codelibrary.get_cufunc().handle))
+        self._hstream = cu.CUstream(int(self.stream.handle))
+        self.cooperative = bool(getattr(kernel, "cooperative", False))
+
+    def launch(self, **updates):
+        if not self.fast:
+            for name, value in updates.items():
+                self.args[self.variable[name]] = value
+            self.dispatcher[self.grid, self.block, self.stream](*self.args)
+            return
+        for name, value in updates.items():
+            self._store[self._slot[name]].value = value
+        try:
+            if self.cooperative:
+                (err,) = self._cu.cuLaunchCooperativeKernel(self._func, *self.grid, 1, self.block, 1, 1, 0,
+                                                            self._hstream, ctypes.addressof(self._params))
+            else:
+                (err,) = self._cu.cuLaunchKernel(self._func, *self.grid, 1, self.block, 1, 1, 0,
+                                                 self._hstream, ctypes.addressof(self._params), 0)
+        except TypeError as exc:  # the binding refused the arguments: nothing was launched
+            self.fast, self.fallback_reason = False, f"TypeError: {exc}"
+            self.launch(**updates)
+            return
+        if err != self._cu.CUresult.CUDA_SUCCESS:
+            raise RuntimeError(f"cuLaunchKernel failed: {err}")
