@@ -15,15 +15,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from _helpers import with_path
 from gpude import io, run_trial
 from gpude.errors import GPUOutOfMemoryError, GpudeError
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def with_path(folder):
-    """The environment with ``folder`` first on PYTHONPATH (kept: a host may find gpude through it)."""
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")]))}
 
 
 def full_disk(monkeypatch):
@@ -222,3 +218,14 @@ def test_a_trial_that_raises_is_a_row_with_its_error_and_the_batch_says_so(tmp_p
     assert list(rows["seed"]) == [2, 3, 4]  # kept, in order
     assert rows["status"].tolist()[1] == "error:RuntimeError: boom at seed 3"
     assert rows["status"].tolist()[0] == rows["status"].tolist()[2] == "budget"
+
+
+def test_with_path_puts_the_folder_first_and_keeps_what_was_there(tmp_path, monkeypatch):
+    # the one PYTHONPATH helper (tests/_helpers.py) that test_tutorial.py and these tests share
+    import test_tutorial
+
+    assert test_tutorial.with_path is with_path
+    monkeypatch.setenv("PYTHONPATH", "/elsewhere")
+    assert with_path(tmp_path)["PYTHONPATH"] == os.pathsep.join([str(tmp_path), "/elsewhere"])
+    monkeypatch.delenv("PYTHONPATH")
+    assert with_path(tmp_path)["PYTHONPATH"] == str(tmp_path)
