@@ -45,7 +45,6 @@ import time
 import numpy as np
 from numba import cuda
 
-from ..algorithms.de import require_variant_support
 from ..errors import require_positive_int
 from ..rng import seed_key
 from .base import Implementation, fes_after
@@ -140,7 +139,6 @@ class DeviceLoopImplementation(Implementation):
 
     def __init__(self, function, params, poll_every: int = 1, trials_per_launch: int = 1):
         super().__init__(function, params)
-        require_variant_support(self, params)  # rand1/bin only, unless the class says variants = "all"
         require_positive_int("poll_every", poll_every)
         require_positive_int("trials_per_launch", trials_per_launch)
         self.poll_every = poll_every  # generations between two asynchronous flag copies
