@@ -34,6 +34,8 @@ def workdir(tmp_path):
 
 SMOKE = ("--configfile", "config/experiments/smoke.yaml")
 REFERENCE_STUDIES = sorted({p.parent.name for p in ROOT.glob("results/reference/*/*/trials.csv")})
+#: studies whose runs have a time budget: their report sections want no wall-time tables
+TIME_BUDGET_STUDIES = ["kromer_etc", "kromer_lop", "kromer_rastrigin", "nashed"]
 
 
 def snakemake(workdir, *args, timeout=600, env=None):
@@ -56,10 +58,32 @@ def test_dry_run_builds_one_job_per_cell_and_chunk(workdir, gpu, cpu_jobs, gpu_j
     counts = job_counts(out)
     assert counts.get("run_batch", 0) == cpu_jobs and counts.get("run_batch_gpu", 0) == gpu_jobs
     assert counts["merge_trials"] == 1 and counts["statistics"] == 1 and counts["report"] == 1
-    # paper tables of this experiment and of every study with committed reference results
-    assert counts["paper_tables"] == 1 + len(REFERENCE_STUDIES)
+    # paper tables of this experiment and of every study with committed reference results (those
+    # with a time budget by the rule that leaves the wall-time tables out)
+    assert counts["paper_tables"] + counts.get("paper_tables_time_budget", 0) == 1 + len(REFERENCE_STUDIES)
+    assert counts.get("paper_tables_time_budget", 0) == len(set(REFERENCE_STUDIES) & set(TIME_BUDGET_STUDIES))
     if gpu == "no":
         assert "dropped de/all_gpu, de/ide, de/naive_gpu" in out
+
+
+def test_wall_time_tables_only_for_experiments_whose_report_wants_them(workdir):
+    # a study with a time budget (its report section's generic_outputs) gets no wall-time tables or
+    # figure; a fixed-FE study (and an experiment with the generic section) still does
+    from gpude.report.document import section_class
+
+    for study in TIME_BUDGET_STUDIES:
+        spec = yaml.safe_load((ROOT / f"config/experiments/{study}.yaml").read_text())
+        assert "max_time_s" in spec and "time" not in section_class(spec["report"]["section"]).generic_outputs
+    code, out = snakemake(workdir, "-n", "--cores", "1", *SMOKE, "--config", "gpu=no")
+    assert code == 0, out[-3000:]
+    jobs = {re.search(r"wildcards: experiment=(\w+)", j).group(1): j for j in out.split("\nrule ")
+            if j.startswith("paper_tables")}
+    assert set(jobs) == {"smoke", *REFERENCE_STUDIES}
+    for experiment, job in jobs.items():
+        timed = experiment in TIME_BUDGET_STUDIES
+        assert job.startswith("paper_tables_time_budget:" if timed else "paper_tables:"), job
+        assert ("table_time.md" in job and "figure_time.png" in job) != timed, job
+        assert "table_error.csv" in job and "convergence_time.png" in job
 
 
 def job_resources(text):
@@ -389,7 +413,9 @@ def test_smoke_experiment_end_to_end(workdir):
     report = (workdir / "paper/REPORT.md").read_text()
     assert "## CI smoke test" in report and "machine: " in report
     for study in REFERENCE_STUDIES:  # the committed reference results are in the report too
-        assert (workdir / f"paper/{study}/table_time.md").is_file()
+        assert (workdir / f"paper/{study}/table_error.csv").is_file()
+        # wall-time tables only for fixed-FE studies; under a time budget every run takes the budget
+        assert (workdir / f"paper/{study}/table_time.md").is_file() == (study not in TIME_BUDGET_STUDIES)
     if "janssen_cs1" in REFERENCE_STUDIES:
         assert "Table 3: mean wall time (s) beside the paper and the authors' code" in report
         assert "| | ours / paper |" in report and "What differs and why" in report

@@ -464,6 +464,27 @@ def presentation_files(wildcards):
         [p for p in reruns if Path(p).is_file()]
 
 
+def generic_outputs(experiment):
+    """The optional generic outputs of `gpude paper` (gpude.report.document.GENERIC_OUTPUTS) the
+    experiment's report section wants."""
+    from gpude.report.document import section_class
+
+    spec = EXPERIMENT if experiment == EXP else yaml.safe_load(Path(EXPERIMENT_FILES[experiment]).read_text())
+    try:
+        return section_class(spec.get("report", {}).get("section")).generic_outputs
+    except GpudeError:  # a misspelt section of another experiment fails in its own paper job
+        return section_class(None).generic_outputs
+
+
+#: the experiments whose paper outputs include the wall-time tables and figure
+WALL_TIME_EXPERIMENTS = sorted(e for e in EXPERIMENT_FILES if "time" in generic_outputs(e))
+
+
+def one_of(names):
+    """A wildcard constraint matching exactly these names (nothing, for none)."""
+    return "|".join(sorted(names)) or "(?!)"
+
+
 def published_args(wildcards):
     """The paper's own numbers (and other measured tables) to put beside ours, where the
     experiment names them."""

@@ -232,17 +232,19 @@ def published_comparison(table: pd.DataFrame, published: pd.DataFrame,
 
 
 def write_all(trials: pd.DataFrame, out_dir, published: pd.DataFrame | None = None,
-              others: dict[str, pd.DataFrame] | None = None) -> dict:
-    """Table (CSV, Markdown, LaTeX), figure (PNG, PDF), error table and, given the paper's
-    numbers, the comparison."""
+              others: dict[str, pd.DataFrame] | None = None, time: bool = True) -> dict:
+    """Error, agreement and provenance tables; with ``time``, the wall-time table (CSV, Markdown,
+    LaTeX), its figure (PNG, PDF) and, given the paper's numbers, the comparison."""
     out = Path(out_dir)
-    table = timing_table(trials)
-    files = {"csv": write_csv_atomic(table, out / "table_time.csv"),
-             "md": write_atomic(out / "table_time.md", markdown(table)),
-             "tex": write_atomic(out / "table_time.tex", latex(table)),
-             "errors": write_csv_atomic(error_table(trials), out / "table_error.csv"),
+    files = {"errors": write_csv_atomic(error_table(trials), out / "table_error.csv"),
              "agreement": write_csv_atomic(agreement_table(trials), out / "table_agreement.csv"),
              "provenance": write_csv_atomic(provenance_table(trials), out / "provenance.csv")}
+    if not time:  # e.g. a study with a time budget, where every run's wall time is the budget
+        return files
+    table = timing_table(trials)
+    files.update({"csv": write_csv_atomic(table, out / "table_time.csv"),
+                  "md": write_atomic(out / "table_time.md", markdown(table)),
+                  "tex": write_atomic(out / "table_time.tex", latex(table))})
     files["figure"] = bar_chart(table, out / "figure_time")
     if published is not None:
         files["comparison"] = write_atomic(out / "table_time_vs_published.md",
