@@ -104,16 +104,14 @@ def schema_error_message(error, schema):
     text = f"{where}: {message}" if where else message
     # the fix: the description of the deepest schema node on the error's way that has one, or of
     # the missing key; an unknown key gets the list of keys
-    described, node, key = None, schema, None
+    described, node = None, schema
     for part in list(error.absolute_schema_path)[:-1]:
-        node = node[part]
-        if isinstance(node, dict) and node.get("description") and node is not schema:
+        node = node[part]  # a schema, or a mapping of them ("properties", which has a "description" key)
+        if isinstance(node, dict) and isinstance(node.get("description"), str):
             described = node["description"]
-    if error.absolute_path:
-        key = ".".join(str(p) for p in list(error.absolute_path)[:1])
-    if error.validator == "required" and not error.absolute_path:
-        key = next((k for k in error.validator_value if k in schema["properties"]
-                    and f"'{k}'" in error.message), None)
+    key = str(error.absolute_path[0]) if error.absolute_path else None
+    if error.validator == "required" and not error.absolute_path:  # "'functions' is a required property"
+        key = next((k for k in error.validator_value if error.message.startswith(repr(k))), None)
         described = schema["properties"].get(key, {}).get("description") if key else None
     if error.validator == "additionalProperties" and not error.absolute_path:
         return f"{text}; an experiment's keys: {', '.join(schema['properties'])}"
