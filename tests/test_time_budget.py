@@ -53,14 +53,22 @@ def test_a_time_budgeted_device_run_allocates_the_trace_it_uses(monkeypatch, alg
     # max_fes 10^12 only caps the run: the device trace starts at TRACE_CHUNK generations (1 here, so
     # that it grows on the simulator's few generations) and doubles on demand; 10^12 / NP generations
     # of trace (a terabyte) would not fit
+    import itertools
+    from types import SimpleNamespace
+
     from gpude.implementations import device_loop
 
     monkeypatch.setattr(device_loop, "TRACE_CHUNK", 1)
-    runner = make_runner(algorithm, implementation, FUNCTION, DIM, NP, 10**12, target=0.0, max_time_s=0.6,
+    runner = make_runner(algorithm, implementation, FUNCTION, DIM, NP, 10**12, target=0.0, max_time_s=0.1,
                          trials_per_launch=2)
+    # the loop's clock advances 10 ms whenever it is read (about twice a generation), so the budget
+    # buys the same few generations however busy the machine is
+    clock = itertools.count()
+    monkeypatch.setattr(device_loop, "time", SimpleNamespace(perf_counter=lambda: next(clock) * 0.01))
     timed = runner.run_batch([5, 6])
+    monkeypatch.undo()
     generations = timed[0].generations
-    assert timed[0].stopped_by == "time" and generations >= 2  # the trace grew: 1 -> 2 (-> 4 ...)
+    assert timed[0].stopped_by == "time" and generations >= 3  # the trace grew: 1 -> 2 -> 4 (...)
     assert generations < runner.d_trace.shape[1] <= 2 * generations  # what it used, at most doubled
     # the same trace values as a fixed-budget run of the same seeds to the same generation
     fixed = make_runner(algorithm, implementation, FUNCTION, DIM, NP, timed[0].fes_used, target=0.0,

@@ -309,7 +309,9 @@ class DeviceLoopImplementation(Implementation):
         except Exception as exc:
             self._out_of_memory(exc, self.batch, length)
         n = new.size
+        # after the generations enqueued so far (same stream), which write the old buffer
         _grow_kernel[(n + 255) // 256, 256, self.compute](old, new)
+        self.compute.synchronize()  # the copy done before the old buffer can be freed (a few times a run)
         self.d_trace = new
         for launch in self._prebound_launches():
             launch.replace(old, new)
