@@ -23,5 +23,5 @@ rule all:
     default_target: True
     input:
         LOCAL_TARGETS,
-        expand("paper/{experiment}/table_time.md", experiment=REPORTED),
+        expand("paper/{experiment}/table_error.csv", experiment=REPORTED),
         "paper/REPORT.md",

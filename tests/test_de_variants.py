@@ -163,11 +163,36 @@ def test_jde_params_run_rand1_bin_only():
         JDEParams(popsize=10, mutation="best1")
 
 
-@pytest.mark.parametrize("implementation", ["ide", "all_gpu"])
+def _de_device_loops():
+    from gpude import registry
+    from gpude.implementations.device_loop import DeviceLoopImplementation
+
+    return [e.implementation for e in registry.entries() if e.algorithm == "de"
+            and issubclass(e.load(check_device=False), DeviceLoopImplementation)
+            and getattr(e.load(check_device=False), "variants", "rand1/bin") != "all"]
+
+
+@pytest.mark.parametrize("implementation", _de_device_loops())
 def test_rand1_bin_only_implementations_refuse_other_variants(implementation):
     with pytest.raises(InvalidInputError, match=rf"'{implementation}' runs DE/rand/1/bin only.*"
                                                 r"sequential, master_slave, naive_gpu, two_kernel"):
         make_runner("de", implementation, FUNCTION, DIM, NP, NP * 3, mutation="best1", crossover="exp")
+
+
+@pytest.mark.parametrize("algorithm,implementation,runs_check", [
+    ("de", "all_gpu", True), ("de", "ide", True), ("pso", "gpu", False), ("ss", "gpu", False)])
+def test_only_des_implementations_run_des_variant_check(monkeypatch, algorithm, implementation, runs_check):
+    # require_variant_support is DE's: the DE device loops run it, the shared device loop
+    # (DeviceLoopImplementation.__init__, PSO's too) and scatter search's loop do not
+    import gpude.algorithms.de as de
+    from gpude import registry
+    from gpude.algorithms import params_class
+
+    calls = []
+    monkeypatch.setattr(de, "is_default_variant", lambda params: calls.append(params) or True)
+    cls = registry.get(algorithm, implementation).load(check_device=False)
+    cls(get_function(FUNCTION, DIM), params_class(algorithm)(popsize=NP * 2, max_fes=NP * 20))
+    assert bool(calls) == runs_check
 
 
 # --- the two-kernel GPU DE -------------------------------------------------------------------

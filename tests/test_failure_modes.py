@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -15,15 +16,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from _helpers import with_path
 from gpude import io, run_trial
 from gpude.errors import GPUOutOfMemoryError, GpudeError
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def with_path(folder):
-    """The environment with ``folder`` first on PYTHONPATH (kept: a host may find gpude through it)."""
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")]))}
 
 
 def full_disk(monkeypatch):
@@ -32,14 +29,60 @@ def full_disk(monkeypatch):
     monkeypatch.setattr(io.os, "fsync", fsync)
 
 
-def test_a_full_disk_during_a_write_names_the_file_and_keeps_the_old_one(tmp_path, monkeypatch):
-    path = tmp_path / "trials.csv"
+SMALL_FS = 64 * 1024
+
+
+def _why_no_small_filesystem():
+    """Why this machine cannot mount a 64 KiB tmpfs (None: it can; tried once, at collection)."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return "not root"
+    if not shutil.which("mount"):
+        return "no mount command"
+    probe = Path(tempfile.mkdtemp(prefix="gpude-tmpfs-probe."))
+    try:
+        res = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={SMALL_FS}", "tmpfs", str(probe)],
+                             capture_output=True, text=True, timeout=30)
+        if res.returncode != 0:
+            return f"mount failed: {(res.stderr or res.stdout).strip()[:80] or res.returncode}"
+        subprocess.run(["umount", str(probe)], check=True, timeout=30)
+        return None
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"mount failed: {exc}"
+    finally:
+        probe.rmdir()
+
+
+NO_SMALL_FILESYSTEM = _why_no_small_filesystem()
+
+
+@pytest.fixture(params=["real 64 KiB tmpfs" if NO_SMALL_FILESYSTEM is None
+                        else f"simulated ENOSPC from fsync, no real filesystem ({NO_SMALL_FILESYSTEM})"])
+def small_disk(request, tmp_path, monkeypatch):
+    """A folder that runs out of space: on a real 64 KiB tmpfs where this machine can mount one
+    (root), unmounted by the finalizer; otherwise on tmp_path with fsync reporting ENOSPC (the
+    simulated full disk). The test id says which."""
+    folder = tmp_path / "small"
+    folder.mkdir()
+    if NO_SMALL_FILESYSTEM is None:
+        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={SMALL_FS}", "tmpfs", str(folder)], check=True, timeout=30)
+        request.addfinalizer(lambda: subprocess.run(["umount", str(folder)], check=True, timeout=30))
+        stat = os.statvfs(folder)
+        assert stat.f_blocks * stat.f_frsize == SMALL_FS  # really the small filesystem
+    else:
+        full_disk(monkeypatch)
+    return folder
+
+
+def test_a_full_disk_during_a_write_names_the_file_and_keeps_the_old_one(small_disk):
+    path = small_disk / "trials.csv"
     path.write_text("old\n")
-    full_disk(monkeypatch)
     with pytest.raises(io.DiskFullError, match=r"no space left on the device .* while writing .*trials.csv .* free "
                                                r"space or point the results elsewhere"):
-        io.write_atomic(path, "new\n" * 1000)
-    assert path.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["trials.csv"]
+        io.write_atomic(path, "new\n" * (SMALL_FS // 2))  # twice the filesystem
+    assert path.read_text() == "old\n" and [p.name for p in small_disk.iterdir()] == ["trials.csv"]
+    if NO_SMALL_FILESYSTEM is None:  # on the real one, what fits is written as ever
+        io.write_atomic(path, "new\n")
+        assert path.read_text() == "new\n"
 
 
 def test_a_full_disk_during_a_batch_leaves_no_batch(tmp_path, monkeypatch):
@@ -222,3 +265,14 @@ def test_a_trial_that_raises_is_a_row_with_its_error_and_the_batch_says_so(tmp_p
     assert list(rows["seed"]) == [2, 3, 4]  # kept, in order
     assert rows["status"].tolist()[1] == "error:RuntimeError: boom at seed 3"
     assert rows["status"].tolist()[0] == rows["status"].tolist()[2] == "budget"
+
+
+def test_with_path_puts_the_folder_first_and_keeps_what_was_there(tmp_path, monkeypatch):
+    # the one PYTHONPATH helper (tests/_helpers.py) that test_tutorial.py and these tests share
+    import test_tutorial
+
+    assert test_tutorial.with_path is with_path
+    monkeypatch.setenv("PYTHONPATH", "/elsewhere")
+    assert with_path(tmp_path)["PYTHONPATH"] == os.pathsep.join([str(tmp_path), "/elsewhere"])
+    monkeypatch.delenv("PYTHONPATH")
+    assert with_path(tmp_path)["PYTHONPATH"] == str(tmp_path)

@@ -292,3 +292,23 @@ def test_the_optimum_lies_inside_the_search_box(fid):
         f = get_function(fid, dim)
         assert f.lower < f.upper and np.all((f.optimum >= f.lower) & (f.optimum <= f.upper)), (fid, dim)
     assert (get_function("Q03", 10).lower, get_function("Q04", 10).upper) == (-600.0, 5.0)
+
+
+@pytest.mark.parametrize("module", ["numba.core.errors", "numba.cuda.core.errors"])
+def test_one_filter_silences_numbas_and_numba_cudas_performance_warning(module):
+    # numba-cuda warns about a small grid with its own NumbaPerformanceWarning, no subclass of numba's
+    # (numba_cuda/numba/cuda/dispatcher.py); gpu.no_performance_warnings() silences both classes
+    import importlib
+    import warnings
+
+    from gpude.functions import gpu
+
+    category = importlib.import_module(module).NumbaPerformanceWarning
+    message = "Grid size 1 will likely result in GPU under-utilization due to low occupancy."
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with gpu.no_performance_warnings():
+            warnings.warn(category(message))
+        assert seen == []
+        warnings.warn(category(message))  # outside the block the warning is seen again
+        assert [w.category for w in seen] == [category]

@@ -163,3 +163,57 @@ def test_atomic_writes_leave_no_temporary_file_and_a_normal_mode(tmp_path):
         os.umask(old)
     assert path.read_text() == "x" and (path.stat().st_mode & 0o777) == 0o644
     assert [p.name for p in path.parent.iterdir()] == ["a.txt"]
+
+
+def shared_names(popsizes=(125,)):
+    """pso/gpu and ss/gpu (one implementation name, two algorithms) beside de/two_kernel, with traces."""
+    rows, traces = [], {}
+    for algorithm, impl in (("de", "two_kernel"), ("pso", "gpu"), ("ss", "gpu")):
+        for popsize in popsizes:
+            for t in range(2):
+                run_id = f"{algorithm}/{impl}/{popsize}/{t}"
+                rows.append({"run_id": run_id, "source": "x", "algorithm": algorithm, "implementation": impl,
+                             "function": "N09", "dim": 10, "popsize": popsize, "dtype": "float64", "trial": t,
+                             "machine": "m", "wall_time_s": 1.0 + t, "best_error": 2.0 + t, "hit_target": False,
+                             "fes_used": 100, "target_error": 0.0})
+                traces[("x", run_id)] = {"fes": np.array([10, 100]), "time_s": np.array([0.1, 1.0]),
+                                         "best_error": np.array([5.0, 2.0 + t])}
+    return pd.DataFrame(rows), traces
+
+
+def test_two_algorithms_sharing_an_implementation_name_get_distinct_labels(tmp_path, monkeypatch):
+    # Nashed et al.: pso/gpu and ss/gpu are "gpu" both; every figure and table labels them apart
+    from gpude.report import convergence, scaling, scatter
+    from gpude.report.scaling import cell_table, time_vs_popsize
+    from gpude.report.timing import agreement_table, error_table, provenance_table
+
+    legends = []
+
+    def save_figure(fig, stem, **kwargs):
+        legends.append({t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()})
+        return []
+
+    for module in (convergence, scaling, scatter):
+        monkeypatch.setattr(module, "save_figure", save_figure)
+    t, traces = shared_names()  # de's two_kernel is the only one of its name: it keeps no prefix
+    assert {x["implementation"] for x in convergence.trial_traces(t, traces)} == {"two_kernel", "pso/gpu", "ss/gpu"}
+    convergence.figures(t, traces, tmp_path)
+    scatter.error_vs_time(t, tmp_path)
+    assert legends == [{"two_kernel", "pso/gpu", "ss/gpu"}] * 4  # convergence (FEs, time), ECDF, scatter
+    legends.clear()
+    t2, _ = shared_names(popsizes=(50, 100))  # two NP each: the time-vs-NP figure is drawn
+    time_vs_popsize(cell_table(t2), tmp_path)
+    assert legends == [{"two_kernel", "pso/gpu", "ss/gpu"}]
+    for table in (timing_table(t), error_table(t), provenance_table(t)):
+        assert set(table["implementation"].astype(str)) == {"two_kernel", "pso/gpu", "ss/gpu"}
+        assert (table.groupby("implementation", observed=True).size() == 1).all()  # none merged
+    assert agreement_table(t)["implementations"].tolist() == [3]
+    wide = timing_table(t).pivot(index="function", columns="implementation", values="mean_s")
+    assert set(wide.columns.astype(str)) == {"two_kernel", "pso/gpu", "ss/gpu"}  # the table's columns
+    # one algorithm, or labels that already name it (gpude paper's competitors): unchanged
+    one = t[t["algorithm"] != "ss"]
+    assert set(timing_table(one)["implementation"].astype(str)) == {"two_kernel", "gpu"}
+    from gpude.stats.tables import with_competitors
+
+    labelled = with_competitors(t).assign(implementation=lambda d: d["competitor"])
+    assert set(timing_table(labelled)["implementation"].astype(str)) == {"de/two_kernel", "pso/gpu", "ss/gpu"}

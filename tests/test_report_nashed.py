@@ -102,3 +102,27 @@ def test_unknown_section_names_the_known_ones():
 
     with pytest.raises(InvalidInputError, match="unknown report section 'nashd'; known: .*nashed"):
         section_class("nashd")
+
+
+@pytest.mark.parametrize("study", ["nashed", "kromer", None])
+def test_gpude_paper_writes_the_wall_time_outputs_only_for_a_study_that_wants_them(tmp_path, monkeypatch, study):
+    # Nashed's and Kromer's runs have a time budget: wall-time tables and time against NP say nothing
+    # there and are not written; a fixed-FE experiment (the generic section) still gets them
+    from gpude import cli
+    from gpude.report import sources
+
+    trials, traces = synthetic(n=4)
+    hit = trials["best_error"] <= 0  # PSO and SS on N00
+    trials = trials.assign(popsize=48 + 48 * (trials["trial"] % 2), hit_target=hit, target_error=0.0,
+                           time_to_target_s=trials["wall_time_s"].where(hit), fes_to_target=trials["fes_used"].where(hit))
+    monkeypatch.setattr(sources, "load_sources", lambda paths: (trials, traces))
+    if study:  # the study's own outputs are tested above
+        monkeypatch.setattr(section_class(study), "write_outputs", staticmethod(lambda *a, **k: []))
+    out = tmp_path / "paper"
+    assert cli.main(["paper", "--trials", str(tmp_path / "trials.csv"), "--out-dir", str(out)]
+                    + (["--study", study] if study else [])) == 0
+    written = {p.name for p in out.iterdir()}
+    assert {"table_error.csv", "convergence.png", "convergence_time.png", "ecdf.png", "error_vs_time.png",
+            "table_cells.csv", "provenance.csv"} <= written
+    wall_time = {"table_time.csv", "table_time.md", "table_time.tex", "figure_time.png", "time_vs_popsize_N09.png"}
+    assert (wall_time <= written) if study is None else not (wall_time & written), sorted(written)

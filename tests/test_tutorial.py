@@ -3,7 +3,6 @@ plugin file) registered from outside the package, run by the workflow beside gpu
 rank-sum table and the REPORT. Everything runs in subprocesses, so the plugin never enters this
 process's registry (the battery of tests/test_implementations.py lists the built-in entries)."""
 
-import os
 import re
 import shutil
 import subprocess
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from _helpers import with_path
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,8 +36,8 @@ def test_the_tutorial_runs_as_written(tmp_path):
         src = ROOT / part
         (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / part)
     check = write_tutorial(tmp_path)
-    # the plugin's folder first; what was on PYTHONPATH stays (a host may find gpude through it)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}
+    # the plugin's folder first on PYTHONPATH
+    env = with_path(tmp_path)
     run = lambda *cmd: subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)  # noqa: E731
     res = run(sys.executable, "-c", check)
     assert res.returncode == 0, res.stderr[-2000:]

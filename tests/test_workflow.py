@@ -34,6 +34,8 @@ def workdir(tmp_path):
 
 SMOKE = ("--configfile", "config/experiments/smoke.yaml")
 REFERENCE_STUDIES = sorted({p.parent.name for p in ROOT.glob("results/reference/*/*/trials.csv")})
+#: studies whose runs have a time budget: their report sections want no wall-time tables
+TIME_BUDGET_STUDIES = ["kromer_etc", "kromer_lop", "kromer_rastrigin", "nashed"]
 
 
 def snakemake(workdir, *args, timeout=600, env=None):
@@ -56,10 +58,32 @@ def test_dry_run_builds_one_job_per_cell_and_chunk(workdir, gpu, cpu_jobs, gpu_j
     counts = job_counts(out)
     assert counts.get("run_batch", 0) == cpu_jobs and counts.get("run_batch_gpu", 0) == gpu_jobs
     assert counts["merge_trials"] == 1 and counts["statistics"] == 1 and counts["report"] == 1
-    # paper tables of this experiment and of every study with committed reference results
-    assert counts["paper_tables"] == 1 + len(REFERENCE_STUDIES)
+    # paper tables of this experiment and of every study with committed reference results (those
+    # with a time budget by the rule that leaves the wall-time tables out)
+    assert counts["paper_tables"] + counts.get("paper_tables_time_budget", 0) == 1 + len(REFERENCE_STUDIES)
+    assert counts.get("paper_tables_time_budget", 0) == len(set(REFERENCE_STUDIES) & set(TIME_BUDGET_STUDIES))
     if gpu == "no":
         assert "dropped de/all_gpu, de/ide, de/naive_gpu" in out
+
+
+def test_wall_time_tables_only_for_experiments_whose_report_wants_them(workdir):
+    # a study with a time budget (its report section's generic_outputs) gets no wall-time tables or
+    # figure; a fixed-FE study (and an experiment with the generic section) still does
+    from gpude.report.document import section_class
+
+    for study in TIME_BUDGET_STUDIES:
+        spec = yaml.safe_load((ROOT / f"config/experiments/{study}.yaml").read_text())
+        assert "max_time_s" in spec and "time" not in section_class(spec["report"]["section"]).generic_outputs
+    code, out = snakemake(workdir, "-n", "--cores", "1", *SMOKE, "--config", "gpu=no")
+    assert code == 0, out[-3000:]
+    jobs = {re.search(r"wildcards: experiment=(\w+)", j).group(1): j for j in out.split("\nrule ")
+            if j.startswith("paper_tables")}
+    assert set(jobs) == {"smoke", *REFERENCE_STUDIES}
+    for experiment, job in jobs.items():
+        timed = experiment in TIME_BUDGET_STUDIES
+        assert job.startswith("paper_tables_time_budget:" if timed else "paper_tables:"), job
+        assert ("table_time.md" in job and "figure_time.png" in job) != timed, job
+        assert "table_error.csv" in job and "convergence_time.png" in job
 
 
 def job_resources(text):
@@ -235,37 +259,48 @@ def test_per_implementation_keys_must_name_an_implementation_of_the_experiment(w
 
 
 BAD_EXPERIMENTS = [  # (change to the smoke experiment, words of the error); None: the key left out
-    ({"colour": "red"}, "Additional properties are not allowed ('colour' was unexpected)"),
+    ({"colour": "red"}, "Additional properties are not allowed ('colour' was unexpected); an experiment's keys: "
+                        "name, description, seed, trials,"),
     ({"functions": ["F11"]}, "unknown function(s) F11; `gpude functions` lists the functions"),
     ({"dims": ["instance"]}, "dims: instance is the size of a LOP or ETC instance; F01 is a benchmark function"),
     ({"functions": ["be75eec"], "dims": [10]}, "be75eec has dimension 50 (its instance's size), not 10"),
-    ({"dims": [1]}, "1 is less than the minimum of 2"),
+    ({"dims": [1]}, "dims[0]: 1 is less than the minimum of 2; the schema says of dims: dimensions;"),
     ({"algorithms": {"de": {"implementations": ["turbo"]}}},
      "unknown implementation 'turbo' of 'de'; registered: sequential, master_slave"),
     ({"algorithms": {"ga": {"implementations": ["sequential"]}}}, "unknown algorithm 'ga'"),
     ({"algorithms": {"pso": {"implementations": ["gpu"], "popsizes": [2]}}}, "popsize (NP) must be an integer >= 3"),
-    ({"algorithms": {"de": {"implementations": ["sequential"], "CR": 1.5}}}, "1.5 is greater than the maximum of 1"),
+    ({"algorithms": {"de": {"implementations": ["sequential"], "CR": 1.5}}}, "algorithms.de.CR: 1.5 is greater than the maximum of 1; the schema says of algorithms: algorithm -> its"),
     ({"algorithms": {"de": {"implementations": ["sequential"], "tau1": 0.1}}}, "algorithm de has no parameter tau1"),
     ({"algorithms": {"jde": {"implementations": ["sequential"], "tau1": 1.5}}}, "tau1 must lie in [0, 1]"),
     ({"trials_per_launch": 3}, "trials_per_launch 3 for de/sequential, which runs one trial at a time"),
     ({"name": "my run!"}, "'my run!' does not match '^[A-Za-z0-9_-]+$'"),
     ({"description": 3}, "3 is not of type 'string'"),
     ({"seed": -1}, "-1 is less than the minimum of 0"),
-    ({"trials": 0}, "trials must be a positive integer, or a mapping {default: ..., <implementation>: ...}"),
-    ({"trials": {"ide": 3}}, "trials as a mapping needs a default for the implementations it does not name"),
-    ({"trials_per_job": {"default": 0}}, "trials_per_job must be a positive integer"),
+    ({"trials": 0}, "trials: 0 is less than the minimum of 1; the schema says of trials: trials per cell: an "
+                    "integer, or a mapping {default: n, <implementation>: n, <algorithm>/<implementation>: n}"),
+    ({"trials": {"ide": 3}}, "trials = {'ide': 3}: 'default' is a required property; the schema says of trials: "
+                             "trials per cell: an integer, or a mapping {default: n,"),
+    ({"trials": "many"}, "trials: 'many' is none of the forms trials takes ('many' is not of type 'integer'; "
+                         "'many' is not of type 'object'); the schema says of trials: trials per cell: an integer"),
+    ({"trials_per_job": {"default": 0}}, "trials_per_job.default: 0 is less than the minimum of 1; the schema says "
+                                         "of trials_per_job: a cell with more trials is split into chunks"),
     ({"popsizes": [0]}, "0 is less than the minimum of 1"),
     ({"dtypes": ["float16"]}, "'float16' is not one of ['float64', 'float32']"),
-    ({"max_fes": 2}, "max_fes must be an integer >= 4, or a mapping {<dimension>: n, ...}"),
+    ({"max_fes": 2}, "max_fes: 2 is less than the minimum of 4; the schema says of max_fes: budget per trial: "
+                     "an integer >= 4, or a mapping dim -> integer >= 4"),
+    ({"max_fes": {10: 2}}, "max_fes[10]: 2 is less than the minimum of 4; the schema says of max_fes: budget per"),
     ({"target": -1.0}, "-1.0 is less than the minimum of 0"),
     ({"max_time_s": 0}, "0 is less than or equal to the minimum of 0"),
-    ({"timing": "fast"}, "timing must be exclusive, shared or host"),
+    ({"timing": "fast"}, "timing: 'fast' is none of the forms timing takes ('fast' is not one of ['exclusive', "
+                         "'shared', 'host']; 'fast' is not of type 'object'); the schema says of timing: exclusive:"),
+    ({"timing": {"default": "shared", "ide": "fast"}}, "timing.ide: 'fast' is not one of ['exclusive', 'shared', "
+                                                       "'host']; the schema says of timing: exclusive:"),
     ({"cluster_threads": 0}, "0 is less than the minimum of 1"),
     ({"report": {"section": "nope"}}, "report: unknown report section 'nope'; known: janssen_cs1"),
     ({"plugins": ["no_such_plugin"]}, "plugin 'no_such_plugin' cannot be imported (No module named 'no_such_plugin')"),
     ({"instance_data_from": 5}, "5 is not of type 'string'"),
     ({"gpu": "maybe"}, "'maybe' is not one of ['auto', 'yes', 'no']"),
-    ({"functions": None}, "'functions' is a required property"),
+    ({"functions": None}, "'functions' is a required property; the schema says of functions: benchmark function ids"),
 ]
 
 
@@ -295,6 +330,28 @@ def test_bad_experiments_fail_before_any_job_runs(bad_experiment_errors, case):
     error = bad_experiment_errors[case]
     assert error is not None, "the workflow parsed"
     assert message in error, error[-2000:]
+
+
+# the schema's errors: the failing key's path, the bad value there, and the key's description from
+# the schema (the fix), around jsonschema's own message; (case of BAD_EXPERIMENTS, path, bad value)
+SCHEMA_CASES = [({"trials": 0}, "trials", "0"), ({"trials": {"ide": 3}}, "trials", "{'ide': 3}"),
+                ({"trials": "many"}, "trials", "'many'"), ({"trials_per_job": {"default": 0}}, "trials_per_job.default", "0"),
+                ({"max_fes": 2}, "max_fes", "2"), ({"max_fes": {10: 2}}, "max_fes[10]", "2"),
+                ({"timing": "fast"}, "timing", "'fast'"),
+                ({"timing": {"default": "shared", "ide": "fast"}}, "timing.ide", "'fast'"),
+                ({"dims": [1]}, "dims[0]", "1"),
+                ({"algorithms": {"de": {"implementations": ["sequential"], "CR": 1.5}}}, "algorithms.de.CR", "1.5")]
+
+
+@pytest.mark.parametrize("change,path,value", SCHEMA_CASES, ids=[p for _, p, _ in SCHEMA_CASES])
+def test_schema_errors_name_the_key_the_bad_value_and_what_it_takes(bad_experiment_errors, change, path, value):
+    schema = yaml.safe_load((ROOT / "workflow/schemas/experiment.schema.yaml").read_text())
+    error = bad_experiment_errors[[c for c, _ in BAD_EXPERIMENTS].index(change)]
+    key = next(iter(change))
+    assert f"experiment smoke: {path}" in error, error
+    rest = error.split(f"experiment smoke: {path}", 1)[1]
+    assert rest.startswith((f" = {value}: ", f": {value} ")), error  # the bad value: beside the path or in the message
+    assert f"; the schema says of {key}: {' '.join(schema['properties'][key]['description'].split())}" in rest, error
 
 
 # the first case of an unknown key, of functions and of trials, through `snakemake -n` itself
@@ -356,7 +413,9 @@ def test_smoke_experiment_end_to_end(workdir):
     report = (workdir / "paper/REPORT.md").read_text()
     assert "## CI smoke test" in report and "machine: " in report
     for study in REFERENCE_STUDIES:  # the committed reference results are in the report too
-        assert (workdir / f"paper/{study}/table_time.md").is_file()
+        assert (workdir / f"paper/{study}/table_error.csv").is_file()
+        # wall-time tables only for fixed-FE studies; under a time budget every run takes the budget
+        assert (workdir / f"paper/{study}/table_time.md").is_file() == (study not in TIME_BUDGET_STUDIES)
     if "janssen_cs1" in REFERENCE_STUDIES:
         assert "Table 3: mean wall time (s) beside the paper and the authors' code" in report
         assert "| | ours / paper |" in report and "What differs and why" in report

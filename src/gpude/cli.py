@@ -261,6 +261,7 @@ def _cmd_paper(args) -> int:
     import pandas as pd
 
     from .report.convergence import figures
+    from .report.document import section_class
     from .report.scatter import error_vs_time
     from .io import write_csv_atomic
     from .report.scaling import cell_table, time_vs_popsize
@@ -279,16 +280,16 @@ def _cmd_paper(args) -> int:
         if not path:
             raise GpudeError(f"--compare expects LABEL=PATH, got {item!r}")
         others[label] = pd.read_csv(path, comment="#")
-    files = write_all(labelled, args.out_dir, published, others)
+    wanted = section_class(args.study).generic_outputs  # the study's choice of the generic outputs
+    files = write_all(labelled, args.out_dir, published, others, time="time" in wanted)
     files["convergence"] = figures(labelled, traces, args.out_dir)
     files["scatter"] = error_vs_time(labelled, args.out_dir)
     cells = cell_table(trials)  # per implementation, function, D and NP (Qin et al.'s Tables 1-3)
     files["cells"] = write_csv_atomic(cells, Path(args.out_dir) / "table_cells.csv")
-    files["scaling"] = time_vs_popsize(cells, args.out_dir)
+    if "time_vs_popsize" in wanted:
+        files["scaling"] = time_vs_popsize(cells, args.out_dir)
     files["stats"] = list(write_statistics(trials, Path(args.out_dir) / "stats").values())
     if args.study:  # the study's own tables and figures (e.g. Nashed et al.'s Table 2 and Fig. 2)
-        from .report.document import section_class
-
         inputs = {}
         for item in args.study_input or []:
             name, _, path = item.partition("=")
@@ -409,7 +410,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a trials.csv (its traces.npz beside it); repeat to combine machines or runs")
     pp.add_argument("--out-dir", required=True)
     pp.add_argument("--published", help="the paper's numbers (CSV) to put beside ours")
-    pp.add_argument("--study", help="the experiment's report section (e.g. nashed): also write its own tables and figures")
+    pp.add_argument("--study", help="the experiment's report section (e.g. nashed): also write its own tables and figures, "
+                    "and of the generic ones only those it wants (a time-budgeted study: no wall-time tables)")
     pp.add_argument("--study-input", action="append", metavar="NAME=PATH",
                     help="a file the study's section reads beside the trials (experiment key report: study_inputs:)")
     pp.add_argument("--alone", help="trials CSV of some of the same trials (same seeds) run one per launch, "

@@ -74,6 +74,18 @@ class PreboundLaunch:
         self._hstream = cu.CUstream(int(self.stream.handle))
         self.cooperative = bool(getattr(kernel, "cooperative", False))
 
+    def replace(self, old, new):
+        """Pass the array ``new`` wherever ``old`` was passed (e.g. a buffer that grew); the
+        arguments are marshalled again. Nothing happens if ``old`` is not an argument."""
+        if not any(a is old for a in self.args):
+            return
+        self.args = [new if a is old else a for a in self.args]
+        if self.fast:
+            values = {name: self._store[slot].value for name, slot in self._slot.items()}
+            self._bind()
+            for name, value in values.items():  # the variable scalars as last set
+                self._store[self._slot[name]].value = value
+
     def launch(self, **updates):
         if not self.fast:
             for name, value in updates.items():

@@ -29,8 +29,7 @@ def load_experiment(config):
     for key in ("dims", "popsizes"):  # --config 'dims=[10,50]' gives strings too
         if isinstance(experiment.get(key), list):
             experiment[key] = [int(v) if str(v).isdigit() else v for v in experiment[key]]
-    check_alternatives(experiment)
-    validate(experiment, "../schemas/experiment.schema.yaml")
+    validate_experiment(experiment)
     from gpude.algorithms import load_plugins
     from gpude.report.document import section_class
 
@@ -71,37 +70,54 @@ def load_experiment(config):
     return experiment
 
 
-#: keys that take a value or a mapping; the schema's "not valid under any of the given schemas"
-#: names neither, so these say what the key takes
-ALTERNATIVES = {
-    "trials": ("a positive integer", "int"),
-    "trials_per_job": ("a positive integer", "int"),
-    "trials_per_launch": ("a positive integer", "int"),
-    "max_fes": ("an integer >= 4", "budget"),
-    "timing": ("exclusive, shared or host", "timing"),
-}
+#: the experiment's schema, beside this file's folder
+EXPERIMENT_SCHEMA = "../schemas/experiment.schema.yaml"
 
 
-def check_alternatives(experiment):
-    """A clear error for a bad value of a key that takes a value or a mapping (ALTERNATIVES)."""
-    def ok(kind, value):
-        if kind == "timing":
-            return value in ("exclusive", "shared", "host")
-        return isinstance(value, int) and not isinstance(value, bool) and value >= (4 if kind == "budget" else 1)
+def validate_experiment(experiment):
+    """Check the experiment against its schema and fill in the schema's defaults. A bad value fails
+    with jsonschema's own words for its most relevant error, made readable: the failing key's path
+    and value, and what the schema's description says the key takes."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
 
-    for key, (what, kind) in ALTERNATIVES.items():
-        if key not in experiment:
-            continue
-        value = experiment[key]
-        if isinstance(value, dict) and key != "max_fes" and "default" not in value:
-            raise ValueError(f"experiment {experiment.get('name')}: {key} as a mapping needs a default for the "
-                             f"implementations it does not name, e.g. {{default: ..., {', '.join(map(str, value))}: "
-                             f"...}}; got {value!r}")
-        values = value.values() if isinstance(value, dict) else [value]
-        if not all(ok(kind, v) for v in values):
-            mapping = "{<dimension>: n, ...}" if key == "max_fes" else "{default: ..., <implementation>: ...}"
-            raise ValueError(f"experiment {experiment.get('name')}: {key} must be {what}, or a mapping "
-                             f"{mapping} of such values; got {value!r}")
+    schema = yaml.safe_load(Path(workflow.source_path(EXPERIMENT_SCHEMA)).read_text())
+    error = best_match(Draft202012Validator(schema).iter_errors(experiment))
+    if error is not None:
+        raise ValueError(f"experiment {experiment.get('name')}: {schema_error_message(error, schema)}")
+    validate(experiment, EXPERIMENT_SCHEMA)  # the same schema: fills its defaults into the experiment
+
+
+def schema_error_message(error, schema):
+    """``key.sub[0] = value: jsonschema's message; the schema says of key: its description``."""
+    where = ""
+    for part in error.absolute_path:
+        where += f"[{part}]" if isinstance(part, int) else (f".{part}" if where else str(part))
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        # no alternative fits better than another (e.g. a string where an integer or a mapping goes)
+        message = (f"{error.instance!r} is none of the forms {where} takes ("
+                   + "; ".join(dict.fromkeys(e.message for e in error.context)) + ")")
+    else:
+        message = error.message
+    if where and repr(error.instance) not in message:
+        where += f" = {error.instance!r}"
+    text = f"{where}: {message}" if where else message
+    # the fix: the description of the deepest schema node on the error's way that has one, or of
+    # the missing key; an unknown key gets the list of keys
+    described, node = None, schema
+    for part in list(error.absolute_schema_path)[:-1]:
+        node = node[part]  # a schema, or a mapping of them ("properties", which has a "description" key)
+        if isinstance(node, dict) and isinstance(node.get("description"), str):
+            described = node["description"]
+    key = str(error.absolute_path[0]) if error.absolute_path else None
+    if error.validator == "required" and not error.absolute_path:  # "'functions' is a required property"
+        key = next((k for k in error.validator_value if error.message.startswith(repr(k))), None)
+        described = schema["properties"].get(key, {}).get("description") if key else None
+    if error.validator == "additionalProperties" and not error.absolute_path:
+        return f"{text}; an experiment's keys: {', '.join(schema['properties'])}"
+    if described:
+        text += f"; the schema says of {key}: {' '.join(described.split())}"
+    return text
 
 
 def check_functions(experiment):
@@ -444,6 +460,27 @@ def presentation_files(wildcards):
     return [presentation[k] for k in ("published", "alone", "crosscheck") if presentation.get(k)] + \
         list(presentation.get("compare", {}).values()) + list(presentation.get("study_inputs", {}).values()) + \
         [p for p in reruns if Path(p).is_file()]
+
+
+def generic_outputs(experiment):
+    """The optional generic outputs of `gpude paper` (gpude.report.document.GENERIC_OUTPUTS) the
+    experiment's report section wants."""
+    from gpude.report.document import section_class
+
+    spec = EXPERIMENT if experiment == EXP else yaml.safe_load(Path(EXPERIMENT_FILES[experiment]).read_text())
+    try:
+        return section_class(spec.get("report", {}).get("section")).generic_outputs
+    except GpudeError:  # a misspelt section of another experiment fails in its own paper job
+        return section_class(None).generic_outputs
+
+
+#: the experiments whose paper outputs include the wall-time tables and figure
+WALL_TIME_EXPERIMENTS = sorted(e for e in EXPERIMENT_FILES if "time" in generic_outputs(e))
+
+
+def one_of(names):
+    """A wildcard constraint matching exactly these names (nothing, for none)."""
+    return "|".join(sorted(names)) or "(?!)"
 
 
 def published_args(wildcards):

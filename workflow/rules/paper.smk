@@ -3,37 +3,49 @@
 # the local run of the configured experiment.
 
 
+# What `gpude paper` writes for every experiment, and the wall-time outputs it writes only for the
+# experiments whose report section wants them (WALL_TIME_EXPERIMENTS, common.smk): a study with a
+# time budget (Nashed et al., Kromer et al.) gets no wall-time tables, which say nothing there.
+PAPER_OUTPUTS = dict(
+    errors="paper/{experiment}/table_error.csv",
+    agreement="paper/{experiment}/table_agreement.csv",
+    convergence=report("paper/{experiment}/convergence.png", caption="../report/convergence.rst",
+                       category="Figures", subcategory="{experiment}"),
+    convergence_pdf="paper/{experiment}/convergence.pdf",
+    convergence_time=report("paper/{experiment}/convergence_time.png", caption="../report/convergence_time.rst",
+                            category="Figures", subcategory="{experiment}"),
+    convergence_time_pdf="paper/{experiment}/convergence_time.pdf",
+    ecdf=report("paper/{experiment}/ecdf.png", caption="../report/ecdf.rst", category="Figures",
+                subcategory="{experiment}"),
+    ecdf_pdf="paper/{experiment}/ecdf.pdf",
+    scatter=report("paper/{experiment}/error_vs_time.png", caption="../report/error_vs_time.rst",
+                   category="Figures", subcategory="{experiment}"),
+    scatter_pdf="paper/{experiment}/error_vs_time.pdf",
+    ranks="paper/{experiment}/stats/ranks_time.csv",
+    scores=report("paper/{experiment}/stats/rank_sum_time.csv", caption="../report/rank_sum.rst",
+                  category="Tables", subcategory="{experiment}"),
+)
+WALL_TIME_OUTPUTS = dict(
+    table=report("paper/{experiment}/table_time.md", caption="../report/table_time.rst", category="Tables",
+                 subcategory="{experiment}"),
+    table_csv="paper/{experiment}/table_time.csv",
+    table_tex="paper/{experiment}/table_time.tex",
+    figure=report("paper/{experiment}/figure_time.png", caption="../report/figure_time.rst",
+                  category="Figures", subcategory="{experiment}"),
+    figure_pdf="paper/{experiment}/figure_time.pdf",
+)
+
+
 rule paper_tables:
     input:
         trials=paper_sources,
         traces=lambda wildcards: [p.replace("trials.csv", "traces.npz") for p in paper_sources(wildcards)],
         presentation=presentation_files,
     output:
-        table=report("paper/{experiment}/table_time.md", caption="../report/table_time.rst",
-                     category="Tables", subcategory="{experiment}"),
-        table_csv="paper/{experiment}/table_time.csv",
-        table_tex="paper/{experiment}/table_time.tex",
-        errors="paper/{experiment}/table_error.csv",
-        agreement="paper/{experiment}/table_agreement.csv",
-        figure=report("paper/{experiment}/figure_time.png", caption="../report/figure_time.rst",
-                      category="Figures", subcategory="{experiment}"),
-        figure_pdf="paper/{experiment}/figure_time.pdf",
-        convergence=report("paper/{experiment}/convergence.png", caption="../report/convergence.rst",
-                           category="Figures", subcategory="{experiment}"),
-        convergence_pdf="paper/{experiment}/convergence.pdf",
-        convergence_time=report("paper/{experiment}/convergence_time.png",
-                                caption="../report/convergence_time.rst", category="Figures",
-                                subcategory="{experiment}"),
-        convergence_time_pdf="paper/{experiment}/convergence_time.pdf",
-        ecdf=report("paper/{experiment}/ecdf.png", caption="../report/ecdf.rst",
-                    category="Figures", subcategory="{experiment}"),
-        ecdf_pdf="paper/{experiment}/ecdf.pdf",
-        scatter=report("paper/{experiment}/error_vs_time.png", caption="../report/error_vs_time.rst",
-                       category="Figures", subcategory="{experiment}"),
-        scatter_pdf="paper/{experiment}/error_vs_time.pdf",
-        ranks="paper/{experiment}/stats/ranks_time.csv",
-        scores=report("paper/{experiment}/stats/rank_sum_time.csv", caption="../report/rank_sum.rst",
-                      category="Tables", subcategory="{experiment}"),
+        **WALL_TIME_OUTPUTS,
+        **PAPER_OUTPUTS,
+    wildcard_constraints:
+        experiment=one_of(WALL_TIME_EXPERIMENTS),
     log:
         "logs/{experiment}/paper_tables.log",
     params:
@@ -46,9 +58,17 @@ rule paper_tables:
         "> {log} 2>&1"
 
 
+# the same for an experiment whose report section leaves the wall-time outputs out
+use rule paper_tables as paper_tables_time_budget with:
+    output:
+        **PAPER_OUTPUTS,
+    wildcard_constraints:
+        experiment=one_of(set(EXPERIMENT_FILES) - set(WALL_TIME_EXPERIMENTS)),
+
+
 rule report:
     input:
-        tables=expand("paper/{experiment}/table_time.csv", experiment=REPORTED),
+        tables=expand("paper/{experiment}/table_error.csv", experiment=REPORTED),
         experiments=[EXPERIMENT_FILES[e] for e in REPORTED],
     output:
         report("paper/REPORT.md", caption="../report/report_md.rst", category="Report"),

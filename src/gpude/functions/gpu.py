@@ -31,6 +31,7 @@ Two ways to use it:
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import threading
@@ -40,6 +41,24 @@ from dataclasses import dataclass
 import numpy as np
 from numba import cuda
 from numba.core.errors import NumbaPerformanceWarning
+
+try:  # numba-cuda warns with its own class, no subclass of numba's
+    from numba.cuda.core.errors import NumbaPerformanceWarning as _CudaPerformanceWarning
+except ImportError:  # pragma: no cover - older numba-cuda
+    _CudaPerformanceWarning = NumbaPerformanceWarning
+
+#: numba's and numba-cuda's performance warnings (e.g. a grid too small for the GPU)
+PERFORMANCE_WARNINGS = tuple(dict.fromkeys((NumbaPerformanceWarning, _CudaPerformanceWarning)))
+
+
+@contextlib.contextmanager
+def no_performance_warnings():
+    """Ignore numba's and numba-cuda's performance warnings inside the block: small grids (small
+    populations) are legitimate here."""
+    with warnings.catch_warnings():
+        for category in PERFORMANCE_WARNINGS:
+            warnings.simplefilter("ignore", category)
+        yield
 
 from ..errors import GPUUnavailableError, InvalidInputError
 from . import basic
@@ -355,9 +374,7 @@ def evaluate(prog: Program, X: np.ndarray, dtype=np.float64, threads: int | None
     d_X = cuda.to_device(X)
     d_out = cuda.device_array(n, dtype=T)
     blocks = min(n, 1 << 20)  # the kernel strides over rows beyond the grid
-    with warnings.catch_warnings():
-        # numba warns about grids smaller than the GPU; small populations are legitimate here
-        warnings.simplefilter("ignore", NumbaPerformanceWarning)
+    with no_performance_warnings():  # numba warns about grids smaller than the GPU
         fn.population_kernel[blocks, fn.threads](d_X, d_out, *fn.data)
     return d_out.copy_to_host().astype(np.float64)
 

@@ -15,7 +15,7 @@ from functools import lru_cache
 import numpy as np
 from numba import cuda
 
-from ..algorithms.de import build_de_ops
+from ..algorithms.de import build_de_ops, require_variant_support
 from ..functions import gpu
 from .device_loop import DeviceLoopImplementation, init_stats_kernel, select_block
 from ..prebound import PreboundLaunch
@@ -91,6 +91,10 @@ def rows(array):
 
 class AllGPU(DeviceLoopImplementation):
     name = "all_gpu"
+
+    def __init__(self, function, params, poll_every: int = 1, trials_per_launch: int = 1):
+        super().__init__(function, params, poll_every=poll_every, trials_per_launch=trials_per_launch)
+        require_variant_support(self, params)  # DE/rand/1/bin only
 
     def allocate(self):
         T, B, NP, D = self.dtype, self.batch, self.popsize, self.dim

@@ -22,7 +22,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from ..algorithms.de import build_de_ops
+from ..algorithms.de import build_de_ops, require_variant_support
 from ..errors import require_positive_int
 from ..functions import gpu
 from .device_loop import DeviceLoopImplementation, mark_hit
@@ -136,6 +136,7 @@ class CudaDE(DeviceLoopImplementation):
 
     def __init__(self, function, params, blocks: int = BLOCKS, poll_every: int = 1, trials_per_launch: int = 1):
         super().__init__(function, params, poll_every=poll_every, trials_per_launch=trials_per_launch)
+        require_variant_support(self, params)  # DE/rand/1/bin only
         require_positive_int("blocks", blocks, hint=" (cudaDE: 240)")
         self.blocks = blocks  # cudaDE's 240; fewer only to keep tests on numba's simulator short
 

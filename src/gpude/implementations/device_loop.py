@@ -35,6 +35,15 @@ the polled generations, interpolated linearly in between).
 
 FEs follow from the generation count (NP per generation, fewer in a last generation that would
 overrun the budget), so they never exceed max_fes.
+
+**Trace memory.** A run with a fixed budget allocates its device trace for every generation
+``max_fes`` allows, as before. A time-budgeted run does not know how many generations it will
+make, and its ``max_fes`` is only a cap (possibly far out of reach), so its trace starts at
+:data:`TRACE_CHUNK` generations per trial and doubles whenever the host is about to enqueue a
+generation past its end: a kernel on the compute stream copies it into a buffer twice as long
+(the rest +inf, as the reset leaves it) and the launches bound to the old buffer are re-bound to
+the new one (:meth:`PreboundLaunch.replace`). The values written are the same; only where they
+live changes.
 """
 
 from __future__ import annotations
@@ -45,7 +54,6 @@ import time
 import numpy as np
 from numba import cuda
 
-from ..algorithms.de import require_variant_support
 from ..errors import require_positive_int
 from ..rng import seed_key
 from .base import Implementation, fes_after
@@ -53,6 +61,8 @@ from .base import Implementation, fes_after
 NO_HIT = np.iinfo(np.int64).max
 #: under a wall-clock budget, the host runs at most this many generations ahead of the GPU
 MAX_AHEAD = 4
+#: generations of device trace per trial a time-budgeted run starts with (it doubles on demand)
+TRACE_CHUNK = 4096
 
 
 @cuda.jit(device=True)
@@ -100,6 +110,16 @@ def select_block(pop, fit, trials, tfit, n, g, trace, hit_gen, target, take):
 
 
 @cuda.jit
+def _grow_kernel(old, new):
+    """``new`` (B, longer) := ``old`` (B, shorter) followed by +inf."""
+    t = cuda.grid(1)
+    trials, length = new.shape
+    if t < trials * length:
+        b, g = t // length, t % length
+        new[b, g] = old[b, g] if g < old.shape[1] else math.inf
+
+
+@cuda.jit
 def _reset_kernel(trace, hit_gen):
     t = cuda.grid(1)
     trials, length = trace.shape
@@ -140,7 +160,6 @@ class DeviceLoopImplementation(Implementation):
 
     def __init__(self, function, params, poll_every: int = 1, trials_per_launch: int = 1):
         super().__init__(function, params)
-        require_variant_support(self, params)  # rand1/bin only, unless the class says variants = "all"
         require_positive_int("poll_every", poll_every)
         require_positive_int("trials_per_launch", trials_per_launch)
         self.poll_every = poll_every  # generations between two asynchronous flag copies
@@ -153,30 +172,38 @@ class DeviceLoopImplementation(Implementation):
         shape_key = (self.max_generations, self.popsize, batch)
         if getattr(self, "_allocated_for", None) == shape_key:
             return
+        # a fixed budget: a trace entry for every generation it allows; a time budget: a first chunk
+        timed = p.max_time_s is not None
+        length = min(self.max_generations + 1, TRACE_CHUNK) if timed else self.max_generations + 1
         try:
-            self._allocate_buffers(batch)
+            self._allocate_buffers(batch, length)
         except Exception as exc:
-            from ..errors import GPUOutOfMemoryError, is_out_of_memory
-
-            if not is_out_of_memory(exc):
-                raise
-            B, NP, D, width = batch, self.popsize, self.dim, np.dtype(self.dtype).itemsize
-            population = 3 * B * NP * D * width  # population, trial vectors and one more of each (mutants, ...)
-            trace = B * (self.max_generations + 1) * 8
-            raise GPUOutOfMemoryError(
-                f"the GPU ran out of memory for {B} trial(s) of {self.algorithm}/{self.name} at NP = {NP}, D = {D}: "
-                f"about {population / 1e9:.2f} GB of populations and {trace / 1e9:.2f} GB of traces (one float64 "
-                f"per generation: max_fes / NP = {self.max_generations:,} generations per trial); lower "
-                f"trials_per_launch or max_fes (a time-budgeted run needs max_fes only as a cap), or use float32") from exc
+            self._out_of_memory(exc, batch, length)
         self._allocated_for = shape_key
 
-    def _allocate_buffers(self, batch):
+    def _out_of_memory(self, exc, batch, length):
+        """Raise GPUOutOfMemoryError naming the sizes, if ``exc`` is the GPU running out of memory."""
+        from ..errors import GPUOutOfMemoryError, is_out_of_memory
+
+        if not is_out_of_memory(exc):
+            raise exc
+        B, NP, D, width = batch, self.popsize, self.dim, np.dtype(self.dtype).itemsize
+        population = 3 * B * NP * D * width  # population, trial vectors and one more of each (mutants, ...)
+        trace = B * length * 8
+        what = ("grown to" if self.params.max_time_s is not None else "max_fes / NP =")
+        raise GPUOutOfMemoryError(
+            f"the GPU ran out of memory for {B} trial(s) of {self.algorithm}/{self.name} at NP = {NP}, D = {D}: "
+            f"about {population / 1e9:.2f} GB of populations and {trace / 1e9:.2f} GB of traces (one float64 "
+            f"per generation: {what} {length - 1:,} generations per trial); lower "
+            f"trials_per_launch or max_fes (or max_time_s), or use float32") from exc
+
+    def _allocate_buffers(self, batch, trace_length):
         self.batch = batch
         self.compute = cuda.stream()
         self.side = cuda.stream()  # kernel P (ide) and the asynchronous flag copies
         self.d_keys = cuda.device_array(batch, dtype=np.uint64)
         self.h_keys = cuda.pinned_array(batch, dtype=np.uint64)
-        self.d_trace = cuda.device_array((batch, self.max_generations + 1), dtype=np.float64)
+        self.d_trace = cuda.device_array((batch, trace_length), dtype=np.float64)
         self.d_hit = cuda.device_array(batch + 1, dtype=np.int64)  # per trial, then the count
         self.h_hit = cuda.pinned_array(batch + 1, dtype=np.int64)
         self.generation_done = cuda.event()
@@ -225,6 +252,8 @@ class DeviceLoopImplementation(Implementation):
                 break
             g += 1
             n = min(p.popsize, p.max_fes - fes)
+            if g >= self.d_trace.shape[1]:
+                self._grow_trace(g)
             self.launch_generation(g, n)
             fes += n
             if g % self.poll_every == 0:
@@ -243,8 +272,7 @@ class DeviceLoopImplementation(Implementation):
             fit.append(d_fit.copy_to_host())
             best_x.append(d_pop[int(np.argmin(fit[b]))].copy_to_host())
         wall = time.perf_counter() - t0
-        # the trace is instrumentation, not the optimisation: copied after the clock stops (under a
-        # time budget its buffer, sized by max_fes, can be hundreds of MB)
+        # the trace is instrumentation, not the optimisation: copied after the clock stops
         trace_best = self.d_trace.copy_to_host()
         if timed:  # every trial had the whole budget, concurrently: charged the time it ran
             shares = np.array([wall if e is None else min(e, wall) for e in seen_at])
@@ -267,6 +295,35 @@ class DeviceLoopImplementation(Implementation):
                 options={"poll_every": self.poll_every, "trials_per_launch": B},
                 prebound=self.prebound, batch_wall_time_s=wall))
         return results
+
+    def _grow_trace(self, g):
+        """Make the device trace long enough for generation ``g`` (doubling it), on the compute
+        stream, and re-bind the pre-bound launches that write it."""
+        old = self.d_trace
+        length = old.shape[1]
+        while length <= g:
+            length *= 2
+        length = min(length, self.max_generations + 1)
+        try:
+            new = cuda.device_array((self.batch, length), dtype=np.float64)
+        except Exception as exc:
+            self._out_of_memory(exc, self.batch, length)
+        n = new.size
+        # after the generations enqueued so far (same stream), which write the old buffer
+        _grow_kernel[(n + 255) // 256, 256, self.compute](old, new)
+        self.compute.synchronize()  # the copy done before the old buffer can be freed (a few times a run)
+        self.d_trace = new
+        for launch in self._prebound_launches():
+            launch.replace(old, new)
+
+    def _prebound_launches(self):
+        """The :class:`PreboundLaunch` objects this implementation holds (attributes, or lists, tuples
+        and dicts of them)."""
+        from .prebound import PreboundLaunch
+
+        for value in vars(self).values():
+            items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else [value]
+            yield from (x for x in items if isinstance(x, PreboundLaunch))
 
     def population(self, trial: int = 0):
         """Host copies of the final population and errors of trial ``trial`` of the last batch."""

@@ -28,7 +28,7 @@ from functools import lru_cache
 import numpy as np
 from numba import cuda
 
-from ..algorithms.de import build_de_ops
+from ..algorithms.de import build_de_ops, require_variant_support
 from ..functions import gpu
 from . import launch
 from .device_loop import DeviceLoopImplementation, mark_hit
@@ -150,6 +150,7 @@ class IDE(DeviceLoopImplementation):
     def __init__(self, function, params, members_per_block: int | None = None, quiet: bool = False,
                  poll_every: int = P_BATCH, trials_per_launch: int = 1):
         super().__init__(function, params, poll_every=poll_every, trials_per_launch=trials_per_launch)
+        require_variant_support(self, params)  # DE/rand/1/bin only
         self.forced_members = members_per_block
         self.quiet = quiet
         self.launch_config = None

@@ -30,7 +30,7 @@ from functools import lru_cache
 import numpy as np
 from numba import cuda
 
-from ..algorithms.de import build_de_ops
+from ..algorithms.de import build_de_ops, require_variant_support
 from ..errors import InvalidInputError
 from .device_loop import DeviceLoopImplementation, init_stats_kernel, select_block
 
@@ -99,6 +99,7 @@ class ManyThreaded(DeviceLoopImplementation):
     def __init__(self, function, params, poll_every: int = 1, trials_per_launch: int = 1,
                  evaluator: dict | None = None):
         super().__init__(function, params, poll_every=poll_every, trials_per_launch=trials_per_launch)
+        require_variant_support(self, params)  # DE/rand/1/bin only
         if evaluator is not None and not isinstance(evaluator, dict):
             raise InvalidInputError(f"evaluator must be a dict of the problem evaluator's options, got {evaluator!r}")
         self.evaluator_options = dict(evaluator or {})

@@ -54,18 +54,11 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-import warnings
 from functools import lru_cache
 from types import SimpleNamespace
 
 import numpy as np
 from numba import cuda
-from numba.core.errors import NumbaPerformanceWarning
-
-try:  # numba-cuda raises its own class, no subclass of numba's
-    from numba.cuda.core.errors import NumbaPerformanceWarning as CudaPerformanceWarning
-except ImportError:  # pragma: no cover - older numba-cuda
-    CudaPerformanceWarning = NumbaPerformanceWarning
 
 from ..algorithms.solis_wets import build_sw_ops
 from ..algorithms.ss import RHO_FLOOR, build_ss_ops, layout, pair_arrays
@@ -530,9 +523,7 @@ class SSGPU(Implementation):
             elif fes[b] >= p.max_fes:
                 stopped[b], ends[b] = "budget", now
 
-        with warnings.catch_warnings():
-            for category in (NumbaPerformanceWarning, CudaPerformanceWarning):
-                warnings.simplefilter("ignore", category)  # small grids are legitimate
+        with gpu.no_performance_warnings():  # small grids are legitimate
             t0 = time.perf_counter()
             self._launch_init(B)
             self.refF.copy_to_host(self.h_refF, stream=s)

@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..io import save_figure
 from .panels import label_panel, panel_grid, title_figure
-from .timing import ORDER, _ordered
+from .timing import ORDER, _ordered, implementation_labels
 
 TARGETS = 10.0 ** np.arange(2, -9, -1)  # 1e2 .. 1e-8, as COCO's fixed targets
 
@@ -25,11 +25,11 @@ def trial_traces(trials: pd.DataFrame, traces: dict) -> list[dict]:
     """One dict per trial that has a trace: label, function, fes, best_error."""
     several = trials["machine"].nunique() > 1 if "machine" in trials else False
     out = []
-    for row in trials.to_dict("records"):
+    for row, impl in zip(trials.to_dict("records"), implementation_labels(trials)):  # pso/gpu, ss/gpu
         t = traces.get((row.get("source"), row["run_id"]))
         if t is None or len(t["fes"]) == 0:
             continue
-        label = row["implementation"] + (f" ({row['machine']})" if several else "")
+        label = impl + (f" ({row['machine']})" if several else "")
         fes = t["fes"].astype(float)
         time_s = np.asarray(t["time_s"], dtype=float)
         if not np.isfinite(time_s).all():

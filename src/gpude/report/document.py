@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 
 from ..io import write_atomic
-from .section import Section, _order, _read, fmt  # noqa: F401  (the studies' kit, imported from here too)
+from .section import GENERIC_OUTPUTS, Section, _order, _read, fmt  # noqa: F401  (the studies' kit, imported from here too)
 
 
 def _sections():

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..io import save_figure
-from .timing import ORDER, _machine, _ordered
+from .timing import ORDER, _machine, _ordered, implementation_labels
 
 SUCCESS_ERROR = 1e-8  # Qin et al.: a run succeeds when its final error is below 1e-8
 CELL = ["machine", "algorithm", "implementation", "function", "dim", "popsize", "dtype"]
@@ -59,6 +59,7 @@ def time_vs_popsize(cells: pd.DataFrame, out_dir) -> list[Path]:
     if not len(cells) or cells.groupby(line, observed=True)["popsize"].nunique().max() < 2:
         return []
     paths = []
+    cells = cells.assign(implementation=implementation_labels(cells))  # pso/gpu and ss/gpu, not "gpu" twice
     machines = sorted(cells["machine"].unique())
     for machine in machines:
         for function, part in cells[cells["machine"] == machine].groupby("function", sort=True):

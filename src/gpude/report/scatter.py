@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..io import save_figure
 from .panels import label_panel, panel_grid, title_figure
-from .timing import ORDER, _ordered
+from .timing import ORDER, _ordered, implementation_labels
 
 
 def log_ticks(lo: float, hi: float, most: int = 6) -> list[float]:
@@ -42,6 +42,8 @@ def error_vs_time(trials: pd.DataFrame, out_dir, label: str = "implementation") 
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
     ok = trials[trials["wall_time_s"].notna() & trials["best_error"].notna()]
+    if label == "implementation":  # pso/gpu and ss/gpu, not "gpu" twice
+        ok = ok.assign(implementation=implementation_labels(ok))
     functions = sorted(ok["function"].unique()) or ["(no trials)"]
     competitors = _ordered(list(dict.fromkeys(ok[label])))
     fig, axes = panel_grid(len(functions), height=2.8)

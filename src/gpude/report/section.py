@@ -27,8 +27,19 @@ def fmt(v, spec="{:.3g}") -> str:
     return "-" if v is None or pd.isna(v) else spec.format(v)
 
 
+#: the generic outputs of ``gpude paper`` a section may leave out (the others are always written):
+#: "time", the wall-time tables and figure (table_time.csv/.md/.tex, figure_time, the comparison
+#: with a published time table); "time_vs_popsize", the mean wall time against NP per function
+GENERIC_OUTPUTS = ("time", "time_vs_popsize")
+
+
 class Section:
     """What every section has: the experiment, its paper folder, its tables."""
+
+    #: which of :data:`GENERIC_OUTPUTS` this study wants (`gpude paper --study` writes only these,
+    #: and the workflow's paper rule declares only these); a study whose runs have a time budget
+    #: leaves out the wall-time outputs, which say nothing there (every run takes the budget)
+    generic_outputs = GENERIC_OUTPUTS
 
     @staticmethod
     def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list[Path]:
@@ -47,7 +58,8 @@ class Section:
         self.times = _read(self.dir / "table_time.csv")
         self.errors = _read(self.dir / "table_error.csv")
         self.provenance = _read(self.dir / "provenance.csv")
-        self.machines = sorted(self.times["machine"].unique()) if len(self.times) else []
+        listed = self.times if len(self.times) else self.errors  # a study without wall-time tables
+        self.machines = sorted(listed["machine"].unique()) if len(listed) else []
 
     def figure(self, stem: str, caption: str) -> str:
         if not (self.dir / f"{stem}.png").is_file():

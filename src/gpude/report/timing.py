@@ -37,11 +37,30 @@ def _machine(trials: pd.DataFrame) -> pd.DataFrame:
     return trials
 
 
+def implementation_labels(trials: pd.DataFrame) -> pd.Series:
+    """Each trial's implementation as tables and figures label it: ``algorithm/implementation``
+    where two algorithms of ``trials`` share the implementation's name (``pso/gpu`` and ``ss/gpu``,
+    not "gpu" twice), else the implementation alone. Competitor labels (``gpude paper``'s
+    ``pso/gpu/125``, which name the algorithm wherever several run) never share a name."""
+    impl = trials["implementation"].astype(str)
+    if "algorithm" not in trials or not len(trials):
+        return impl
+    algorithms = trials["algorithm"].astype(str).groupby(impl).nunique()
+    shared = impl.isin(algorithms[algorithms > 1].index)
+    return impl.where(~shared, trials["algorithm"].astype(str) + "/" + impl)
+
+
+def _labelled(trials: pd.DataFrame) -> pd.DataFrame:
+    """``trials`` (with a machine) whose implementation column holds :func:`implementation_labels`."""
+    trials = _machine(trials)
+    return trials.assign(implementation=implementation_labels(trials)) if len(trials) else trials
+
+
 def timing_table(trials: pd.DataFrame, baseline: str = "sequential") -> pd.DataFrame:
     """Long table: machine, implementation, function, n, mean and std of wall time, speed-up vs
     ``baseline`` on the same machine (NaN where the baseline did not run that function). Failed
     trials are not averaged; ``n`` counts the trials that finished."""
-    ok = _machine(trials)
+    ok = _labelled(trials)
     ok = ok[ok["wall_time_s"].notna()]
     t = (ok.groupby(["machine", "implementation", "function"])["wall_time_s"]
          .agg(n="count", mean_s="mean", std_s="std").reset_index())
@@ -53,7 +72,7 @@ def timing_table(trials: pd.DataFrame, baseline: str = "sequential") -> pd.DataF
 
 def error_table(trials: pd.DataFrame) -> pd.DataFrame:
     """Long table: machine, implementation, function, n, mean / median best error, success rate."""
-    t = (_machine(trials).groupby(["machine", "implementation", "function"])
+    t = (_labelled(trials).groupby(["machine", "implementation", "function"])
          .agg(n=("best_error", "count"), mean_error=("best_error", "mean"),
               median_error=("best_error", "median"), success_rate=("hit_target", "mean"))
          .reset_index())
@@ -66,7 +85,7 @@ def agreement_table(trials: pd.DataFrame) -> pd.DataFrame:
     trial (same seed). Every implementation draws the same random numbers, so 0 is expected up to
     floating-point differences between CPU and GPU arithmetic."""
     rows = []
-    for (machine, function), part in _machine(trials).groupby(["machine", "function"]):
+    for (machine, function), part in _labelled(trials).groupby(["machine", "function"]):
         wide = part.pivot_table(index="trial", columns="implementation", values="best_error", observed=True)
         shared = wide.dropna(thresh=2)
         if not len(shared):
@@ -83,7 +102,7 @@ def provenance_table(trials: pd.DataFrame) -> pd.DataFrame:
     def values(v):
         return "; ".join(sorted(set(v.dropna().astype(str))))
 
-    t = _machine(trials).assign(trials_per_launch=lambda d: trials_per_launch(d))
+    t = _labelled(trials).assign(trials_per_launch=lambda d: trials_per_launch(d))
     cols = {c: values for c in ("concurrency", "trials_per_launch", "git_commit", "boot_id", "numba",
                                    "numba_cuda", "cuda_driver", "python", "dtype") if c in t}
     agg = t.groupby(["machine", "implementation"]).agg(
@@ -212,17 +231,19 @@ def published_comparison(table: pd.DataFrame, published: pd.DataFrame,
 
 
 def write_all(trials: pd.DataFrame, out_dir, published: pd.DataFrame | None = None,
-              others: dict[str, pd.DataFrame] | None = None) -> dict:
-    """Table (CSV, Markdown, LaTeX), figure (PNG, PDF), error table and, given the paper's
-    numbers, the comparison."""
+              others: dict[str, pd.DataFrame] | None = None, time: bool = True) -> dict:
+    """Error, agreement and provenance tables; with ``time``, the wall-time table (CSV, Markdown,
+    LaTeX), its figure (PNG, PDF) and, given the paper's numbers, the comparison."""
     out = Path(out_dir)
-    table = timing_table(trials)
-    files = {"csv": write_csv_atomic(table, out / "table_time.csv"),
-             "md": write_atomic(out / "table_time.md", markdown(table)),
-             "tex": write_atomic(out / "table_time.tex", latex(table)),
-             "errors": write_csv_atomic(error_table(trials), out / "table_error.csv"),
+    files = {"errors": write_csv_atomic(error_table(trials), out / "table_error.csv"),
              "agreement": write_csv_atomic(agreement_table(trials), out / "table_agreement.csv"),
              "provenance": write_csv_atomic(provenance_table(trials), out / "provenance.csv")}
+    if not time:  # e.g. a study with a time budget, where every run's wall time is the budget
+        return files
+    table = timing_table(trials)
+    files.update({"csv": write_csv_atomic(table, out / "table_time.csv"),
+                  "md": write_atomic(out / "table_time.md", markdown(table)),
+                  "tex": write_atomic(out / "table_time.tex", latex(table))})
     files["figure"] = bar_chart(table, out / "figure_time")
     if published is not None:
         files["comparison"] = write_atomic(out / "table_time_vs_published.md",
