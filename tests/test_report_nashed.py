@@ -34,7 +34,7 @@ def synthetic(n=20, seed=3):
                     rows.append({"run_id": run_id, "source": "ref", "machine": MACHINE, "function": f,
                                  "dim": dim, "algorithm": algorithm, "implementation": "gpu", "popsize": 48,
                                  "dtype": "float64", "trial": t, "best_error": final, "fes_used": fes[algorithm],
-                                 "wall_time_s": 1.0, "max_time_s": 1.0, "status": "time"})
+                                 "wall_time_s": 1.0, "max_time_s": 1.0, "max_fes": 30000000, "status": "time"})
                     # the trace: the start value at the first FEs, the final one at the last
                     traces[("ref", run_id)] = {"fes": np.array([48, fes[algorithm] - 1]),
                                                "best_error": np.array([max(start, final), final]),
@@ -95,6 +95,11 @@ def test_section_compares_with_the_published_table(tmp_path):
     assert f"**{de.mean():.1e} ({de.std():.1e})**" in text  # DE's highlighted cell at N09 D=10
     assert "| | paper | 0.0e+00 (0.0e+00) *" in text  # the published row beside ours
     assert "figure2.png" in text and "Runs ended by the time budget: 240" in text
+    assert "(FE cap 30,000,000, which no run reached" in text
+    # the cap lifted in the experiment (traces grow on demand) after the runs were made: both are said
+    experiment.write_text(yaml.safe_dump({**spec, "max_fes": 10**12}))
+    text = build([(str(experiment), str(paper_dir))], tmp_path / "paper" / "REPORT.md").read_text()
+    assert "(FE cap 1,000,000,000,000; the runs below had 30,000,000, which no run reached" in text
 
 
 def test_unknown_section_names_the_known_ones():
