@@ -28,6 +28,9 @@ another instance of the same machine kind:
   runs, the GPU, the machine instances (boot ids), commits and dates, so the README can say which cells
   ran where.
 
+* ``pack``: the experiment's LOP and ETC instance files in one .tgz (``--archive``), for ``run
+  --instance-data`` on the offline GPU host.
+
 Every row names its instance (``boot_id``) and GPU; ``run`` refuses a host whose GPU is not the one
 the reference's rows name (a reference holds one machine kind).
 
@@ -54,6 +57,7 @@ import os
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 from pathlib import Path
 
@@ -378,6 +382,46 @@ def campaign_rows(out: Path, experiment: dict, cells: list[Cell]) -> list[tuple[
     return found
 
 
+def instance_files(cells: list[Cell]) -> list[tuple[str, str]]:
+    """(instance set, file) of every LOP or ETC instance among the cells (verified on access)."""
+    import csv
+
+    from gpude.instances import find_instance, table_dir
+
+    tables = {"etc": ("etc", "instances.csv"), "lop": ("lolib", "optima.csv")}
+    files = set()
+    for function in sorted({c.function for c in cells}):
+        found = find_instance(function)
+        if found is None:
+            continue
+        kind, table = tables[found[0]]
+        with open(table_dir(kind) / table, newline="") as fh:
+            files.add((kind, next(r["file"] for r in csv.DictReader(fh) if r["paper_name"] == found[1])))
+    return sorted(files)
+
+
+def pack_instances(cells: list[Cell], path: Path) -> list[str]:
+    """The cells' instance files in one .tgz of ``<set>/<file>`` (``run --instance-data`` takes it):
+    the GPU host is offline, and its transfers are capped."""
+    from gpude.instances import instance_file
+
+    files = instance_files(cells)
+    if not files:
+        raise GpudeError("the experiment has no LOP or ETC instance: nothing to pack")
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for kind, name in files:
+            tar.add(instance_file(kind, name), arcname=f"{kind}/{name}")
+    write_atomic(path, buf.getvalue())
+    return [f"{kind}/{name}" for kind, name in files]
+
+
+def unpack_instances(path: Path, into: Path) -> None:
+    """``--instance-data FILE.tgz``: unpacked for the runs (GPUDE_INSTANCE_DATA), or a folder as it is."""
+    with tarfile.open(path) as tar:
+        tar.extractall(into, filter="data")
+
+
 def archive(path: Path, out: Path, root: Path) -> None:
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
@@ -479,7 +523,7 @@ def campaigns_markdown(table: pd.DataFrame, experiment: dict) -> str:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("action", choices=("plan", "run", "merge"))
+    p.add_argument("action", choices=("plan", "run", "merge", "pack"))
     p.add_argument("--experiment", type=Path, required=True, help="config/experiments/<name>.yaml")
     p.add_argument("--reference", type=Path, required=True, help="results/reference/<machine>/<name>")
     p.add_argument("--set", action="append", default=[], metavar="ALGORITHM.KEY=VALUE",
@@ -497,7 +541,9 @@ def main(argv=None) -> int:
     p.add_argument("--default-run-s", type=float, default=120.0,
                    help="a FE-budgeted trial's expected seconds when no row tells")
     p.add_argument("--trace-decades", type=float, help="merge: thin the new traces (as the reference's, e.g. 0.1)")
-    p.add_argument("--archive", type=Path, help="run: pack --out into this .tar.gz")
+    p.add_argument("--archive", type=Path, help="run: pack --out into this .tar.gz; pack: the instance files' .tgz")
+    p.add_argument("--instance-data", type=Path, help="run: the instance files (a folder, or a .tgz of `pack`) "
+                                                      "for LOP and ETC cells, as GPUDE_INSTANCE_DATA")
     p.add_argument("--dry-run", action="store_true", help="run: print the commands only")
     p.add_argument("--root", type=Path, default=ROOT)
     args = p.parse_args(argv)
@@ -512,6 +558,12 @@ def main(argv=None) -> int:
         trials_path = reference_dir / "trials.csv"
         reference = pd.read_csv(trials_path) if trials_path.is_file() else pd.DataFrame(columns=["run_id", *CELL, "trial"])
         found = campaign_rows(out, experiment, cells) if out.is_dir() else []
+        if args.action == "pack":
+            if not args.archive:
+                raise GpudeError("pack needs --archive FILE.tgz")
+            packed = pack_instances(cells, resolve(args.archive))
+            print(f"campaign: {len(packed)} instance file(s) packed into {args.archive} (give it to run as --instance-data)")
+            return 0
         if args.action == "merge":
             if not found:
                 raise GpudeError(f"nothing to merge: no finished campaign files under {out}")
@@ -536,7 +588,15 @@ def main(argv=None) -> int:
             return 0
         if not args.dry_run:
             check_machine(reference, cells)
-        stats = run(experiment, plan, out, args.max_seconds, max(1, args.jobs), args.setup_s, args.dry_run, root)
+        with tempfile.TemporaryDirectory(prefix="campaign_instances_") as folder:
+            if args.instance_data:
+                data = resolve(args.instance_data)
+                if data.is_dir():
+                    folder = str(data)
+                else:
+                    unpack_instances(data, Path(folder))
+                os.environ["GPUDE_INSTANCE_DATA"] = folder  # the runs' processes inherit it
+            stats = run(experiment, plan, out, args.max_seconds, max(1, args.jobs), args.setup_s, args.dry_run, root)
         print(f"campaign: {stats['ran']} process(es) ran, {stats['failed']} failed, "
               f"{stats['skipped_time']} left for the next call")
         if args.archive:

@@ -121,3 +121,27 @@ def test_set_overrides_a_parameter_and_names_a_bad_one(tmp_path):
     for bad in ("CR=0.01", "pso.w=0.5", "de.popsizes=[4]", "de.CR="):
         with pytest.raises(GpudeError, match="ALGORITHM.KEY=VALUE"):
             campaign.load_experiment(path, [bad])
+
+
+WAVE2 = ROOT.parent / "shared" / "wave2"
+
+
+@pytest.mark.skipif(not WAVE2.is_dir(), reason="needs ../shared/wave2 (the offline instance copy)")
+def test_pack_carries_the_experiments_instance_files_and_run_finds_them(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("GPUDE_INSTANCE_DATA", str(WAVE2))
+    experiment = _experiment(tmp_path, functions=["ThMhCi", "be75eec"], dims=["instance"], max_fes=40, trials=1,
+                             algorithms={"de": {"implementations": ["sequential"], "popsizes": [4], "F": 0.5,
+                                                "CR": 0.1}})
+    archive = tmp_path / "instances.tgz"
+    assert _call("pack", tmp_path, experiment, "--archive", str(archive)) == 0
+    import tarfile
+
+    with tarfile.open(archive) as tar:
+        assert sorted(tar.getnames()) == ["etc/u_i_hihi.0", "lolib/LOLIB/be75eec"]
+    # the host has no instance files but the archive
+    monkeypatch.setenv("GPUDE_INSTANCE_DATA", str(tmp_path / "empty"))
+    assert _call("run", tmp_path, experiment, "--instance-data", str(archive)) == 0
+    assert "2 process(es) ran, 0 failed" in capsys.readouterr().out
+    assert _call("merge", tmp_path, experiment) == 0
+    assert sorted(pd.read_csv(tmp_path / "ref" / "trials.csv")["function"]) == ["ThMhCi", "be75eec"]
