@@ -21,6 +21,11 @@ Unlike the paper, no kernel fills batches of random numbers: the counter-based g
 ``gpu_evaluator`` (:mod:`gpude.problems.base`), so besides the benchmark functions this runs LOP
 and scheduling instances and the large-scale functions. Several trials per launch
 (``trials_per_launch``) add a second grid dimension, as in :mod:`gpude.implementations.device_loop`.
+
+A generation's three launches are pre-bound (:class:`gpude.prebound.PreboundLaunch`: the arguments
+marshalled once, ``g`` and ``n`` set per launch; the LOP and ETC evaluators bind theirs too): a numba
+launch spends tens of microseconds on the host typing a kernel's arguments, more than the GPU work of
+a 64-individual generation (issue 25 measured 288 us per generation at NP 64 before this).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from numba import cuda
 
 from ..algorithms.de import build_de_ops, require_variant_support
 from ..errors import InvalidInputError
+from ..prebound import PreboundLaunch
 from .device_loop import DeviceLoopImplementation, init_stats_kernel, select_block
 
 MAX_THREADS = 1024  # a block's limit since compute capability 2.x (the paper's Tesla C2050)
@@ -118,6 +124,21 @@ class ManyThreaded(DeviceLoopImplementation):
         # evaluation is exact in float64, so selection decides as in float32)
         self.d_fit = cuda.device_array((B, NP), dtype=np.float64)
         self.d_tfit = cuda.device_array((B, NP), dtype=np.float64)
+        # a generation's three launches, bound once (g and n set per launch): numba's launch spends tens
+        # of microseconds typing each kernel's arguments, more than a small population's GPU work
+        p, s = self.params, self.compute
+        self.bound = [
+            PreboundLaunch(self.k_trial, (self.d_pop, self.d_trials, self.d_keys, 1, p.F, p.CR, self.lower,
+                                          self.upper, p.bound_mode, NP, self.d_hit), (NP, B), self.threads, s,
+                           {"g": 3, "n": 9}),
+            PreboundLaunch(self.k_merge, (self.d_pop, self.d_fit, self.d_trials, self.d_tfit, NP, 1, self.d_trace,
+                                          self.d_hit, p.target), (NP, B), min(self.threads, 256), s,
+                           {"n": 4, "g": 5}),
+        ]
+        self.evaluate_trials = self.ev.prebound(self.d_trials.reshape(B * NP, D), self.d_tfit.reshape(B * NP), 0,
+                                                B * NP, s)
+        self.prebound = all(b.fast for b in self.bound) and isinstance(
+            getattr(self.evaluate_trials, "__self__", None), PreboundLaunch) and self.evaluate_trials.__self__.fast
 
     def _evaluate(self, d_rows, d_out):
         B, NP = self.batch, self.popsize
@@ -130,12 +151,10 @@ class ManyThreaded(DeviceLoopImplementation):
         init_stats_kernel[(B * NP + 255) // 256, 256, s](self.d_fit, self.d_trace, self.d_hit, self.params.target)
 
     def launch_generation(self, g, n):
-        p, s, B, NP = self.params, self.compute, self.batch, self.popsize
-        self.k_trial[(NP, B), self.threads, s](self.d_pop, self.d_trials, self.d_keys, g, p.F, p.CR,
-                                               self.lower, self.upper, p.bound_mode, n, self.d_hit)
-        self._evaluate(self.d_trials, self.d_tfit)  # the whole population; only n trial vectors count
-        self.k_merge[(NP, B), min(self.threads, 256), s](self.d_pop, self.d_fit, self.d_trials, self.d_tfit,
-                                                         n, g, self.d_trace, self.d_hit, p.target)
+        trial, merge = self.bound
+        trial.launch(g=g, n=n)
+        self.evaluate_trials()  # the whole population; only n trial vectors count
+        merge.launch(n=n, g=g)
 
     def final_population(self, b, last_generation):
         return self.d_pop[b], self.d_fit[b]

@@ -190,6 +190,14 @@ class ETCEvaluator(DeviceEvaluator):
         self.kernel[n, self.threads, stream](self.etc, X, row0, gate, self.lam, out, self.unused,
                                              self.unused, False)
 
+    def prebound(self, X, out, row0: int, n: int, stream, gate=None):
+        """``launch`` with its arguments marshalled once (see :class:`gpude.prebound.PreboundLaunch`)."""
+        from ..prebound import PreboundLaunch
+
+        gate = self.always if gate is None else gate
+        return PreboundLaunch(self.kernel, (self.etc, X, row0, gate, self.lam, out, self.unused, self.unused,
+                                            False), n, self.threads, stream).launch
+
     def parts(self, X, out, makespans, flowtimes, row0: int, n: int, stream=0):
         self.kernel[n, self.threads, stream](self.etc, X, row0, self.always, self.lam, out, makespans,
                                              flowtimes, True)
