@@ -6,7 +6,10 @@ Each evaluator is first checked against the one-thread CPU evaluator on the same
 agree exactly: the same sums in the same order), then timed: the median (and minimum) of
 ``--repeats`` evaluations after a warm-up. GPU times have the keys already on the device (a DE keeps
 its population there); ``seconds_with_copies`` adds the copy of the keys in and of the errors out,
-since the paper does not say which it measured. Writes one row per (problem, popsize, device),
+since the paper does not say which it measured. ``gpu_prebound`` launches through the evaluator's
+pre-bound launch, as the many-threaded DE does: ``seconds_median`` is one launch and its
+synchronisation, ``seconds_queued`` the mean of 100 back-to-back launches (a generation loop that
+never waits sees that per evaluation). Writes one row per (problem, popsize, device),
 atomically, with the machine and versions:
 
     python benchmarks/kromer_eval_speed.py --out results/benchmarks/kromer_eval_speed_<machine>.csv
@@ -28,7 +31,9 @@ from gpude import provenance
 from gpude.errors import GpudeError
 from gpude.io import write_csv_atomic
 
-DEVICES = ("cpu", "cpu_parallel", "gpu")
+DEVICES = ("cpu", "cpu_parallel", "gpu", "gpu_prebound")
+#: back-to-back launches of ``seconds_queued`` (what a generation loop that never waits sees per launch)
+QUEUED = 100
 
 
 def problems(lop: str, etc: str) -> dict:
@@ -63,6 +68,8 @@ def evaluator(problem, device: str):
 
     require_gpu()
     ev = problem.gpu_evaluator(np.float64)
+    if device == "gpu_prebound":
+        return _prebound(ev)
 
     def run(X):
         d_out = cuda.device_array(X.shape[0])
@@ -82,6 +89,41 @@ def evaluator(problem, device: str):
         ev.launch(d_X2, d_out, 0, X.shape[0])
         d_out.copy_to_host(out)
         return on_device, time.perf_counter() - t0
+    return run, timed
+
+
+def _prebound(ev):
+    """The evaluator's pre-bound launch (what the many-threaded DE queues each generation):
+    ``timed(X) -> (one launch and its synchronisation, the mean of QUEUED back-to-back launches)``."""
+    from numba import cuda
+
+    bound = {}
+
+    def launch_for(X):
+        n = X.shape[0]
+        if n not in bound:
+            d_X, d_out = cuda.to_device(X), cuda.device_array(n)
+            bound[n] = (d_X, d_out, ev.prebound(d_X, d_out, 0, n, cuda.default_stream()))
+        return bound[n]
+
+    def run(X):
+        d_X, d_out, launch = launch_for(X)
+        d_X.copy_to_device(X)
+        launch()
+        return d_out.copy_to_host()
+
+    def timed(X):
+        _, _, launch = launch_for(X)
+        cuda.synchronize()
+        t0 = time.perf_counter()
+        launch()
+        cuda.synchronize()
+        one = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        for _ in range(QUEUED):
+            launch()
+        cuda.synchronize()
+        return one, (time.perf_counter() - t0) / QUEUED
     return run, timed
 
 
@@ -107,6 +149,7 @@ def measure(problem, kind: str, device: str, popsize: int, repeats: int) -> dict
             "threads": numba.get_num_threads() if device == "cpu_parallel" else 1, "repeats": repeats,
             "seconds_median": median, "seconds_min": min(seconds),
             "seconds_with_copies": statistics.median(r[1] for r in runs) if device == "gpu" else np.nan,
+            "seconds_queued": statistics.median(r[1] for r in runs) if device == "gpu_prebound" else np.nan,
             "evaluations_per_s": popsize / median}
 
 
@@ -140,7 +183,7 @@ def main(argv=None) -> int:
     p.add_argument("--etc", default="ThMhCc")
     args = p.parse_args(argv)
     if args.devices is None:
-        devices = [d for d in DEVICES if d != "gpu" or gpu_available()]
+        devices = [d for d in DEVICES if not d.startswith("gpu") or gpu_available()]
         if "gpu" not in devices:
             print("no GPU here: timing the CPU evaluators only (--devices gpu asks for it and fails clearly)")
     else:
@@ -154,7 +197,7 @@ def main(argv=None) -> int:
         check_agreement(problem, devices)
         rows += [measure(problem, kind, d, n, args.repeats) for n in popsizes for d in devices]
     info = {**provenance.cpu(), **provenance.software(), "git_commit": provenance.git_commit()}
-    if "gpu" in devices:
+    if any(d.startswith("gpu") for d in devices):
         info.update(provenance.gpu())
     frame = pd.DataFrame(rows).assign(**{k: v for k, v in info.items() if np.isscalar(v)})
     write_csv_atomic(frame, args.out)

@@ -25,7 +25,7 @@ def small(monkeypatch):
     monkeypatch.setattr(bench, "problems", lambda lop, etc: SMALL)
 
 
-@pytest.mark.parametrize("devices", ["cpu,cpu_parallel", pytest.param("gpu", marks=pytest.mark.cudasim)])
+@pytest.mark.parametrize("devices", ["cpu,cpu_parallel", pytest.param("gpu,gpu_prebound", marks=pytest.mark.cudasim)])
 def test_rows_per_problem_popsize_and_device(small, tmp_path, devices):
     out = tmp_path / "speed.csv"
     assert bench.main(["--out", str(out), "--popsizes", "2,4", "--repeats", "2", "--devices", devices]) == 0
@@ -36,8 +36,9 @@ def test_rows_per_problem_popsize_and_device(small, tmp_path, devices):
     # (a CSV round trip may move the last digit)
     assert np.allclose(t["evaluations_per_s"], t["popsize"] / t["seconds_median"], rtol=1e-12)
     assert {"cpu", "numba", "git_commit"} <= set(t.columns)
-    if devices == "gpu":
-        assert (t["seconds_with_copies"] > 0).all()
+    if devices.startswith("gpu"):
+        assert (t.loc[t["device"] == "gpu", "seconds_with_copies"] > 0).all()
+        assert (t.loc[t["device"] == "gpu_prebound", "seconds_queued"] > 0).all()
 
 
 def test_disagreeing_evaluators_are_not_timed(small, monkeypatch, tmp_path):
