@@ -25,9 +25,35 @@ The GA kernels' grids put the rows (pairs, children) in blockIdx.x, the fastest-
 the blocks that run together read the same stretch of the parents and of o: a row read by several
 pairs or children comes from memory once and from the L2 cache after that.
 
+**Trials per launch** (``trials_per_launch`` = B, :meth:`MASWGPU.run_batch`). At D = 1e5 a cycle
+is bound by launch latency and host round trips (~10 ms per 1,000 FEs where its memory traffic
+needs ~1 ms), so B trials of one (function, D) cell advance together, each with its own key:
+
+* **layout**: one population array for all, rows ``[0, B P)`` the populations (trial b's individual
+  i at ``b P + i``), rows ``[B P, B P + B offspring)`` the children (trial b's child c at
+  ``B P + b offspring + c``), so every trial's children are one range of rows for the function's
+  evaluator, unchanged; the biases ``(B P, D)``, row ``b P + i``; the steps mode's vectors
+  ``(3 B, D)``: the trials' x, then their '+' candidates, then their '-' ones (each set one range of
+  rows); the perturbations ``(B, D)``, the Solis-Wets states ``(B, 8)``, the gates per trial;
+* **shared launches**: a launch per GA kernel for all the trials (the trial from the grid: pairs,
+  children and moves are flat over (trial, row), ``replace_batch`` a block per trial), one
+  evaluation of all their children, and in the steps mode one launch per step kernel (the D-long
+  ones with the trial in blockIdx.y, the decisions a thread per trial in one block, which also
+  opens the evaluator's gate when any trial's is open) and one evaluation of all the candidates;
+  the fused mode runs the trials' applications as one cooperative launch each, queued one after
+  the other without a host read between them;
+* **the host** draws every trial's GA step in one compiled call, and makes each trial's decisions
+  (the individual to improve, a new chain's rho, keep or drop) in turn, after one read of the
+  batch's state where a trial alone reads its own;
+* **stopping**: the trials are in step (the same budget, the same units), and a trial that reaches
+  its target stops being advanced (the kernels skip it) while the others go on; its trial row is
+  that of its run alone (tested), its wall time its fair share of the batch's
+  (:func:`gpude.implementations.device_loop.fair_shares`); the trace's times are the batch's clock.
+
 Device memory per trial: ``(popsize + offspring + popsize + 4) D`` values (population and padding,
-a Solis-Wets bias per individual, the step's vectors) plus the function's data; :meth:`setup` says
-how much before the run and fails with the largest D that fits when it does not.
+a Solis-Wets bias per individual, the step's vectors) plus the function's data (once per batch);
+:meth:`setup` says how much before the run and fails with the largest D (or, for a batch, the
+largest ``trials_per_launch``) that fits when it does not.
 """
 
 from __future__ import annotations
