@@ -295,18 +295,6 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
             dst[j] = src[j]
             j += cuda.gridDim.y * NT
 
-    @cuda.jit
-    def set_value(a, i, v):
-        if cuda.grid(1) == 0:
-            a[i] = v
-
-    @cuda.jit
-    def zero_row(a, row):
-        j = cuda.grid(1)
-        while j < a.shape[1]:
-            a[row, j] = 0
-            j += cuda.gridsize(1)
-
     # -- Solis-Wets: trial b in blockIdx.y (kernels over D) or in threadIdx.x (the decisions) -----
     @cuda.jit
     def ls_begin(pop, x, bias, rows, fresh):
@@ -433,9 +421,9 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
             gate_any[0] = opened
 
     kernels = dict(init_population=init_population, dist_partial=dist_partial, dist_final=dist_final,
-                   crossover=crossover, copy_rows=copy_rows, zero_row=zero_row, sw_plus=sw_plus,
+                   crossover=crossover, copy_rows=copy_rows, sw_plus=sw_plus,
                    choose_fathers=choose_fathers, replace_children=replace_children,
-                   replace_batch=replace_batch, copy_moves=copy_moves, set_value=set_value,
+                   replace_batch=replace_batch, copy_moves=copy_moves,
                    ls_begin=ls_begin, ls_keep=ls_keep,
                    sw_after_plus=sw_after_plus, sw_minus=sw_minus, sw_after_minus=sw_after_minus,
                    sw_finish=sw_finish, sw_end=sw_end)
