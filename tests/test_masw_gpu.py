@@ -102,3 +102,150 @@ def test_the_default_ls_mode_follows_the_measurements():
     assert default_ls_mode(codes["L01"], 1_000_000) == "fused" and default_ls_mode(codes["L01"], 1_500_000) == "steps"
     assert default_ls_mode(codes["C13"], 500_000) == "fused" and default_ls_mode(codes["C13"], 1_000_000) == "steps"
     assert default_ls_mode(codes["L06"], 100_000) == "fused" and default_ls_mode(codes["C04"], 3_000_000) == "steps"
+
+
+# -- trials per launch (issue 24) ------------------------------------------------------------------
+BATCH_CASES = [("L02", 24 * SCALE, "fused"), ("L06", 24 * SCALE, "steps"), ("C04", 100 * SCALE, "steps"),
+               ("Q04", 10, "steps")]
+
+
+def assert_same_trial(batched, alone):
+    """The same run to the last bit: the same evaluators on the same rows, whatever the batch."""
+    assert batched.seed == alone.seed
+    assert batched.best_error == alone.best_error
+    np.testing.assert_array_equal(batched.best_x, alone.best_x)
+    for key in ("generation", "fes", "best_error"):
+        np.testing.assert_array_equal(batched.trace[key], alone.trace[key])
+    assert (batched.fes_used, batched.generations, batched.hit_target, batched.fes_to_target, batched.stopped_by) == \
+        (alone.fes_used, alone.generations, alone.hit_target, alone.fes_to_target, alone.stopped_by)
+
+
+@pytest.mark.parametrize("fid,dim,ls_mode", BATCH_CASES, ids=[f"{c[0]}-{c[2]}" for c in BATCH_CASES])
+def test_each_trial_of_a_batch_makes_its_own_run(fid, dim, ls_mode):
+    # a batch's trials share every launch (the fused mode: all but the applications), each with its
+    # own key: each makes exactly its run alone, new chains and kept results included
+    seeds = [SEED, 8, 9] if ls_mode == "fused" else [SEED, 8]
+    threads = {} if fid == "Q04" else {"threads": 16}
+    r = make_runner("masw", "gpu", fid, dim, NP, MAX_FES, **PARAMS, **threads, ls_mode=ls_mode,
+                    trials_per_launch=len(seeds), quiet=True)
+    assert r.trials_per_launch == len(seeds) and r.ls_mode == ls_mode
+    batch = r.run_batch(seeds)
+    population = r.population(1)
+    applications, counts = r.ls_applications, dict(r.counts)
+    alone, populations = [], []
+    summed = dict.fromkeys(counts, 0)
+    for s in seeds:
+        alone.append(r.run(s))
+        populations.append(r.population())
+        for key, value in r.counts.items():
+            summed[key] += value
+    for b, a in zip(batch, alone):
+        assert_same_trial(b, a)
+    assert len({b.best_error for b in batch}) == len(seeds)  # different seeds, different runs
+    for x, y in zip(population, populations[1]):  # trial 1's final population and errors, as alone
+        np.testing.assert_array_equal(x, y)
+    # the kernels' counts are the trials' summed (ga_steps: one per step launched, for all)
+    assert applications == 2 * len(seeds)
+    assert {k: v for k, v in counts.items() if k != "ga_steps"} == \
+        {k: v for k, v in summed.items() if k != "ga_steps"}
+    assert counts["ga_steps"] * len(seeds) == summed["ga_steps"]
+    # the shares add up to the batch's wall time, and the row records the grouping
+    wall = batch[0].info["batch_wall_time_s"]
+    assert sum(b.wall_time_s for b in batch) == pytest.approx(wall)
+    assert all(b.info["options"]["trials_per_launch"] == len(seeds) for b in batch)
+    assert alone[0].info["options"]["trials_per_launch"] == 1
+    assert alone[0].wall_time_s == alone[0].info["batch_wall_time_s"]
+
+
+def test_each_trial_of_a_batch_stops_at_its_own_target():
+    # a target that one trial reaches after its first cycle and another not before its third: the
+    # first stops there (its population no longer advanced: the batch's copy is its state then)
+    # while the batch runs on, and every trial's row is that of its run alone with the target
+    seeds, max_fes = [3, 11, 12], NP + 3 * 32
+    kw = dict(**PARAMS, ls_mode="steps", quiet=True)
+    full = make_runner("masw", "gpu", "Q04", 10, NP, max_fes, **kw)
+    traces = [full.run(s).trace["best_error"] for s in seeds]
+    target = min(t[1] for t in traces)
+    assert max(t[-2] for t in traces) > target  # some trial runs past the others' stop
+    r = make_runner("masw", "gpu", "Q04", 10, NP, max_fes, target=target, trials_per_launch=3, **kw)
+    batch = r.run_batch(seeds)
+    finals = [r.population(b) for b in range(3)]
+    for b, (s, trace) in enumerate(zip(seeds, traces)):
+        a = r.run(s)
+        assert_same_trial(batch[b], a)
+        for x, y in zip(finals[b], r.population()):
+            np.testing.assert_array_equal(x, y)
+        hit = np.flatnonzero(trace <= target)
+        last = int(hit[0]) if hit.size else len(trace) - 1
+        assert batch[b].generations == last and batch[b].hit_target == bool(hit.size)
+        np.testing.assert_array_equal(batch[b].trace["best_error"], trace[:last + 1])
+        assert (batch[b].time_to_target_s is not None) == batch[b].hit_target
+        assert batch[b].stopped_by == ("target" if hit.size else "budget")
+    assert min(b.generations for b in batch) == 1 < max(b.generations for b in batch)
+    # a trial that stopped is charged until the host saw its stop; the shares add up to the wall time
+    assert sum(b.wall_time_s for b in batch) == pytest.approx(batch[0].info["batch_wall_time_s"])
+    first = min(range(3), key=lambda b: batch[b].generations)
+    assert batch[first].time_to_target_s <= batch[first].wall_time_s < max(b.wall_time_s for b in batch)
+
+
+def test_trials_per_launch_is_checked(monkeypatch):
+    from gpude.implementations import masw_gpu
+
+    with pytest.raises(InvalidInputError, match="trials_per_launch must be a positive integer"):
+        make_runner("masw", "gpu", "L01", 24, NP, MAX_FES, trials_per_launch=0)
+    with pytest.raises(InvalidInputError, match="at most 1024 trials per launch"):
+        make_runner("masw", "gpu", "L01", 24, NP, MAX_FES, trials_per_launch=1025)
+    # a batch that does not fit names the largest trials_per_launch that does
+    r = make_runner("masw", "gpu", "L01", 24, NP, MAX_FES, trials_per_launch=8, quiet=True)
+    per_trial = masw_gpu.bytes_per_trial(NP, 20, 24, 8)
+    free = (3 * per_trial + 3 * 24 * 8) / 0.95 + 1  # three trials and the function's data
+
+    class Context:
+        def get_memory_info(self):
+            return free, 10 * free
+
+    monkeypatch.setattr(masw_gpu.cuda, "current_context", lambda: Context())
+    assert r.check_memory(3) == 3 * per_trial + 3 * 24 * 8
+    with pytest.raises(InvalidInputError, match="the largest trials_per_launch that fits is 3"):
+        r.check_memory(8)
+    with pytest.raises(InvalidInputError, match="the largest trials_per_launch that fits is 3"):
+        r.warmup()
+    free = per_trial / 2  # not even one trial: the largest D that fits, as before
+    with pytest.raises(InvalidInputError, match="the largest D that fits"):
+        r.check_memory(8)
+
+
+def test_batched_replacement_on_the_device_is_the_host_rule_per_trial():
+    # three trials' populations then their children in one array; trial 1 stopped: no move
+    from numba import cuda
+
+    from gpude.algorithms.masw import replacement
+    from gpude.implementations.masw_gpu import build_gpu_masw
+
+    kernel = build_gpu_masw(np.float64, 6, 8)["replace_batch"]
+    rng = np.random.default_rng(6)
+    B, P, off = 3, 6, 4
+    for trial in range(6):
+        k = int(rng.integers(1, off + 1))
+        pops = rng.choice([0.5, 1.0, 2.0, 3.0, np.inf, np.nan], size=(B, P))
+        children = rng.choice([0.5, 1.0, 2.0, 3.0, np.inf, np.nan], size=(B, off))
+        fit = np.concatenate([pops.ravel(), children.ravel()])
+        plan = np.zeros((B * off, 3), np.int64)
+        plan[:, :2] = rng.integers(0, P, (B * off, 2)) + np.repeat(np.arange(B) * P, off)[:, None]
+        active = np.array([1, 0, 1], np.int32)
+        d_fit, moves = cuda.to_device(fit), cuda.to_device(np.full((B * off, 2), -1))
+        nmoves, replaced = cuda.to_device(np.full(B, 99, np.int64)), cuda.to_device(np.zeros(B * P, np.int32))
+        tally = cuda.to_device(np.zeros(2 * B, np.int64))
+        kernel[B, 1](d_fit, P, k, off, cuda.to_device(plan), moves, nmoves, replaced, tally, cuda.to_device(active))
+        after, n, moved = d_fit.copy_to_host(), nmoves.copy_to_host(), moves.copy_to_host()
+        for b in range(B):
+            expect = replacement(pops[b], children[b, :k]) if active[b] else []
+            got = [(int(s) - b * P, int(c) - B * P - b * off) for s, c in moved[b * off:b * off + n[b]]]
+            assert got == expect, (b, got, expect)
+            want = pops[b].copy()
+            for slot, c in expect:
+                want[slot] = children[b, c]
+            np.testing.assert_array_equal(after[b * P:(b + 1) * P], want)
+            assert sorted(np.flatnonzero(replaced.copy_to_host()[b * P:(b + 1) * P])) == sorted(s for s, _ in expect)
+            parents = len(set(plan[b * off:b * off + k, :2].ravel().tolist())) if active[b] else 0
+            assert tally.copy_to_host()[2 * b:2 * b + 2].tolist() == [len(expect), parents]

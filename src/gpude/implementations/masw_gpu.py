@@ -25,9 +25,35 @@ The GA kernels' grids put the rows (pairs, children) in blockIdx.x, the fastest-
 the blocks that run together read the same stretch of the parents and of o: a row read by several
 pairs or children comes from memory once and from the L2 cache after that.
 
+**Trials per launch** (``trials_per_launch`` = B, :meth:`MASWGPU.run_batch`). At D = 1e5 a cycle
+is bound by launch latency and host round trips (~10 ms per 1,000 FEs where its memory traffic
+needs ~1 ms), so B trials of one (function, D) cell advance together, each with its own key:
+
+* **layout**: one population array for all, rows ``[0, B P)`` the populations (trial b's individual
+  i at ``b P + i``), rows ``[B P, B P + B offspring)`` the children (trial b's child c at
+  ``B P + b offspring + c``), so every trial's children are one range of rows for the function's
+  evaluator, unchanged; the biases ``(B P, D)``, row ``b P + i``; the steps mode's vectors
+  ``(3 B, D)``: the trials' x, then their '+' candidates, then their '-' ones (each set one range of
+  rows); the perturbations ``(B, D)``, the Solis-Wets states ``(B, 8)``, the gates per trial;
+* **shared launches**: a launch per GA kernel for all the trials (the trial from the grid: pairs,
+  children and moves are flat over (trial, row), ``replace_batch`` a block per trial), one
+  evaluation of all their children, and in the steps mode one launch per step kernel (the D-long
+  ones with the trial in blockIdx.y, the decisions a thread per trial in one block, which also
+  opens the evaluator's gate when any trial's is open) and one evaluation of all the candidates;
+  the fused mode runs the trials' applications as one cooperative launch each, queued one after
+  the other without a host read between them;
+* **the host** draws every trial's GA step in one compiled call, and makes each trial's decisions
+  (the individual to improve, a new chain's rho, keep or drop) in turn, after one read of the
+  batch's state where a trial alone reads its own;
+* **stopping**: the trials are in step (the same budget, the same units), and a trial that reaches
+  its target stops being advanced (the kernels skip it) while the others go on; its trial row is
+  that of its run alone (tested), its wall time its fair share of the batch's
+  (:func:`gpude.implementations.device_loop.fair_shares`); the trace's times are the batch's clock.
+
 Device memory per trial: ``(popsize + offspring + popsize + 4) D`` values (population and padding,
-a Solis-Wets bias per individual, the step's vectors) plus the function's data; :meth:`setup` says
-how much before the run and fails with the largest D that fits when it does not.
+a Solis-Wets bias per individual, the step's vectors) plus the function's data (once per batch);
+:meth:`setup` says how much before the run and fails with the largest D (or, for a batch, the
+largest ``trials_per_launch``) that fits when it does not.
 """
 
 from __future__ import annotations
@@ -44,7 +70,8 @@ from numba import cuda, float64
 
 from ..algorithms.masw import build_masw_ops, first_unit, ls_choice, width
 from ..algorithms.solis_wets import build_sw_ops
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, require_positive_int
+from ..rng import seed_key
 from .base import HostLoopImplementation
 from .masw_gpu_ls import ACCEPTED as LS_ACCEPTED, STEPS as LS_STEPS
 from .masw_sequential import HEADER, build_cpu_masw
@@ -52,6 +79,8 @@ from .masw_sequential import HEADER, build_cpu_masw
 THREADS = 256
 BUCKET = 4
 MAX_BLOCKS = 4096
+#: trials per launch at most (the Solis-Wets decisions: a thread per trial in one block)
+MAX_TRIALS_PER_LAUNCH = 1024
 # device state vector
 F_LS, RHO, SUCC, FAIL, USED, BUDGET, OUTCOME = range(7)
 
@@ -77,15 +106,18 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
     int64 = np.int64
 
     @cuda.jit
-    def init_population(pop, key, strata, W, lower, upper):
+    def init_population(pop, keys, strata, W, lower, upper):
+        """Trial blockIdx.y's population (rows b P .. b P + P - 1, its key), a thread per coordinate."""
         perm = cuda.local.array(P, int64)
         col = cuda.local.array(P, T)
-        j = cuda.grid(1)
+        b = cuda.blockIdx.y
+        key = keys[b]
+        j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
         while j < pop.shape[1]:
             init_column(key, j, P, strata, W, lower, upper, perm, col)
             for i in range(P):
-                pop[i, j] = col[i]
-            j += cuda.gridsize(1)
+                pop[b * P + i, j] = col[i]
+            j += cuda.gridDim.x * cuda.blockDim.x
 
     @cuda.jit(device=True)
     def block_sum(red, s, tid):
@@ -100,19 +132,23 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
             h //= 2
 
     @cuda.jit
-    def dist_partial(pop, pairs, partials):
+    def dist_partial(pop, pairs, per, n, active, partials):
+        """Pair q (rows pairs[q]) belongs to trial q // per: the pairs q % per >= n (a short step)
+        and those of a stopped trial are skipped."""
         red = cuda.shared.array(NT, float64)
-        tid, q, b = cuda.threadIdx.x, cuda.blockIdx.x, cuda.blockIdx.y
+        tid, q, blk = cuda.threadIdx.x, cuda.blockIdx.x, cuda.blockIdx.y
+        if q % per >= n or active[q // per] == 0:
+            return
         x, y = pop[pairs[q, 0]], pop[pairs[q, 1]]
         s = 0.0
-        j = b * NT + tid
+        j = blk * NT + tid
         while j < pop.shape[1]:
             d = float64(x[j]) - float64(y[j])
             s += d * d
             j += cuda.gridDim.y * NT
         block_sum(red, s, tid)
         if tid == 0:
-            partials[q, b] = red[0]
+            partials[q, blk] = red[0]
 
     @cuda.jit
     def dist_final(partials, nb, out):
@@ -128,16 +164,21 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
             out[q] = red[0]
 
     @cuda.jit
-    def crossover(pop, row0, plan, delta, key, unit0, W, alpha, lower, upper):
-        """Child c (row row0 + c) of parents plan[c, 0], plan[c, 1]; plan[c, 2] the mutated gene."""
-        c = cuda.blockIdx.x
-        mother, father, gene = plan[c, 0], plan[c, 1], plan[c, 2]
-        child = pop[row0 + c]
+    def crossover(pop, row0, plan, delta, keys, unit0, W, alpha, lower, upper, k, off, active):
+        """Child c of trial b (blockIdx.x = b k + c; row row0 + b off + c) of parents plan[r, 0],
+        plan[r, 1], r = b off + c; plan[r, 2] the mutated gene; trial b's key."""
+        b, c = cuda.blockIdx.x // k, cuda.blockIdx.x % k
+        if active[b] == 0:
+            return
+        r = b * off + c
+        mother, father, gene = plan[r, 0], plan[r, 1], plan[r, 2]
+        child = pop[row0 + r]
+        key = keys[b]
         j = cuda.blockIdx.y * NT + cuda.threadIdx.x
         while j < pop.shape[1]:
             v = blx(key, unit0 + c, W, j, pop[mother, j], pop[father, j], alpha, lower, upper)
             if j == gene:
-                v = clip(v + delta[c], lower, upper)
+                v = clip(v + delta[r], lower, upper)
             child[j] = v
             j += cuda.gridDim.y * NT
 
@@ -152,73 +193,101 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
             j += cuda.gridDim.y * NT
 
     @cuda.jit
-    def choose_fathers(cands, dists, plan, k, nam):
-        """Child c's plan (mother, father, gene) from cands[c] = (mother, nam candidates, gene): the
-        candidate farthest from the mother (the first on ties), as masw/sequential chooses."""
-        c = cuda.grid(1)
-        if c < k:
-            father, far = cands[c, 1], -1.0
+    def choose_fathers(cands, dists, plan, k, nam, off, trials):
+        """Child c of trial b's plan (mother, father, gene), r = b off + c, from cands[r] = (mother,
+        nam candidates, gene): the candidate farthest from the mother (the first on ties), as
+        masw/sequential chooses."""
+        t = cuda.grid(1)
+        b, c = t // off, t % off
+        if b < trials and c < k:
+            r = b * off + c
+            father, far = cands[r, 1], -1.0
             for q in range(nam):
-                d = dists[c * nam + q]
+                d = dists[r * nam + q]
                 if d > far:
-                    far, father = d, cands[c, 1 + q]
-            plan[c, 0], plan[c, 1], plan[c, 2] = cands[c, 0], father, cands[c, nam + 1]
+                    far, father = d, cands[r, 1 + q]
+            plan[r, 0], plan[r, 1], plan[r, 2] = cands[r, 0], father, cands[r, nam + 1]
 
     @cuda.jit(device=True)
-    def before(fit, a, b):
-        """Whether entry a ranks before entry b: (error, NaN last; population first; index)."""
-        fa, fb = fit[a], fit[b]
+    def entry(b, trials, mu, off, e):
+        """Where entry e of trial b's (mu + k) ranking is in ``fit``: its population, then its children."""
+        return b * mu + e if e < mu else trials * mu + b * off + (e - mu)
+
+    @cuda.jit(device=True)
+    def before(fit, b, trials, mu, off, ea, eb):
+        """Whether entry ea ranks before entry eb: (error, NaN last; population first; index)."""
+        fa, fb = fit[entry(b, trials, mu, off, ea)], fit[entry(b, trials, mu, off, eb)]
         fa = math.inf if fa != fa else fa
         fb = math.inf if fb != fb else fb
-        return fa < fb or (fa == fb and a < b)
+        return fa < fb or (fa == fb and ea < eb)
 
-    @cuda.jit
-    def replace_children(fit, P, k, plan, moves, nmoves, replaced, tally):
-        """(mu + k) replacement (algorithms.masw.replacement) by one thread: moves[r] = (slot, row of
-        the entering child), the slots' errors updated and marked in ``replaced``; tally[0] += the
-        moves, tally[1] += the distinct parents of the step (for the traffic count)."""
-        if cuda.grid(1) != 0:
-            return
-        n = P + k
+    @cuda.jit(device=True)
+    def replace_trial(fit, mu, k, off, b, trials, plan, moves, nmoves, replaced, tally):
+        """(mu + k) replacement (algorithms.masw.replacement) of trial b by one thread: moves[b off + r]
+        = (row of the slot, row of the entering child), the slots' errors updated and marked in
+        ``replaced``; tally[2 b] += the moves, tally[2 b + 1] += the distinct parents of the step (for
+        the traffic count)."""
+        n = mu + k
+        m0 = b * off
         nl = 0
-        for i in range(P):  # leaving: ranked P or later, ascending slots
+        for i in range(mu):  # leaving: ranked mu or later, ascending slots
             rank = 0
             for e in range(n):
-                if before(fit, e, i):
+                if before(fit, b, trials, mu, off, e, i):
                     rank += 1
-            if rank >= P:
-                moves[nl, 0] = i
+            if rank >= mu:
+                moves[m0 + nl, 0] = b * mu + i
                 nl += 1
         ne = 0
-        for c in range(k):  # entering: ranked before P, in child order
+        for c in range(k):  # entering: ranked before mu, in child order
             rank = 0
             for e in range(n):
-                if before(fit, e, P + c):
+                if before(fit, b, trials, mu, off, e, mu + c):
                     rank += 1
-            if rank < P:
-                moves[ne, 1] = P + c
+            if rank < mu:
+                moves[m0 + ne, 1] = trials * mu + m0 + c
                 ne += 1
         for r in range(nl):
-            fit[moves[r, 0]] = fit[moves[r, 1]]
-            replaced[moves[r, 0]] = 1
-        nmoves[0] = nl
-        tally[0] += nl
+            fit[moves[m0 + r, 0]] = fit[moves[m0 + r, 1]]
+            replaced[moves[m0 + r, 0]] = 1
+        nmoves[b] = nl
+        tally[2 * b] += nl
         distinct = 0
         for q in range(2 * k):
-            row = plan[q // 2, q % 2]
+            row = plan[m0 + q // 2, q % 2]
             seen = False
             for e in range(q):
-                if plan[e // 2, e % 2] == row:
+                if plan[m0 + e // 2, e % 2] == row:
                     seen = True
             if not seen:
                 distinct += 1
-        tally[1] += distinct
+        tally[2 * b + 1] += distinct
 
     @cuda.jit
-    def copy_moves(pop, moves, nmoves):
-        """pop[moves[r, 0]] <- pop[moves[r, 1]] for r < nmoves[0] (a block row per possible move)."""
+    def replace_children(fit, P, k, plan, moves, nmoves, replaced, tally):
+        """One trial's (mu + k) replacement by one thread (:func:`replace_trial`, children at P + c)."""
+        if cuda.grid(1) != 0:
+            return
+        replace_trial(fit, P, k, k, 0, 1, plan, moves, nmoves, replaced, tally)
+
+    @cuda.jit
+    def replace_batch(fit, P, k, off, plan, moves, nmoves, replaced, tally, active):
+        """Trial blockIdx.x's replacement (:func:`replace_trial`) by its thread 0; a stopped trial
+        makes no move."""
+        b = cuda.blockIdx.x
+        if cuda.threadIdx.x != 0:
+            return
+        if active[b] == 0:
+            nmoves[b] = 0
+            return
+        replace_trial(fit, P, k, off, b, nmoves.shape[0], plan, moves, nmoves, replaced, tally)
+
+    @cuda.jit
+    def copy_moves(pop, moves, nmoves, off):
+        """pop[moves[r, 0]] <- pop[moves[r, 1]] for the moves r = b off + m, m < nmoves[b] (a block
+        row per possible move)."""
         r = cuda.blockIdx.x
-        if r >= nmoves[0]:
+        if r % off >= nmoves[r // off]:
             return
         dst, src = pop[moves[r, 0]], pop[moves[r, 1]]
         j = cuda.blockIdx.y * NT + cuda.threadIdx.x
@@ -226,96 +295,136 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
             dst[j] = src[j]
             j += cuda.gridDim.y * NT
 
+    # -- Solis-Wets: trial b in blockIdx.y (kernels over D) or in threadIdx.x (the decisions) -----
     @cuda.jit
-    def set_value(a, i, v):
-        if cuda.grid(1) == 0:
-            a[i] = v
-
-    @cuda.jit
-    def zero_row(a, row):
-        j = cuda.grid(1)
-        while j < a.shape[1]:
-            a[row, j] = 0
-            j += cuda.gridsize(1)
-
-    @cuda.jit
-    def sw_plus(ls, bias, row, d, st, gate, key, unit, W, lower, upper):
-        """Step's '+' candidate into ls[1]; its perturbation into d."""
-        if gate[0] == 0:
+    def ls_begin(pop, x, bias, rows, fresh):
+        """x[b] <- pop[rows[b]] for the trials with an application (rows[b] >= 0); a new chain's bias
+        (fresh[b]) zeroed."""
+        b = cuda.blockIdx.y
+        r = rows[b]
+        if r < 0:
             return
-        rho = st[RHO]
-        b = bias[row]
-        j = cuda.grid(1)
+        j = cuda.blockIdx.x * NT + cuda.threadIdx.x
+        while j < x.shape[1]:
+            x[b, j] = pop[r, j]
+            if fresh[b] != 0:
+                bias[r, j] = 0
+            j += cuda.gridDim.x * NT
+
+    @cuda.jit
+    def ls_keep(pop, fit, x, rows, keep, st):
+        """A kept result (keep[b]) into its individual's row and error."""
+        b = cuda.blockIdx.y
+        if keep[b] == 0:
+            return
+        r = rows[b]
+        j = cuda.blockIdx.x * NT + cuda.threadIdx.x
+        while j < x.shape[1]:
+            pop[r, j] = x[b, j]
+            j += cuda.gridDim.x * NT
+        if cuda.blockIdx.x == 0 and cuda.threadIdx.x == 0:
+            fit[r] = st[b, F_LS]
+
+    @cuda.jit
+    def sw_plus(ls, bias, rows, d, st, gate, keys, unit, W, lower, upper):
+        """Trial b's step: its '+' candidate into ls[B + b] (x is ls[b]); its perturbation into d[b]."""
+        b, B = cuda.blockIdx.y, st.shape[0]
+        if gate[b] == 0:
+            return
+        rho = st[b, RHO]
+        bb = bias[rows[b]]
+        key = keys[b]
+        j = cuda.blockIdx.x * NT + cuda.threadIdx.x
         while j < ls.shape[1]:
             dj = dif(key, ctr(unit, HEADER + 2 * j, W), rho)
-            d[j] = dj
-            ls[1, j] = plus(ls[0, j], b[j], dj, lower, upper)
-            j += cuda.gridsize(1)
+            d[b, j] = dj
+            ls[B + b, j] = plus(ls[b, j], bb[j], dj, lower, upper)
+            j += cuda.gridDim.x * NT
 
     @cuda.jit
-    def sw_after_plus(st, out, gate, gate_minus):
-        if gate[0] == 0:
-            return
-        st[USED] += 1.0
-        if out[1] < st[F_LS]:
-            st[F_LS] = out[1]
-            st[OUTCOME] = 1.0
-            gate_minus[0] = 0
-        else:
-            st[OUTCOME] = 0.0
-            gate_minus[0] = 1 if st[USED] < st[BUDGET] else 0
+    def sw_after_plus(st, out, gate, gate_minus, gate_minus_any):
+        """Thread b: trial b accepts its '+' candidate or opens its '-' gate; gate_minus_any[0]: some
+        trial tries a '-' candidate (the gate of their evaluation, all trials in one launch)."""
+        b, B = cuda.threadIdx.x, st.shape[0]
+        flag = 0
+        if b < B and gate[b] != 0:
+            st[b, USED] += 1.0
+            if out[B + b] < st[b, F_LS]:
+                st[b, F_LS] = out[B + b]
+                st[b, OUTCOME] = 1.0
+                gate_minus[b] = 0
+            else:
+                st[b, OUTCOME] = 0.0
+                gate_minus[b] = 1 if st[b, USED] < st[b, BUDGET] else 0
+            flag = gate_minus[b]
+        opened = cuda.syncthreads_or(flag)
+        if b == 0:
+            gate_minus_any[0] = opened
 
     @cuda.jit
-    def sw_minus(ls, bias, row, d, gate_minus, lower, upper):
-        if gate_minus[0] == 0:
+    def sw_minus(ls, bias, rows, d, gate_minus, lower, upper):
+        b, B = cuda.blockIdx.y, d.shape[0]
+        if gate_minus[b] == 0:
             return
-        b = bias[row]
-        j = cuda.grid(1)
+        bb = bias[rows[b]]
+        j = cuda.blockIdx.x * NT + cuda.threadIdx.x
         while j < ls.shape[1]:
-            ls[2, j] = minus(ls[0, j], b[j], d[j], lower, upper)
-            j += cuda.gridsize(1)
+            ls[2 * B + b, j] = minus(ls[b, j], bb[j], d[b, j], lower, upper)
+            j += cuda.gridDim.x * NT
 
     @cuda.jit
     def sw_after_minus(st, out, gate_minus):
-        if gate_minus[0] == 0:
+        b, B = cuda.threadIdx.x, st.shape[0]
+        if b >= B or gate_minus[b] == 0:
             return
-        st[USED] += 1.0
-        if out[2] < st[F_LS]:
-            st[F_LS] = out[2]
-            st[OUTCOME] = -1.0
+        st[b, USED] += 1.0
+        if out[2 * B + b] < st[b, F_LS]:
+            st[b, F_LS] = out[2 * B + b]
+            st[b, OUTCOME] = -1.0
 
     @cuda.jit
-    def sw_finish(ls, bias, row, d, st, gate):
-        if gate[0] == 0:
+    def sw_finish(ls, bias, rows, d, st, gate):
+        b, B = cuda.blockIdx.y, st.shape[0]
+        if gate[b] == 0:
             return
-        outcome = st[OUTCOME]
-        b = bias[row]
-        j = cuda.grid(1)
+        outcome = st[b, OUTCOME]
+        bb = bias[rows[b]]
+        j = cuda.blockIdx.x * NT + cuda.threadIdx.x
         while j < ls.shape[1]:
             if outcome > 0:
-                b[j] = bias_plus(b[j], d[j])
-                ls[0, j] = ls[1, j]
+                bb[j] = bias_plus(bb[j], d[b, j])
+                ls[b, j] = ls[B + b, j]
             elif outcome < 0:
-                b[j] = bias_minus(b[j], d[j])
-                ls[0, j] = ls[2, j]
+                bb[j] = bias_minus(bb[j], d[b, j])
+                ls[b, j] = ls[2 * B + b, j]
             else:
-                b[j] = bias_fail(b[j])
-            j += cuda.gridsize(1)
+                bb[j] = bias_fail(bb[j])
+            j += cuda.gridDim.x * NT
 
     @cuda.jit
-    def sw_end(st, gate, gate_minus):
-        """The step's counts and rho; whether a next step has budget."""
-        gate_minus[0] = 0  # a step queued after the budget must not try a '-' candidate
-        if gate[0] == 0:
-            return
-        succ, fail, rho = counts(st[OUTCOME] != 0.0, int64(st[SUCC]), int64(st[FAIL]), st[RHO])
-        st[SUCC], st[FAIL], st[RHO] = float64(succ), float64(fail), rho
-        gate[0] = 1 if st[USED] < st[BUDGET] else 0
+    def sw_end(st, gate, gate_minus, gate_any, gate_minus_any):
+        """Thread b: trial b's counts and rho; whether its next step has budget; gate_any[0]: whether
+        some trial's has (the gate of the '+' evaluation)."""
+        b, B = cuda.threadIdx.x, st.shape[0]
+        flag = 0
+        if b < B:
+            gate_minus[b] = 0  # a step queued after the budget must not try a '-' candidate
+            if gate[b] != 0:
+                succ, fail, rho = counts(st[b, OUTCOME] != 0.0, int64(st[b, SUCC]), int64(st[b, FAIL]),
+                                         st[b, RHO])
+                st[b, SUCC], st[b, FAIL], st[b, RHO] = float64(succ), float64(fail), rho
+                gate[b] = 1 if st[b, USED] < st[b, BUDGET] else 0
+            flag = gate[b]
+        opened = cuda.syncthreads_or(flag)
+        if b == 0:
+            gate_minus_any[0] = 0
+            gate_any[0] = opened
 
     kernels = dict(init_population=init_population, dist_partial=dist_partial, dist_final=dist_final,
-                   crossover=crossover, copy_rows=copy_rows, zero_row=zero_row, sw_plus=sw_plus,
-                   choose_fathers=choose_fathers, replace_children=replace_children, copy_moves=copy_moves,
-                   set_value=set_value,
+                   crossover=crossover, copy_rows=copy_rows, sw_plus=sw_plus,
+                   choose_fathers=choose_fathers, replace_children=replace_children,
+                   replace_batch=replace_batch, copy_moves=copy_moves,
+                   ls_begin=ls_begin, ls_keep=ls_keep,
                    sw_after_plus=sw_after_plus, sw_minus=sw_minus, sw_after_minus=sw_after_minus,
                    sw_finish=sw_finish, sw_end=sw_end)
     with _LOCK:
@@ -325,33 +434,42 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
 
 @lru_cache(maxsize=None)
 def build_step_planner(dtype):
-    """``plan(key, unit, W, P, nam, k, dim, prob, lower, upper, cands, pairs, delta) -> distinct``:
-    one GA step's counter draws (mothers, NAM candidates, mutations) into the pinned buffers in one
-    compiled call (a Python loop over the children cost ~0.2 ms per step); returns the number of
-    distinct rows among the distance pairs (for the traffic count)."""
+    """``plan(keys, active, unit, W, P, nam, k, off, dim, prob, lower, upper, cands, pairs, delta) ->
+    distinct``: one GA step's counter draws (mothers, NAM candidates, mutations) of every active
+    trial b (its own key) into the pinned buffers in one compiled call (a Python loop over the
+    children cost ~0.2 ms per step): child c of trial b in row r = b off + c of cands and delta, its
+    distance pairs in rows r nam .. r nam + nam - 1 of pairs, the individuals as rows of the batch's
+    population (b P + i). Returns the number of distinct rows among each trial's distance pairs,
+    summed over the trials (for the traffic count)."""
     import numba
 
     ops = build_masw_ops(dtype, "cpu")
     pick, mutation = ops.pick, ops.mutation
 
     @numba.njit(cache=True, nogil=True)
-    def plan(key, unit, W, P, nam, k, dim, prob, lower, upper, cands, pairs, delta):
+    def plan(keys, active, unit, W, P, nam, k, off, dim, prob, lower, upper, cands, pairs, delta):
         picks = np.empty(nam + 1, np.int64)
-        used = np.zeros(P, np.bool_)
+        used = np.empty(P, np.bool_)
         distinct = 0
-        for c in range(k):
-            pick(key, unit + c, W, P, nam, picks)
-            gene, dl = mutation(key, unit + c, W, dim, prob, lower, upper)
-            for q in range(nam + 1):
-                cands[c, q] = picks[q]
-                if not used[picks[q]]:
-                    used[picks[q]] = True
-                    distinct += 1
-            cands[c, nam + 1] = gene
-            delta[c] = dl
-            for q in range(nam):
-                pairs[c * nam + q, 0] = picks[0]
-                pairs[c * nam + q, 1] = picks[1 + q]
+        for b in range(keys.shape[0]):
+            if active[b] == 0:
+                continue
+            key, base = keys[b], b * P
+            used[:] = False
+            for c in range(k):
+                r = b * off + c
+                pick(key, unit + c, W, P, nam, picks)
+                gene, dl = mutation(key, unit + c, W, dim, prob, lower, upper)
+                for q in range(nam + 1):
+                    cands[r, q] = base + picks[q]
+                    if not used[picks[q]]:
+                        used[picks[q]] = True
+                        distinct += 1
+                cands[r, nam + 1] = gene
+                delta[r] = dl
+                for q in range(nam):
+                    pairs[r * nam + q, 0] = base + picks[0]
+                    pairs[r * nam + q, 1] = base + picks[1 + q]
         return distinct
 
     return plan
@@ -377,8 +495,25 @@ class MASWGPU(HostLoopImplementation):
         by step with the decisions on the device (``"steps"``: any problem). Default: ``"fused"`` on
         the large-scale functions up to the D where it was measured faster
         (:data:`gpude.implementations.masw_gpu_ls.FUSED_MAX_DIM`), ``"steps"`` otherwise.
+    trials_per_launch : int
+        Trials a driver (``gpude run``) hands to :meth:`run_batch` at once (default 1, at most
+        :data:`MAX_TRIALS_PER_LAUNCH`). The trials of a batch share every launch: the GA kernels, the
+        evaluation of all their children (one range of rows), the steps mode's kernels and the
+        evaluation of their candidates; the host makes each trial's decisions in turn and reads the
+        batch's state once where a trial alone reads its own. In the fused mode each trial's
+        Solis-Wets application is still its own cooperative launch (queued one after the other,
+        one host read for all). Each trial makes the run it makes alone (its key, its decisions),
+        stops at its own target, and is charged its fair share of the batch's wall time. Memory:
+        ``trials_per_launch`` times a trial's (:func:`bytes_per_trial`).
     quiet : bool
         Do not print the memory line before the run.
+
+    Notes
+    -----
+    After a run (or a batch) the runner's ``counts`` (the traffic counters of
+    ``benchmarks/masw_perf.py``), ``ls_applications``, ``ls_improved`` and ``phase_s`` are the
+    batch's: summed over its trials, except ``ga_steps`` (GA steps launched: one for all the trials)
+    and ``phase_s`` (the batch's time in each phase).
     """
 
     needs_program = False  # the problem's evaluators (large-scale functions have no program)
@@ -387,8 +522,13 @@ class MASWGPU(HostLoopImplementation):
     device = "gpu"
 
     def __init__(self, function, params, threads: int | None = None, ls_mode: str | None = None,
-                 quiet: bool = False, **options):
+                 quiet: bool = False, trials_per_launch: int = 1, **options):
         super().__init__(function, params, **options)
+        require_positive_int("trials_per_launch", trials_per_launch)
+        if trials_per_launch > MAX_TRIALS_PER_LAUNCH:
+            raise InvalidInputError(f"masw/gpu runs at most {MAX_TRIALS_PER_LAUNCH} trials per launch (a "
+                                    f"thread per trial in one block), got trials_per_launch={trials_per_launch}")
+        self.trials_per_launch = trials_per_launch
         fusable = getattr(function, "streaming", False) and hasattr(function, "code")
         if ls_mode is None:
             from .masw_gpu_ls import default_ls_mode
@@ -423,93 +563,136 @@ class MASWGPU(HostLoopImplementation):
         p = self.params
         return p.popsize + p.ssga_evals + min(p.ls_intensity, 4)
 
+    def warmup(self) -> None:
+        """Check that a batch of ``trials_per_launch`` fits before compiling (a trial of one)."""
+        if self.trials_per_launch > 1:
+            self.check_memory(self.trials_per_launch)
+        super().warmup()
+
     # -- memory ------------------------------------------------------------------------------
-    def check_memory(self):
-        """Print the trial's device memory; fail clearly if it does not fit."""
+    def check_memory(self, batch: int = 1):
+        """Print a trial's device memory (and a batch's); fail clearly if the batch does not fit."""
         p, D = self.params, self.dim
         item = np.dtype(self.dtype).itemsize
-        need = bytes_per_trial(p.popsize, p.offspring, D, item) + 3 * D * 8
+        data = 3 * D * 8  # the function's data, allowed for once
+        per_trial = bytes_per_trial(p.popsize, p.offspring, D, item)
+        need = batch * per_trial + data
         try:
             free, total = cuda.current_context().get_memory_info()
         except Exception:  # the simulator has no memory info
             free = total = None
         if not self.quiet:
             have = f" of {free / 1e9:.2f} GB free ({total / 1e9:.1f} GB total)" if free else ""
+            both = f"; {need / 1e9:.3f} GB for {batch} trials per launch" if batch > 1 else ""
             print(f"masw/gpu: {self.function.fid} D={D:,} popsize={p.popsize} offspring={p.offspring} "
-                  f"{np.dtype(self.dtype).name}: {need / 1e9:.3f} GB of device memory per trial{have}",
-                  file=sys.stderr)
+                  f"{np.dtype(self.dtype).name}: {(per_trial + data) / 1e9:.3f} GB of device memory per "
+                  f"trial{both}{have}", file=sys.stderr)
         if free is not None and need > 0.95 * free:
-            per_dim = need / D
+            fit_trials = int((0.95 * free - data) // per_trial)
+            if batch > 1 and fit_trials >= 1:
+                raise InvalidInputError(
+                    f"masw/gpu needs {need / 1e9:.2f} GB of device memory for trials_per_launch={batch} "
+                    f"({per_trial / 1e9:.3f} GB per trial at D={D:,}, popsize {p.popsize}, offspring "
+                    f"{p.offspring}, {np.dtype(self.dtype).name}) but the GPU has {free / 1e9:.2f} GB free; "
+                    f"the largest trials_per_launch that fits is {fit_trials}")
+            one = per_trial + data
+            per_dim = one / D
             fit = int(0.95 * free / per_dim)
             raise InvalidInputError(
-                f"masw/gpu needs {need / 1e9:.2f} GB of device memory for D={D:,} (popsize "
+                f"masw/gpu needs {one / 1e9:.2f} GB of device memory for D={D:,} (popsize "
                 f"{p.popsize}, offspring {p.offspring}, {np.dtype(self.dtype).name}) but the GPU has "
                 f"{free / 1e9:.2f} GB free; the largest D that fits is about {fit:,} (or use float32, "
                 f"or a smaller popsize)")
         return need
 
     # -- set-up --------------------------------------------------------------------------------
-    def setup(self):
-        p, T, D, P = self.params, self.dtype, self.dim, self.params.popsize
-        shape = (P, p.offspring, D)
+    def setup(self, batch: int = 1):
+        """Device arrays for ``batch`` trials (see the module docstring for their layout); per-run state."""
+        p, T, D, P, off, nam = self.params, self.dtype, self.dim, self.params.popsize, self.params.offspring, \
+            self.params.nam
+        B = batch
+        shape = (B, P, off, D)
         if self._allocated != shape:
-            self.check_memory()
+            self.check_memory(B)
+            self.batch = B
+            dev, pinned = cuda.device_array, cuda.pinned_array
             self.stream = cuda.stream()
-            self.pop = cuda.device_array((P + p.offspring, D), T)
-            self.fit_all = cuda.device_array(P + p.offspring, np.float64)
-            self.bias = cuda.device_array((P, D), T)
-            self.ls = cuda.device_array((3, D), T)
-            self.d = cuda.device_array(D, T)
-            self.st = cuda.device_array(8, np.float64)
-            self.out = cuda.device_array(3, np.float64)
-            self.gate = cuda.device_array(1, np.int32)
-            self.gate_minus = cuda.device_array(1, np.int32)
-            max_pairs = max(p.offspring * p.nam, P - 1)
-            self.partials = cuda.device_array((max_pairs, self.blocks), np.float64)
-            self.dists = cuda.device_array(max_pairs, np.float64)
+            # rows [0, B P): the populations; rows [B P, B (P + off)): the children (trial b's at B P + b off)
+            self.pop = dev((B * (P + off), D), T)
+            self.fit_all = dev(B * (P + off), np.float64)
+            self.bias = dev((B * P, D), T)
+            if self.ls_mode == "steps":
+                # rows [0, B): the trials' x, [B, 2B): their '+' candidates, [2B, 3B): their '-' ones
+                self.ls = dev((3 * B, D), T)
+                self.x_ls = self.ls[:B]
+            else:
+                self.x_ls = dev((B, D), T)
+            self.d = dev((B, D), T)
+            self.st = dev((B, 8), np.float64)
+            self.out = dev(3 * B, np.float64)
+            # per-trial gates, then whether any trial's '+' and '-' evaluation is open (the evaluator's gates)
+            self.gates = dev(2 * B + 2, np.int32)
+            self.gate, self.gate_minus = self.gates[:B], self.gates[B:2 * B]
+            self.gate_any, self.gate_minus_any = self.gates[2 * B:2 * B + 1], self.gates[2 * B + 1:]
+            self.h_gates = pinned(2 * B + 2, np.int32)
+            self.ls_threads = 32 * -(-B // 32)  # a thread per trial
+            max_pairs = max(B * off * nam, B * (P - 1))
+            self.partials = dev((max_pairs, self.blocks), np.float64)
+            self.dists = dev(max_pairs, np.float64)
             options = {"threads": self.threads} if getattr(self.function, "streaming", False) else {}
-            self.ev = self.function.gpu_evaluator(T, max_rows=max(p.offspring, min(P, 64)), **options)
+            self.ev = self.function.gpu_evaluator(T, max_rows=max(B * off, min(B * P, 64)), **options)
+            self._eval_ranges = {}
             # small per-step inputs: pinned host arrays copied to fixed device arrays
-            self.h_pairs = cuda.pinned_array((max_pairs, 2), np.int64)
-            self.h_fit = cuda.pinned_array(P + p.offspring, np.float64)
-            self.h_dists = cuda.pinned_array(max_pairs, np.float64)
-            self.d_pairs = cuda.device_array((max_pairs, 2), np.int64)
-            self.d_plan = cuda.device_array((p.offspring, 3), np.int64)
-            self.d_delta = cuda.device_array(p.offspring, np.float64)
-            self.d_moves = cuda.device_array((p.offspring, 2), np.int64)
+            self.h_pairs = pinned((max_pairs, 2), np.int64)
+            self.h_fit = pinned(B * (P + off), np.float64)
+            self.h_dists = pinned(max_pairs, np.float64)
+            self.d_pairs = dev((max_pairs, 2), np.int64)
+            self.d_plan = dev((B * off, 3), np.int64)
+            self.d_delta = dev(B * off, np.float64)
+            self.d_moves = dev((B * off, 2), np.int64)
             # the GA steps of a cycle are queued without a host read: each has its own pinned inputs
-            steps = -(-p.ssga_evals // p.offspring)
-            self.h_cands = cuda.pinned_array((steps, p.offspring, p.nam + 2), np.int64)
-            self.h_step_pairs = cuda.pinned_array((steps, p.offspring * p.nam, 2), np.int64)
-            self.h_step_delta = cuda.pinned_array((steps, p.offspring), np.float64)
-            self.d_cands = cuda.device_array((p.offspring, p.nam + 2), np.int64)
-            self.d_nmoves = cuda.device_array(1, np.int64)
-            self.d_replaced = cuda.device_array(P, np.int32)
-            self.h_replaced = cuda.pinned_array(P, np.int32)
-            self.h_no_replaced = cuda.pinned_array(P, np.int32)
+            steps = -(-p.ssga_evals // off)
+            self.h_cands = pinned((steps, B * off, nam + 2), np.int64)
+            self.h_step_pairs = pinned((steps, B * off * nam, 2), np.int64)
+            self.h_step_delta = pinned((steps, B * off), np.float64)
+            for a in (self.h_cands, self.h_step_pairs, self.h_step_delta):
+                a[:] = 0  # rows a step does not fill (a short step, a stopped trial) stay valid rows
+            self.d_step_pairs = self.d_pairs[:B * off * nam]
+            self.d_cands = dev((B * off, nam + 2), np.int64)
+            self.d_nmoves = dev(B, np.int64)
+            self.d_replaced = dev(B * P, np.int32)
+            self.h_replaced = pinned(B * P, np.int32)
+            self.h_no_replaced = pinned(B * P, np.int32)
             self.h_no_replaced[:] = 0
-            self.d_tally = cuda.device_array(2, np.int64)
-            self.h_tally = cuda.pinned_array(2, np.int64)
+            self.d_tally = dev(2 * B, np.int64)
+            self.h_tally = pinned(2 * B, np.int64)
+            self.d_keys, self.h_keys = dev(B, np.uint64), pinned(B, np.uint64)
+            self.d_active, self.h_active = dev(B, np.int32), pinned(B, np.int32)
+            self.d_all = cuda.to_device(np.ones(B, np.int32))
+            self.d_rows, self.h_rows = dev(B, np.int64), pinned(B, np.int64)
+            self.d_fresh, self.h_fresh = dev(B, np.int32), pinned(B, np.int32)
+            self.d_keep, self.h_keep = dev(B, np.int32), pinned(B, np.int32)
+            self.h_st = pinned((B, 8), np.float64)
             if self.ls_mode == "fused":
                 self._bind_fused_ls()
             self._prebind()
             self._allocated = shape
-        self.fit = np.empty(P)
-        self.rho = np.zeros(P)
-        self.succ, self.fail = np.zeros(P, np.int64), np.zeros(P, np.int64)
-        self.has_chain, self.non_improved = np.zeros(P, np.bool_), np.zeros(P, np.bool_)
+        self.fit = np.empty((B, P))
+        self.rho = np.zeros((B, P))
+        self.succ, self.fail = np.zeros((B, P), np.int64), np.zeros((B, P), np.int64)
+        self.has_chain, self.non_improved = np.zeros((B, P), np.bool_), np.zeros((B, P), np.bool_)
         self.d_replaced.copy_to_device(self.h_no_replaced, stream=self.stream)
-        self.d_tally.copy_to_device(np.zeros(2, np.int64), stream=self.stream)
-        self.h_st = cuda.pinned_array(8, np.float64)
-        self.one, self.zero = np.ones(1, np.int32), np.zeros(1, np.int32)
+        self.d_tally.copy_to_device(np.zeros(2 * B, np.int64), stream=self.stream)
         self.ls_applications = self.ls_improved = 0
         self.phase_s = {"ga": 0.0, "ls": 0.0}
-        # what the kernels did, for the traffic model of benchmarks/masw_perf.py (rows of D values)
+        # what the kernels did, for the traffic model of benchmarks/masw_perf.py (rows of D values),
+        # summed over the batch's trials (ga_steps: the steps launched, one for all the trials)
         self.counts = dict(ga_steps=0, children=0, dist_pairs=0, dist_rows=0, parent_rows=0, moves=0,
                            ls_evaluations=0, ls_steps=0, ls_accepted=0, new_chains=0)
 
     def _bind_fused_ls(self):
-        """The cooperative Solis-Wets kernel, its grid and its pre-marshalled launch."""
+        """The cooperative Solis-Wets kernel, its grid and a pre-marshalled launch per trial (its x,
+        perturbation and state rows)."""
         from .masw_gpu_ls import build_sw_application, cooperative_blocks
         from ..prebound import PreboundLaunch
 
@@ -517,61 +700,68 @@ class MASWGPU(HostLoopImplementation):
         _, _, has_perm, _, m = f.evaluator_args(T)
         kernel = build_sw_application(f.code, D, m, has_perm, self.threads, T)
         o, perm, M = self.ev.data
-        self.x_ls = cuda.device_array(D, T)
-        args = [self.x_ls, self.bias, np.int64(0), self.d, self.st, np.uint64(0), np.int64(0), np.int64(self.W), o,
-                perm, M, cuda.device_array((2, 2, 2), np.float64), float(self.lower), float(self.upper)]
-        grid = cooperative_blocks(kernel, args, self.threads, D)
+
+        def args(b, partials):
+            return [self.x_ls[b], self.bias, np.int64(0), self.d[b], self.st[b], np.uint64(0), np.int64(0),
+                    np.int64(self.W), o, perm, M, partials, float(self.lower), float(self.upper)]
+
+        grid = cooperative_blocks(kernel, args(0, cuda.device_array((2, 2, 2), np.float64)), self.threads, D)
+        # the applications run one after the other on one stream: they share the partials
         self.ls_partials = cuda.device_array((2, grid + 1, 2), np.float64)
-        args[11] = self.ls_partials
         self.ls_grid = grid
-        self.sw_application = PreboundLaunch(kernel, tuple(args), grid, self.threads, self.stream,
-                                             variable={"row": 2, "key": 5, "unit": 6})
+        self.sw_applications = [PreboundLaunch(kernel, tuple(args(b, self.ls_partials)), grid, self.threads,
+                                               self.stream, variable={"row": 2, "key": 5, "unit": 6})
+                                for b in range(self.batch)]
 
     def _prebind(self):
-        """Pre-marshalled launches of one Solis-Wets step (the hot loop)."""
+        """Pre-marshalled launches of one Solis-Wets step and of a full GA step (the hot loops)."""
         from ..prebound import PreboundLaunch
 
-        k, s, nb, nt = self.kernels, self.stream, self.blocks, self.threads
+        k, s, nb, nt, B = self.kernels, self.stream, self.blocks, self.threads, self.batch
         lo, hi = self.lower, self.upper
-        self._key0 = np.uint64(0)
-        row = np.int64(0)
-        self.step_launches = {
-            "plus": PreboundLaunch(k["sw_plus"], (self.ls, self.bias, row, self.d, self.st, self.gate,
-                                                  self._key0, np.int64(0), np.int64(self.W), lo, hi),
-                                   nb, nt, s, variable={"row": 2, "key": 6, "unit": 7}),
-            "after_plus": PreboundLaunch(k["sw_after_plus"], (self.st, self.out, self.gate, self.gate_minus),
-                                         1, 1, s),
-            "minus": PreboundLaunch(k["sw_minus"], (self.ls, self.bias, row, self.d, self.gate_minus, lo, hi),
-                                    nb, nt, s, variable={"row": 2}),
-            "after_minus": PreboundLaunch(k["sw_after_minus"], (self.st, self.out, self.gate_minus), 1, 1, s),
-            "finish": PreboundLaunch(k["sw_finish"], (self.ls, self.bias, row, self.d, self.st, self.gate),
-                                     nb, nt, s, variable={"row": 2}),
-            "end": PreboundLaunch(k["sw_end"], (self.st, self.gate, self.gate_minus), 1, 1, s),
-        }
-        self.eval_plus = self.ev.prebound(self.ls, self.out, 1, 1, s, self.gate)
-        self.eval_minus = self.ev.prebound(self.ls, self.out, 2, 1, s, self.gate_minus)
-        # a full GA step: off * nam distances, off children, their evaluation
-        p, P = self.params, self.params.popsize
-        npairs = p.offspring * p.nam
+        if self.ls_mode == "steps":
+            rows, tb = self.d_rows, self.ls_threads
+            self.step_launches = {
+                "plus": PreboundLaunch(k["sw_plus"], (self.ls, self.bias, rows, self.d, self.st, self.gate,
+                                                      self.d_keys, np.int64(0), np.int64(self.W), lo, hi),
+                                       (nb, B), nt, s, variable={"unit": 7}),
+                "after_plus": PreboundLaunch(k["sw_after_plus"], (self.st, self.out, self.gate, self.gate_minus,
+                                                                  self.gate_minus_any), 1, tb, s),
+                "minus": PreboundLaunch(k["sw_minus"], (self.ls, self.bias, rows, self.d, self.gate_minus, lo, hi),
+                                        (nb, B), nt, s),
+                "after_minus": PreboundLaunch(k["sw_after_minus"], (self.st, self.out, self.gate_minus), 1, tb, s),
+                "finish": PreboundLaunch(k["sw_finish"], (self.ls, self.bias, rows, self.d, self.st, self.gate),
+                                         (nb, B), nt, s),
+                "end": PreboundLaunch(k["sw_end"], (self.st, self.gate, self.gate_minus, self.gate_any,
+                                                    self.gate_minus_any), 1, tb, s),
+            }
+            # every trial's candidate in one launch, run while some trial's gate is open
+            self.eval_plus = self.ev.prebound(self.ls, self.out, B, B, s, self.gate_any)
+            self.eval_minus = self.ev.prebound(self.ls, self.out, 2 * B, B, s, self.gate_minus_any)
+        # a full GA step of every trial: off * nam distances, off children, their evaluation
+        p, P, off = self.params, self.params.popsize, self.params.offspring
+        npairs = B * off * p.nam
+        per = np.int64(off * p.nam)
         self.full_step = {
-            "dist_partial": PreboundLaunch(k["dist_partial"], (self.pop, self.d_pairs, self.partials),
-                                           (npairs, nb), nt, s),
+            "dist_partial": PreboundLaunch(k["dist_partial"], (self.pop, self.d_pairs, per, per, self.d_active,
+                                                               self.partials), (npairs, nb), nt, s),
             "dist_final": PreboundLaunch(k["dist_final"], (self.partials, np.int64(nb), self.dists),
                                          npairs, nt, s),
-            "crossover": PreboundLaunch(k["crossover"], (self.pop, np.int64(P), self.d_plan, self.d_delta,
-                                                         self._key0, np.int64(0), np.int64(self.W),
-                                                         float(p.alpha), float(lo), float(hi)),
-                                        (p.offspring, nb), nt, s, variable={"key": 4, "unit": 5}),
+            "choose_fathers": PreboundLaunch(k["choose_fathers"], (self.d_cands, self.dists, self.d_plan,
+                                                                   np.int64(off), np.int64(p.nam), np.int64(off),
+                                                                   np.int64(B)), -(-B * off // 32), 32, s),
+            "crossover": PreboundLaunch(k["crossover"], (self.pop, np.int64(B * P), self.d_plan, self.d_delta,
+                                                         self.d_keys, np.int64(0), np.int64(self.W),
+                                                         float(p.alpha), float(lo), float(hi), np.int64(off),
+                                                         np.int64(off), self.d_active),
+                                        (B * off, nb), nt, s, variable={"unit": 5}),
+            "replace_children": PreboundLaunch(k["replace_batch"], (self.fit_all, np.int64(P), np.int64(off),
+                                                                    np.int64(off), self.d_plan, self.d_moves,
+                                                                    self.d_nmoves, self.d_replaced, self.d_tally,
+                                                                    self.d_active), B, 1, s),
+            "copy_moves": PreboundLaunch(k["copy_moves"], (self.pop, self.d_moves, self.d_nmoves, np.int64(off)),
+                                         (B * off, nb), nt, s),
         }
-        off = p.offspring
-        self.full_step.update(
-            choose_fathers=PreboundLaunch(k["choose_fathers"], (self.d_cands, self.dists, self.d_plan, np.int64(off),
-                                                                np.int64(p.nam)), 1, 32, s),
-            replace_children=PreboundLaunch(k["replace_children"], (self.fit_all, np.int64(P), np.int64(off),
-                                                                    self.d_plan, self.d_moves, self.d_nmoves,
-                                                                    self.d_replaced, self.d_tally), 1, 1, s),
-            copy_moves=PreboundLaunch(k["copy_moves"], (self.pop, self.d_moves, self.d_nmoves), (off, nb), nt, s))
-        self.eval_children = self.ev.prebound(self.pop, self.fit_all, P, p.offspring, s)
 
     def _launch(self, name, grid, block, *args):
         with warnings.catch_warnings():
@@ -582,152 +772,208 @@ class MASWGPU(HostLoopImplementation):
         for r in range(row0, row0 + n, self.ev.max_rows):
             self.ev.launch(self.pop, self.fit_all, r, min(self.ev.max_rows, row0 + n - r), self.stream)
 
-    def _distances(self, pairs):
-        """Squared Euclidean distances of the row pairs, on the host."""
-        n = len(pairs)
-        self.h_pairs[:n] = pairs
-        self.d_pairs.copy_to_device(self.h_pairs, stream=self.stream)
-        if n == self.params.offspring * self.params.nam:
-            self.full_step["dist_partial"].launch()
-            self.full_step["dist_final"].launch()
-        else:
-            self._launch("dist_partial", (n, self.blocks), self.threads, self.pop, self.d_pairs, self.partials)
-            self._launch("dist_final", n, self.threads, self.partials, self.blocks, self.dists)
-        self.dists.copy_to_host(self.h_dists, stream=self.stream)
-        self.stream.synchronize()
-        return self.h_dists[:n]
+    def _evaluate_children(self, k, active):
+        """The first k children of every active trial: one range of rows, from the first active
+        trial's children to the last's (a stopped trial's in between are evaluated, not used)."""
+        P, off, B = self.params.popsize, self.params.offspring, self.batch
+        row0 = B * P + active[0] * off
+        n = (active[-1] - active[0]) * off + k
+        launch = self._eval_ranges.get((row0, n))
+        if launch is None:
+            launch = self._eval_ranges[row0, n] = self.ev.prebound(self.pop, self.fit_all, row0, n, self.stream)
+        launch()
 
-    def initialize(self, key):
-        p = self.params
-        self._launch("init_population", self.blocks, self.threads, self.pop, key, p.strata, self.W,
-                     self.lower, self.upper)
-        self._evaluate_rows(0, p.popsize)
-        fit = self.fit_all[:p.popsize].copy_to_host(stream=self.stream)
+    def _chain_distances(self, chains):
+        """Squared Euclidean distances from individual i of trial b to the trial's others, for each
+        (b, i) in ``chains``: an array (len(chains), P - 1), in one launch and one host read."""
+        P = self.params.popsize
+        n = len(chains) * (P - 1)
+        h = self.h_pairs
+        for c, (b, i) in enumerate(chains):
+            rows = h[c * (P - 1):(c + 1) * (P - 1)]
+            rows[:, 0] = b * P + i
+            rows[:, 1] = [b * P + q for q in range(P) if q != i]
+        self.d_pairs[:n].copy_to_device(h[:n], stream=self.stream)
+        per = np.int64(P - 1)
+        self._launch("dist_partial", (n, self.blocks), self.threads, self.pop, self.d_pairs, per, per, self.d_all,
+                     self.partials)
+        self._launch("dist_final", n, self.threads, self.partials, np.int64(self.blocks), self.dists)
+        self.dists[:n].copy_to_host(self.h_dists[:n], stream=self.stream)
         self.stream.synchronize()
-        self.fit[:] = fit
+        return self.h_dists[:n].reshape(len(chains), P - 1)
+
+    def _set_active(self, active):
+        """The trials the next generation advances (the kernels skip the others' work)."""
+        self.h_active[:] = 0
+        self.h_active[list(active)] = 1
+        self.d_active.copy_to_device(self.h_active, stream=self.stream)
+
+    def initialize(self):
+        """Every trial's initial population and its errors; each trial's best."""
+        p, B, P = self.params, self.batch, self.params.popsize
+        self.d_keys.copy_to_device(self.h_keys, stream=self.stream)
+        self._launch("init_population", (self.blocks, B), self.threads, self.pop, self.d_keys, p.strata, self.W,
+                     self.lower, self.upper)
+        self._evaluate_rows(0, B * P)
+        self.fit_all.copy_to_host(self.h_fit, stream=self.stream)
+        self.stream.synchronize()
+        self.fit[:] = self.h_fit[:B * P].reshape(B, P)
         self.unit = first_unit(p.popsize)
-        return float(self.fit.min())
+        return self.fit.min(axis=1)
 
     # -- the GA phase ------------------------------------------------------------------------
-    def ga_step(self, key, k, step):
-        """One GA step of k children, queued without a host round trip: the host draws the mothers,
-        NAM candidates and mutations (counter draws: no device data needed) into its pinned buffers
-        for this step of the cycle; the device computes the distances, picks the fathers, makes and
-        evaluates the children and replaces (``replace_children``). The host reads the population's
-        errors once, after the GA phase (:meth:`_read_ga_phase`)."""
-        p, P, nam = self.params, self.params.popsize, self.params.nam
+    def ga_step(self, k, step, active):
+        """One GA step of k children per active trial, queued without a host round trip: the host
+        draws every trial's mothers, NAM candidates and mutations (counter draws: no device data
+        needed) into its pinned buffers for this step of the cycle; the device computes the
+        distances, picks the fathers, makes and evaluates the children and replaces
+        (``replace_batch``, a block per trial), for all the trials in one launch each. The host
+        reads the populations' errors once, after the GA phase (:meth:`_read_ga_phase`)."""
+        p, P, nam, off, B = self.params, self.params.popsize, self.params.nam, self.params.offspring, self.batch
         cands, pairs, delta = self.h_cands[step], self.h_step_pairs[step], self.h_step_delta[step]
-        distinct = self.plan_step(key, np.int64(self.unit), np.int64(self.W), P, nam, k, self.dim, p.mutation_prob,
-                                  float(self.lower), float(self.upper), cands, pairs, delta)
-        npairs = k * nam
+        distinct = self.plan_step(self.h_keys, self.h_active, np.int64(self.unit), np.int64(self.W), P, nam, k,
+                                  off, self.dim, p.mutation_prob, float(self.lower), float(self.upper), cands, pairs,
+                                  delta)
         counts = self.counts
         counts["ga_steps"] += 1
-        counts["children"] += k
-        counts["dist_pairs"] += npairs
+        counts["children"] += k * len(active)
+        counts["dist_pairs"] += k * nam * len(active)
         counts["dist_rows"] += distinct
         s = self.stream
-        self.d_pairs.copy_to_device(pairs, stream=s)
+        self.d_step_pairs.copy_to_device(pairs, stream=s)
         self.d_cands.copy_to_device(cands, stream=s)
         self.d_delta.copy_to_device(delta, stream=s)
-        if k == p.offspring:
+        if k == off:
             g = self.full_step
             g["dist_partial"].launch()
             g["dist_final"].launch()
             g["choose_fathers"].launch()
-            g["crossover"].launch(key=key, unit=np.int64(self.unit))
-            self.eval_children()
+            g["crossover"].launch(unit=np.int64(self.unit))
+            self._evaluate_children(k, active)
             g["replace_children"].launch()
             g["copy_moves"].launch()
         else:
-            self._launch("dist_partial", (npairs, self.blocks), self.threads, self.pop, self.d_pairs, self.partials)
-            self._launch("dist_final", npairs, self.threads, self.partials, self.blocks, self.dists)
-            self._launch("choose_fathers", 1, 32, self.d_cands, self.dists, self.d_plan, k, nam)
-            self._launch("crossover", (k, self.blocks), self.threads, self.pop, P, self.d_plan, self.d_delta,
-                         key, self.unit, self.W, p.alpha, self.lower, self.upper)
-            self._evaluate_rows(P, k)
-            self._launch("replace_children", 1, 1, self.fit_all, P, k, self.d_plan, self.d_moves, self.d_nmoves,
-                         self.d_replaced, self.d_tally)
-            self._launch("copy_moves", (k, self.blocks), self.threads, self.pop, self.d_moves, self.d_nmoves)
+            nb, nt, npairs = self.blocks, self.threads, B * off * nam
+            per, o64, k64 = np.int64(off * nam), np.int64(off), np.int64(k)
+            self._launch("dist_partial", (npairs, nb), nt, self.pop, self.d_pairs, per, np.int64(k * nam),
+                         self.d_active, self.partials)
+            self._launch("dist_final", npairs, nt, self.partials, np.int64(nb), self.dists)
+            self._launch("choose_fathers", -(-B * off // 32), 32, self.d_cands, self.dists, self.d_plan, k64,
+                         np.int64(nam), o64, np.int64(B))
+            self._launch("crossover", (B * k, nb), nt, self.pop, np.int64(B * P), self.d_plan, self.d_delta,
+                         self.d_keys, np.int64(self.unit), np.int64(self.W), float(p.alpha), float(self.lower),
+                         float(self.upper), k64, o64, self.d_active)
+            self._evaluate_children(k, active)
+            self._launch("replace_batch", B, 1, self.fit_all, np.int64(P), k64, o64, self.d_plan, self.d_moves,
+                         self.d_nmoves, self.d_replaced, self.d_tally, self.d_active)
+            self._launch("copy_moves", (B * off, nb), nt, self.pop, self.d_moves, self.d_nmoves, o64)
         self.unit += k
 
     def _read_ga_phase(self):
-        """The population's errors after the GA phase, and the slots it replaced (their chains end)."""
-        P, s = self.params.popsize, self.stream
+        """The populations' errors after the GA phase, and the slots it replaced (their chains end)."""
+        P, B, s = self.params.popsize, self.batch, self.stream
         self.fit_all.copy_to_host(self.h_fit, stream=s)
         self.d_replaced.copy_to_host(self.h_replaced, stream=s)
         self.d_tally.copy_to_host(self.h_tally, stream=s)
         self.d_replaced.copy_to_device(self.h_no_replaced, stream=s)
         s.synchronize()
-        self.fit[:] = self.h_fit[:P]
-        gone = self.h_replaced.astype(bool)
+        self.fit[:] = self.h_fit[:B * P].reshape(B, P)
+        gone = self.h_replaced.reshape(B, P).astype(bool)
         self.has_chain[gone] = False
         self.non_improved[gone] = False
-        self.counts["moves"], self.counts["parent_rows"] = int(self.h_tally[0]), int(self.h_tally[1])
+        self.counts["moves"] = int(self.h_tally[0::2].sum())
+        self.counts["parent_rows"] = int(self.h_tally[1::2].sum())
 
     # -- the local search phase ----------------------------------------------------------------
-    def local_search(self, key, budget):
-        p, P = self.params, self.params.popsize
+    def local_search(self, budget, active):
+        """One Solis-Wets application of ``budget`` evaluations per active trial, all queued
+        together (steps: one launch per kernel for all; fused: one cooperative launch per trial);
+        one host read of the trials' states at the end (steps: every ``ceil(remaining / 2)`` steps)."""
+        p, P, B = self.params, self.params.popsize, self.batch
         unit = self.unit
         self.unit += 1 + p.ls_intensity
-        i = ls_choice(self.fit, self.non_improved)
-        if i < 0:
-            i = int(self.cpu["below"](key, self.cpu["ctr"](unit, 0, self.W), P))
-        if not self.has_chain[i]:
-            self.counts["new_chains"] += 1
-            d = math.sqrt(self._distances([(i, q) for q in range(P) if q != i]).min()) / self.dim
-            self.rho[i] = min(p.rho_max, d / 2.0)
-            self.succ[i] = self.fail[i] = 0
-            self._launch("zero_row", self.blocks, self.threads, self.bias, i)
-        x = self.x_ls if self.ls_mode == "fused" else self.ls[0]
-        x.copy_to_device(self.pop[i], stream=self.stream)
-        h = self.h_st
+        chosen, fresh = {}, []
+        for b in active:
+            i = ls_choice(self.fit[b], self.non_improved[b])
+            if i < 0:
+                i = int(self.cpu["below"](self.h_keys[b], self.cpu["ctr"](unit, 0, self.W), P))
+            chosen[b] = i
+            if not self.has_chain[b, i]:
+                fresh.append(b)
+        if fresh:
+            self.counts["new_chains"] += len(fresh)
+            for b, d2 in zip(fresh, self._chain_distances([(b, chosen[b]) for b in fresh])):
+                i = chosen[b]
+                d = math.sqrt(d2.min()) / self.dim
+                self.rho[b, i] = min(p.rho_max, d / 2.0)
+                self.succ[b, i] = self.fail[b, i] = 0
+        h, s = self.h_st, self.stream
         h[:] = 0.0
-        h[F_LS], h[RHO], h[SUCC], h[FAIL], h[BUDGET] = self.fit[i], self.rho[i], self.succ[i], self.fail[i], budget
-        self.st.copy_to_device(h, stream=self.stream)
+        self.h_rows[:], self.h_fresh[:], self.h_gates[:] = -1, 0, 0
+        for b, i in chosen.items():
+            self.h_rows[b] = b * P + i
+            self.h_fresh[b] = b in fresh
+            h[b, F_LS], h[b, RHO], h[b, SUCC], h[b, FAIL] = self.fit[b, i], self.rho[b, i], self.succ[b, i], \
+                self.fail[b, i]
+            h[b, BUDGET] = budget
+            self.h_gates[b] = 1
+        self.h_gates[2 * B] = 1  # some trial's '+' evaluation is open
+        self.d_rows.copy_to_device(self.h_rows, stream=s)
+        self.d_fresh.copy_to_device(self.h_fresh, stream=s)
+        self.st.copy_to_device(h, stream=s)
+        self._launch("ls_begin", (self.blocks, B), self.threads, self.pop, self.x_ls, self.bias, self.d_rows,
+                     self.d_fresh)
         if self.ls_mode == "fused":
-            self.sw_application.launch(row=np.int64(i), key=key, unit=np.int64(unit + 1))
-            self.st.copy_to_host(h, stream=self.stream)
-            self.stream.synchronize()
-            self.counts["ls_evaluations"] += int(h[USED])
-            self.counts["ls_steps"] += int(h[LS_STEPS])
-            self.counts["ls_accepted"] += int(h[LS_ACCEPTED])
-            self.keep(i, float(h[F_LS]), float(h[RHO]), int(h[SUCC]), int(h[FAIL]))
-            return int(h[USED])
-        self.gate.copy_to_device(self.one, stream=self.stream)
-        self.gate_minus.copy_to_device(self.zero, stream=self.stream)
-        L = self.step_launches
-        t, used = 0, 0
-        while used < budget:
-            for _ in range(max(1, (budget - used + 1) // 2)):
-                L["plus"].launch(row=np.int64(i), key=key, unit=np.int64(unit + 1 + t))
-                self.eval_plus()
-                L["after_plus"].launch()
-                L["minus"].launch(row=np.int64(i))
-                self.eval_minus()
-                L["after_minus"].launch()
-                L["finish"].launch(row=np.int64(i))
-                L["end"].launch()
-                t += 1
-            self.st.copy_to_host(h, stream=self.stream)
-            self.stream.synchronize()
-            used = int(h[USED])
-        self.counts["ls_evaluations"] += used
-        self.keep(i, float(h[F_LS]), float(h[RHO]), int(h[SUCC]), int(h[FAIL]))
+            for b, i in chosen.items():
+                self.sw_applications[b].launch(row=np.int64(b * P + i), key=self.h_keys[b], unit=np.int64(unit + 1))
+            self.st.copy_to_host(h, stream=s)
+            s.synchronize()
+            self.counts["ls_steps"] += int(sum(h[b, LS_STEPS] for b in chosen))
+            self.counts["ls_accepted"] += int(sum(h[b, LS_ACCEPTED] for b in chosen))
+        else:
+            self.gates.copy_to_device(self.h_gates, stream=s)
+            L = self.step_launches
+            t, used = 0, 0
+            while used < budget:  # the trial that used the fewest evaluations sets the steps queued
+                for _ in range(max(1, (budget - used + 1) // 2)):
+                    L["plus"].launch(unit=np.int64(unit + 1 + t))
+                    self.eval_plus()
+                    L["after_plus"].launch()
+                    L["minus"].launch()
+                    self.eval_minus()
+                    L["after_minus"].launch()
+                    L["finish"].launch()
+                    L["end"].launch()
+                    t += 1
+                self.st.copy_to_host(h, stream=s)
+                s.synchronize()
+                used = min(int(h[b, USED]) for b in chosen)
+        used = {b: int(h[b, USED]) for b in chosen}
+        self.counts["ls_evaluations"] += sum(used.values())
+        self.h_keep[:] = 0
+        for b, i in chosen.items():
+            self.h_keep[b] = self.keep(b, i, float(h[b, F_LS]), float(h[b, RHO]), int(h[b, SUCC]), int(h[b, FAIL]))
+        if self.h_keep.any():  # the kept results into their rows (the device's copy of the errors too)
+            self.d_keep.copy_to_device(self.h_keep, stream=s)
+            self._launch("ls_keep", (self.blocks, B), self.threads, self.pop, self.fit_all, self.x_ls, self.d_rows,
+                         self.d_keep, self.st)
         return used
 
-    def keep(self, i, f, rho, succ, fail):
+    def keep(self, b, i, f, rho, succ, fail):
+        """Realea's rule on the host (as masw/sequential); whether trial b's result replaces individual i."""
         self.ls_applications += 1
-        if f < self.fit[i] and self.fit[i] - f >= self.params.improvement:
-            self._launch("set_value", 1, 1, self.fit_all, i, f)  # the device's copy of the errors too
-            self.pop[i].copy_to_device(self.x_ls if self.ls_mode == "fused" else self.ls[0], stream=self.stream)
-            self.fit[i] = f
-            self.rho[i], self.succ[i], self.fail[i] = rho, succ, fail
-            self.has_chain[i], self.non_improved[i] = True, False
+        if f < self.fit[b, i] and self.fit[b, i] - f >= self.params.improvement:
+            self.fit[b, i] = f
+            self.rho[b, i], self.succ[b, i], self.fail[b, i] = rho, succ, fail
+            self.has_chain[b, i], self.non_improved[b, i] = True, False
             self.ls_improved += 1
-        else:
-            self.has_chain[i], self.non_improved[i] = False, True
+            return True
+        self.has_chain[b, i], self.non_improved[b, i] = False, True
+        return False
 
-    def generation(self, key, g, n):
+    def generation(self, n, active):
+        """One cycle of every active trial (n evaluations at most, the same for all: they are in
+        step); each trial's evaluations used."""
         p = self.params
         ga = min(p.ssga_evals, n)
         used = 0
@@ -735,24 +981,99 @@ class MASWGPU(HostLoopImplementation):
         step = 0
         while used < ga:
             k = min(p.offspring, ga - used)
-            self.ga_step(key, k, step)
+            self.ga_step(k, step, active)
             used += k
             step += 1
         if step:
             self._read_ga_phase()
         t1 = time.perf_counter()
+        spent = {b: used for b in active}
         if n - used > 0:
-            used += self.local_search(key, min(p.ls_intensity, n - used))
+            for b, u in self.local_search(min(p.ls_intensity, n - used), active).items():
+                spent[b] += u
         # each phase ends with a host read of its results, so these are the phases' GPU times too
         self.phase_s["ga"] += t1 - t0
         self.phase_s["ls"] += time.perf_counter() - t1
-        return float(self.fit.min()), used
+        return spent
 
-    def population(self):
-        """Copies of the final population and its errors (float64)."""
+    # -- the run loop --------------------------------------------------------------------------
+    def run(self, seed: int):
+        return self.run_batch([seed])[0]
+
+    def run_batch(self, seeds):
+        """One trial per seed, all advanced together: each makes the run it makes alone (the host
+        loop of :class:`HostLoopImplementation` per trial), stops at its own target or budget (its
+        population is no longer advanced), and is charged its fair share of the batch's wall time
+        (:func:`gpude.implementations.device_loop.fair_shares`)."""
+        from .device_loop import fair_shares
+
+        seeds = list(seeds)
+        p, B = self.params, len(seeds)
+        if B == 0:
+            return []
+        self.setup(B)
+        self.h_keys[:] = [seed_key(s) for s in seeds]
+        per_generation = self.evaluations_per_generation()
+        deadline = math.inf if p.max_time_s is None else p.max_time_s
+        traces = [[] for _ in range(B)]
+        fes, gens, best = [min(p.popsize, p.max_fes)] * B, [0] * B, [math.inf] * B
+        hit_fes, ends, stopped = [None] * B, [None] * B, [None] * B
+
+        def record(b, now):
+            traces[b].append((gens[b], fes[b], best[b], now))
+            if best[b] <= p.target:
+                hit_fes[b], ends[b], stopped[b] = fes[b], now, "target"
+            elif fes[b] >= p.max_fes:
+                ends[b], stopped[b] = now, "budget"
+
+        t0 = time.perf_counter()
+        self._set_active(range(B))
+        initial = self.initialize()
+        now = time.perf_counter() - t0
+        for b in range(B):
+            best[b] = float(initial[b])
+            record(b, now)
+        active = [b for b in range(B) if stopped[b] is None]
+        while active and now < deadline:
+            if len(active) < int(self.h_active.sum()):
+                self._set_active(active)
+            n = min(per_generation, p.max_fes - fes[active[0]])  # the same for all: they are in step
+            spent = self.generation(n, active)
+            now = time.perf_counter() - t0
+            for b in active:
+                gens[b] += 1
+                fes[b] += spent[b]
+                best[b] = float(self.fit[b].min())
+                record(b, now)
+            active = [b for b in range(B) if stopped[b] is None]
+        for b in active:
+            stopped[b] = "time"
+        best_x = [self.best_vector(b) for b in range(B)]
+        wall = time.perf_counter() - t0
+        self.teardown()
+        if p.max_time_s is not None:  # every trial had the whole budget, concurrently: charged the time it ran
+            shares = np.array([wall if e is None else min(e, wall) for e in ends])
+            charged = shares
+        else:
+            shares = fair_shares(ends, wall)
+            # up to its end (what a trial alone records at its hit), without the final copies' share
+            charged = shares - (wall - max(min(e, wall) if e is not None else wall for e in ends)) / B
+        results = []
+        for b, seed in enumerate(seeds):
+            g, f, e, t = (np.array(v) for v in zip(*traces[b]))
+            trace = {"generation": g, "fes": f, "best_error": e, "time_s": t}
+            hit = stopped[b] == "target"
+            results.append(self._result(
+                seed, best[b], best_x[b], fes[b], gens[b], shares[b], hit_fes[b],
+                float(charged[b]) if hit else None, trace, stopped[b],
+                options={"trials_per_launch": B}, batch_wall_time_s=wall))
+        return results
+
+    def population(self, trial: int = 0):
+        """Copies of trial ``trial``'s final population and its errors (float64), last batch."""
         P = self.params.popsize
-        return self.pop[:P].copy_to_host(), self.fit.copy()
+        return self.pop[trial * P:(trial + 1) * P].copy_to_host(), self.fit[trial].copy()
 
-    def best_vector(self):
-        i = int(np.argmin(self.fit))
-        return self.pop[i].copy_to_host()
+    def best_vector(self, trial: int = 0):
+        i = int(np.argmin(self.fit[trial]))
+        return self.pop[trial * self.params.popsize + i].copy_to_host()
