@@ -210,7 +210,9 @@ class ResidentDE(DeviceLoopImplementation):
     name = "resident"
 
     def __init__(self, function, params, trials_per_launch: int = 1, blocks: int | None = None,
-                 chunk_generations: int = CHUNK_GENERATIONS):
+                 chunk_generations: int = CHUNK_GENERATIONS, **options):
+        if options:  # the base class names the options it does not take (e.g. the device loops' poll_every)
+            super(DeviceLoopImplementation, self).__init__(function, params, **options)
         super().__init__(function, params, trials_per_launch=trials_per_launch)
         require_variant_support(self, params)  # DE/rand/1/bin only
         if blocks is not None:
@@ -236,7 +238,7 @@ class ResidentDE(DeviceLoopImplementation):
         self.h_state = cuda.pinned_array(1, dtype=np.int64)
         p = self.params
         args = (self.d_pop, self.d_fit, self.d_keys, self.lower, self.upper, p.F, p.CR, p.bound_mode,
-                *self.fn.data, self.d_trace, self.d_hit, self.d_state, p.target, p.max_fes, 1, 0)
+                *self.fn.data, self.d_trace, self.d_hit, self.d_state, float(p.target), int(p.max_fes), 1, 0)
         most = resident_blocks(self.kernel, args, self.fn.threads, B * NP)
         if self.forced_blocks is not None and self.forced_blocks > most:
             raise InvalidInputError(
@@ -244,8 +246,10 @@ class ResidentDE(DeviceLoopImplementation):
                 f"resident and this GPU keeps at most {most} blocks of {self.fn.threads} threads of this "
                 f"kernel resident (or B NP = {B * NP} units); use blocks <= {most}")
         self.blocks = most if self.forced_blocks is None else self.forced_blocks
+        # the run's budget and target are set per launch (warmup() runs the same arrays with another max_fes)
+        k = len(args)
         self.launch = PreboundLaunch(self.kernel, args, self.blocks, self.fn.threads, self.compute,
-                                     {"g_first": len(args) - 2, "g_last": len(args) - 1})
+                                     {"target": k - 4, "max_fes": k - 3, "g_first": k - 2, "g_last": k - 1})
         self.prebound = self.launch.fast
 
     def run_batch(self, seeds):
@@ -262,7 +266,7 @@ class ResidentDE(DeviceLoopImplementation):
         out_of_time = False
         t0 = time.perf_counter()
         if not timed:  # the whole run: one launch
-            self.launch.launch(g_first=1, g_last=G)
+            self.launch.launch(target=float(p.target), max_fes=int(p.max_fes), g_first=1, g_last=G)
             self._read_flags()
         else:  # chunks of K generations, the host's clock checked between two
             g_first = 1
@@ -270,7 +274,8 @@ class ResidentDE(DeviceLoopImplementation):
                 g_last = min(G, g_first + self.chunk_generations - 1)
                 if g_last >= self.d_trace.shape[1]:
                     self._grow_trace(g_last)
-                self.launch.launch(g_first=g_first, g_last=g_last)
+                self.launch.launch(target=float(p.target), max_fes=int(p.max_fes), g_first=g_first,
+                                   g_last=g_last)
                 self._read_flags()
                 now = time.perf_counter() - t0
                 g_run = int(self.h_state[0])
