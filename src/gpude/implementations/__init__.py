@@ -37,6 +37,9 @@ BUILTIN = (
            "Kromer et al.'s many-threaded DE: a block per individual, a thread per parameter, the "
            "offspring population merged with the parents; the problem's own evaluation kernel (runs LOP, "
            "scheduling and large-scale problems too)"),
+    _entry("de", "resident", "gpude.implementations.resident:ResidentDE", "gpu",
+           "the whole run resident on the GPU: one cooperative kernel launch, a grid-wide barrier between "
+           "generations, the stop test and the trace on the device"),
     _entry("jde", "sequential", "gpude.implementations.jde_sequential:JDESequential", "cpu",
            "jDE (self-adaptive F and CR per individual) on one CPU thread (numba)"),
     _entry("jde", "cujde", "gpude.implementations.cujde:CuJDE", "gpu",

@@ -1,0 +1,343 @@
+"""``resident``: the whole DE run resident on the device, one cooperative kernel launch.
+
+The other device loops (:mod:`gpude.implementations.device_loop`) enqueue one to five kernels per
+generation from the host. Here the generation loop itself runs on the GPU: one cooperative kernel
+(every block resident at once) initialises the population, then loops over the generations with
+a grid-wide barrier (``cuda.cg.this_grid().sync()``) between two of them; the stop tests (target
+reached, ``max_fes``) and the best-error trace are made and written on the device. The host
+launches once and reads the results once.
+
+**Launch shape.** A 1-D grid of ``G`` blocks of ``threads`` threads (the function's evaluation
+block, :func:`gpude.functions.gpu.compile_function`: the next power of two >= D). The work units
+are the (trial, individual) pairs of the batch, ``B * NP`` of them; block ``k`` handles units
+``k, k + G, k + 2 G, ...`` (grid-stride), so the trials of a batch share the blocks and ``G`` can
+be anything from 1 to ``B * NP``. A cooperative launch needs every block resident, so ``G`` is at
+most what the occupancy allows (``max_cooperative_grid_blocks``), and at most ``B * NP``; numba's
+simulator runs cooperative grids of one block only, so ``G = 1`` there.
+
+**A generation** (g >= 1) of unit (b, i), by its block: draw r1, r2, r3, j_rand and build the trial
+vector in shared memory (:func:`gpude.algorithms.de.build_de_ops`' ``pick`` and ``trial_value``,
+the operators of every DE implementation), evaluate it with the function's ``block_evaluate`` and
+write the survivor into the other population buffer (generation g reads buffer (g - 1) % 2 and
+writes g % 2: generational replacement without a second barrier, as ide's MCER). Thread 0 records
+the survivor's error in the trace (``atomic.min`` on ``trace[b, g]``) and, if it is <= target, the
+hit (``atomic.min`` on ``hit_gen[b]``, :func:`~gpude.implementations.device_loop.mark_hit`).
+
+**Sync points and the stop.** One grid barrier after the reset of the trace and the hit flags, one
+after initialisation, one after each generation. After the barrier that ends generation g, every
+thread of every block reads the hit flags and stops when every trial has ``hit_gen[b] <= g``: the
+flags of generation g are all written before the barrier, and what the next generation may write
+(``g + 1``) cannot change that test, so all blocks take the same decision and none is left
+waiting at a barrier. A trial whose hit came at an earlier generation (``hit_gen[b] < g``) is
+skipped, its buffers keep its final state. The FE budget: generation g evaluates
+``n = min(NP, max_fes - NP g)`` trial vectors (units i >= n keep their parent), and the kernel runs
+generations up to ``g_last`` (the budget's last one, ``ceil((max_fes - NP) / NP)``). The kernel
+writes the last generation it ran into ``state[0]``.
+
+**Wall-clock budget** (``max_time_s``): the simulator has no device clock (numba cannot read
+``%globaltimer`` there), so a time-budgeted run is launched in **chunks** of ``chunk_generations``
+generations (default :data:`CHUNK_GENERATIONS`): the same kernel with ``g_first``/``g_last``; the
+first chunk also resets and initialises. The generation loop stays on the device; between two
+chunks the host reads the flags and its clock. A run overruns its budget by at most one chunk
+(the first chunk always runs). The trace of a time-budgeted run grows on demand, as the device
+loops' (:data:`gpude.implementations.device_loop.TRACE_CHUNK`, doubled before a chunk that would
+write past its end). Per-generation times are interpolated between the chunks' ends (generation
+-1 at time 0: initialisation costs about a generation); a run with a fixed budget has NaN times.
+
+**Time of a trial in a batch.** The host sees the hits only at the end (fixed budget), so a trial
+that hit at generation h of a batch that ran G generations is taken to have stopped after the
+fraction (h + 1) / (G + 1) of the batch's wall time, and charged its fair share up to there
+(:func:`~gpude.implementations.device_loop.fair_shares`): an estimate, generations being
+roughly equal in cost. Under a time budget, as in the other device loops, every trial is charged
+the time it ran (until the end of the chunk in which its hit was seen).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from functools import lru_cache
+
+import numpy as np
+from numba import cuda
+
+from ..algorithms.de import build_de_ops, require_variant_support
+from ..errors import InvalidInputError, require_positive_int
+from ..functions import gpu
+from ..prebound import PreboundLaunch
+from ..rng import seed_key
+from .base import fes_after
+from .device_loop import NO_HIT, DeviceLoopImplementation, fair_shares, mark_hit
+
+#: generations per launch of a time-budgeted run (the host checks its clock between two)
+CHUNK_GENERATIONS = 64
+
+
+@lru_cache(maxsize=None)
+def build_resident_kernel(block_evaluate, dtype, threads, buf, dim):
+    """The cooperative kernel for one evaluation build (function, D, threads, dtype).
+
+    ``resident_kernel[G, threads](pop, fit, keys, lower, upper, F, CR, mode, shift, rot_t, perm,
+    trace, hit_gen, state, target, max_fes, g_first, g_last)`` with ``pop`` (2, B, NP, D), ``fit``
+    (2, B, NP), ``trace`` (B, length), ``hit_gen`` (B + 1,) and ``state`` (1,) int64: runs
+    generations ``g_first .. g_last`` (``g_first == 1``: after resetting the trace and the flags and
+    initialising the population), stopping when every trial has hit its target.
+    """
+    T = np.dtype(dtype).type
+    P, BUF, D = int(threads), int(buf), int(dim)
+    ops = build_de_ops(T, "cuda")
+    init_value, pick, trial_value = ops.init_value, ops.pick, ops.trial_value
+
+    @cuda.jit(device=True)
+    def all_hit(hit_gen, trials, g):
+        """Whether every trial reached its target at generation g or before."""
+        for b in range(trials):
+            if hit_gen[b] > g:
+                return False
+        return True
+
+    @cuda.jit
+    def resident_kernel(pop, fit, keys, lower, upper, F, CR, mode, shift, rot_t, perm, trace, hit_gen,
+                        state, target, max_fes, g_first, g_last):
+        grid = cuda.cg.this_grid()
+        xs = cuda.shared.array(D, T)
+        buf_a = cuda.shared.array(BUF, T)
+        buf_z = cuda.shared.array(BUF, T)
+        red = cuda.shared.array((4, P), T)
+        tid = cuda.threadIdx.x
+        trials, popsize = fit.shape[1], fit.shape[2]
+        units = trials * popsize
+        if g_first == 1:
+            # reset: the trace to +inf, the flags to "no hit" (the last slot counts the hits)
+            t = cuda.grid(1)
+            stride = cuda.gridDim.x * cuda.blockDim.x
+            length = trace.shape[1]
+            while t < trials * length:
+                trace[t // length, t % length] = math.inf
+                t += stride
+            t = cuda.grid(1)
+            while t < trials + 1:
+                hit_gen[t] = NO_HIT if t < trials else 0
+                t += stride
+            grid.sync()
+            # generation 0: initialise and evaluate, into buffer 0
+            u = cuda.blockIdx.x
+            while u < units:
+                b, i = u // popsize, u % popsize
+                j = tid
+                while j < D:
+                    v = init_value(keys[b], i, j, popsize, D, lower, upper)
+                    xs[j] = v
+                    pop[0, b, i, j] = v
+                    j += P
+                cuda.syncthreads()
+                f = block_evaluate(xs, buf_a, buf_z, red, shift, rot_t, perm, tid)
+                if tid == 0:
+                    fit[0, b, i] = f
+                    cuda.atomic.min(trace, (b, 0), np.float64(f))
+                    if f <= target:
+                        mark_hit(hit_gen, b, 0)
+                cuda.syncthreads()  # xs is rewritten by the block's next unit
+                u += cuda.gridDim.x
+            grid.sync()
+        g = g_first
+        done = all_hit(hit_gen, trials, g - 1)
+        while not done and g <= g_last:
+            n = min(popsize, max_fes - popsize * g)  # the FE budget's last generation may be partial
+            cur, nxt = (g - 1) % 2, g % 2
+            u = cuda.blockIdx.x
+            while u < units:
+                b, i = u // popsize, u % popsize
+                # hit_gen[b] < g: an earlier generation of trial b reached the target (block-uniform:
+                # this generation can only lower a flag to g)
+                if hit_gen[b] >= g:
+                    take = False
+                    f = T(0)
+                    if i < n:
+                        key = keys[b]
+                        r1, r2, r3, jrand = pick(key, g, i, popsize, D)
+                        j = tid
+                        while j < D:
+                            xs[j] = trial_value(key, g, i, j, popsize, D, jrand, F, CR, pop[cur, b, i, j],
+                                                pop[cur, b, r1, j], pop[cur, b, r2, j], pop[cur, b, r3, j],
+                                                lower, upper, mode)
+                            j += P
+                        cuda.syncthreads()
+                        f = block_evaluate(xs, buf_a, buf_z, red, shift, rot_t, perm, tid)
+                        take = f <= fit[cur, b, i]
+                    j = tid
+                    while j < D:
+                        pop[nxt, b, i, j] = xs[j] if take else pop[cur, b, i, j]
+                        j += P
+                    if tid == 0:
+                        fi = f if take else fit[cur, b, i]
+                        fit[nxt, b, i] = fi
+                        cuda.atomic.min(trace, (b, g), np.float64(fi))
+                        if fi <= target:
+                            mark_hit(hit_gen, b, g)
+                    cuda.syncthreads()  # xs is rewritten by the block's next unit
+                u += cuda.gridDim.x
+            grid.sync()  # generation g complete in every block: its flags are all written
+            done = all_hit(hit_gen, trials, g)
+            g += 1
+        if cuda.blockIdx.x == 0 and tid == 0:
+            state[0] = g - 1  # the last generation run
+
+    return resident_kernel
+
+
+def resident_blocks(kernel, args, threads: int, units: int) -> int:
+    """The most blocks of a cooperative grid of ``kernel`` the device keeps resident at once (at
+    most ``units``, one work unit per block); 1 on numba's simulator (cooperative grids of one
+    block only)."""
+    from ..gpu_runtime import simulator_enabled
+
+    if simulator_enabled():
+        return 1
+    sig = tuple(kernel.typeof_pyval(a) for a in args)
+    compiled = kernel.compile(sig)
+    return max(1, min(units, int(compiled.max_cooperative_grid_blocks(threads))))
+
+
+class ResidentDE(DeviceLoopImplementation):
+    """DE/rand/1/bin with the whole run in one cooperative kernel launch (see the module docstring).
+
+    Options: ``trials_per_launch`` (as the device loops), ``blocks`` (the cooperative grid; default
+    as many as the device keeps resident, at most B NP; 1 on the simulator) and
+    ``chunk_generations`` (generations per launch of a time-budgeted run).
+    """
+
+    name = "resident"
+
+    def __init__(self, function, params, trials_per_launch: int = 1, blocks: int | None = None,
+                 chunk_generations: int = CHUNK_GENERATIONS, **options):
+        if options:  # the base class names the options it does not take (e.g. the device loops' poll_every)
+            super(DeviceLoopImplementation, self).__init__(function, params, **options)
+        super().__init__(function, params, trials_per_launch=trials_per_launch)
+        require_variant_support(self, params)  # DE/rand/1/bin only
+        if blocks is not None:
+            require_positive_int("blocks", blocks)
+            from ..gpu_runtime import simulator_enabled
+
+            if simulator_enabled() and blocks != 1:
+                raise InvalidInputError(
+                    f"de/resident: blocks={blocks}, but numba's CUDA simulator runs cooperative grids of "
+                    f"one block only; use blocks=1 (or leave it out)")
+        require_positive_int("chunk_generations", chunk_generations)
+        self.forced_blocks = blocks
+        self.chunk_generations = chunk_generations
+        self.blocks = None
+
+    def allocate(self):
+        T, B, NP, D = self.dtype, self.batch, self.popsize, self.dim
+        self.fn = gpu.compile_function(self.function.program, T)
+        self.kernel = build_resident_kernel(self.fn.block_evaluate, T, self.fn.threads, self.fn.buffer_size, D)
+        self.d_pop = cuda.device_array((2, B, NP, D), dtype=T)
+        self.d_fit = cuda.device_array((2, B, NP), dtype=T)
+        self.d_state = cuda.device_array(1, dtype=np.int64)
+        self.h_state = cuda.pinned_array(1, dtype=np.int64)
+        p = self.params
+        args = (self.d_pop, self.d_fit, self.d_keys, self.lower, self.upper, p.F, p.CR, p.bound_mode,
+                *self.fn.data, self.d_trace, self.d_hit, self.d_state, float(p.target), int(p.max_fes), 1, 0)
+        most = resident_blocks(self.kernel, args, self.fn.threads, B * NP)
+        if self.forced_blocks is not None and self.forced_blocks > most:
+            raise InvalidInputError(
+                f"de/resident: blocks={self.forced_blocks}, but a cooperative launch needs every block "
+                f"resident and this GPU keeps at most {most} blocks of {self.fn.threads} threads of this "
+                f"kernel resident (or B NP = {B * NP} units); use blocks <= {most}")
+        self.blocks = most if self.forced_blocks is None else self.forced_blocks
+        # the run's budget and target are set per launch (warmup() runs the same arrays with another max_fes)
+        k = len(args)
+        self.launch = PreboundLaunch(self.kernel, args, self.blocks, self.fn.threads, self.compute,
+                                     {"target": k - 4, "max_fes": k - 3, "g_first": k - 2, "g_last": k - 1})
+        self.prebound = self.launch.fast
+
+    def run_batch(self, seeds):
+        """Run one trial per seed, all in the same launch(es) (see the module docstring)."""
+        p, B = self.params, len(seeds)
+        self._allocate_common(B)
+        self.h_keys[:] = [seed_key(s) for s in seeds]
+        self.d_keys.copy_to_device(self.h_keys, stream=self.compute)
+        self.compute.synchronize()
+        timed = p.max_time_s is not None
+        G = self.max_generations
+        marks = [(-1, 0.0)]  # (generation, host seconds) at the end of each chunk
+        seen_at = [None] * B
+        out_of_time = False
+        t0 = time.perf_counter()
+        if not timed:  # the whole run: one launch
+            self.launch.launch(target=float(p.target), max_fes=int(p.max_fes), g_first=1, g_last=G)
+            self._read_flags()
+        else:  # chunks of K generations, the host's clock checked between two
+            g_first = 1
+            while True:
+                g_last = min(G, g_first + self.chunk_generations - 1)
+                if g_last >= self.d_trace.shape[1]:
+                    self._grow_trace(g_last)
+                self.launch.launch(target=float(p.target), max_fes=int(p.max_fes), g_first=g_first,
+                                   g_last=g_last)
+                self._read_flags()
+                now = time.perf_counter() - t0
+                g_run = int(self.h_state[0])
+                marks.append((g_run, now))
+                for b in range(B):
+                    if seen_at[b] is None and self.h_hit[b] != NO_HIT:
+                        seen_at[b] = now
+                if g_run < g_last or g_run >= G or all(s is not None for s in seen_at):
+                    break  # every trial hit its target, or the FE budget is spent
+                if now >= p.max_time_s:
+                    out_of_time = True
+                    break
+                g_first = g_run + 1
+        g_run = int(self.h_state[0])
+        hit_gens = [int(h) for h in self.h_hit[:B]]
+        last = [min(g_run, h) for h in hit_gens]
+        self._last_generations = last
+        fit, best_x = [], []
+        for b in range(B):
+            d_pop, d_fit = self.final_population(b, last[b])
+            fit.append(d_fit.copy_to_host())
+            best_x.append(d_pop[int(np.argmin(fit[b]))].copy_to_host())
+        wall = time.perf_counter() - t0
+        trace_best = self.d_trace.copy_to_host()  # instrumentation: after the clock stops
+        if timed:  # every trial had the whole budget, concurrently: charged the time it ran
+            shares = np.array([wall if e is None else min(e, wall) for e in seen_at])
+            mark_gens = np.array([g for g, _ in marks] + [g_run + 1], dtype=np.float64)
+            mark_times = np.maximum.accumulate(np.array([t for _, t in marks] + [wall]))
+        else:  # hits seen at the end only: each trial's end estimated in proportion to its generations
+            ends = [wall * (last[b] + 1) / (g_run + 1) if hit_gens[b] != NO_HIT else None for b in range(B)]
+            shares = fair_shares(ends, wall)
+        results = []
+        for b, seed in enumerate(seeds):
+            gens = np.arange(last[b] + 1)
+            times = (np.interp(gens, mark_gens, mark_times) if timed else np.full(last[b] + 1, np.nan))
+            trace = {"generation": gens,
+                     "fes": np.array([fes_after(k, p.popsize, p.max_fes) for k in gens]),
+                     "best_error": trace_best[b, : last[b] + 1], "time_s": times}
+            hit = hit_gens[b] != NO_HIT
+            stopped_by = "target" if hit else ("time" if out_of_time else "budget")
+            hit_fes = fes_after(hit_gens[b], p.popsize, p.max_fes) if hit else None
+            options = {"trials_per_launch": B, "blocks": self.blocks}
+            if timed:
+                options["chunk_generations"] = self.chunk_generations
+            results.append(self._result(
+                seed, float(fit[b].min()), best_x[b], fes_after(last[b], p.popsize, p.max_fes),
+                last[b], shares[b], hit_fes, shares[b] if hit else None, trace, stopped_by,
+                options=options, prebound=self.prebound, batch_wall_time_s=wall))
+        return results
+
+    def _read_flags(self):
+        """Wait for the launch and copy the hit flags and the last generation run to the host."""
+        self.d_hit.copy_to_host(self.h_hit, stream=self.compute)
+        self.d_state.copy_to_host(self.h_state, stream=self.compute)
+        self.compute.synchronize()
+
+    def launch_init(self):  # the kernel initialises (run_batch is its own)
+        raise NotImplementedError("de/resident initialises inside its kernel")
+
+    def launch_generation(self, g, n):
+        raise NotImplementedError("de/resident runs its generations inside its kernel")
+
+    def final_population(self, b, last_generation):
+        buffer = last_generation % 2
+        return self.d_pop[buffer, b], self.d_fit[buffer, b]
