@@ -67,31 +67,39 @@ def kind_of(fid: str) -> str:
     return next(k for k, fids in KINDS.items() if fid in fids)
 
 
-def child(fid: str, dim: int, cycles: int, ls_mode: str = "") -> dict:
-    """One measurement in this process: compile, then the timed run (JSON on stdout)."""
+def child(fid: str, dim: int, cycles: int, ls_mode: str = "", batch: int = 1) -> dict:
+    """One measurement in this process: compile, then the timed run (JSON on stdout). With ``batch``
+    > 1, that many trials in one run_batch (trials_per_launch): the times are per run (the batch's
+    divided by ``batch``)."""
     from numba import cuda
 
     from gpude.trial import make_runner
 
     options = {"ls_mode": ls_mode} if ls_mode else {}
+    if batch > 1:
+        options["trials_per_launch"] = batch
     runner = make_runner("masw", "gpu", fid, dim, POPSIZE, POPSIZE + cycles * CYCLE_FES, quiet=True, **options)
     t0 = time.perf_counter()
     runner.warmup()
     compile_s = time.perf_counter() - t0
-    r = runner.run(SEED)
-    times = np.asarray(r.trace["time_s"])
-    return dict(fid=fid, dim=dim, cycles=cycles, compile_s=compile_s, init_s=float(times[0]),
+    r = runner.run(SEED) if batch == 1 else runner.run_batch([SEED + k for k in range(batch)])[0]
+    times = np.asarray(r.trace["time_s"]) / batch  # (a batch's trace runs on the batch's clock)
+    return dict(fid=fid, dim=dim, cycles=cycles, compile_s=compile_s, init_s=float(times[0]), batch=batch,
                 cycle_s=[float(v) for v in np.diff(times)], best_error=r.best_error, fes=r.fes_used,
                 phase_s=getattr(runner, "phase_s", {}), counts=getattr(runner, "counts", None),
-                ls_mode=getattr(runner, "ls_mode", "steps"), device=cuda.get_current_device().name.decode()
-                if isinstance(cuda.get_current_device().name, bytes) else str(cuda.get_current_device().name))
+                ls_mode=getattr(runner, "ls_mode", "steps"), device=_device_name(cuda))
 
 
-def measure(fid, dim, cycles, src=None, ls_mode="") -> dict:
+def _device_name(cuda) -> str:
+    name = getattr(cuda.get_current_device(), "name", "numba CUDA simulator")  # (the simulator's has none)
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def measure(fid, dim, cycles, src=None, ls_mode="", batch=1) -> dict:
     env = dict(os.environ)
     if src is not None:
         env["PYTHONPATH"] = str(Path(src) / "src") + os.pathsep + env.get("PYTHONPATH", "")
-    cmd = [sys.executable, __file__, "--child", fid, str(dim), str(cycles), ls_mode]
+    cmd = [sys.executable, __file__, "--child", fid, str(dim), str(cycles), ls_mode, str(batch)]
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
     if res.returncode != 0:
         raise RuntimeError(f"{fid} D={dim} ({src or 'this tree'}) failed:\n{res.stderr[-3000:]}")
@@ -131,7 +139,10 @@ def copy_bandwidth(nbytes: int = 1 << 30, reps: int = 20) -> float:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--child", nargs=4, metavar=("FID", "DIM", "CYCLES", "LS_MODE"), help=argparse.SUPPRESS)
+    p.add_argument("--child", nargs=5, metavar=("FID", "DIM", "CYCLES", "LS_MODE", "BATCH"), help=argparse.SUPPRESS)
+    p.add_argument("--trials-per-launch", default="",
+                   help="also this tree with several trials per run_batch (e.g. 10,30: versions after-b10, "
+                        "after-b30; times per run; a B that does not fit the GPU is left out with a note)")
     p.add_argument("--out", type=Path, default=Path("results/benchmarks/masw_perf"))
     p.add_argument("--dims", default="100000,1000000,3000000")
     p.add_argument("--functions", default="L01,L06,C04,C13")
@@ -143,8 +154,8 @@ def main(argv=None) -> int:
                         "phase with the step-by-step local search)")
     args = p.parse_args(argv)
     if args.child:
-        fid, dim, cycles, ls_mode = args.child
-        print(json.dumps(child(fid, int(dim), int(cycles), ls_mode)))
+        fid, dim, cycles, ls_mode, batch = args.child
+        print(json.dumps(child(fid, int(dim), int(cycles), ls_mode, int(batch))))
         return 0
 
     import pandas as pd
@@ -162,9 +173,18 @@ def main(argv=None) -> int:
         for fid in functions:
             versions = [("after-steps", None)] if args.steps_too else []
             versions += [("before", args.before_src)] if fid in before else []
+            versions += [(f"after-b{b}", None) for b in filter(None, args.trials_per_launch.split(","))]
             counts = None
             for version, src in [("after", None), *versions]:
-                m = measure(fid, dim, args.cycles, src, "steps" if version == "after-steps" else "")
+                batch = int(version.split("-b")[1]) if "-b" in version else 1
+                try:
+                    m = measure(fid, dim, args.cycles, src, "steps" if version == "after-steps" else "", batch)
+                except RuntimeError as exc:
+                    if batch == 1:
+                        raise
+                    print(f"{version} {fid} D={dim:,}: left out ({str(exc).splitlines()[-1][:200]})",
+                          file=sys.stderr, flush=True)
+                    continue
                 # the counters come from the 'after' run (the fused kernel counts its steps): every
                 # version makes the same run for the seed
                 if version == "after":
@@ -174,6 +194,8 @@ def main(argv=None) -> int:
                 f = get_function(fid, dim)
                 has_perm = f.evaluator_args(np.float64)[2]
                 item = 8
+                # (the traffic model counts one trial's rows: a batch's shared reads of o are not in it,
+                # so its rows keep the lone trial's bytes per FE)
                 t = traffic_rows(counts, version, has_perm)
                 fes = m["fes"] - POPSIZE
                 init_rows = 3 * POPSIZE + 1
@@ -184,7 +206,7 @@ def main(argv=None) -> int:
                 ga_s = m["phase_s"].get("ga", float("nan")) / args.cycles
                 ls_s = m["phase_s"].get("ls", float("nan")) / args.cycles
                 row = dict(version=version, function=fid, kind=kind_of(fid), dim=dim, dtype="float64",
-                           popsize=POPSIZE, cycles=args.cycles, ls_mode=m["ls_mode"], compile_s=m["compile_s"],
+                           popsize=POPSIZE, cycles=args.cycles, trials_per_launch=batch, ls_mode=m["ls_mode"], compile_s=m["compile_s"],
                            init_s=m["init_s"], cycle_s=cycle, cycle_s_min=min(m["cycle_s"]),
                            cycle_s_max=max(m["cycle_s"]), ga_s_per_cycle=ga_s, ls_s_per_cycle=ls_s,
                            projected_run_s=run_s, us_per_fe=cycle / CYCLE_FES * 1e6,

@@ -33,3 +33,21 @@ def test_traffic_model_by_hand():
     # (b, d read, b written), per accepted step 2
     assert before == dict(ga=2 * 4 + 3 * 2 + 2 * 2 + 2, ls=6 * 5 + 3 * 3 + 2)
     assert masw_perf.traffic_rows(counts, "after", has_perm=True)["ls"] == 4.5 * 5 + 5
+
+
+def test_a_batched_measurement_reports_per_run_times(monkeypatch):
+    """--trials-per-launch: the child runs a batch and divides the batch's clock by its size (on the
+    simulator, tiny sizes: the bookkeeping, not the speed)."""
+    import pytest
+
+    from gpude.functions.gpu import simulator_enabled
+
+    if not simulator_enabled():
+        pytest.skip("the simulator's tiny sizes")
+    monkeypatch.setattr(masw_perf, "CYCLE_FES", 30)
+    monkeypatch.setattr(masw_perf, "POPSIZE", 8)
+    alone = masw_perf.child("L01", 16, 1, "steps", 1)
+    batch = masw_perf.child("L01", 16, 1, "steps", 2)
+    assert batch["batch"] == 2 and len(batch["cycle_s"]) == len(alone["cycle_s"]) == 1
+    assert batch["best_error"] == alone["best_error"] and batch["fes"] == alone["fes"]  # trial 0 is the lone run
+    assert batch["cycle_s"][0] > 0 and batch["init_s"] >= 0
