@@ -207,3 +207,31 @@ def test_summary_section_replaces_only_its_own_part(sbs, tmp_path):
     text = summary.read_text()
     assert text.count(sbs.BEGIN) == 1 and "keep me" in text and "No side-by-side CSV yet" not in text
     assert "### NVIDIA H100 80GB HBM3" in text and "0.71x" in text  # F01 ide: 0.5 / 0.7
+
+
+def test_build_runs_nvcc_once_per_command_and_source(sbs, tmp_path):
+    """A stand-in nvcc (a shell script) records its calls: a second build with the same command and
+    sources reuses the executables; a failing compiler stops with its message."""
+    log = tmp_path / "calls"
+    nvcc = tmp_path / "nvcc"
+    nvcc.write_text('#!/bin/sh\necho "$@" >> ' + str(log) + '\nwhile [ "$1" != "-o" ]; do shift; done\n'
+                    'touch "$2"\n')
+    nvcc.chmod(0o755)
+    src = tmp_path / "src"
+    (src / "differential_evolution").mkdir(parents=True)
+    for f in sbs.AUTHORS_PROGRAMS.values():
+        (src / f).write_text("int main() { return 0; }\n")
+    exes = sbs.build(src, tmp_path / "build", ["ide", "all_gpu"], str(nvcc))
+    assert sorted(exes) == ["all_gpu", "ide"] and all(p.exists() for p in exes.values())
+    assert len(log.read_text().splitlines()) == 2
+    assert "-O3 -arch=sm_90 -Xcompiler -O3,-march=native -o" in log.read_text()
+    sbs.build(src, tmp_path / "build", ["ide", "all_gpu"], str(nvcc))
+    assert len(log.read_text().splitlines()) == 2  # up to date
+    (src / sbs.AUTHORS_PROGRAMS["ide"]).write_text("int main() { return 1; }\n")
+    sbs.build(src, tmp_path / "build", ["ide"], str(nvcc))
+    assert len(log.read_text().splitlines()) == 3  # a source changed
+    bad = tmp_path / "badcc"
+    bad.write_text("#!/bin/sh\necho 'error: curand.h: No such file' >&2\nexit 2\n")
+    bad.chmod(0o755)
+    with pytest.raises(SystemExit, match="curand.h"):
+        sbs.build(src, tmp_path / "build2", ["ide"], str(bad))
