@@ -625,7 +625,9 @@ def render_section(df: pd.DataFrame, files, new: str = "resident") -> str:
         for (impl, b), g in r.groupby(["implementation", "trials_per_launch"], sort=False):
             g = g.set_index("function")
             lines.append(f"| {impl} | {b} | {AUTHORS_MODEL[g['baseline'].iloc[0]]} | " + " | ".join(
-                f"{_fmt(g.loc[f, 'ours_s'])} s = {_fmt(g.loc[f, 'ratio'], 2)}x" if f in g.index else "-"
+                f"{_fmt(g.loc[f, 'ours_s'])} s = {_fmt(g.loc[f, 'ratio'], 2)}x"
+                if f in g.index and g.loc[f, "ours_s"] == g.loc[f, "ours_s"]
+                else ("failed" if f in g.index else "-")
                 for f in FUNCTIONS) + " |")
         lines += ["", f"Targets (issue 25; the new implementation: `{new}`):", "",
                   "| target | " + " | ".join(FUNCTIONS) + " | verdict |", "|" + "---|" * 12]
