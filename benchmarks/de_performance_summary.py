@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -90,6 +91,9 @@ COLUMNS = ["implementation", "function", "dtype", "trial", "seed", "dim", "popsi
 
 
 # ------------------------------------------------------------------------------------ loading
+NOT_RESULTS = {"de_floor.csv"}  # benchmarks/de_floor.py's arithmetic, not measured runs
+
+
 def file_tag(path: Path) -> str:
     """'de_nvidia-h200_gpu_poll8.csv' -> 'gpu_poll8' (device slugs hold no underscore)."""
     parts = path.stem.split("_", 2)
@@ -111,6 +115,8 @@ def load_results(results: Path) -> pd.DataFrame:
     """All de_*.csv rows, with columns file, tag, device, failed, variant_file added."""
     frames = []
     for path in sorted(Path(results).glob("de_*.csv")):
+        if path.name in NOT_RESULTS:
+            continue
         df = pd.read_csv(path, dtype={c: str for c in TEXT_COLUMNS})  # "13.0" stays "13.0"
         for c in COLUMNS:
             if c not in df:
@@ -449,6 +455,16 @@ def render(df: pd.DataFrame) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+#: sections other scripts write into SUMMARY.md between ``<!-- name:begin -->`` and
+#: ``<!-- name:end -->`` (benchmarks/side_by_side.py, benchmarks/de_floor.py): kept on a rewrite
+KEPT_SECTION = re.compile(r"<!-- ([a-z0-9-]+):begin -->.*?<!-- \1:end -->\n?", re.S)
+
+
+def kept_sections(old: str) -> str:
+    """The marked sections of the previous SUMMARY.md, in their order, to append to the new one."""
+    return "".join(m.group(0).rstrip("\n") + "\n\n" for m in KEPT_SECTION.finditer(old)).rstrip("\n")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--results", default=str(RESULTS), help="folder holding de_*.csv")
@@ -456,7 +472,9 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     results = Path(args.results)
     out = Path(args.out) if args.out else results / "SUMMARY.md"
-    write_atomic(out, render(load_results(results)))
+    text = render(load_results(results))
+    kept = kept_sections(out.read_text()) if out.exists() else ""
+    write_atomic(out, text + ("\n" + kept + "\n" if kept else ""))
     print(f"wrote {out}")
     return 0
 

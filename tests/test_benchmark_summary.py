@@ -210,3 +210,17 @@ def test_ratio_format(summary):
     assert summary.fmt_ratio(2.39 / 2.383) == "1.003x"   # never '1.00x' for a missed target
     assert summary.fmt_ratio(1.0) == "1.00x"
     assert summary.fmt_ratio(0.5 / 0.665) == "0.75x"
+
+
+def test_a_rewrite_keeps_the_sections_other_scripts_wrote(summary, results):
+    out = results / "SUMMARY.md"
+    pd.DataFrame([dict(device="NVIDIA H100 SXM", function="F01", floor_s_run=0.003)]).to_csv(
+        results / "de_floor.csv", index=False)  # de_floor.py's arithmetic: not a result file
+    assert "CPU only" not in run(summary, results, out)
+    marked = ("<!-- side-by-side:begin -->\n## Side by side\n\nratios\n<!-- side-by-side:end -->\n\n"
+              "<!-- de-floor:begin -->\n## The floor\n<!-- de-floor:end -->\n")
+    out.write_text(out.read_text() + "\n" + marked)
+    text = run(summary, results, out)
+    assert text.count("<!-- side-by-side:begin -->") == 1 and text.count("<!-- de-floor:end -->") == 1
+    assert "## Side by side\n\nratios\n" in text and text.index("side-by-side:begin") < text.index("de-floor:begin")
+    assert run(summary, results, out) == text  # stable: nothing piles up
