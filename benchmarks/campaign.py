@@ -17,8 +17,10 @@ another instance of the same machine kind:
 * ``run`` (on the GPU host): runs them with the workflow rule's own ``python3 -m gpude run`` command
   line (the same arguments and seeds; :func:`fill_reference.gpude_command`), contiguous trials of a
   cell in one process (``--group``, or the experiment's ``trials_per_launch``), into ``--out``.
-  Runs the experiment times ``shared`` go first, ``--jobs`` at a time; then the ``exclusive`` ones,
-  one at a time with nothing beside them. A process starts only if its projection (plus
+  Runs the experiment times ``shared`` go first, ``--jobs`` at a time; then the ``exclusive`` GPU
+  ones, one per GPU of the host at a time (``--gpus``; each ``gpude run`` leases its own GPU, and the
+  rows say ``exclusive-gpu:N`` on a host of N > 1, as the workflow's do); then the ``exclusive`` CPU
+  ones, one at a time with nothing beside them. A process starts only if its projection (plus
   ``--setup-s``) ends before ``--max-seconds``, so the command ends cleanly before the host's limit;
   a trial whose file in ``--out`` counts is not run again (one made under other parameters is). ``--archive`` packs ``--out`` into one
   .tar.gz (a GPU host's command returns a few files);
@@ -298,21 +300,25 @@ def check_machine(reference: pd.DataFrame, cells: list[Cell]) -> None:
 
 
 def run(experiment: dict, plan: list[Group], out: Path, max_seconds: float, jobs: int, setup_s: float,
-        dry_run: bool = False, root: Path = ROOT) -> dict:
-    """Run the groups (shared first, ``jobs`` at a time; then exclusive, one at a time) while they fit."""
+        dry_run: bool = False, root: Path = ROOT, gpus: int = 1) -> dict:
+    """Run the groups while they fit: the shared-timed ones ``jobs`` at a time; then the exclusive GPU
+    ones ``gpus`` at a time (each ``gpude run`` leases a GPU of its own; rows say ``exclusive-gpu:N``
+    where N > 1); then the exclusive CPU ones, one at a time. Nothing of one phase runs beside the next."""
     t0 = time.monotonic()
     left = lambda: max_seconds - (time.monotonic() - t0)  # noqa: E731
     stats = {"ran": 0, "failed": 0, "skipped_time": 0}
     pending = list(plan)  # (the plan leaves out the trials whose files in ``out`` count)
+    on_gpu = {g.cell.key(): _runs_on_gpu(g.cell) for g in pending}
     shared = [g for g in pending if g.cell.timing != "exclusive"]
-    exclusive = [g for g in pending if g.cell.timing == "exclusive"]
+    exclusive_gpu = [g for g in pending if g.cell.timing == "exclusive" and on_gpu[g.cell.key()]]
+    exclusive_cpu = [g for g in pending if g.cell.timing == "exclusive" and not on_gpu[g.cell.key()]]
 
-    def start(g):
+    def start(g, concurrency):
         stem = out / g.stem()
         stem.parent.mkdir(parents=True, exist_ok=True)
         for suffix in (".csv", ".npz", ".log"):  # an earlier campaign's file that no longer counts
             Path(f"{stem}{suffix}").unlink(missing_ok=True)
-        cmd = gpude_command(experiment, _fill_cell(g.cell), g.first, g.count, str(stem), f"{stem}.log")
+        cmd = gpude_command(experiment, _fill_cell(g.cell), g.first, g.count, str(stem), f"{stem}.log", concurrency)
         print(f"campaign: [{time.monotonic() - t0:6.0f} s] {g.cell} trials {g.first}..{g.first + g.count - 1} "
               f"(expected {g.expected_s:.0f} s)", flush=True)
         if dry_run:
@@ -328,32 +334,36 @@ def run(experiment: dict, plan: list[Group], out: Path, max_seconds: float, jobs
         else:
             stats["ran"] += 1
 
-    running = []
-    queue = list(shared)
-    while queue or running:
-        while queue and len(running) < jobs:
-            g = queue.pop(0)
-            if g.expected_s + setup_s > left():
-                stats["skipped_time"] += 1
-                continue
-            proc = start(g)
-            if proc is not None:
-                running.append((g, proc))
-            else:
-                stats["ran"] += 1
-        if running:
-            g, proc = running.pop(0)
-            finished(g, proc)
-    for g in exclusive:
-        if g.expected_s + setup_s > left():
-            stats["skipped_time"] += 1
-            continue
-        proc = start(g)
-        if proc is None:
-            stats["ran"] += 1
-        else:
-            finished(g, proc)
+    def pool(groups, width, concurrency=None):
+        queue, running = list(groups), []
+        while queue or running:
+            while queue and len(running) < width:
+                g = queue.pop(0)
+                if g.expected_s + setup_s > left():
+                    stats["skipped_time"] += 1
+                    continue
+                proc = start(g, concurrency)
+                if proc is None:
+                    stats["ran"] += 1
+                else:
+                    running.append((g, proc))
+            done = [item for item in running if item[1].poll() is not None]
+            for item in done:
+                running.remove(item)
+                finished(*item)
+            if running and not done:
+                time.sleep(0.2)
+
+    pool(shared, jobs)
+    pool(exclusive_gpu, gpus, f"exclusive-gpu:{gpus}" if gpus > 1 else None)
+    pool(exclusive_cpu, 1)
     return stats
+
+
+def _runs_on_gpu(cell: Cell) -> bool:
+    from gpude.registry import get
+
+    return get(cell.algorithm, cell.implementation).load(check_device=False).device == "gpu"
 
 
 def _fill_cell(cell: Cell):
@@ -535,6 +545,8 @@ def main(argv=None) -> int:
     p.add_argument("--out", type=Path, default=Path(".campaign"), help="the campaign's folder (default .campaign/)")
     p.add_argument("--max-seconds", type=float, default=540.0, help="run: start nothing that would end later")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="run: shared-timed processes at once")
+    p.add_argument("--gpus", type=int, help="run: exclusive GPU processes at once, one per GPU (default: the "
+                                            "host's GPUs, as gpude.gpu_lease lists them)")
     p.add_argument("--group", type=int, default=5, help="run: at most this many trials per process "
                                                         "(batched implementations: a launch's worth)")
     p.add_argument("--setup-s", type=float, default=12.0, help="a process's start-up before its first trial")
@@ -596,7 +608,9 @@ def main(argv=None) -> int:
                 else:
                     unpack_instances(data, Path(folder))
                 os.environ["GPUDE_INSTANCE_DATA"] = folder  # the runs' processes inherit it
-            stats = run(experiment, plan, out, args.max_seconds, max(1, args.jobs), args.setup_s, args.dry_run, root)
+            gpus = args.gpus if args.gpus else _host_gpus()
+            stats = run(experiment, plan, out, args.max_seconds, max(1, args.jobs), args.setup_s, args.dry_run, root,
+                        max(1, gpus))
         print(f"campaign: {stats['ran']} process(es) ran, {stats['failed']} failed, "
               f"{stats['skipped_time']} left for the next call")
         if args.archive:
@@ -605,6 +619,12 @@ def main(argv=None) -> int:
     except GpudeError as exc:
         print(f"campaign: {exc}", file=sys.stderr)
         return 1
+
+
+def _host_gpus() -> int:
+    from gpude.gpu_lease import list_devices
+
+    return max(1, len(list_devices()))
 
 
 def _ranges(values: list[int]) -> str:

@@ -174,12 +174,15 @@ def rule_command(experiment: dict, cell: Cell, chunk: int) -> str:
     return gpude_command(experiment, cell, first, count, batch, cell.log(experiment["name"], chunk))
 
 
-def gpude_command(experiment: dict, cell: Cell, first: int, count: int, out_stem: str, log: str) -> str:
+def gpude_command(experiment: dict, cell: Cell, first: int, count: int, out_stem: str, log: str,
+                  concurrency: str | None = None) -> str:
     """The rule's command for trials ``first .. first + count - 1`` of a cell, written to
-    ``<out_stem>.csv``/``.npz`` with its output in ``log`` (benchmarks/campaign.py uses it too)."""
+    ``<out_stem>.csv``/``.npz`` with its output in ``log`` (benchmarks/campaign.py uses it too);
+    ``concurrency`` replaces the experiment's timing in the rows (``exclusive-gpu:N``: alone on one
+    of N GPUs, as the workflow records it on a host of several)."""
     spec = experiment["algorithms"][cell.algorithm]
     params = {k: v for k, v in spec.items() if k not in ("implementations", "popsizes")}
-    concurrency = _per_implementation_text(experiment["timing"], cell.implementation, cell.algorithm)
+    concurrency = concurrency or _per_implementation_text(experiment["timing"], cell.implementation, cell.algorithm)
     common = " ".join(f"--{k} {params[k]}" for k in ("F", "CR", "bounds") if k in params)
     per_launch = _per_implementation(experiment["trials_per_launch"], cell.implementation, cell.algorithm)
     if per_launch > 1:

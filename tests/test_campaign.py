@@ -145,3 +145,18 @@ def test_pack_carries_the_experiments_instance_files_and_run_finds_them(tmp_path
     assert "2 process(es) ran, 0 failed" in capsys.readouterr().out
     assert _call("merge", tmp_path, experiment) == 0
     assert sorted(pd.read_csv(tmp_path / "ref" / "trials.csv")["function"]) == ["ThMhCi", "be75eec"]
+
+
+def test_exclusive_gpu_runs_go_one_per_gpu_and_say_so(tmp_path, monkeypatch, capsys):
+    """--gpus 2: the exclusive GPU processes run two at a time (each leases a GPU of its own; on the
+    simulator's one device the second waits for the first's lease) and their rows say exclusive-gpu:2,
+    which counts as exclusive."""
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    experiment = _experiment(tmp_path, trials=1, max_fes=24,
+                             algorithms={"de": {"implementations": ["all_gpu"], "popsizes": [6], "F": 0.5, "CR": 0.9}})
+    assert _call("run", tmp_path, experiment, "--gpus", "2") == 0
+    assert "2 process(es) ran, 0 failed" in capsys.readouterr().out
+    assert _call("merge", tmp_path, experiment) == 0
+    rows = pd.read_csv(tmp_path / "ref" / "trials.csv")
+    assert list(rows["concurrency"]) == ["exclusive-gpu:2"] * 2
+    assert _call("plan", tmp_path, experiment) == 0 and "0 to run" in capsys.readouterr().out
