@@ -145,6 +145,34 @@ def _make_runner(args, function, options):
                        dtype=args.dtype, target=args.target, max_time_s=args.max_time_s, **options)
 
 
+def _configuration_lock(args):
+    """An exclusive lock (a file in numba's cache folder) per configuration of ``warmup``, or no lock
+    where there is no ``fcntl``."""
+    import contextlib
+    import hashlib
+    import os
+
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return contextlib.nullcontext()
+    key = sorted((k, repr(v)) for k, v in vars(args).items() if k not in ("out", "func"))
+    folder = os.path.join(os.environ.get("NUMBA_CACHE_DIR") or ".", "warmup-locks")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, hashlib.sha256(repr(key).encode()).hexdigest()[:16] + ".lock")
+
+    @contextlib.contextmanager
+    def held():
+        with open(path, "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+    return held()
+
+
 def _cmd_warmup(args) -> int:
     """Compile what a ``run`` of this configuration needs into numba's on-disk cache (CPU functions
     and CUDA kernels; docs/startup.md says which are cached), without timing anything or leasing a
@@ -158,7 +186,8 @@ def _cmd_warmup(args) -> int:
     options = _runner_options(args)
     function = canonical_id(args.function)
     t0 = time.perf_counter()
-    _make_runner(args, function, options)
+    with _configuration_lock(args):  # the chunks of a cell: one compiles, the others then load it
+        _make_runner(args, function, options)
     setup = time.perf_counter() - t0
     print(f"{args.implementation} {function} D={args.dim} NP={args.popsize}: warm-up {setup:.1f}s "
           f"(cache {os.environ.get('NUMBA_CACHE_DIR', '')})", file=sys.stderr)
