@@ -377,7 +377,7 @@ def warmup_marker(wildcards):
     """The batch's warm-up marker, as an input of the batch (see above), or nothing."""
     batch = BATCH.format(**dict(wildcards.items()))
     marker = f"{batch}.warmup.json"
-    to_make = not (Path(batch + ".csv").is_file() and Path(batch + ".npz").is_file())
+    to_make = not (Path(f"{batch}.csv").is_file() and Path(f"{batch}.npz").is_file())
     if Path(marker).is_file() or (to_make and not ON_CLUSTER):
         return [ancient(marker)]
     return []
