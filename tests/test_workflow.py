@@ -197,8 +197,9 @@ def test_case_study_2_grid(workdir):
     assert code == 0, out
     # jDE gets its own defaults (no F, CR or bounds passed: each algorithm checks its own bound modes,
     # so the schema gives none); iDE its experiment values
-    cujde = [line for line in out.splitlines() if "--algorithm jde --implementation cujde" in line]
-    ide = [line for line in out.splitlines() if "--algorithm de --implementation ide" in line]
+    runs = [line for line in out.splitlines() if "gpude run " in line]  # (not their warm-ups)
+    cujde = [line for line in runs if "--algorithm jde --implementation cujde" in line]
+    ide = [line for line in runs if "--algorithm de --implementation ide" in line]
     assert len(cujde) == len(ide) == 4
     assert all("--F" not in line and "--bounds" not in line for line in cujde)
     assert all("--F 0.5 --CR 0.3" in line for line in ide)
