@@ -108,6 +108,26 @@ def test_a_host_with_two_gpus_runs_two_gpu_batches_at_once(workdir, timing, gpu_
     assert resources["run_batch_gpu"] == {gpu_batch} and resources["run_batch"] == {cpu_batch}
 
 
+@pytest.mark.parametrize("gpus", ["1", "2"])
+def test_each_timed_batch_depends_on_its_warm_up_which_takes_no_exclusive_resource(workdir, gpus):
+    code, out = snakemake(workdir, "-n", "--cores", "2", *SMOKE, "--config", "gpu=yes", "timing=exclusive",
+                          env={"GPUDE_FAKE_GPUS": gpus})
+    assert code == 0, out
+    jobs = out.split("\nrule ")
+    warmups = {re.search(r"output: (\S+)", j).group(1): j for j in jobs if j.startswith("warmup:")}
+    batches = [j for j in jobs if j.startswith(("run_batch:", "run_batch_gpu:"))]
+    assert len(batches) == 20 and len(warmups) == 20
+    for batch in batches:
+        csv = re.search(r"output: (\S+)\.csv,", batch).group(1)
+        marker = f"{csv}.warmup.json"
+        assert re.search(rf"input: .*{re.escape(marker)}", batch), batch  # runs after its warm-up
+        assert marker in warmups
+    resources = job_resources(out)
+    assert resources["warmup"] == {"gpu=0, timing_slot=1"}  # never the exclusive slot, never a GPU lease
+    assert resources["run_batch"] == {"gpu=0, timing_slot=1000"}
+    assert resources["run_batch_gpu"] == {f"gpu=1, timing_slot={1000 // int(gpus)}"}
+
+
 EXPERIMENTS = sorted(p.name for p in (ROOT / "config/experiments").glob("*.yaml"))
 
 
@@ -152,6 +172,8 @@ def test_slurm_profile_dry_run(workdir):
     assert len(gpu_jobs) == 12 and len(cpu_jobs) == 8
     assert all("gpu=1" in j and "slurm_partition=gpu" in j and "cpus_per_gpu=4" in j for j in gpu_jobs)
     assert all("gpu=0" in j and "slurm_partition" not in j for j in cpu_jobs)
+    # a warm-up would compile on another node: on a cluster the batches compile in their own jobs
+    assert not [j for j in jobs if j.startswith("warmup:")]
 
 
 def test_paper_experiment_grid(workdir):
@@ -175,8 +197,9 @@ def test_case_study_2_grid(workdir):
     assert code == 0, out
     # jDE gets its own defaults (no F, CR or bounds passed: each algorithm checks its own bound modes,
     # so the schema gives none); iDE its experiment values
-    cujde = [line for line in out.splitlines() if "--algorithm jde --implementation cujde" in line]
-    ide = [line for line in out.splitlines() if "--algorithm de --implementation ide" in line]
+    runs = [line for line in out.splitlines() if "gpude run " in line]  # (not their warm-ups)
+    cujde = [line for line in runs if "--algorithm jde --implementation cujde" in line]
+    ide = [line for line in runs if "--algorithm de --implementation ide" in line]
     assert len(cujde) == len(ide) == 4
     assert all("--F" not in line and "--bounds" not in line for line in cujde)
     assert all("--F 0.5 --CR 0.3" in line for line in ide)
@@ -426,6 +449,14 @@ def test_smoke_experiment_end_to_end(workdir):
     # a second run has nothing to do: outputs are complete and up to date
     code, out = snakemake(workdir, "--cores", "2", *SMOKE, "--config", "gpu=no")
     assert code == 0 and "Nothing to be done" in out, out
+    # every batch was compiled by its warm-up, before it and outside its timed window
+    markers = sorted((workdir / "results/smoke/batches").rglob("*.warmup.json"))
+    assert len(markers) == len(list((workdir / "results/smoke/batches").rglob("chunk*.csv"))) == 8
+    for marker in markers:
+        log = (workdir / "logs/smoke/run_batch" / marker.relative_to(workdir / "results/smoke/batches")
+               .with_suffix("").with_suffix(".log")).read_text()
+        assert marker.stat().st_mtime <= (marker.parent / marker.name.replace(".warmup.json", ".csv")).stat().st_mtime
+        assert "trials, setup" in log
 
 
 def gpu_lease_intervals(logs):

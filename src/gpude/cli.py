@@ -4,6 +4,7 @@ Commands
 --------
 eval        errors of the points in a .npy file, one per line
 run         all trials of one (algorithm, implementation, function, dim, popsize)
+warmup      compile what a `run` needs into numba's on-disk cache, outside any timed window
 list        registered algorithms and implementations
 merge       concatenate batch CSVs into one trials table
 rerun-check the same trials run twice: same results? how much slower or faster?
@@ -116,11 +117,8 @@ def _number_or_text(value: str):
     return value
 
 
-def _cmd_run(args) -> int:
-    from .results import failed_row, trial_row, write_batch
-    from .rng import trial_seed
-    from .trial import make_runner
-
+def _runner_options(args) -> dict:
+    """The implementation's and algorithm's options of a ``run`` or ``warmup`` command line."""
     from .algorithms import load_plugins
 
     load_plugins(args.plugin)
@@ -136,6 +134,76 @@ def _cmd_run(args) -> int:
         options["members_per_block"] = args.members_per_block
     if args.trials_per_launch is not None:
         options["trials_per_launch"] = args.trials_per_launch
+    return options
+
+
+def _make_runner(args, function, options):
+    from .trial import make_runner
+
+    return make_runner(args.algorithm, args.implementation, function, args.dim, args.popsize,
+                       int(args.max_fes), F=args.F, CR=args.CR, bounds=args.bounds,
+                       dtype=args.dtype, target=args.target, max_time_s=args.max_time_s, **options)
+
+
+def _configuration_lock(args):
+    """An exclusive lock (a file in numba's cache folder) per configuration of ``warmup``, or no lock
+    where there is no ``fcntl``."""
+    import contextlib
+    import hashlib
+    import os
+
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return contextlib.nullcontext()
+    key = sorted((k, repr(v)) for k, v in vars(args).items() if k not in ("out", "func"))
+    folder = os.path.join(os.environ.get("NUMBA_CACHE_DIR") or ".", "warmup-locks")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, hashlib.sha256(repr(key).encode()).hexdigest()[:16] + ".lock")
+
+    @contextlib.contextmanager
+    def held():
+        with open(path, "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+    return held()
+
+
+def _cmd_warmup(args) -> int:
+    """Compile what a ``run`` of this configuration needs into numba's on-disk cache (CPU functions
+    and CUDA kernels; docs/startup.md says which are cached), without timing anything or leasing a
+    GPU; a later ``run`` then only loads it. The marker file records what was done."""
+    import json
+    import os
+
+    from .functions.function import canonical_id
+    from .io import write_atomic
+
+    options = _runner_options(args)
+    function = canonical_id(args.function)
+    t0 = time.perf_counter()
+    with _configuration_lock(args):  # the chunks of a cell: one compiles, the others then load it
+        _make_runner(args, function, options)
+    setup = time.perf_counter() - t0
+    print(f"{args.implementation} {function} D={args.dim} NP={args.popsize}: warm-up {setup:.1f}s "
+          f"(cache {os.environ.get('NUMBA_CACHE_DIR', '')})", file=sys.stderr)
+    if args.out:
+        write_atomic(args.out, json.dumps({
+            "algorithm": args.algorithm, "implementation": args.implementation, "function": function,
+            "dim": args.dim, "popsize": args.popsize, "dtype": args.dtype, "warmup_s": round(setup, 3),
+            "numba_cache_dir": os.environ.get("NUMBA_CACHE_DIR", "")}, indent=1) + "\n")
+    return 0
+
+
+def _cmd_run(args) -> int:
+    from .results import failed_row, trial_row, write_batch
+    from .rng import trial_seed
+
+    options = _runner_options(args)
     lease = _lease_gpu(args)  # before CUDA starts: it reads CUDA_VISIBLE_DEVICES once
     from .functions.function import canonical_id
 
@@ -146,16 +214,14 @@ def _cmd_run(args) -> int:
     if args.seeds:
         trials = range(args.first_trial, args.first_trial + len(seeds))
     t0 = time.perf_counter()
-    runner = make_runner(args.algorithm, args.implementation, function, args.dim, args.popsize,
-                         int(args.max_fes), F=args.F, CR=args.CR, bounds=args.bounds,
-                         dtype=args.dtype, target=args.target, max_time_s=args.max_time_s, **options)
+    runner = _make_runner(args, function, options)
     setup = time.perf_counter() - t0
     rows, results = [], []
     base = {"function": function, "dim": args.dim, "algorithm": args.algorithm,
             "implementation": args.implementation, "popsize": args.popsize, "dtype": args.dtype,
             "max_fes": int(args.max_fes), "target_error": args.target, "max_time_s": args.max_time_s}
     print(f"{args.implementation} {function} D={args.dim} NP={args.popsize}: {len(seeds)} "
-          f"trials, setup {setup:.1f}s", file=sys.stderr)
+          f"trials, setup {setup:.1f}s (first trial at {time.time():.3f})", file=sys.stderr, flush=True)
     jobs, per_launch = list(zip(trials, seeds)), runner.trials_per_launch
     for start in range(0, len(jobs), per_launch):  # a GPU device loop advances a group together
         group = jobs[start:start + per_launch]
@@ -324,20 +390,8 @@ def _cmd_report(args) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gpude", description=__doc__.split("\n")[0])
-    sub = p.add_subparsers(dest="command", required=True)
-
-    e = sub.add_parser("eval", help="evaluate points stored in a .npy file")
-    e.add_argument("function", help="F01..F10 or Q01..Q04")
-    e.add_argument("--dim", type=int, required=True, help="10, 30, 50 or 100")
-    e.add_argument("--points", required=True, help=".npy file with an (n, dim) array")
-    e.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
-    e.add_argument("--dtype", choices=("float64", "float32"), default="float64")
-    e.add_argument("--threads", type=int, default=1, help="CPU threads (default 1)")
-    e.set_defaults(func=_cmd_eval)
-
-    r = sub.add_parser("run", help="run all trials of one configuration; one CSV row per trial")
+def _add_configuration_arguments(r) -> None:
+    """The arguments that say what a ``run`` (or its ``warmup``) builds and compiles."""
     r.add_argument("--algorithm", default="de")
     r.add_argument("--implementation", required=True, help="see `gpude list`")
     r.add_argument("--function", required=True)
@@ -359,6 +413,29 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--max-time-s", type=float,
                    help="wall-clock budget per trial in seconds (with --max-fes and --target: whichever comes "
                         "first); in a batch of trials per launch every trial gets the whole budget, concurrently")
+    r.add_argument("--workers", type=int, help="master_slave: worker threads (default: all cores)")
+    r.add_argument("--members-per-block", type=int, help="ide: override the occupancy-driven choice")
+    r.add_argument("--trials-per-launch", type=int,
+                   help="all_gpu, ide, cudade, fpde, cujde: advance this many trials together, one launch per operator "
+                        "and generation for all of them; each trial's wall time is its fair share "
+                        "of the group's (default 1)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="gpude", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+
+    e = sub.add_parser("eval", help="evaluate points stored in a .npy file")
+    e.add_argument("function", help="F01..F10 or Q01..Q04")
+    e.add_argument("--dim", type=int, required=True, help="10, 30, 50 or 100")
+    e.add_argument("--points", required=True, help=".npy file with an (n, dim) array")
+    e.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
+    e.add_argument("--dtype", choices=("float64", "float32"), default="float64")
+    e.add_argument("--threads", type=int, default=1, help="CPU threads (default 1)")
+    e.set_defaults(func=_cmd_eval)
+
+    r = sub.add_parser("run", help="run all trials of one configuration; one CSV row per trial")
+    _add_configuration_arguments(r)
     seeds = r.add_mutually_exclusive_group()
     seeds.add_argument("--seeds", help="comma-separated explicit seeds, one trial each")
     seeds.add_argument("--seed", type=int, default=0,
@@ -366,12 +443,6 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--trials", type=int, default=1)
     r.add_argument("--first-trial", type=int, default=0,
                    help="index of the first trial (a chunk of a longer cell keeps its trials' seeds)")
-    r.add_argument("--workers", type=int, help="master_slave: worker threads (default: all cores)")
-    r.add_argument("--members-per-block", type=int, help="ide: override the occupancy-driven choice")
-    r.add_argument("--trials-per-launch", type=int,
-                   help="all_gpu, ide, cudade, fpde, cujde: advance this many trials together, one launch per operator "
-                        "and generation for all of them; each trial's wall time is its fair share "
-                        "of the group's (default 1)")
     r.add_argument("--gpu", default="any", metavar="any|INDEX|UUID|shared",
                    help="GPU implementations: lease a GPU of this host for the run (any free one, waiting "
                         "while all are leased; or the one named), so that runs never share a GPU; 'shared' "
@@ -382,6 +453,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out-csv", required=True)
     r.add_argument("--out-traces", required=True)
     r.set_defaults(func=_cmd_run)
+
+    w = sub.add_parser("warmup", help="compile what a `run` of this configuration needs into numba's on-disk "
+                       "cache (no trials, no timing, no GPU lease), so that the run only loads it")
+    _add_configuration_arguments(w)
+    w.add_argument("--out", help="marker file to write (JSON: what was compiled, how long it took)")
+    w.set_defaults(func=_cmd_warmup)
 
     m = sub.add_parser("merge", help="concatenate batch CSVs into one trials table (atomic)")
     m.add_argument("--out", required=True)

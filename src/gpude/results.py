@@ -12,13 +12,17 @@ import dataclasses
 import io
 import json
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from . import provenance
 from .errors import GpudeError
 from .implementations.base import TrialResult
 from .io import write_atomic, write_csv_atomic
+
+if TYPE_CHECKING:  # pandas is imported where a table is made: a `gpude run` reaches its first trial sooner
+    import pandas as pd
 
 COLUMNS = [
     "run_id", "suite", "function", "dim", "algorithm", "implementation", "popsize", "params",
@@ -118,6 +122,8 @@ def thin_trace(trace: dict, decades: float = TRACE_RESOLUTION_DECADES) -> dict:
 def write_batch(rows: list[dict], results: list[TrialResult | None], csv_path, trace_path) -> None:
     """Write the batch's CSV (with provenance columns) and its thinned traces, each atomically."""
     prov = provenance.record()
+    import pandas as pd
+
     frame = pd.DataFrame(rows, columns=COLUMNS).assign(**prov)
     chunks = [thin_trace(r.trace) for r in results if r is not None]
     starts = np.cumsum([0] + [len(t["fes"]) for t in chunks])[:-1]

@@ -334,13 +334,21 @@ def timing_mode(wildcards):
 
 def run_params(wildcards):
     """Everything that should force a re-run when it changes, as one command-line fragment."""
-    params = algorithm_params(EXPERIMENT["algorithms"][wildcards.algorithm])
     trials = chunk_trials(wildcards)
     # what the row records about the machine's other load while it was timed (not --cores: a
     # params change would re-run finished batches)
     concurrency = timing_mode(wildcards)
     if concurrency == "exclusive" and N_GPUS > 1 and runs_on_gpu(wildcards):
         concurrency = f"exclusive-gpu:{N_GPUS}"  # alone on its GPU, beside batches on the other N - 1
+    return (configuration_args(wildcards) +
+            f"--seed {EXPERIMENT['seed']} --first-trial {trials['first']} --trials {trials['count']} "
+            f"--suite {EXP} --concurrency {concurrency}")
+
+
+def configuration_args(wildcards):
+    """What a batch builds and compiles (the algorithm's parameters, budget, target, plugins): the
+    arguments its `gpude run` shares with its `gpude warmup`."""
+    params = algorithm_params(EXPERIMENT["algorithms"][wildcards.algorithm])
     common = " ".join(f"--{k} {params[k]}" for k in ("F", "CR", "bounds") if k in params)
     per_launch = per_implementation(EXPERIMENT, "trials_per_launch", wildcards.implementation, wildcards.algorithm)
     if per_launch > 1:  # only then, so that results made before the key existed stay up to date
@@ -349,9 +357,30 @@ def run_params(wildcards):
     others += "".join(f" --plugin {m}" for m in EXPERIMENT.get("plugins", []))
     return (f"{common} {others} "
             f"--max-fes {max_fes(EXPERIMENT, int(wildcards.dim))} --target {EXPERIMENT['target']} "
-            + (f"--max-time-s {EXPERIMENT['max_time_s']} " if EXPERIMENT.get("max_time_s") else "") +
-            f"--seed {EXPERIMENT['seed']} --first-trial {trials['first']} --trials {trials['count']} "
-            f"--suite {EXP} --concurrency {concurrency}")
+            + (f"--max-time-s {EXPERIMENT['max_time_s']} " if EXPERIMENT.get("max_time_s") else ""))
+
+
+# Compilation outside the timed window: a batch's `gpude warmup` job compiles what its `gpude run`
+# needs into numba's on-disk cache (docs/startup.md), in parallel on the host's cores and without
+# the exclusive timing slot; the batch, run alone, then only loads it. Its marker (beside the
+# batch's outputs, one per batch: the chunks of a cell share the compiled code, and `gpude warmup`
+# compiles a configuration once while the others wait and load it) is an input of the batch,
+# `ancient` (a warm-up re-run never re-runs a finished batch), and only where it exists or the batch
+# is still to make: a batch finished before warm-ups existed keeps its recorded set of inputs and
+# stays up to date (Snakemake re-runs a job whose set of inputs changed; a marker deleted alone
+# re-runs its batch). On a cluster a warm-up would compile on another node (maybe for another GPU),
+# so there the batches compile in their own jobs, as before.
+WARMUP = f"{BATCH}.warmup.json"
+
+
+def warmup_marker(wildcards):
+    """The batch's warm-up marker, as an input of the batch (see above), or nothing."""
+    batch = BATCH.format(**dict(wildcards.items()))
+    marker = f"{batch}.warmup.json"
+    to_make = not (Path(f"{batch}.csv").is_file() and Path(f"{batch}.npz").is_file())
+    if Path(marker).is_file() or (to_make and not ON_CLUSTER):
+        return [ancient(marker)]
+    return []
 
 
 def batch_threads(wildcards):

@@ -4,6 +4,7 @@
 rule run_batch:
     input:
         instance_data,
+        warmup_marker,
     output:
         trials=f"{BATCH}.csv",
         traces=f"{BATCH}.npz",
@@ -33,6 +34,33 @@ use rule run_batch as run_batch_gpu with:
     resources:
         gpu=gpus_taken,
         timing_slot=timing_slot,
+
+
+# What a batch compiles, compiled before it, outside the timed window (see WARMUP in common.smk): in
+# parallel on the host's cores, and before the timed batches (priority). One timing slot, as a
+# shared batch takes: never beside a batch timed exclusive (nor, on a one-GPU host, beside a timed
+# GPU batch), whose timing it would disturb; no `gpu`: a GPU warm-up only compiles and runs a few
+# launches (its CUDA context on the default device) and takes no lease.
+rule warmup:
+    input:
+        instance_data,
+    output:
+        WARMUP,
+    log:
+        "logs/{experiment}/warmup/{algorithm}/{implementation}/{function}/d{dim}/np{popsize}/{dtype}/chunk{chunk}.log",
+    params:
+        args=configuration_args,
+    threads: 1
+    resources:
+        gpu=0,
+        timing_slot=1,
+    priority: 1
+    conda:
+        "../envs/gpude.yaml"
+    shell:
+        "python3 -m gpude warmup --algorithm {wildcards.algorithm} --implementation {wildcards.implementation} "
+        "--function {wildcards.function} --dim {wildcards.dim} --popsize {wildcards.popsize} "
+        "--dtype {wildcards.dtype} {params.args} --out {output} > {log} 2>&1"
 
 
 # LOP and ETC instance files (not in the repository): downloaded from their public repositories and

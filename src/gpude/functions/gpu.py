@@ -317,7 +317,7 @@ def make_population_kernel(block_evaluate, dim: int, threads: int, dtype, buf: i
     T = np.dtype(dtype).type
     P, BUF = int(threads), int(dim if buf is None else buf)
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def population_kernel(X, out, shift, rot_t, perm):
         a = cuda.shared.array(BUF, T)
         z = cuda.shared.array(BUF, T)
@@ -396,7 +396,7 @@ class ProgramEvaluator:
             if key not in _GATED:
                 block_evaluate, P, BUF = fn.block_evaluate, fn.threads, fn.buffer_size
 
-                @cuda.jit
+                @cuda.jit(cache=True)
                 def gated(X, row0, gate, out, shift, rot_t, perm):
                     if gate[0] == 0:
                         return

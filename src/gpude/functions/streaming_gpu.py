@@ -89,7 +89,7 @@ def build_kernels(code: int, dim: int, m: int, has_perm: bool, threads: int, dty
             h //= 2
         return red0[0], red1[0]
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def partial(X, row0, gate, partials, counters, out, o, perm, M):
         if gate[0] == 0:
             return
@@ -173,7 +173,7 @@ def build_kernels(code: int, dim: int, m: int, has_perm: bool, threads: int, dty
 
     scan = None
     if CODE == SCHWEFEL12:
-        @cuda.jit
+        @cuda.jit(cache=True)
         def scan(X, row0, gate, partials, counters, out, o, perm, M):
             if gate[0] == 0:
                 return

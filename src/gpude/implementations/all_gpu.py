@@ -32,7 +32,7 @@ def build_kernels(dtype):
     init_value, pick, mutant = ops.init_value, ops.pick, ops.mutant
     cross_over = ops.cross_over
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def init_kernel(pop, keys, lower, upper):
         t = cuda.grid(1)
         trials, popsize, dim = pop.shape
@@ -40,7 +40,7 @@ def build_kernels(dtype):
             b, i, j = t // (popsize * dim), (t // dim) % popsize, t % dim
             pop[b, i, j] = init_value(keys[b], i, j, popsize, dim, lower, upper)
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def indices_kernel(idx, keys, g, dim, n):
         t = cuda.grid(1)
         if t < idx.shape[0] * n:
@@ -48,7 +48,7 @@ def build_kernels(dtype):
             r1, r2, r3, jrand = pick(keys[b], g, i, idx.shape[1], dim)
             idx[b, i, 0], idx[b, i, 1], idx[b, i, 2], idx[b, i, 3] = r1, r2, r3, jrand
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def mutate_kernel(pop, idx, mutants, F, n):
         t = cuda.grid(1)
         dim = pop.shape[2]
@@ -57,7 +57,7 @@ def build_kernels(dtype):
             mutants[b, i, j] = mutant(F, pop[b, idx[b, i, 0], j], pop[b, idx[b, i, 1], j],
                                       pop[b, idx[b, i, 2], j])
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def crossover_kernel(pop, mutants, idx, trials, keys, g, CR, lower, upper, mode, n):
         t = cuda.grid(1)
         _, popsize, dim = pop.shape
@@ -66,7 +66,7 @@ def build_kernels(dtype):
             trials[b, i, j] = cross_over(keys[b], g, i, j, popsize, dim, idx[b, i, 3], CR, mutants[b, i, j],
                                          pop[b, i, j], lower, upper, mode)
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def replace_kernel(pop, fit, trials, tfit, n, g, trace, hit_gen, target):
         # a block per (individual, trial): thread 0 decides, all threads copy the row
         if hit_gen[cuda.blockIdx.y] < g:

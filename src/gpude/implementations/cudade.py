@@ -59,7 +59,7 @@ def build_kernels(fid, dim, dtype):
     init_value, trial_value = ops.init_value, ops.trial_value
     D, BUF = int(dim), int(fn.buffer_size)  # a function's first buffer may be wider than D
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def ie_kernel(pop, fit, keys, lower, upper, shift, rot_t, perm, trace, hit_gen, target):
         a = cuda.shared.array(BUF, T)
         z = cuda.shared.array(D, T)
@@ -81,7 +81,7 @@ def build_kernels(fid, dim, dtype):
                     mark_hit(hit_gen, b, 0)
             i += cuda.gridDim.x
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def mc_kernel(pop, trials, idx, keys, g, n, F, CR, lower, upper, mode, hit_gen):
         b = cuda.blockIdx.y
         if hit_gen[b] < g:
@@ -97,7 +97,7 @@ def build_kernels(fid, dim, dtype):
                 j += THREADS
             i += cuda.gridDim.x
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def er_kernel(pop, fit, trials, g, n, shift, rot_t, perm, trace, hit_gen, target):
         b, tid = cuda.blockIdx.y, cuda.threadIdx.x
         if hit_gen[b] < g:

@@ -38,7 +38,7 @@ def build_kernels(dtype):
     ops = build_jde_ops(dtype, "cuda")
     init_value, pick_by, trial_value, new_params = ops.init_value, ops.pick_by, ops.trial_value, ops.new_params
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def init_kernel(pop, Fs, CRs, keys, lower, upper, F0, CR0):
         t = cuda.grid(1)
         trials, popsize, dim = pop.shape
@@ -48,7 +48,7 @@ def build_kernels(dtype):
             if j == 0:
                 Fs[b, i], CRs[b, i] = F0, CR0
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def params_kernel(Fs, CRs, newF, newCR, keys, g, dim, tau1, tau2, F_lower, F_range, n):
         t = cuda.grid(1)
         if t < Fs.shape[0] * n:
@@ -57,7 +57,7 @@ def build_kernels(dtype):
                                F_lower, F_range)
             newF[b, i], newCR[b, i] = F, CR
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def trial_kernel(pop, trials, newF, newCR, keys, g, scheme, lower, upper, mode, n, hit_gen):
         i, b = cuda.blockIdx.x, cuda.blockIdx.y
         if i >= n or hit_gen[b] < g:
@@ -77,7 +77,7 @@ def build_kernels(dtype):
                                           pop[b, idx[2], j], lower, upper, mode)
             j += cuda.blockDim.x
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def select_kernel(pop, fit, trials, tfit, Fs, CRs, newF, newCR, n, g, trace, hit_gen, target):
         i, b = cuda.blockIdx.x, cuda.blockIdx.y
         if hit_gen[b] < g:

@@ -72,7 +72,7 @@ def mark_hit(hit_gen, b, g):
         cuda.atomic.add(hit_gen, hit_gen.shape[0] - 1, 1)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def init_stats_kernel(fit, trace, hit_gen, target):
     """After initialisation: each trial's best error into its trace, and a hit at generation 0.
     ``fit`` is (B, NP); a thread per (trial, individual)."""
@@ -109,7 +109,7 @@ def select_block(pop, fit, trials, tfit, n, g, trace, hit_gen, target, take):
             mark_hit(hit_gen, b, g)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def _grow_kernel(old, new):
     """``new`` (B, longer) := ``old`` (B, shorter) followed by +inf."""
     t = cuda.grid(1)
@@ -119,7 +119,7 @@ def _grow_kernel(old, new):
         new[b, g] = old[b, g] if g < old.shape[1] else math.inf
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def _reset_kernel(trace, hit_gen):
     t = cuda.grid(1)
     trials, length = trace.shape

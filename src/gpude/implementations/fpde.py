@@ -34,7 +34,7 @@ def build_kernels(dtype):
     init_value, pick, mutant = ops.init_value, ops.pick, ops.mutant
     cross_over = ops.cross_over
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def init_kernel(pop, keys, lower, upper):
         i, b = cuda.grid(1), cuda.blockIdx.y
         _, popsize, dim = pop.shape
@@ -42,14 +42,14 @@ def build_kernels(dtype):
             for j in range(dim):
                 pop[b, i, j] = init_value(keys[b], i, j, popsize, dim, lower, upper)
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def indices_kernel(idx, keys, g, dim, n, hit_gen):
         i, b = cuda.grid(1), cuda.blockIdx.y
         if i < n and hit_gen[b] >= g:
             r1, r2, r3, jrand = pick(keys[b], g, i, idx.shape[1], dim)
             idx[b, i, 0], idx[b, i, 1], idx[b, i, 2], idx[b, i, 3] = r1, r2, r3, jrand
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def mutate_kernel(pop, idx, mutants, F, n, g, hit_gen):
         i, b = cuda.grid(1), cuda.blockIdx.y
         if i < n and hit_gen[b] >= g:
@@ -57,7 +57,7 @@ def build_kernels(dtype):
                 mutants[b, i, j] = mutant(F, pop[b, idx[b, i, 0], j], pop[b, idx[b, i, 1], j],
                                           pop[b, idx[b, i, 2], j])
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def crossover_kernel(pop, mutants, idx, trials, keys, g, CR, lower, upper, mode, n, hit_gen):
         i, b = cuda.grid(1), cuda.blockIdx.y
         _, popsize, dim = pop.shape
@@ -66,7 +66,7 @@ def build_kernels(dtype):
                 trials[b, i, j] = cross_over(keys[b], g, i, j, popsize, dim, idx[b, i, 3], CR, mutants[b, i, j],
                                              pop[b, i, j], lower, upper, mode)
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def replace_kernel(pop, fit, trials, tfit, n, g, trace, hit_gen, target):
         i, b = cuda.grid(1), cuda.blockIdx.y
         if i >= pop.shape[1] or hit_gen[b] < g:

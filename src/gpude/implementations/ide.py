@@ -55,7 +55,7 @@ def build_kernels(fid, dim, dtype, threads_per_member, members_per_block):
 
     # Arrays carry the trials of a batch first (pop (B, NP, D), keys (B,)); a block's trial is
     # blockIdx.y.
-    @cuda.jit
+    @cuda.jit(cache=True)
     def ie_kernel(pop, fit, keys, lower, upper, shift, rot_t, perm, trace, hit_gen, target):
         xs = cuda.shared.array((K, D), T)
         buf_a = cuda.shared.array((K, BUF), T)
@@ -80,7 +80,7 @@ def build_kernels(fid, dim, dtype, threads_per_member, members_per_block):
             if f <= target:
                 mark_hit(hit_gen, b, 0)
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def p_kernel(idx, keys, g0, dim):
         # idx: (B, P_BATCH, NP, 4), the indices of generations g0 .. g0 + P_BATCH - 1
         t = cuda.grid(1)
@@ -90,7 +90,7 @@ def build_kernels(fid, dim, dtype, threads_per_member, members_per_block):
             r1, r2, r3, jrand = pick(keys[b], g0 + r, i, popsize, dim)
             idx[b, r, i, 0], idx[b, r, i, 1], idx[b, r, i, 2], idx[b, r, i, 3] = r1, r2, r3, jrand
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def mcer_kernel(pop, fit, pop_next, fit_next, idx, keys, g, n, F, CR, lower, upper, mode,
                     shift, rot_t, perm, trace, hit_gen, target):
         b = cuda.blockIdx.y

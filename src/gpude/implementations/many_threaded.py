@@ -54,7 +54,7 @@ def build_kernels(dtype):
     ops = build_de_ops(dtype, "cuda")
     init_value, pick, trial_value = ops.init_value, ops.pick, ops.trial_value
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def init_kernel(pop, keys, lower, upper):
         i, b = cuda.blockIdx.x, cuda.blockIdx.y
         popsize, dim = pop.shape[1], pop.shape[2]
@@ -63,7 +63,7 @@ def build_kernels(dtype):
             pop[b, i, j] = init_value(keys[b], i, j, popsize, dim, lower, upper)
             j += cuda.blockDim.x
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def trial_kernel(pop, trials, keys, g, F, CR, lower, upper, mode, n, hit_gen):
         i, b = cuda.blockIdx.x, cuda.blockIdx.y
         if i >= n or hit_gen[b] < g:  # past the last partial generation, or the trial has hit
@@ -81,7 +81,7 @@ def build_kernels(dtype):
                                           lower, upper, mode)
             j += cuda.blockDim.x
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def merge_kernel(pop, fit, trials, tfit, n, g, trace, hit_gen, target):
         if hit_gen[cuda.blockIdx.y] < g:
             return  # a previous generation of this trial reached the target: keep its state

@@ -262,7 +262,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
             b[j] = b[j] * scale
             j += cuda.gridDim.x * NT
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def sw_apply(x, bias, row, dv, st, key, unit0, W, o, perm, M, partials, lower, upper):
         red0 = cuda.shared.array(NT, float64)
         red1 = cuda.shared.array(NT, float64)

@@ -42,7 +42,7 @@ def build_pso_kernels(dtype):
     init_position, init_velocity = ops.init_position, ops.init_velocity
     neighbour_best, move = ops.neighbour_best, ops.move
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def init_kernel(x, v, px, keys, lower, upper, span):
         t = cuda.grid(1)
         trials, popsize, dim = x.shape
@@ -53,7 +53,7 @@ def build_pso_kernels(dtype):
             px[b, i, j] = xi
             v[b, i, j] = init_velocity(keys[b], i, j, popsize, dim, span)
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def move_kernel(x, v, px, pfit, keys, g, n, w, c1, c2, vclamp, lower, upper, topology, mode,
                     hit_gen):
         t = cuda.grid(1)
@@ -68,7 +68,7 @@ def build_pso_kernels(dtype):
             x[b, i, j] = nx
             v[b, i, j] = nv
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def pbest_kernel(x, f, px, pfit, n, g, trace, hit_gen, target):
         # a block per (particle, trial): thread 0 decides, all threads copy the row
         if hit_gen[cuda.blockIdx.y] < g:

@@ -84,7 +84,7 @@ def build_gpu_ss(dtype):
     bias_plus, bias_minus, bias_fail, counts = sw.bias_plus, sw.bias_minus, sw.bias_fail, sw.counts
     inf = T(np.inf)
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def new_rows(pop, fit, refX, refF, keys, g, row0, unit0, units, width, lower, upper, nbud,
                  state, limit):
         """Rows row0.. uniform. row0 = 0: every trial's initial population (all rows evaluated).
@@ -113,7 +113,7 @@ def build_gpu_ss(dtype):
             if t == 0:
                 fit[b, 0] = refF[b, 0]
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def build_reference(pop, fit, ref_best, ref_diverse, refX, refF, in_ref, mind, row0, state,
                         limit):
         """A block per trial: R from the population (trials with ``limit[b]`` = 0 keep theirs);
@@ -161,7 +161,7 @@ def build_gpu_ss(dtype):
             state[b, 0] += limit[b] - 1
             state[b, 3] = 1
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def make_children(refX, children, cfit, pa, pb, keys, g, lam, units, width, lower, upper,
                       nbud, limit):
         """All children; the first m = min(children, budget) are evaluated, the rest get +inf."""
@@ -182,7 +182,7 @@ def build_gpu_ss(dtype):
         if m <= t < nc:
             cfit[b, t] = inf
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def init_sw(refX, pa, pb, bias, rho, succ, fail, rho_cap, rho_floor, nbud, state):
         b = cuda.blockIdx.y
         c = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
@@ -204,7 +204,7 @@ def build_gpu_ss(dtype):
                 state[b, 2] = 0
                 state[b, 3] = 0
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def plus_candidates(children, bias, rho, cand, difs, keys, g, s, units, width, lower, upper,
                         nbud, state, limit):
         """The "+" candidates of the a children the budget allows (a = 0 in a stopped trial)."""
@@ -221,7 +221,7 @@ def build_gpu_ss(dtype):
             difs[b, c, j] = d
             cand[b, c, j] = plus(children[b, c, j], bias[b, c, j], d, lower, upper)
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def accept_plus(children, cfit, bias, rho, succ, fail, cand, cfc, difs, flag, state, nbud,
                     limit):
         """A block per trial, a thread per child. ``limit[b]`` <- one past the last child whose
@@ -260,7 +260,7 @@ def build_gpu_ss(dtype):
             state[b, 1] = nf
             limit[b] = k
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def minus_candidates(children, bias, difs, cand, lower, upper, limit):
         b = cuda.blockIdx.y
         t = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
@@ -269,7 +269,7 @@ def build_gpu_ss(dtype):
             c, j = t // D, t % D
             cand[b, c, j] = minus(children[b, c, j], bias[b, c, j], difs[b, c, j], lower, upper)
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def accept_minus(children, cfit, bias, rho, succ, fail, cand, cfc, difs, flag, state, nbud):
         b = cuda.blockIdx.x
         n = nbud[b]
@@ -301,7 +301,7 @@ def build_gpu_ss(dtype):
         if c == 0:
             state[b, 0] = used + q
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def update_reference(refX, refF, children, cfit, allE, newX, newF, state, nbud):
         b = cuda.blockIdx.x
         if nbud[b] == 0:
@@ -349,7 +349,7 @@ def build_evaluate_kernel(block_evaluate, dtype, threads, buf):
     T = np.dtype(dtype).type
     P, BUF = int(threads), int(buf)
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def evaluate(X, out, first, limit, shift, rot_t, perm):
         i, b = cuda.blockIdx.x, cuda.blockIdx.y
         if i < first or i >= limit[b]:

@@ -41,7 +41,7 @@ def build_trial_kernel(dtype):
     ops = build_de_ops(dtype, "cuda")
     pick, variant_trial_value, best_index = ops.pick, ops.variant_trial_value, ops.best_index
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def trial_kernel(pop, fit, trials, keys, g, n, F, CR, lower, upper, mode, mutation, crossover,
                      hit_gen):
         b = cuda.blockIdx.y
@@ -71,7 +71,7 @@ def build_select_kernel(block_evaluate, dtype, threads, buf):
     T = np.dtype(dtype).type
     P, BUF = int(threads), int(buf)
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def select_kernel(pop, fit, trials, tfit, n, g, shift, rot_t, perm, trace, hit_gen, target):
         b, i, tid = cuda.blockIdx.y, cuda.blockIdx.x, cuda.threadIdx.x
         if hit_gen[b] < g:

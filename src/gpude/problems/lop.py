@@ -88,7 +88,7 @@ def _gpu_kernel(n: int, dtype):
         return _GPU[key]
     T = np.dtype(dtype).type
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def evaluate(CT, X, row0, gate, out, optimum):
         if gate[0] == 0:
             return

@@ -121,7 +121,7 @@ def _gpu_kernel(n: int, m: int, completion: bool):
     fma = fma_for("cuda")
     N_C = n if completion else 1
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def evaluate(etc, X, row0, gate, lam, out, makespans, flowtimes, parts):
         if gate[0] == 0:
             return

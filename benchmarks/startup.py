@@ -1,0 +1,112 @@
+"""Start-up of a `gpude run`: how long from process start to its first trial, cold and warm cache.
+
+For each (implementation, function) pair: a cold run (an empty numba cache folder), then
+``--repeats`` warm runs (the same folder). Each is a fresh ``python -m gpude run`` of one trial
+(D=30, NP=50, a small budget); the time to its first trial is the wall time from spawning the
+process to the epoch time its `setup` line prints (``first trial at ...``: after imports, JIT or
+cache loading, CUDA context and the implementation's warm-up). Also per pair: ``setup_s`` (what
+the batch logs call setup: building and warming the runner, after the imports) and ``import_s`` (a
+process that only imports the command line and the implementation's module). No Snakemake needed.
+
+    python benchmarks/startup.py --device cpu --note "2-core VM, CPU only"
+    NUMBA_ENABLE_CUDASIM=0 python benchmarks/startup.py --device gpu   # on a GPU host
+
+Writes ``results/benchmarks/startup_<device>.csv`` (atomically; ``--out`` to change), one row per
+process, with the host, CPU, GPU, versions and commit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+PAIRS = {"cpu": ["sequential:F01", "master_slave:F05"],
+         "gpu": ["naive_gpu:F01", "all_gpu:F01", "ide:F05"]}
+
+
+def first_trial(implementation: str, function: str, cache: Path, work: Path, dim: int, popsize: int,
+                max_fes: int) -> dict:
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    cmd = [sys.executable, "-m", "gpude", "run", "--implementation", implementation, "--function", function,
+           "--dim", str(dim), "--popsize", str(popsize), "--max-fes", str(max_fes), "--trials", "1",
+           "--gpu", "shared", "--out-csv", str(work / "b.csv"), "--out-traces", str(work / "b.npz")]
+    start = time.time()
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO, timeout=900)
+    wall = time.time() - start
+    m = re.search(r"setup ([0-9.]+)s \(first trial at ([0-9.]+)\)", res.stderr)
+    if res.returncode != 0 or m is None:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{res.stderr[-3000:]}")
+    return {"first_trial_s": round(float(m.group(2)) - start, 3), "setup_s": float(m.group(1)),
+            "process_s": round(wall, 3)}
+
+
+def import_time(implementation: str, cache: Path) -> float:
+    code = ("import gpude.cli, gpude.trial, gpude.registry as r; "
+            f"r.get('de', {implementation!r}).load(check_device=False)")
+    start = time.time()
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO, timeout=300,
+                   env={**os.environ, "NUMBA_CACHE_DIR": str(cache)})
+    return round(time.time() - start, 3)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--device", choices=("cpu", "gpu"), required=True,
+                   help="which pairs (cpu: sequential, master_slave; gpu: naive_gpu, all_gpu, ide)")
+    p.add_argument("--pairs", help="comma-separated IMPLEMENTATION:FUNCTION (default: the device's)")
+    p.add_argument("--repeats", type=int, default=3, help="warm-cache runs per pair")
+    p.add_argument("--dim", type=int, default=30)
+    p.add_argument("--popsize", type=int, default=50)
+    p.add_argument("--max-fes", type=int, default=3000)
+    p.add_argument("--note", default="", help="recorded in every row, e.g. '2-core VM, CPU only'")
+    p.add_argument("--out", help="default: results/benchmarks/startup_<device>.csv")
+    args = p.parse_args(argv)
+
+    import pandas as pd
+
+    from gpude import provenance
+    from gpude.io import write_csv_atomic
+
+    pairs = [tuple(s.split(":")) for s in (args.pairs.split(",") if args.pairs else PAIRS[args.device])]
+    gpu = {}
+    if args.device == "gpu":
+        import numba.cuda  # noqa: F401  (provenance asks CUDA only where it is imported)
+
+        gpu = provenance.gpu()
+    common = {"device": args.device, **provenance.cpu(), **gpu,
+              "commit": provenance.git_commit(), "python": platform.python_version(),
+              "numba_enable_cudasim": os.environ.get("NUMBA_ENABLE_CUDASIM", ""), "note": args.note}
+    common.update({k: v for k, v in provenance.software().items() if k in ("numba", "numba_cuda", "numpy")})
+    rows = []
+    for implementation, function in pairs:
+        with tempfile.TemporaryDirectory() as tmp:
+            cache, work = Path(tmp) / "cache", Path(tmp)
+            runs = [("cold", first_trial(implementation, function, cache, work, args.dim, args.popsize,
+                                         args.max_fes))]
+            runs += [("warm", first_trial(implementation, function, cache, work, args.dim, args.popsize,
+                                          args.max_fes)) for _ in range(args.repeats)]
+            imports = import_time(implementation, cache)
+        for k, (cache_state, r) in enumerate(runs):
+            rows.append({**common, "algorithm": "de", "implementation": implementation, "function": function,
+                         "dim": args.dim, "popsize": args.popsize, "cache": cache_state, "run": k,
+                         **r, "import_s": imports})
+            print(f"{implementation:<13s} {function} {cache_state}: first trial {r['first_trial_s']:.2f}s "
+                  f"(setup {r['setup_s']:.2f}s, imports alone {imports:.2f}s)", flush=True)
+    out = Path(args.out or REPO / f"results/benchmarks/startup_{args.device}.csv")
+    write_csv_atomic(pd.DataFrame(rows), out)
+    print("wrote", out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,22 @@
+import json, sys
+import numpy as np
+import gpude  # noqa: F401
+from numba import float64
+from gpude.functions import get_function, gpu
+from gpude.implementations import all_gpu
+
+class Codegen:
+    def magic_tuple(self):
+        return ("x86_64-unknown-linux-gnu", "sm_90", "")
+
+fid = sys.argv[1]
+prog = get_function(fid, 30).program
+block = gpu.make_block_evaluator(prog, 32, np.float64)
+kernels = {"population": gpu.make_population_kernel(block, 30, 32, np.float64, gpu.buffer_size(prog))}
+for k in all_gpu.build_kernels(np.float64):
+    kernels[k.py_func.__name__] = k
+keys = {}
+for name, k in kernels.items():
+    assert k._cache.__class__.__name__ == "CUDACache", name
+    keys[name] = repr(k._cache._index_key((float64[:],), Codegen())[3])
+print(json.dumps(keys))
