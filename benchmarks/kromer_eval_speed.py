@@ -46,7 +46,7 @@ def keys(problem, popsize: int, seed: int = 5) -> np.ndarray:
     return np.random.default_rng(seed).uniform(problem.lower, problem.upper, (popsize, problem.dim))
 
 
-def evaluator(problem, device: str):
+def evaluator(problem, device: str, queued: int = QUEUED):
     """``run(X) -> errors`` (host in, host out) and ``timed(X) -> (seconds, seconds_with_copies)``."""
     if device in ("cpu", "cpu_parallel"):
         ev = problem.cpu_evaluator(np.float64, parallel=device == "cpu_parallel")
@@ -69,7 +69,7 @@ def evaluator(problem, device: str):
     require_gpu()
     ev = problem.gpu_evaluator(np.float64)
     if device == "gpu_prebound":
-        return _prebound(ev)
+        return _prebound(ev, queued)
 
     def run(X):
         d_out = cuda.device_array(X.shape[0])
@@ -92,7 +92,7 @@ def evaluator(problem, device: str):
     return run, timed
 
 
-def _prebound(ev):
+def _prebound(ev, queued: int = QUEUED):
     """The evaluator's pre-bound launch (what the many-threaded DE queues each generation):
     ``timed(X) -> (one launch and its synchronisation, the mean of QUEUED back-to-back launches)``."""
     from numba import cuda
@@ -120,10 +120,10 @@ def _prebound(ev):
         cuda.synchronize()
         one = time.perf_counter() - t0
         t0 = time.perf_counter()
-        for _ in range(QUEUED):
+        for _ in range(queued):
             launch()
         cuda.synchronize()
-        return one, (time.perf_counter() - t0) / QUEUED
+        return one, (time.perf_counter() - t0) / queued
     return run, timed
 
 
@@ -138,9 +138,9 @@ def check_agreement(problem, devices, popsize: int = 16) -> None:
                              f"{np.max(np.abs(got - want)):.3g}; timings of a wrong evaluator mean nothing")
 
 
-def measure(problem, kind: str, device: str, popsize: int, repeats: int) -> dict:
+def measure(problem, kind: str, device: str, popsize: int, repeats: int, queued: int = QUEUED) -> dict:
     X = np.ascontiguousarray(keys(problem, popsize))
-    _, timed = evaluator(problem, device)
+    _, timed = evaluator(problem, device, queued)
     timed(X)  # warm-up: compilation, first launch
     runs = [timed(X) for _ in range(repeats)]
     seconds = [r[0] for r in runs]
@@ -179,6 +179,7 @@ def main(argv=None) -> int:
     p.add_argument("--popsizes", default=",".join(str(2 ** k) for k in range(4, 13)))
     p.add_argument("--repeats", type=int, default=20)
     p.add_argument("--devices", default=None, help="cpu,cpu_parallel,gpu (default: all; gpu only where there is one)")
+    p.add_argument("--queued", type=int, default=QUEUED, help="gpu_prebound: back-to-back launches timed together")
     p.add_argument("--lop", default="be75eec")
     p.add_argument("--etc", default="ThMhCc")
     args = p.parse_args(argv)
@@ -195,7 +196,7 @@ def main(argv=None) -> int:
     rows = []
     for kind, problem in problems(args.lop, args.etc).items():
         check_agreement(problem, devices)
-        rows += [measure(problem, kind, d, n, args.repeats) for n in popsizes for d in devices]
+        rows += [measure(problem, kind, d, n, args.repeats, args.queued) for n in popsizes for d in devices]
     info = {**provenance.cpu(), **provenance.software(), "git_commit": provenance.git_commit()}
     if any(d.startswith("gpu") for d in devices):
         info.update(provenance.gpu())

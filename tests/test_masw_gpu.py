@@ -105,8 +105,9 @@ def test_the_default_ls_mode_follows_the_measurements():
 
 
 # -- trials per launch (issue 24) ------------------------------------------------------------------
-BATCH_CASES = [("L02", 24 * SCALE, "fused"), ("L06", 24 * SCALE, "steps"), ("C04", 100 * SCALE, "steps"),
-               ("Q04", 10, "steps")]
+# (a large-scale function through each local search mode, a CEC 2010 one and a program function; L06
+# through steps added 20 s to the CI suite and nothing these do not cover)
+BATCH_CASES = [("L02", 24 * SCALE, "fused"), ("C04", 100 * SCALE, "steps"), ("Q04", 10, "steps")]
 
 
 def assert_same_trial(batched, alone):
@@ -161,15 +162,15 @@ def test_each_trial_of_a_batch_stops_at_its_own_target():
     # a target that one trial reaches after its first cycle and another not before its third: the
     # first stops there (its population no longer advanced: the batch's copy is its state then)
     # while the batch runs on, and every trial's row is that of its run alone with the target
-    seeds, max_fes = [3, 11, 12], NP + 3 * 32
+    seeds, max_fes = [3, 11], NP + 3 * 32
     kw = dict(**PARAMS, ls_mode="steps", quiet=True)
     full = make_runner("masw", "gpu", "Q04", 10, NP, max_fes, **kw)
     traces = [full.run(s).trace["best_error"] for s in seeds]
     target = min(t[1] for t in traces)
     assert max(t[-2] for t in traces) > target  # some trial runs past the others' stop
-    r = make_runner("masw", "gpu", "Q04", 10, NP, max_fes, target=target, trials_per_launch=3, **kw)
+    r = make_runner("masw", "gpu", "Q04", 10, NP, max_fes, target=target, trials_per_launch=2, **kw)
     batch = r.run_batch(seeds)
-    finals = [r.population(b) for b in range(3)]
+    finals = [r.population(b) for b in range(2)]
     for b, (s, trace) in enumerate(zip(seeds, traces)):
         a = r.run(s)
         assert_same_trial(batch[b], a)
@@ -184,7 +185,7 @@ def test_each_trial_of_a_batch_stops_at_its_own_target():
     assert min(b.generations for b in batch) == 1 < max(b.generations for b in batch)
     # a trial that stopped is charged until the host saw its stop; the shares add up to the wall time
     assert sum(b.wall_time_s for b in batch) == pytest.approx(batch[0].info["batch_wall_time_s"])
-    first = min(range(3), key=lambda b: batch[b].generations)
+    first = min(range(2), key=lambda b: batch[b].generations)
     assert batch[first].time_to_target_s <= batch[first].wall_time_s < max(b.wall_time_s for b in batch)
 
 

@@ -118,18 +118,16 @@ def test_gpude_run_groups_trials_and_records_the_grouping(tmp_path):
 
 @pytest.mark.slow
 def test_gpude_run_groups_masw_gpu_trials(tmp_path):
-    # masw/gpu is a host loop, not a device loop, and batches too (tests/test_masw_gpu.py): 3 trials
-    # 2 per launch, each row the trial's run alone
+    # masw/gpu is a host loop, not a device loop, and batches too (tests/test_masw_gpu.py): 2 trials
+    # in one launch through the CLI (the grouping of a remainder: the device loops' test above)
     out = tmp_path / "masw.csv"
     cmd = [sys.executable, "-m", "gpude", "run", "--algorithm", "masw", "--implementation", "gpu",
            "--function", FUNCTION, "--dim", str(DIM), "--popsize", str(NP), "--max-fes", str(MAX_FES),
-           "--param", "ls_intensity=2", "--param", "offspring=2", "--trials", "3", "--seed", "4",
+           "--param", "ls_intensity=2", "--param", "offspring=2", "--trials", "2", "--seed", "4",
            "--trials-per-launch", "2", "--out-csv", str(out), "--out-traces", str(tmp_path / "masw.npz")]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr
     rows = pd.read_csv(out)
-    assert [json.loads(p)["trials_per_launch"] for p in rows.params] == [2, 2, 1]
-    assert (rows.status == "budget").all() and rows.best_error.nunique() == 3
-    r = make_runner("masw", "gpu", FUNCTION, DIM, NP, MAX_FES, ls_intensity=2, offspring=2)
-    # (to the CSV's printed digits)
-    np.testing.assert_allclose(rows.best_error, [r.run(int(s)).best_error for s in rows.seed], rtol=1e-12)
+    assert [json.loads(p)["trials_per_launch"] for p in rows.params] == [2, 2]
+    assert (rows.status == "budget").all() and rows.best_error.nunique() == 2
+    # (that each row is its trial's run alone: tests/test_masw_gpu.py, in process)

@@ -378,7 +378,9 @@ def warmup_marker(wildcards):
     batch = BATCH.format(**dict(wildcards.items()))
     marker = f"{batch}.warmup.json"
     to_make = not (Path(f"{batch}.csv").is_file() and Path(f"{batch}.npz").is_file())
-    if Path(marker).is_file() or (to_make and not ON_CLUSTER):
+    # (a cluster job's own Snakemake, on the node, runs in remote mode with `nodes` unset: it must not
+    # ask for the marker the submitting process left out)
+    if Path(marker).is_file() or (to_make and not ON_CLUSTER and not workflow.remote_exec):
         return [ancient(marker)]
     return []
 
