@@ -266,11 +266,7 @@ class DeviceLoopImplementation(Implementation):
         hit_gens = [int(h) for h in self.h_hit[:B]]
         last = [min(g, h) for h in hit_gens]
         self._last_generations = last
-        fit, best_x = [], []
-        for b in range(B):
-            d_pop, d_fit = self.final_population(b, last[b])
-            fit.append(d_fit.copy_to_host())
-            best_x.append(d_pop[int(np.argmin(fit[b]))].copy_to_host())
+        fit, best_x = self._final_states(last)
         wall = time.perf_counter() - t0
         # the trace is instrumentation, not the optimisation: copied after the clock stops
         trace_best = self.d_trace.copy_to_host()
@@ -315,6 +311,15 @@ class DeviceLoopImplementation(Implementation):
         self.d_trace = new
         for launch in self._prebound_launches():
             launch.replace(old, new)
+
+    def _final_states(self, last):
+        """Each trial's errors and best vector (host copies) at its last generation ``last[b]``."""
+        fit, best_x = [], []
+        for b, g in enumerate(last):
+            d_pop, d_fit = self.final_population(b, g)
+            fit.append(d_fit.copy_to_host())
+            best_x.append(d_pop[int(np.argmin(fit[b]))].copy_to_host())
+        return fit, best_x
 
     def _prebound_launches(self):
         """The :class:`PreboundLaunch` objects this implementation holds (attributes, or lists, tuples

@@ -293,11 +293,7 @@ class ResidentDE(DeviceLoopImplementation):
         hit_gens = [int(h) for h in self.h_hit[:B]]
         last = [min(g_run, h) for h in hit_gens]
         self._last_generations = last
-        fit, best_x = [], []
-        for b in range(B):
-            d_pop, d_fit = self.final_population(b, last[b])
-            fit.append(d_fit.copy_to_host())
-            best_x.append(d_pop[int(np.argmin(fit[b]))].copy_to_host())
+        fit, best_x = self._final_states(last)
         wall = time.perf_counter() - t0
         trace_best = self.d_trace.copy_to_host()  # instrumentation: after the clock stops
         if timed:  # every trial had the whole budget, concurrently: charged the time it ran
