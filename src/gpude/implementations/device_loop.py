@@ -129,6 +129,12 @@ def _reset_kernel(trace, hit_gen):
         hit_gen[t] = NO_HIT if t < hit_gen.shape[0] - 1 else 0  # the last slot counts the hits
 
 
+def times_run(ends, wall):
+    """Each trial's seconds under a time budget, where every trial of a batch has the whole budget
+    concurrently: until ``ends[b]`` (its stop), or the batch's ``wall`` (None: it ran to the end)."""
+    return np.array([wall if e is None else min(e, wall) for e in ends], dtype=np.float64)
+
+
 def fair_shares(ends, wall):
     """Each trial's share of a batch's ``wall`` seconds: while k trials run, each is charged 1/k.
 
@@ -136,7 +142,7 @@ def fair_shares(ends, wall):
     the last end (the final synchronisation and copies) is shared equally. The shares add up to
     ``wall``.
     """
-    ends = np.array([wall if e is None else min(e, wall) for e in ends], dtype=np.float64)
+    ends = times_run(ends, wall)
     shares = np.empty_like(ends)
     charged, previous = 0.0, 0.0
     for rank, b in enumerate(np.argsort(ends, kind="stable")):
@@ -271,20 +277,14 @@ class DeviceLoopImplementation(Implementation):
         # the trace is instrumentation, not the optimisation: copied after the clock stops
         trace_best = self.d_trace.copy_to_host()
         if timed:  # every trial had the whole budget, concurrently: charged the time it ran
-            shares = np.array([wall if e is None else min(e, wall) for e in seen_at])
+            shares = times_run(seen_at, wall)
             mark_gens, mark_times = self._mark_times(marks, start, g, wall)
         else:
             shares = fair_shares(seen_at, wall)
         results = []
         for b, seed in enumerate(seeds):
-            gens = np.arange(last[b] + 1)
-            times = np.interp(gens, mark_gens, mark_times) if timed else np.full(last[b] + 1, np.nan)
-            trace = {"generation": gens,
-                     "fes": np.array([fes_after(k, p.popsize, p.max_fes) for k in gens]),
-                     "best_error": trace_best[b, : last[b] + 1], "time_s": times}
-            hit = hit_gens[b] != NO_HIT
-            stopped_by = "target" if hit else ("time" if out_of_time else "budget")
-            hit_fes = fes_after(hit_gens[b], p.popsize, p.max_fes) if hit else None
+            trace, hit, stopped_by, hit_fes = self._trial_record(
+                trace_best[b], last[b], hit_gens[b], out_of_time, (mark_gens, mark_times) if timed else None)
             results.append(self._result(
                 seed, float(fit[b].min()), best_x[b], fes_after(last[b], p.popsize, p.max_fes),
                 last[b], shares[b], hit_fes, shares[b] if hit else None, trace, stopped_by,
@@ -311,6 +311,19 @@ class DeviceLoopImplementation(Implementation):
         self.d_trace = new
         for launch in self._prebound_launches():
             launch.replace(old, new)
+
+    def _trial_record(self, trace_best, last, hit_gen, out_of_time, marks=None):
+        """A trial's trace up to its last generation ``last``, whether it hit its target (at
+        ``hit_gen``), why it stopped and its FEs to the target; ``marks`` = (generations, seconds)
+        of a time budget's clock marks, interpolated per generation (None: no times)."""
+        p = self.params
+        gens = np.arange(last + 1)
+        times = np.interp(gens, *marks) if marks is not None else np.full(last + 1, np.nan)
+        trace = {"generation": gens, "fes": np.array([fes_after(k, p.popsize, p.max_fes) for k in gens]),
+                 "best_error": trace_best[: last + 1], "time_s": times}
+        hit = hit_gen != NO_HIT
+        stopped_by = "target" if hit else ("time" if out_of_time else "budget")
+        return trace, hit, stopped_by, fes_after(hit_gen, p.popsize, p.max_fes) if hit else None
 
     def _final_states(self, last):
         """Each trial's errors and best vector (host copies) at its last generation ``last[b]``."""

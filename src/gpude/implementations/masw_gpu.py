@@ -1005,7 +1005,7 @@ class MASWGPU(HostLoopImplementation):
         loop of :class:`HostLoopImplementation` per trial), stops at its own target or budget (its
         population is no longer advanced), and is charged its fair share of the batch's wall time
         (:func:`gpude.implementations.device_loop.fair_shares`)."""
-        from .device_loop import fair_shares
+        from .device_loop import fair_shares, times_run
 
         seeds = list(seeds)
         p, B = self.params, len(seeds)
@@ -1052,7 +1052,7 @@ class MASWGPU(HostLoopImplementation):
         wall = time.perf_counter() - t0
         self.teardown()
         if p.max_time_s is not None:  # every trial had the whole budget, concurrently: charged the time it ran
-            shares = np.array([wall if e is None else min(e, wall) for e in ends])
+            shares = times_run(ends, wall)
             charged = shares
         else:
             shares = fair_shares(ends, wall)

@@ -67,7 +67,7 @@ from ..functions import gpu
 from ..prebound import PreboundLaunch
 from ..rng import seed_key
 from .base import fes_after
-from .device_loop import NO_HIT, DeviceLoopImplementation, fair_shares, mark_hit
+from .device_loop import NO_HIT, DeviceLoopImplementation, fair_shares, mark_hit, times_run
 
 #: generations per launch of a time-budgeted run (the host checks its clock between two)
 CHUNK_GENERATIONS = 64
@@ -297,7 +297,7 @@ class ResidentDE(DeviceLoopImplementation):
         wall = time.perf_counter() - t0
         trace_best = self.d_trace.copy_to_host()  # instrumentation: after the clock stops
         if timed:  # every trial had the whole budget, concurrently: charged the time it ran
-            shares = np.array([wall if e is None else min(e, wall) for e in seen_at])
+            shares = times_run(seen_at, wall)
             mark_gens = np.array([g for g, _ in marks] + [g_run + 1], dtype=np.float64)
             mark_times = np.maximum.accumulate(np.array([t for _, t in marks] + [wall]))
         else:  # hits seen at the end only: each trial's end estimated in proportion to its generations
@@ -305,14 +305,8 @@ class ResidentDE(DeviceLoopImplementation):
             shares = fair_shares(ends, wall)
         results = []
         for b, seed in enumerate(seeds):
-            gens = np.arange(last[b] + 1)
-            times = (np.interp(gens, mark_gens, mark_times) if timed else np.full(last[b] + 1, np.nan))
-            trace = {"generation": gens,
-                     "fes": np.array([fes_after(k, p.popsize, p.max_fes) for k in gens]),
-                     "best_error": trace_best[b, : last[b] + 1], "time_s": times}
-            hit = hit_gens[b] != NO_HIT
-            stopped_by = "target" if hit else ("time" if out_of_time else "budget")
-            hit_fes = fes_after(hit_gens[b], p.popsize, p.max_fes) if hit else None
+            trace, hit, stopped_by, hit_fes = self._trial_record(
+                trace_best[b], last[b], hit_gens[b], out_of_time, (mark_gens, mark_times) if timed else None)
             options = {"trials_per_launch": B, "blocks": self.blocks}
             if timed:
                 options["chunk_generations"] = self.chunk_generations

@@ -66,7 +66,7 @@ from ..errors import InvalidInputError, require_positive_int
 from ..functions import gpu
 from ..rng import seed_key
 from .base import Implementation
-from .device_loop import fair_shares
+from .device_loop import fair_shares, times_run
 from ..prebound import PreboundLaunch
 
 
@@ -563,7 +563,7 @@ class SSGPU(Implementation):
         self._final = (refX, refF)
         self.trial_restarts, self.restarts = restarts, sum(restarts)
         if timed:  # every trial had the whole budget, concurrently: charged the time it ran
-            shares = np.array([wall if e is None else min(e, wall) for e in ends])
+            shares = times_run(ends, wall)
         else:
             shares = fair_shares(ends, wall)
         results = []
