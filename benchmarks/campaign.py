@@ -318,7 +318,7 @@ def run(experiment: dict, plan: list[Group], out: Path, max_seconds: float, jobs
         stem.parent.mkdir(parents=True, exist_ok=True)
         for suffix in (".csv", ".npz", ".log"):  # an earlier campaign's file that no longer counts
             Path(f"{stem}{suffix}").unlink(missing_ok=True)
-        cmd = gpude_command(experiment, _fill_cell(g.cell), g.first, g.count, str(stem), f"{stem}.log", concurrency)
+        cmd = gpude_command(experiment, g.cell, g.first, g.count, str(stem), f"{stem}.log", concurrency)
         print(f"campaign: [{time.monotonic() - t0:6.0f} s] {g.cell} trials {g.first}..{g.first + g.count - 1} "
               f"(expected {g.expected_s:.0f} s)", flush=True)
         if dry_run:
@@ -364,14 +364,6 @@ def _runs_on_gpu(cell: Cell) -> bool:
     from gpude.registry import get
 
     return get(cell.algorithm, cell.implementation).load(check_device=False).device == "gpu"
-
-
-def _fill_cell(cell: Cell):
-    """fill_reference's view of a cell (for its command line)."""
-    from fill_reference import Cell as FillCell
-
-    return FillCell(cell.algorithm, cell.implementation, cell.function, cell.dim, cell.popsize, cell.dtype,
-                    cell.trials, cell.trials)
 
 
 def campaign_rows(out: Path, experiment: dict, cells: list[Cell]) -> list[tuple[pd.DataFrame, Path]]:

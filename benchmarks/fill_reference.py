@@ -176,7 +176,8 @@ def rule_command(experiment: dict, cell: Cell, chunk: int) -> str:
 
 def gpude_command(experiment: dict, cell: Cell, first: int, count: int, out_stem: str, log: str,
                   concurrency: str | None = None) -> str:
-    """The rule's command for trials ``first .. first + count - 1`` of a cell, written to
+    """The rule's command for trials ``first .. first + count - 1`` of a cell (anything with the
+    fields of :data:`CELL`), written to
     ``<out_stem>.csv``/``.npz`` with its output in ``log`` (benchmarks/campaign.py uses it too);
     ``concurrency`` replaces the experiment's timing in the rows (``exclusive-gpu:N``: alone on one
     of N GPUs, as the workflow records it on a host of several)."""

@@ -104,7 +104,7 @@ def test_groups_projections_and_the_command_line():
     plan = campaign.groups(work, expected, group=3)
     assert [(g.cell.function, g.first, g.count) for g in plan] == [("N01", 0, 2), ("N01", 3, 1), ("N09", 0, 3),
                                                                    ("N09", 3, 1)]
-    cmd = fill_reference.gpude_command(experiment, campaign._fill_cell(cells[0]), 3, 1, "out/x", "out/x.log")
+    cmd = fill_reference.gpude_command(experiment, cells[0], 3, 1, "out/x", "out/x.log")
     assert "--seed 7 --first-trial 3 --trials 1" in cmd and "--concurrency exclusive" in cmd
     assert "--CR 0.9" in cmd and cmd.endswith("--out-csv out/x.csv --out-traces out/x.npz > out/x.log 2>&1")
     with pytest.raises(GpudeError, match="PATTERN=N"):
