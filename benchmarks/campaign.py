@@ -222,8 +222,10 @@ def todo(cells: list[Cell], experiment: dict, reference: pd.DataFrame, done: set
 
 
 def run_id(cell: Cell, trial: int) -> str:
-    """The row's run_id (gpude.trial's): algorithm/implementation/function/dD/npNP/dtype/tT."""
-    return f"{cell.algorithm}/{cell.implementation}/{cell.function}/d{cell.dim}/np{cell.popsize}/{cell.dtype}/t{trial}"
+    """The row's run_id (:func:`gpude.results.run_id`)."""
+    from gpude.results import run_id as row_id
+
+    return row_id(*cell.key(), trial)
 
 
 # --- how long a run takes -----------------------------------------------------------------------------
@@ -287,10 +289,7 @@ def host_gpu() -> str:
 
 def check_machine(reference: pd.DataFrame, cells: list[Cell]) -> None:
     """A reference holds one machine kind: the host's GPU must be the one its GPU rows name."""
-    from gpude.registry import get
-
-    if not len(reference) or not any(get(c.algorithm, c.implementation).load(check_device=False).device == "gpu"
-                                     for c in cells):
+    if not len(reference) or not any(_runs_on_gpu(c) for c in cells):
         return
     gpus = {g for g in reference["gpu"].dropna().astype(str) if g not in ("none", "")}
     here = host_gpu()

@@ -51,6 +51,12 @@ def status_of(result: TrialResult) -> str:
     return result.stopped_by
 
 
+def run_id(algorithm: str, implementation: str, function: str, dim: int, popsize: int, dtype: str,
+           trial: int) -> str:
+    """A trial's id in every table: algorithm/implementation/function/dD/npNP/dtype/tT."""
+    return f"{algorithm}/{implementation}/{function}/d{dim}/np{popsize}/{dtype}/t{trial}"
+
+
 def trial_row(result: TrialResult, trial: int, setup_time_s: float, trace_path: str = "",
               concurrency: str = "unknown", suite: str = "") -> dict:
     """The row of one finished trial (provenance columns are added by :func:`write_batch`)."""
@@ -59,8 +65,8 @@ def trial_row(result: TrialResult, trial: int, setup_time_s: float, trace_path: 
     params = {k: v for k, v in dataclasses.asdict(p).items() if k not in ("popsize", "max_fes", "target", "dtype", "max_time_s")}
     params.update(result.info.get("options", {}))
     return {
-        "run_id": f"{result.algorithm}/{result.implementation}/{result.function}/d{result.dim}"
-                  f"/np{result.popsize}/{p.dtype}/t{trial}",
+        "run_id": run_id(result.algorithm, result.implementation, result.function, result.dim, result.popsize,
+                         p.dtype, trial),
         "suite": suite, "function": result.function, "dim": result.dim,
         "algorithm": result.algorithm, "implementation": result.implementation,
         "popsize": result.popsize, "params": json.dumps(params, sort_keys=True), "dtype": p.dtype,
