@@ -8,7 +8,9 @@ simulator tests. Here each thread tells its block's manager when it waits or end
 sleeps on a condition until then: the same rule (release the block when every live thread waits in
 ``syncthreads``; re-raise a thread's exception after telling the others to abort) without the busy
 loop. ``cuda.shared.array`` also identified its allocation site with ``traceback.extract_stack``
-(reading source lines from disk at every call); the caller's file and line come from its frame.
+(reading source lines from disk at every call); the caller's file and line come from its frame, and
+the first allocation at a site is made atomically (the stock check-then-set could give two threads
+of a block two different arrays).
 
 Installed by tests/conftest.py when NUMBA_ENABLE_CUDASIM=1; ``GPUDE_TEST_STOCK_SIMULATOR=1`` keeps
 the stock simulator (to compare the two).
@@ -97,7 +99,9 @@ def install() -> None:
         caller = (frame.f_code.co_filename, frame.f_lineno)  # what extract_stack()[-2][0:2] gave
         res = self._allocations.get(caller)
         if res is None:
-            res = self._allocations[caller] = np.empty(shape, dtype)
+            # setdefault is atomic: threads of a block arriving here together get one array (a
+            # get-then-set let two threads each make their own, and one read memory never written)
+            res = self._allocations.setdefault(caller, np.empty(shape, dtype))
         return res
 
     stock_shared_array = kernelapi.FakeCUDAShared.array
