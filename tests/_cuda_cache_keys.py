@@ -4,6 +4,7 @@ import gpude  # noqa: F401
 from numba import float64
 from gpude.functions import get_function, gpu
 from gpude.implementations import all_gpu
+from gpude.implementations.masw_gpu import build_gpu_masw
 
 class Codegen:
     def magic_tuple(self):
@@ -15,6 +16,8 @@ block = gpu.make_block_evaluator(prog, 32, np.float64)
 kernels = {"population": gpu.make_population_kernel(block, 30, 32, np.float64, gpu.buffer_size(prog))}
 for k in all_gpu.build_kernels(np.float64):
     kernels[k.py_func.__name__] = k
+for k in build_gpu_masw(np.float64, 8, 32).values():  # MA-SW-Chains' kernels
+    kernels["masw." + k.py_func.__name__] = k
 keys = {}
 for name, k in kernels.items():
     assert k._cache.__class__.__name__ == "CUDACache", name

@@ -105,7 +105,7 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
     T, P, NT = np.dtype(dtype).type, int(popsize), int(threads)
     int64 = np.int64
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def init_population(pop, keys, strata, W, lower, upper):
         """Trial blockIdx.y's population (rows b P .. b P + P - 1, its key), a thread per coordinate."""
         perm = cuda.local.array(P, int64)
@@ -131,7 +131,7 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
             cuda.syncthreads()
             h //= 2
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def dist_partial(pop, pairs, per, n, active, partials):
         """Pair q (rows pairs[q]) belongs to trial q // per: the pairs q % per >= n (a short step)
         and those of a stopped trial are skipped."""
@@ -150,7 +150,7 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
         if tid == 0:
             partials[q, blk] = red[0]
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def dist_final(partials, nb, out):
         red = cuda.shared.array(NT, float64)
         tid, q = cuda.threadIdx.x, cuda.blockIdx.x
@@ -163,7 +163,7 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
         if tid == 0:
             out[q] = red[0]
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def crossover(pop, row0, plan, delta, keys, unit0, W, alpha, lower, upper, k, off, active):
         """Child c of trial b (blockIdx.x = b k + c; row row0 + b off + c) of parents plan[r, 0],
         plan[r, 1], r = b off + c; plan[r, 2] the mutated gene; trial b's key."""
@@ -182,7 +182,7 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
             child[j] = v
             j += cuda.gridDim.y * NT
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def copy_rows(pop, moves):
         """pop[moves[r, 0]] <- pop[moves[r, 1]]."""
         r = cuda.blockIdx.x
@@ -192,7 +192,7 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
             dst[j] = src[j]
             j += cuda.gridDim.y * NT
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def choose_fathers(cands, dists, plan, k, nam, off, trials):
         """Child c of trial b's plan (mother, father, gene), r = b off + c, from cands[r] = (mother,
         nam candidates, gene): the candidate farthest from the mother (the first on ties), as
@@ -263,14 +263,14 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
                 distinct += 1
         tally[2 * b + 1] += distinct
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def replace_children(fit, P, k, plan, moves, nmoves, replaced, tally):
         """One trial's (mu + k) replacement by one thread (:func:`replace_trial`, children at P + c)."""
         if cuda.grid(1) != 0:
             return
         replace_trial(fit, P, k, k, 0, 1, plan, moves, nmoves, replaced, tally)
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def replace_batch(fit, P, k, off, plan, moves, nmoves, replaced, tally, active):
         """Trial blockIdx.x's replacement (:func:`replace_trial`) by its thread 0; a stopped trial
         makes no move."""
@@ -282,7 +282,7 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
             return
         replace_trial(fit, P, k, off, b, nmoves.shape[0], plan, moves, nmoves, replaced, tally)
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def copy_moves(pop, moves, nmoves, off):
         """pop[moves[r, 0]] <- pop[moves[r, 1]] for the moves r = b off + m, m < nmoves[b] (a block
         row per possible move)."""
@@ -296,7 +296,7 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
             j += cuda.gridDim.y * NT
 
     # -- Solis-Wets: trial b in blockIdx.y (kernels over D) or in threadIdx.x (the decisions) -----
-    @cuda.jit
+    @cuda.jit(cache=True)
     def ls_begin(pop, x, bias, rows, fresh):
         """x[b] <- pop[rows[b]] for the trials with an application (rows[b] >= 0); a new chain's bias
         (fresh[b]) zeroed."""
@@ -311,7 +311,7 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
                 bias[r, j] = 0
             j += cuda.gridDim.x * NT
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def ls_keep(pop, fit, x, rows, keep, st):
         """A kept result (keep[b]) into its individual's row and error."""
         b = cuda.blockIdx.y
@@ -325,7 +325,7 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
         if cuda.blockIdx.x == 0 and cuda.threadIdx.x == 0:
             fit[r] = st[b, F_LS]
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def sw_plus(ls, bias, rows, d, st, gate, keys, unit, W, lower, upper):
         """Trial b's step: its '+' candidate into ls[B + b] (x is ls[b]); its perturbation into d[b]."""
         b, B = cuda.blockIdx.y, st.shape[0]
@@ -341,7 +341,7 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
             ls[B + b, j] = plus(ls[b, j], bb[j], dj, lower, upper)
             j += cuda.gridDim.x * NT
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def sw_after_plus(st, out, gate, gate_minus, gate_minus_any):
         """Thread b: trial b accepts its '+' candidate or opens its '-' gate; gate_minus_any[0]: some
         trial tries a '-' candidate (the gate of their evaluation, all trials in one launch)."""
@@ -361,7 +361,7 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
         if b == 0:
             gate_minus_any[0] = opened
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def sw_minus(ls, bias, rows, d, gate_minus, lower, upper):
         b, B = cuda.blockIdx.y, d.shape[0]
         if gate_minus[b] == 0:
@@ -372,7 +372,7 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
             ls[2 * B + b, j] = minus(ls[b, j], bb[j], d[b, j], lower, upper)
             j += cuda.gridDim.x * NT
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def sw_after_minus(st, out, gate_minus):
         b, B = cuda.threadIdx.x, st.shape[0]
         if b >= B or gate_minus[b] == 0:
@@ -382,7 +382,7 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
             st[b, F_LS] = out[2 * B + b]
             st[b, OUTCOME] = -1.0
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def sw_finish(ls, bias, rows, d, st, gate):
         b, B = cuda.blockIdx.y, st.shape[0]
         if gate[b] == 0:
@@ -401,7 +401,7 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
                 bb[j] = bias_fail(bb[j])
             j += cuda.gridDim.x * NT
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def sw_end(st, gate, gate_minus, gate_any, gate_minus_any):
         """Thread b: trial b's counts and rho; whether its next step has budget; gate_any[0]: whether
         some trial's has (the gate of the '+' evaluation)."""
