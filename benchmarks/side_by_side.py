@@ -33,7 +33,7 @@ start, context creation or data loading). Their "fitness" is the error (no bias 
 
     python benchmarks/side_by_side.py pack --authors-git-dir /work/.mirror/.../repo --out .carry/authors_src.tgz
     python benchmarks/side_by_side.py run --authors-src .carry/authors_src.tgz --repeats 3 \\
-        --implementations ide,all_gpu --trials-per-launch 1,30
+        --implementations ide,all_gpu,all_gpu:graph_generations=32 --trials-per-launch 1,30
     python benchmarks/side_by_side.py summarize
 """
 
@@ -157,9 +157,23 @@ class Step:
         return (self.repeat, self.function, self.source, self.implementation, self.trials_per_launch)
 
 
+def split_implementation(spec: str) -> tuple[str, dict]:
+    """``all_gpu:graph_generations=32`` -> (``all_gpu``, {``graph_generations``: 32}): one of our
+    implementations with options, ``+`` between two (the spec, unchanged, is its
+    ``implementation`` in the CSVs; commas separate implementations on the command line)."""
+    name, _, rest = spec.partition(":")
+    options = {}
+    for item in filter(None, rest.split("+")):
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise SystemExit(f"side_by_side: {spec!r}: options go as name:key=value[+key=value]")
+        options[key] = int(value) if value.lstrip("-").isdigit() else value
+    return name, options
+
+
 def baseline_of(implementation: str) -> str:
-    """The authors' program an implementation of ours is measured against."""
-    return BASELINE.get(implementation, DEFAULT_BASELINE)
+    """The authors' program an implementation of ours (with or without options) is measured against."""
+    return BASELINE.get(split_implementation(implementation)[0], DEFAULT_BASELINE)
 
 
 def plan(functions, implementations, trials_per_launch=(1,), repeats=1,
@@ -385,11 +399,12 @@ class GpudeRunner:
             from gpude.trial import make_runner
 
             kw = dict(self.kw)
-            opts = dict(self.options)
+            name, own = split_implementation(impl)
+            opts = {**self.options, **own}
             if b != 1:
                 opts["trials_per_launch"] = b
             t0 = time.perf_counter()
-            self.cache[key] = make_runner("de", impl, fid, kw.pop("dim"), kw.pop("popsize"),
+            self.cache[key] = make_runner("de", name, fid, kw.pop("dim"), kw.pop("popsize"),
                                           kw.pop("max_fes"), **kw, **opts)
             self.setup_s[key] = time.perf_counter() - t0
         return self.cache[key]
@@ -694,7 +709,7 @@ def parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="build theirs, run both interleaved, write the CSVs")
     r.add_argument("--authors-src", help="their source tree, or a .tgz from `pack`")
     r.add_argument("--authors", default="ide,all_gpu", help="their programs to run, by our names ('' = none)")
-    r.add_argument("--implementations", default="ide,all_gpu", help="ours, comma-separated (e.g. ide,resident,all_gpu)")
+    r.add_argument("--implementations", default="ide,all_gpu", help="ours, comma-separated, options after a colon (e.g. ide,resident,all_gpu,all_gpu:graph_generations=32)")
     r.add_argument("--functions", default="all", help="F01..F10, comma-separated, or all")
     r.add_argument("--trials-per-launch", default="1,30", help="ours: values, comma-separated")
     r.add_argument("--repeats", type=int, default=3)

@@ -49,6 +49,28 @@ def test_plan_without_their_baseline_puts_ours_last_and_rejects_unknown(sbs):
         sbs.plan(["F01"], ["ide"], authors=("naive_gpu",))
 
 
+def test_an_implementation_with_options_is_measured_against_its_baseline(sbs):
+    assert sbs.split_implementation("all_gpu:graph_generations=32+poll_every=4") == \
+        ("all_gpu", {"graph_generations": 32, "poll_every": 4})
+    assert sbs.split_implementation("ide") == ("ide", {})
+    steps = sbs.plan(["F01"], ["all_gpu:graph_generations=32", "ide"], (1,))
+    assert [(s.source, s.implementation) for s in steps] == [
+        ("authors", "ide"), ("gpude", "ide"), ("authors", "all_gpu"), ("gpude", "all_gpu:graph_generations=32")]
+    with pytest.raises(SystemExit, match="name:key=value"):
+        sbs.split_implementation("all_gpu:32")
+
+
+def test_our_runner_passes_an_implementations_options(sbs, monkeypatch):
+    import gpude.trial
+
+    made = []
+    monkeypatch.setattr(gpude.trial, "make_runner", lambda *a, **kw: made.append((a, kw)) or object())
+    runner = sbs.GpudeRunner(100, 250, 10**7, 0.5, 0.3, "float32", 1e-7)
+    runner.runner("all_gpu:graph_generations=32", "F01", 30)
+    (args, kw), = made
+    assert args[:2] == ("de", "all_gpu") and kw["graph_generations"] == 32 and kw["trials_per_launch"] == 30
+
+
 def test_build_command_has_the_anchors_flags(sbs, tmp_path):
     cmd = sbs.build_command(Path("/a/src"), tmp_path, "ide", "nvcc", "sm_90", ["-I/x"])
     assert cmd == ["nvcc", "-O3", "-arch=sm_90", "-Xcompiler", "-O3,-march=native", "-I/x", "-o",

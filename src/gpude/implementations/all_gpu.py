@@ -17,7 +17,9 @@ from numba import cuda
 
 from ..algorithms.de import build_de_ops, require_variant_support
 from ..functions import gpu
+from ..errors import require_positive_int
 from .device_loop import DeviceLoopImplementation, init_stats_kernel, select_block
+from .generation_graph import GenerationGraph
 from ..prebound import PreboundLaunch
 
 MAX_ELEMENTWISE_THREADS = 256
@@ -27,7 +29,8 @@ MAX_ELEMENTWISE_THREADS = 256
 def build_kernels(dtype):
     """The operator kernels. Arrays carry the trials of a batch first: pop (B, NP, D), idx
     (B, NP, 4), keys (B,); element-wise kernels use a flat thread index over (trial, individual,
-    coordinate)."""
+    coordinate). The generation kernels work on generation ``base[0] + k`` (``base`` a one-element
+    device array: see :mod:`gpude.implementations.generation_graph`)."""
     ops = build_de_ops(dtype, "cuda")
     init_value, pick, mutant = ops.init_value, ops.pick, ops.mutant
     cross_over = ops.cross_over
@@ -41,11 +44,11 @@ def build_kernels(dtype):
             pop[b, i, j] = init_value(keys[b], i, j, popsize, dim, lower, upper)
 
     @cuda.jit(cache=True)
-    def indices_kernel(idx, keys, g, dim, n):
+    def indices_kernel(idx, keys, base, k, dim, n):
         t = cuda.grid(1)
         if t < idx.shape[0] * n:
             b, i = t // n, t % n
-            r1, r2, r3, jrand = pick(keys[b], g, i, idx.shape[1], dim)
+            r1, r2, r3, jrand = pick(keys[b], base[0] + k, i, idx.shape[1], dim)
             idx[b, i, 0], idx[b, i, 1], idx[b, i, 2], idx[b, i, 3] = r1, r2, r3, jrand
 
     @cuda.jit(cache=True)
@@ -58,17 +61,18 @@ def build_kernels(dtype):
                                       pop[b, idx[b, i, 2], j])
 
     @cuda.jit(cache=True)
-    def crossover_kernel(pop, mutants, idx, trials, keys, g, CR, lower, upper, mode, n):
+    def crossover_kernel(pop, mutants, idx, trials, keys, base, k, CR, lower, upper, mode, n):
         t = cuda.grid(1)
         _, popsize, dim = pop.shape
         if t < pop.shape[0] * n * dim:
             b, i, j = t // (n * dim), (t // dim) % n, t % dim
-            trials[b, i, j] = cross_over(keys[b], g, i, j, popsize, dim, idx[b, i, 3], CR, mutants[b, i, j],
+            trials[b, i, j] = cross_over(keys[b], base[0] + k, i, j, popsize, dim, idx[b, i, 3], CR, mutants[b, i, j],
                                          pop[b, i, j], lower, upper, mode)
 
     @cuda.jit(cache=True)
-    def replace_kernel(pop, fit, trials, tfit, n, g, trace, hit_gen, target):
+    def replace_kernel(pop, fit, trials, tfit, n, base, k, trace, hit_gen, target):
         # a block per (individual, trial): thread 0 decides, all threads copy the row
+        g = base[0] + k
         if hit_gen[cuda.blockIdx.y] < g:
             return  # a previous generation of this trial reached the target: keep its state
         take = cuda.shared.array(1, np.int32)
@@ -90,11 +94,28 @@ def rows(array):
 
 
 class AllGPU(DeviceLoopImplementation):
+    """All-GPU DE. Options: ``poll_every`` and ``trials_per_launch``
+    (:class:`~gpude.implementations.device_loop.DeviceLoopImplementation`), and
+    ``graph_generations``: generations the host launches with one call, as a CUDA graph of their
+    kernels (:mod:`gpude.implementations.generation_graph`; 1: each kernel launched on its own).
+    The kernels and their order are the same either way, and so is every run."""
+
     name = "all_gpu"
 
-    def __init__(self, function, params, poll_every: int = 1, trials_per_launch: int = 1):
+    def __init__(self, function, params, poll_every: int = 1, trials_per_launch: int = 1,
+                 graph_generations: int = 1):
         super().__init__(function, params, poll_every=poll_every, trials_per_launch=trials_per_launch)
         require_variant_support(self, params)  # DE/rand/1/bin only
+        require_positive_int("graph_generations", graph_generations)
+        self.graph_generations = graph_generations
+
+    def run_options(self):
+        if self.graph is None:  # a subclass that launches one by one (fpde)
+            return super().run_options()
+        options = {**super().run_options(), "graph_generations": self.graph_generations}
+        if self.graph_generations > 1:  # replayed as a graph, or (simulator, failed capture) one by one
+            options["graph_captured"] = self.graph.captured
+        return options
 
     def allocate(self):
         T, B, NP, D = self.dtype, self.batch, self.popsize, self.dim
@@ -105,21 +126,24 @@ class AllGPU(DeviceLoopImplementation):
         # every generation's launches, bound once (g, and n for a last partial generation, set per
         # launch; the evaluation always covers the whole population, and only n trial vectors count)
         p, s, keys = self.params, self.compute, self.d_keys
+        self.graph = GenerationGraph(s, self.graph_generations, lambda k: self._launch(k, NP))
+        base = self.graph.d_base
         self.bound = [
-            PreboundLaunch(self.k_indices, (self.d_idx, keys, 1, D, NP), *_grid(B * NP), s,
-                           {"g": 2, "n": 4}),
+            PreboundLaunch(self.k_indices, (self.d_idx, keys, base, 1, D, NP), *_grid(B * NP), s,
+                           {"k": 3, "n": 5}),
             PreboundLaunch(self.k_mutate, (self.d_pop, self.d_idx, self.d_mutants, p.F, NP),
                            *_grid(B * NP * D), s, {"n": 4}),
-            PreboundLaunch(self.k_crossover, (self.d_pop, self.d_mutants, self.d_idx, self.d_trials, keys, 1,
-                                              p.CR, self.lower, self.upper, p.bound_mode, NP),
-                           *_grid(B * NP * D), s, {"g": 5, "n": 10}),
+            PreboundLaunch(self.k_crossover, (self.d_pop, self.d_mutants, self.d_idx, self.d_trials, keys, base,
+                                              1, p.CR, self.lower, self.upper, p.bound_mode, NP),
+                           *_grid(B * NP * D), s, {"k": 6, "n": 11}),
             PreboundLaunch(self.fn.population_kernel, (rows(self.d_trials), rows(self.d_tfit), *self.fn.data),
                            B * NP, self.fn.threads, s),
-            PreboundLaunch(self.k_replace, (self.d_pop, self.d_fit, self.d_trials, self.d_tfit, NP, 1,
+            PreboundLaunch(self.k_replace, (self.d_pop, self.d_fit, self.d_trials, self.d_tfit, NP, base, 1,
                                             self.d_trace, self.d_hit, p.target),
-                           (NP, B), self.fn.threads, s, {"n": 4, "g": 5}),
+                           (NP, B), self.fn.threads, s, {"n": 4, "k": 6}),
         ]
         self.prebound = all(b.fast for b in self.bound)
+        self.graph.set_capturable(self.prebound)
 
     def _allocate_operator_arrays(self):
         """Population, errors, mutants, trial vectors, their errors and indices of every trial."""
@@ -137,14 +161,19 @@ class AllGPU(DeviceLoopImplementation):
         self.fn.population_kernel[B * NP, self.fn.threads, s](rows(self.d_pop), rows(self.d_fit),
                                                               *self.fn.data)
         self.k_init_stats[_grid(B * NP) + (s,)](self.d_fit, self.d_trace, self.d_hit, self.params.target)
+        self.graph.reset()
 
     def launch_generation(self, g, n):
+        self._launch(self.graph.offset(g), n)
+
+    def _launch(self, k, n):
+        """The generation at offset ``k`` from the graph's base, with ``n`` trial vectors."""
         indices, mutate, crossover, evaluate, replace = self.bound
-        indices.launch(g=g, n=n)
+        indices.launch(k=k, n=n)
         mutate.launch(n=n)
-        crossover.launch(g=g, n=n)
+        crossover.launch(k=k, n=n)
         evaluate.launch()
-        replace.launch(n=n, g=g)
+        replace.launch(n=n, k=k)
 
     def final_population(self, b, last_generation):
         return self.d_pop[b], self.d_fit[b]

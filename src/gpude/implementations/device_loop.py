@@ -33,6 +33,13 @@ records the FEs the budget bought. In a batch every trial gets the same budget, 
 until its hit was seen). Per-generation times in the trace come from those events (GPU time at
 the polled generations, interpolated linearly in between).
 
+**Graphs** (``all_gpu``'s ``graph_generations``). An implementation whose ``allocate`` sets
+``self.graph`` (:mod:`gpude.implementations.generation_graph`) has its full generations enqueued
+``graph.span`` at a time, as one CUDA graph replay; a last partial generation, and any the budget
+leaves fewer than a span of, are launched one by one. The host polls the hit flags after each
+replay, checks its clock before each, and so stops (or sees a hit) at most a span later than it
+would otherwise; the kernels of a trial's generations after its hit return at once as before.
+
 FEs follow from the generation count (NP per generation, fewer in a last generation that would
 overrun the budget), so they never exceed max_fes.
 
@@ -163,6 +170,9 @@ class DeviceLoopImplementation(Implementation):
     """
 
     device = "gpu"
+    #: a :class:`~gpude.implementations.generation_graph.GenerationGraph` (set by ``allocate``) when
+    #: the implementation's generations can be replayed as a CUDA graph
+    graph = None
 
     def __init__(self, function, params, poll_every: int = 1, trials_per_launch: int = 1):
         super().__init__(function, params)
@@ -256,13 +266,18 @@ class DeviceLoopImplementation(Implementation):
             if time.perf_counter() - t0 >= deadline:
                 out_of_time = True
                 break
-            g += 1
-            n = min(p.popsize, p.max_fes - fes)
-            if g >= self.d_trace.shape[1]:
-                self._grow_trace(g)
-            self.launch_generation(g, n)
-            fes += n
-            if g % self.poll_every == 0:
+            span = self._replay_span(fes)
+            if g + span >= self.d_trace.shape[1]:
+                self._grow_trace(g + span)
+            if span > 1:  # a CUDA graph's generations g+1 .. g+span
+                self.graph.replay()
+                g, fes = g + span, fes + span * p.popsize
+            else:
+                g += 1
+                n = min(p.popsize, p.max_fes - fes)
+                self.launch_generation(g, n)
+                fes += n
+            if span > 1 or g % self.poll_every == 0:
                 self._poll()
                 if timed:
                     self._mark(marks, g, t0)
@@ -288,9 +303,21 @@ class DeviceLoopImplementation(Implementation):
             results.append(self._result(
                 seed, float(fit[b].min()), best_x[b], fes_after(last[b], p.popsize, p.max_fes),
                 last[b], shares[b], hit_fes, shares[b] if hit else None, trace, stopped_by,
-                options={"poll_every": self.poll_every, "trials_per_launch": B},
+                options={**self.run_options(), "trials_per_launch": B},
                 prebound=self.prebound, batch_wall_time_s=wall))
         return results
+
+    def run_options(self) -> dict:
+        """The options a result records (beside ``trials_per_launch``, the batch's size)."""
+        return {"poll_every": self.poll_every}
+
+    def _replay_span(self, fes):
+        """Generations the next step of the run loop enqueues: a graph's span when the
+        implementation has one and the budget holds that many full generations, else 1."""
+        graph, p = self.graph, self.params
+        if graph is not None and graph.span > 1 and fes + graph.span * p.popsize <= p.max_fes:
+            return graph.span
+        return 1
 
     def _grow_trace(self, g):
         """Make the device trace long enough for generation ``g`` (doubling it), on the compute
@@ -311,6 +338,8 @@ class DeviceLoopImplementation(Implementation):
         self.d_trace = new
         for launch in self._prebound_launches():
             launch.replace(old, new)
+        if self.graph is not None:  # its kernels were captured with the old buffer
+            self.graph.invalidate()
 
     def _trial_record(self, trace_best, last, hit_gen, out_of_time, marks=None):
         """A trial's trace up to its last generation ``last``, whether it hit its target (at

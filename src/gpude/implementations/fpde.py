@@ -20,6 +20,7 @@ from numba import cuda
 from ..algorithms.de import build_de_ops
 from ..functions import gpu
 from .all_gpu import AllGPU, rows
+from .base import Implementation
 from .device_loop import init_stats_kernel, mark_hit
 from ..prebound import PreboundLaunch
 
@@ -87,6 +88,12 @@ class FPDE(AllGPU):
     kernels and launch configuration."""
 
     name = "fpde"
+    graph = None  # its kernels take the generation as an argument: launched one by one
+
+    def __init__(self, function, params, poll_every: int = 1, trials_per_launch: int = 1, **options):
+        if options:  # the base class names the options it does not take (all_gpu's graph_generations)
+            Implementation.__init__(self, function, params, **options)
+        super().__init__(function, params, poll_every=poll_every, trials_per_launch=trials_per_launch)
 
     def allocate(self):
         T, B, NP, D = self.dtype, self.batch, self.popsize, self.dim
@@ -117,3 +124,11 @@ class FPDE(AllGPU):
         self.k_init[self.grid, THREADS, s](self.d_pop, self.d_keys, self.lower, self.upper)
         self.fn.population_kernel[B * NP, THREADS, s](rows(self.d_pop), rows(self.d_fit), *self.fn.data)
         init_stats_kernel[(B * NP + 255) // 256, 256, s](self.d_fit, self.d_trace, self.d_hit, self.params.target)
+
+    def launch_generation(self, g, n):
+        indices, mutate, crossover, evaluate, replace = self.bound
+        indices.launch(g=g, n=n)
+        mutate.launch(n=n, g=g)
+        crossover.launch(g=g, n=n)
+        evaluate.launch()
+        replace.launch(n=n, g=g)
