@@ -1,4 +1,4 @@
-"""all_gpu's generations replayed as CUDA graphs (``graph_generations``): the same kernels on the
+"""all_gpu's and many_threaded's generations replayed as CUDA graphs (``graph_generations``): the same kernels on the
 same generations, so every run is the run of generations launched one by one; a batch's trials stop
 at their own targets inside a replay; a time budget's growing trace re-captures the graph. On the
 simulator a replay enqueues the graph's launches one by one (the same arguments, the same advance
@@ -18,8 +18,11 @@ FUNCTION, DIM, NP = "Q04", 10, 6
 SEEDS = [3, 11, 12]
 
 
-def runner(max_fes, span=1, **kw):
-    return make_runner("de", "all_gpu", FUNCTION, DIM, NP, max_fes, graph_generations=span, **kw)
+GRAPHED = ["all_gpu", "many_threaded"]
+
+
+def runner(max_fes, span=1, implementation="all_gpu", **kw):
+    return make_runner("de", implementation, FUNCTION, DIM, NP, max_fes, graph_generations=span, **kw)
 
 
 def assert_same_run(a, b):
@@ -29,12 +32,13 @@ def assert_same_run(a, b):
     np.testing.assert_array_equal(a.trace["best_error"], b.trace["best_error"])
 
 
-def test_replayed_generations_make_the_runs_of_single_launches():
+@pytest.mark.parametrize("implementation", GRAPHED)
+def test_replayed_generations_make_the_runs_of_single_launches(implementation):
     # 8 full generations and a partial one: replays of 3 cover generations 1-6, then 7, 8 and the
     # partial 9th are launched one by one (with offsets from the advanced base)
     max_fes = NP * 9 + 4
-    one = runner(max_fes).run_batch(SEEDS[:2])
-    graphed_runner = runner(max_fes, span=3)
+    one = runner(max_fes, implementation=implementation).run_batch(SEEDS[:2])
+    graphed_runner = runner(max_fes, span=3, implementation=implementation)
     graphed = graphed_runner.run_batch(SEEDS[:2])
     for a, b in zip(graphed, one):
         assert_same_run(a, b)
@@ -48,13 +52,14 @@ def test_replayed_generations_make_the_runs_of_single_launches():
         assert_same_run(a, b)
 
 
-def test_each_trial_stops_at_its_own_target_inside_a_replay():
+@pytest.mark.parametrize("implementation", GRAPHED)
+def test_each_trial_stops_at_its_own_target_inside_a_replay(implementation):
     max_fes = NP * 7
-    full = [runner(max_fes).run(s) for s in SEEDS]
+    full = [runner(max_fes, implementation=implementation).run(s) for s in SEEDS]
     finals = sorted(r.best_error for r in full)
     target = (finals[1] + finals[2]) / 2
-    graphed = runner(max_fes, span=4, target=target).run_batch(SEEDS)
-    single = runner(max_fes, target=target).run_batch(SEEDS)
+    graphed = runner(max_fes, span=4, implementation=implementation, target=target).run_batch(SEEDS)
+    single = runner(max_fes, implementation=implementation, target=target).run_batch(SEEDS)
     assert sorted(r.hit_target for r in graphed) == [False, True, True]
     for a, b in zip(graphed, single):
         assert_same_run(a, b)
@@ -86,16 +91,17 @@ def test_graph_generations_is_checked(bad):
         runner(NP * 3, span=bad)
 
 
-def test_only_all_gpu_takes_graph_generations():
+def test_only_the_implementations_with_graphs_take_graph_generations():
     with pytest.raises(InvalidInputError, match="fpde takes no option graph_generations"):
         make_runner("de", "fpde", FUNCTION, DIM, NP, NP * 3, graph_generations=4)
 
 
 @pytest.mark.skipif(os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", reason="a real GPU captures the graph")
-def test_on_a_gpu_the_generations_are_captured_as_a_graph():
-    r = runner(NP * 40, span=8)
+@pytest.mark.parametrize("implementation", GRAPHED)
+def test_on_a_gpu_the_generations_are_captured_as_a_graph(implementation):
+    r = runner(NP * 40, span=8, implementation=implementation)
     graphed = r.run_batch(SEEDS[:2])
     assert r.graph.captured, r.graph.fallback_reason
     assert graphed[0].info["options"]["graph_captured"] is True
-    for a, b in zip(graphed, runner(NP * 40).run_batch(SEEDS[:2])):
+    for a, b in zip(graphed, runner(NP * 40, implementation=implementation).run_batch(SEEDS[:2])):
         assert_same_run(a, b)

@@ -72,6 +72,16 @@ def test_many_threaded_batches_trials_as_it_runs_them_alone():
 
 
 @pytest.mark.cudasim
+@pytest.mark.parametrize("problem", [LOP, ETC], ids=["lop", "etc"])
+def test_many_threaded_replayed_as_a_graph_follows_sequential(problem):
+    # the problem's own evaluation kernel inside the replayed generations (simulator: one by one)
+    _, ref = run("sequential", problem)
+    _, r = run("many_threaded", problem, graph_generations=2)
+    np.testing.assert_array_equal(r.trace["best_error"], ref.trace["best_error"])
+    assert r.info["options"]["graph_generations"] == 2
+
+
+@pytest.mark.cudasim
 def test_many_threaded_strides_when_d_exceeds_a_block():
     from gpude.implementations import many_threaded
 

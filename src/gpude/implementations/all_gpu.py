@@ -19,7 +19,6 @@ from ..algorithms.de import build_de_ops, require_variant_support
 from ..functions import gpu
 from ..errors import require_positive_int
 from .device_loop import DeviceLoopImplementation, init_stats_kernel, select_block
-from .generation_graph import GenerationGraph
 from ..prebound import PreboundLaunch
 
 MAX_ELEMENTWISE_THREADS = 256
@@ -109,14 +108,6 @@ class AllGPU(DeviceLoopImplementation):
         require_positive_int("graph_generations", graph_generations)
         self.graph_generations = graph_generations
 
-    def run_options(self):
-        if self.graph is None:  # a subclass that launches one by one (fpde)
-            return super().run_options()
-        options = {**super().run_options(), "graph_generations": self.graph_generations}
-        if self.graph_generations > 1:  # replayed as a graph, or (simulator, failed capture) one by one
-            options["graph_captured"] = self.graph.captured
-        return options
-
     def allocate(self):
         T, B, NP, D = self.dtype, self.batch, self.popsize, self.dim
         self.fn = gpu.compile_function(self.function.program, T)
@@ -126,8 +117,7 @@ class AllGPU(DeviceLoopImplementation):
         # every generation's launches, bound once (g, and n for a last partial generation, set per
         # launch; the evaluation always covers the whole population, and only n trial vectors count)
         p, s, keys = self.params, self.compute, self.d_keys
-        self.graph = GenerationGraph(s, self.graph_generations, lambda k: self._launch(k, NP))
-        base = self.graph.d_base
+        base = self._make_graph(self.graph_generations, lambda k: self._launch(k, NP))
         self.bound = [
             PreboundLaunch(self.k_indices, (self.d_idx, keys, base, 1, D, NP), *_grid(B * NP), s,
                            {"k": 3, "n": 5}),

@@ -309,7 +309,22 @@ class DeviceLoopImplementation(Implementation):
 
     def run_options(self) -> dict:
         """The options a result records (beside ``trials_per_launch``, the batch's size)."""
-        return {"poll_every": self.poll_every}
+        options = {"poll_every": self.poll_every}
+        if self.graph is not None:
+            options["graph_generations"] = self.graph.span
+            if self.graph.span > 1:  # replayed as a graph, or (simulator, failed capture) one by one
+                options["graph_captured"] = self.graph.captured
+        return options
+
+    def _make_graph(self, span: int, record):
+        """Set ``self.graph``: ``span`` generations per replay, ``record(k)`` enqueueing the
+        generation at offset ``k`` (:mod:`gpude.implementations.generation_graph`). Returns its
+        ``base`` array, for the generation kernels' arguments; once they are bound, the caller
+        says whether they are all pre-bound (``graph.set_capturable``)."""
+        from .generation_graph import GenerationGraph
+
+        self.graph = GenerationGraph(self.compute, span, record)
+        return self.graph.d_base
 
     def _replay_span(self, fes):
         """Generations the next step of the run loop enqueues: a graph's span when the

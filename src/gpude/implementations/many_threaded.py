@@ -25,7 +25,9 @@ and scheduling instances and the large-scale functions. Several trials per launc
 A generation's three launches are pre-bound (:class:`gpude.prebound.PreboundLaunch`: the arguments
 marshalled once, ``g`` and ``n`` set per launch; the LOP and ETC evaluators bind theirs too): a numba
 launch spends tens of microseconds on the host typing a kernel's arguments, more than the GPU work of
-a 64-individual generation (issue 25 measured 288 us per generation at NP 64 before this).
+a 64-individual generation (issue 25 measured 288 us per generation at NP 64 before this). With
+``graph_generations`` > 1 the three launches of that many generations are replayed as one CUDA graph
+(:mod:`gpude.implementations.generation_graph`): still a kernel per step over the whole population.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import numpy as np
 from numba import cuda
 
 from ..algorithms.de import build_de_ops, require_variant_support
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, require_positive_int
 from ..prebound import PreboundLaunch
 from .device_loop import DeviceLoopImplementation, init_stats_kernel, select_block
 
@@ -50,7 +52,9 @@ def block_threads(dim: int) -> int:
 
 @lru_cache(maxsize=None)
 def build_kernels(dtype):
-    """Grids are (NP, trials): block (i, b) is individual i of trial b; its threads stride over D."""
+    """Grids are (NP, trials): block (i, b) is individual i of trial b; its threads stride over D.
+    The generation kernels work on generation ``base[0] + k`` (see
+    :mod:`gpude.implementations.generation_graph`)."""
     ops = build_de_ops(dtype, "cuda")
     init_value, pick, trial_value = ops.init_value, ops.pick, ops.trial_value
 
@@ -64,8 +68,9 @@ def build_kernels(dtype):
             j += cuda.blockDim.x
 
     @cuda.jit(cache=True)
-    def trial_kernel(pop, trials, keys, g, F, CR, lower, upper, mode, n, hit_gen):
+    def trial_kernel(pop, trials, keys, base, k, F, CR, lower, upper, mode, n, hit_gen):
         i, b = cuda.blockIdx.x, cuda.blockIdx.y
+        g = base[0] + k
         if i >= n or hit_gen[b] < g:  # past the last partial generation, or the trial has hit
             return
         popsize, dim = pop.shape[1], pop.shape[2]
@@ -82,7 +87,8 @@ def build_kernels(dtype):
             j += cuda.blockDim.x
 
     @cuda.jit(cache=True)
-    def merge_kernel(pop, fit, trials, tfit, n, g, trace, hit_gen, target):
+    def merge_kernel(pop, fit, trials, tfit, n, base, k, trace, hit_gen, target):
+        g = base[0] + k
         if hit_gen[cuda.blockIdx.y] < g:
             return  # a previous generation of this trial reached the target: keep its state
         take = cuda.shared.array(1, np.int32)
@@ -94,18 +100,21 @@ def build_kernels(dtype):
 class ManyThreaded(DeviceLoopImplementation):
     """Krömer et al.'s many-threaded DE (see the module docstring).
 
-    Options: ``poll_every``, ``trials_per_launch`` (:class:`DeviceLoopImplementation`) and
-    ``evaluator`` (a dict of options for the problem's ``gpu_evaluator``, e.g. a function's
-    ``threads``).
+    Options: ``poll_every``, ``trials_per_launch`` (:class:`DeviceLoopImplementation`),
+    ``graph_generations`` (generations the host launches with one call, as a CUDA graph of their
+    three kernels; 1: each launched on its own) and ``evaluator`` (a dict of options for the
+    problem's ``gpu_evaluator``, e.g. a function's ``threads``).
     """
 
     name = "many_threaded"
     needs_program = False  # the problem's evaluator, in a kernel of its own
 
     def __init__(self, function, params, poll_every: int = 1, trials_per_launch: int = 1,
-                 evaluator: dict | None = None):
+                 graph_generations: int = 1, evaluator: dict | None = None):
         super().__init__(function, params, poll_every=poll_every, trials_per_launch=trials_per_launch)
         require_variant_support(self, params)  # DE/rand/1/bin only
+        require_positive_int("graph_generations", graph_generations)
+        self.graph_generations = graph_generations
         if evaluator is not None and not isinstance(evaluator, dict):
             raise InvalidInputError(f"evaluator must be a dict of the problem evaluator's options, got {evaluator!r}")
         self.evaluator_options = dict(evaluator or {})
@@ -127,18 +136,20 @@ class ManyThreaded(DeviceLoopImplementation):
         # a generation's three launches, bound once (g and n set per launch): numba's launch spends tens
         # of microseconds typing each kernel's arguments, more than a small population's GPU work
         p, s = self.params, self.compute
+        base = self._make_graph(self.graph_generations, lambda k: self._launch(k, NP))
         self.bound = [
-            PreboundLaunch(self.k_trial, (self.d_pop, self.d_trials, self.d_keys, 1, p.F, p.CR, self.lower,
+            PreboundLaunch(self.k_trial, (self.d_pop, self.d_trials, self.d_keys, base, 1, p.F, p.CR, self.lower,
                                           self.upper, p.bound_mode, NP, self.d_hit), (NP, B), self.threads, s,
-                           {"g": 3, "n": 9}),
-            PreboundLaunch(self.k_merge, (self.d_pop, self.d_fit, self.d_trials, self.d_tfit, NP, 1, self.d_trace,
-                                          self.d_hit, p.target), (NP, B), min(self.threads, 256), s,
-                           {"n": 4, "g": 5}),
+                           {"k": 4, "n": 10}),
+            PreboundLaunch(self.k_merge, (self.d_pop, self.d_fit, self.d_trials, self.d_tfit, NP, base, 1,
+                                          self.d_trace, self.d_hit, p.target), (NP, B), min(self.threads, 256), s,
+                           {"n": 4, "k": 6}),
         ]
         self.evaluate_trials = self.ev.prebound(self.d_trials.reshape(B * NP, D), self.d_tfit.reshape(B * NP), 0,
                                                 B * NP, s)
         self.prebound = all(b.fast for b in self.bound) and isinstance(
             getattr(self.evaluate_trials, "__self__", None), PreboundLaunch) and self.evaluate_trials.__self__.fast
+        self.graph.set_capturable(self.prebound)
 
     def _evaluate(self, d_rows, d_out):
         B, NP = self.batch, self.popsize
@@ -149,12 +160,17 @@ class ManyThreaded(DeviceLoopImplementation):
         self.k_init[(NP, B), self.threads, s](self.d_pop, self.d_keys, self.lower, self.upper)
         self._evaluate(self.d_pop, self.d_fit)
         init_stats_kernel[(B * NP + 255) // 256, 256, s](self.d_fit, self.d_trace, self.d_hit, self.params.target)
+        self.graph.reset()
 
     def launch_generation(self, g, n):
+        self._launch(self.graph.offset(g), n)
+
+    def _launch(self, k, n):
+        """The generation at offset ``k`` from the graph's base, with ``n`` trial vectors."""
         trial, merge = self.bound
-        trial.launch(g=g, n=n)
+        trial.launch(k=k, n=n)
         self.evaluate_trials()  # the whole population; only n trial vectors count
-        merge.launch(n=n, g=g)
+        merge.launch(n=n, k=k)
 
     def final_population(self, b, last_generation):
         return self.d_pop[b], self.d_fit[b]

@@ -1,0 +1,43 @@
+"""benchmarks/generation_time.py on the simulator at tiny sizes: a row per timed run with its span,
+single launches for the implementations without graphs, and clear refusals of bad cases."""
+
+import importlib.util
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("generation_time", ROOT / "benchmarks" / "generation_time.py")
+bench = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(bench)
+
+
+@pytest.mark.cudasim
+def test_rows_per_case_span_and_repeat(tmp_path):
+    out = tmp_path / "gen.csv"
+    assert bench.main(["--cases", "all_gpu:N09:6:6,ide:N09:6:6,all_gpu:N09:6:6:2", "--spans", "1,2",
+                       "--generations", "4", "--repeats", "2", "--out", str(out)]) == 0
+    rows = pd.read_csv(out)
+    # all_gpu at spans 1 and 2, twice each, alone and 2 per launch; ide at span 1 only
+    key = rows.groupby(["implementation", "trials_per_launch", "graph_generations"]).size().to_dict()
+    assert key == {("all_gpu", 1, 1): 2, ("all_gpu", 1, 2): 2, ("all_gpu", 2, 1): 2, ("all_gpu", 2, 2): 2,
+                   ("ide", 1, 1): 2}
+    assert (rows["generations"] == 4).all()
+    assert (rows["us_per_generation"] == 1e6 * rows["wall_s"] / 4).all()
+    graphed = rows[rows["graph_generations"] == 2]
+    assert (graphed["graph_captured"] == False).all()  # noqa: E712  the simulator replays one by one
+    assert {"gpu", "host", "git_commit", "numba"} <= set(rows.columns)
+
+
+@pytest.mark.parametrize("case", ["all_gpu:F01:100", "all_gpu:F01:100:x", "all_gpu:F01:100:50:y"])
+def test_a_bad_case_is_named_with_the_form_it_takes(case):
+    with pytest.raises(SystemExit, match="IMPLEMENTATION:FUNCTION:DIM:NP"):
+        bench.parse_case(case)
+
+
+def test_bad_spans_are_refused(tmp_path):
+    with pytest.raises(SystemExit, match="--spans"):
+        bench.main(["--spans", "1,x", "--out", str(tmp_path / "x.csv")])
+    with pytest.raises(SystemExit, match="must be positive"):
+        bench.main(["--spans", "0", "--out", str(tmp_path / "x.csv")])
