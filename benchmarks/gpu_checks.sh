@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The device queue's item 0 (results/campaigns/README.md) as stages of one command each: the GPU
+# checks of code written without a GPU, and issue 25's measurements. Each stage fits one 9-minute
+# device call, writes into $OUT/<stage>/ and packs it as $OUT/<stage>.tar.gz (only 8 files come back
+# from a call); a step that fails is logged and the stage goes on with the next.
+# Usage, on the GPU host from the repository root, after
+#   source .whl-slim/activate.sh .whl-slim >/dev/null && export NUMBA_ENABLE_CUDASIM=0 GPUDE_GIT_COMMIT=<sha>
+#   benchmarks/gpu_checks.sh STAGE [STAGE ...]
+# Stages: tests, speed, side_by_side, scaling, master_slave (see each below). Instance files (speed)
+# come from .carry/etc.tgz (`benchmarks/campaign.py pack`), the authors' code (side_by_side) from
+# .carry/authors_src.tgz (`benchmarks/side_by_side.py pack`). Locally: tar xzf <files_at>/<stage>.tar.gz.
+set -uo pipefail
+: "${OUT:?OUT must name the folder whose files come back}"
+device=$(python3 -c "from numba import cuda; import re; print(re.sub('[^a-z0-9]+', '-', cuda.get_current_device().name.decode().lower()).strip('-'))" 2>/dev/null || echo unknown)
+case "$device" in *h100*) device=nvidia-h100 ;; *h200*) device=nvidia-h200 ;; esac
+
+step() {  # step NAME SECONDS COMMAND...: run, log, never stop the stage
+  local name=$1 limit=$2; shift 2
+  echo "== $name (limit ${limit}s): $*" | tee -a "$dir/steps.log"
+  local t0=$SECONDS
+  timeout "$limit" "$@" > "$dir/$name.log" 2>&1
+  local rc=$?
+  echo "== $name: exit $rc after $((SECONDS - t0)) s" | tee -a "$dir/steps.log"
+  tail -5 "$dir/$name.log"
+}
+
+instances() {
+  if [ ! -d /tmp/inst ]; then mkdir -p /tmp/inst && tar xzf .carry/etc.tgz -C /tmp/inst; fi
+  export GPUDE_INSTANCE_DATA=/tmp/inst
+}
+
+for stage in "$@"; do
+  dir=$OUT/$stage
+  mkdir -p "$dir"
+  case "$stage" in
+    tests)  # the GPU paths the simulator cannot take: graphs captured, pre-bound launches, cooperative kernels
+      step pytest 560 python3 -m pytest -q -n 4 -p no:cacheprovider -rs \
+        tests/test_generation_graph.py tests/test_time_budget.py tests/test_trials_per_launch.py \
+        tests/test_problem_runs.py tests/test_resident.py tests/test_masw_gpu.py tests/test_benchmark_kromer_eval_speed.py ;;
+    speed)  # per-generation and per-evaluation times, start-up from the disk cache, masw batches
+      instances
+      step generation_time 200 python3 benchmarks/generation_time.py --generations 1000 \
+        --out "$dir/generation_time_$device.csv"
+      step kromer_eval_speed 120 python3 benchmarks/kromer_eval_speed.py --devices gpu,gpu_prebound \
+        --out "$dir/kromer_eval_speed_$device.csv"
+      step startup 120 python3 benchmarks/startup.py --device gpu --out "$dir/startup_gpu.csv"
+      step masw_perf 120 python3 benchmarks/masw_perf.py --functions L01 --dims 100000,1000000 --cycles 4 \
+        --trials-per-launch 10 --out "$dir/masw_perf" ;;
+    side_by_side)  # the authors' CUDA beside ours (issue 25 item 5); resumable: run it again to go on
+      step side_by_side 560 python3 benchmarks/side_by_side.py run --authors-src .carry/authors_src.tgz --resume \
+        --implementations ide,all_gpu,all_gpu:graph_generations=32,resident --trials-per-launch 1,30 \
+        --max-seconds 520
+      cp -r results/benchmarks/side_by_side "$dir/" 2>/dev/null ;;
+    *) echo "gpu_checks: unknown stage $stage (tests, speed, side_by_side)" >&2; exit 2 ;;
+  esac
+  tar czf "$OUT/$stage.tar.gz" -C "$OUT" "$stage" && rm -rf "$dir"
+done

@@ -1,0 +1,28 @@
+"""benchmarks/gpu_checks.sh (the device queue's item 0): every test file and benchmark it names
+exists, it refuses an unknown stage, and a stage's folder comes back packed as one archive."""
+
+import re
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "benchmarks" / "gpu_checks.sh"
+
+
+def test_every_file_it_names_exists():
+    text = SCRIPT.read_text()
+    named = set(re.findall(r"\b((?:tests|benchmarks)/[\w/]+\.py)\b", text))
+    assert len(named) >= 8
+    assert sorted(p for p in named if not (ROOT / p).exists()) == []
+
+
+def test_an_unknown_stage_is_refused(tmp_path):
+    res = subprocess.run(["bash", str(SCRIPT), "nonsense"], cwd=ROOT, capture_output=True, text=True,
+                         env={"OUT": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert res.returncode == 2 and "unknown stage nonsense" in res.stderr
+
+
+def test_out_must_be_given():
+    res = subprocess.run(["bash", str(SCRIPT), "tests"], cwd=ROOT, capture_output=True, text=True,
+                         env={"PATH": "/usr/bin:/bin"})
+    assert res.returncode != 0 and "OUT must name" in res.stderr
