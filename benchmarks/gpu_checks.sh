@@ -6,9 +6,10 @@
 # Usage, on the GPU host from the repository root, after
 #   source .whl-slim/activate.sh .whl-slim >/dev/null && export NUMBA_ENABLE_CUDASIM=0 GPUDE_GIT_COMMIT=<sha>
 #   benchmarks/gpu_checks.sh STAGE [STAGE ...]
-# Stages: tests, speed, side_by_side, scaling, master_slave (see each below). Instance files (speed)
-# come from .carry/etc.tgz (`benchmarks/campaign.py pack`), the authors' code (side_by_side) from
-# .carry/authors_src.tgz (`benchmarks/side_by_side.py pack`). Locally: tar xzf <files_at>/<stage>.tar.gz.
+# Stages: tests, speed, side_by_side (see each below). Instance files (speed) come from
+# .carry/kromer_instances.tgz (here: tar czf .carry/kromer_instances.tgz -C ../shared/wave2 etc lolib),
+# the authors' code (side_by_side) from .carry/authors_src.tgz (`benchmarks/side_by_side.py pack`).
+# Locally, after the call: tar xzf <files_at>/<stage>.tar.gz.
 set -uo pipefail
 : "${OUT:?OUT must name the folder whose files come back}"
 device=$(python3 -c "from numba import cuda; import re; print(re.sub('[^a-z0-9]+', '-', cuda.get_current_device().name.decode().lower()).strip('-'))" 2>/dev/null || echo unknown)
@@ -25,7 +26,7 @@ step() {  # step NAME SECONDS COMMAND...: run, log, never stop the stage
 }
 
 instances() {
-  if [ ! -d /tmp/inst ]; then mkdir -p /tmp/inst && tar xzf .carry/etc.tgz -C /tmp/inst; fi
+  if [ ! -d /tmp/inst ]; then mkdir -p /tmp/inst && tar xzf .carry/kromer_instances.tgz -C /tmp/inst; fi
   export GPUDE_INSTANCE_DATA=/tmp/inst
 }
 
