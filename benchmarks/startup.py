@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 PAIRS = {"cpu": ["sequential:F01", "master_slave:F05"],
-         "gpu": ["naive_gpu:F01", "all_gpu:F01", "ide:F05"]}
+         "gpu": ["naive_gpu:F01", "all_gpu:F01", "ide:F05", "resident:F01"]}
 
 
 def first_trial(implementation: str, function: str, cache: Path, work: Path, dim: int, popsize: int,

@@ -42,6 +42,7 @@ def test_cuda_kernel_cache_keys_are_the_same_in_every_process_and_differ_by_func
     other = json.loads(python(script, "F05", env=env)[0])
     assert other["population"] != first["population"]  # a closure over another function's constants
     assert other["mutate_kernel"] == first["mutate_kernel"]  # the operators do not depend on it
+    assert other["resident"] != first["resident"]  # de/resident fuses the function into its kernel
 
 
 ARGS = ["--function", "Q01", "--dim", "10", "--popsize", "8", "--max-fes", "200"]

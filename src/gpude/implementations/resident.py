@@ -96,7 +96,7 @@ def build_resident_kernel(block_evaluate, dtype, threads, buf, dim):
                 return False
         return True
 
-    @cuda.jit
+    @cuda.jit(cache=True)
     def resident_kernel(pop, fit, keys, lower, upper, F, CR, mode, shift, rot_t, perm, trace, hit_gen,
                         state, target, max_fes, g_first, g_last):
         grid = cuda.cg.this_grid()
