@@ -224,6 +224,9 @@ def run(args, measure=measure_point, prov: dict | None = None) -> int:
     popsizes, dims = parse_ints(args.popsizes, "popsizes"), parse_ints(args.dims, "dims")
     max_fes = parse_ints(args.max_fes, "max-fes")[0]
     check(functions, lines, popsizes, dims, args.base_dim, args.base_popsize, max_fes, args.repeats)
+    if args.archive and not Path(args.out).resolve().is_relative_to(ROOT.resolve()):
+        # (the archive keeps --out's path in the repository, so that unpacking at its root puts it back)
+        raise InvalidInputError(f"--archive packs --out by its path in the repository; {args.out} is outside it")
     if args.floor_device not in de_floor.PEAKS:
         raise InvalidInputError(f"--floor-device must be one of {', '.join(de_floor.PEAKS)}")
     points, undefined = plan(functions, lines, popsizes, dims, args.base_dim, args.base_popsize)

@@ -45,6 +45,7 @@ def test_plan_shares_the_base_point_and_leaves_out_undefined_dimensions(scaling)
     (["--dims", "4,x"], "--dims must be comma-separated positive integers"),
     (["--max-fes", "7"], "smaller than a population"),
     (["--floor-device", "GTX 480"], "--floor-device must be one of"),
+    (["--archive", "x.tar.gz"], "outside it"),
 ])
 def test_bad_input_is_refused_by_name(scaling, tmp_path, extra, message):
     with pytest.raises(SystemExit, match=message):
@@ -130,3 +131,14 @@ def test_on_the_simulator_it_writes_the_schema_and_a_second_call_skips(scaling, 
     assert (df.wall_s_per_run > 0).all() and (df.floor_s_run > 0).all()
     assert scaling.run(args, counted) == 0
     assert len(calls) == 6 and len(pd.read_csv(csv)) == 6  # nothing measured again
+
+
+def test_archive_keeps_the_folder_s_path_in_the_repository(scaling, tmp_path, monkeypatch):
+    import tarfile
+
+    monkeypatch.setattr(scaling, "ROOT", tmp_path)  # a stand-in repository
+    out = tmp_path / "results" / "benchmarks" / "scaling"
+    args = scaling.parser().parse_args([*TINY, "--out", str(out), "--archive", str(tmp_path / "o" / "s.tar.gz")])
+    scaling.run(args, fake_measure([]), PROV)
+    with tarfile.open(tmp_path / "o" / "s.tar.gz") as tar:
+        assert "results/benchmarks/scaling/nvidia-h100-80gb-hbm3.csv" in tar.getnames()
