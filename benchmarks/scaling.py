@@ -54,6 +54,7 @@ for folder in (ROOT / "src", ROOT / "benchmarks"):  # the package, and the sibli
 
 import de_floor  # noqa: E402
 from gpude.errors import GpudeError, InvalidInputError  # noqa: E402
+from gpude.functions.suites import FUNCTIONS  # noqa: E402
 from gpude.io import write_csv_atomic  # noqa: E402
 
 RESULTS = ROOT / "results" / "benchmarks" / "scaling"
@@ -115,8 +116,6 @@ def plan(functions, lines, popsizes=POPSIZES, dims=DIMS, base_dim=CASE1["dim"],
 
     Per function: the NP sweep at ``base_dim``, then the D sweep at ``base_popsize`` (their shared
     point once); at each (D, NP) every line in turn, so that drift hits the lines alike."""
-    from gpude.functions.suites import FUNCTIONS
-
     sizes = list(dict.fromkeys([(base_dim, p) for p in popsizes] + [(d, base_popsize) for d in dims]))
     points, undefined = [], []
     for fid in functions:
@@ -133,8 +132,6 @@ def plan(functions, lines, popsizes=POPSIZES, dims=DIMS, base_dim=CASE1["dim"],
 def check(functions, lines, popsizes, dims, base_dim, base_popsize, max_fes, repeats) -> None:
     """Refuse what cannot run, before any GPU work: unknown functions, DE's least NP (4: three
     distinct partners), a budget smaller than one population, no repeats."""
-    from gpude.functions.suites import FUNCTIONS
-
     unknown = [f for f in functions if f not in FUNCTIONS]
     if unknown:
         raise InvalidInputError(f"unknown function(s) {', '.join(unknown)}; known: {', '.join(FUNCTIONS)}")
@@ -196,14 +193,15 @@ def previous_rows(path: Path) -> pd.DataFrame:
     return pd.read_csv(path) if path.is_file() else pd.DataFrame(columns=[*KEY, *SETTINGS])
 
 
-def done_keys(old: pd.DataFrame, device: str, commit: str, settings: dict) -> set:
-    """Keys measured already (status ok) with this commit, device and settings."""
+def done_rows(old: pd.DataFrame, device: str, commit: str, settings: dict) -> pd.DataFrame:
+    """The rows measured already with this commit, device and settings (a failed point too: the same
+    code fails again; ``--force`` tries it anew)."""
     if not len(old):
-        return set()
-    same = (old["status"] == "ok") & (old["device"] == device) & (old["git_commit"].astype(str) == commit)
+        return old
+    same = (old["device"] == device) & (old["git_commit"].astype(str) == commit)
     for k, v in settings.items():
         same &= old[k] == v
-    return {tuple(r) for r in old.loc[same, KEY].itertuples(index=False)}
+    return old[same]
 
 
 def merged(old: pd.DataFrame, rows: list[dict]) -> pd.DataFrame:
@@ -231,8 +229,6 @@ def run(args, measure=measure_point, prov: dict | None = None) -> int:
         raise InvalidInputError(f"--floor-device must be one of {', '.join(de_floor.PEAKS)}")
     points, undefined = plan(functions, lines, popsizes, dims, args.base_dim, args.base_popsize)
     for fid in dict.fromkeys(f for f, _ in undefined):
-        from gpude.functions.suites import FUNCTIONS
-
         print(f"scaling: {fid} is not defined at D = {', '.join(str(d) for f, d in undefined if f == fid)} "
               f"(its dimensions: {FUNCTIONS[fid].dims_text()}); those points are left out", flush=True)
     if prov is None:
@@ -248,10 +244,13 @@ def run(args, measure=measure_point, prov: dict | None = None) -> int:
     path = Path(args.out) / f"{slug(device)}.csv"
     settings = dict(F=args.F, CR=args.CR, dtype=args.dtype, target=args.target)
     old = previous_rows(path)
-    done = set() if args.force else done_keys(old, device, str(prov.get("git_commit")), settings)
-    todo = [p for p in points if p.key(max_fes) not in done]
+    done = old.iloc[:0] if args.force else done_rows(old, device, str(prov.get("git_commit")), settings)
+    keys = {tuple(r) for r in done[KEY].itertuples(index=False)}
+    todo = [p for p in points if p.key(max_fes) not in keys]
+    failed = int((done["status"] != "ok").sum()) if len(done) else 0
     print(f"scaling: {len(points)} point(s), {len(points) - len(todo)} measured already "
-          f"({path}), {len(todo)} to measure", flush=True)
+          f"({path}{f'; {failed} of them failed, --force tries again' if failed else ''}), "
+          f"{len(todo)} to measure", flush=True)
     start, longest, rows = time.monotonic(), 0.0, []
     for i, point in enumerate(todo):
         elapsed = time.monotonic() - start
@@ -262,7 +261,7 @@ def run(args, measure=measure_point, prov: dict | None = None) -> int:
         t0 = time.monotonic()
         try:
             measured, status = measure(point, max_fes, args.repeats, settings), "ok"
-        except (GpudeError, RuntimeError, MemoryError, ValueError) as exc:  # a failed point is a row
+        except Exception as exc:  # (a CUDA driver error too) a failed point is a row, not the sweep's end
             measured, status = dict(runs=0), f"error: {type(exc).__name__}: {exc}"[:400]
         longest = max(longest, time.monotonic() - t0)
         rows.append(dict(dataclasses.asdict(point), max_fes=max_fes, **settings, repeats=args.repeats,

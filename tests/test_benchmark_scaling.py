@@ -142,3 +142,25 @@ def test_archive_keeps_the_folder_s_path_in_the_repository(scaling, tmp_path, mo
     scaling.run(args, fake_measure([]), PROV)
     with tarfile.open(tmp_path / "o" / "s.tar.gz") as tar:
         assert "results/benchmarks/scaling/nvidia-h100-80gb-hbm3.csv" in tar.getnames()
+
+
+def test_a_failed_point_is_a_row_and_is_tried_again_only_with_force(scaling, tmp_path):
+    calls = []
+    ok = fake_measure(calls)
+
+    def measure(point, *rest):
+        if point.implementation == "resident":
+            calls.append(point)
+            raise RuntimeError("cooperative launch too large")
+        return ok(point, *rest)
+
+    args = scaling.parser().parse_args([*TINY, "--out", str(tmp_path)])
+    scaling.run(args, measure, PROV)
+    df = pd.read_csv(tmp_path / "nvidia-h100-80gb-hbm3.csv")
+    failed = df[df.implementation == "resident"]
+    assert len(df) == 6 and len(failed) == 2 and (failed.runs == 0).all()
+    assert failed.status.str.startswith("error: RuntimeError: cooperative launch too large").all()
+    scaling.run(args, measure, PROV)
+    assert len(calls) == 6  # the same code fails again: not retried
+    scaling.run(scaling.parser().parse_args([*TINY, "--out", str(tmp_path), "--force"]), measure, PROV)
+    assert len(calls) == 12

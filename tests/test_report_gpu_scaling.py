@@ -44,7 +44,7 @@ def test_table_and_figure_name_the_device_and_draw_every_line(tmp_path):
                                        "figure_scaling_nvidia-h100-80gb-hbm3.pdf"}
     assert (out / "figure_scaling_nvidia-h100-80gb-hbm3.png").stat().st_size > 10_000
     t = pd.read_csv(out / "scaling.csv")
-    assert 2000 not in set(t.popsize)  # the failed point is left out
+    assert t[t.popsize == 2000].status.tolist() == ["error: GPUOutOfMemoryError: x"]  # kept, but drawn nowhere
     assert set(t.line) == {"ide", "resident", "ide, 30/launch", "all_gpu"}
     linked = []
     text = gpu_scaling.markdown(t, lambda stem, caption: linked.append(stem) or f"![{caption}]({stem}.png)")
@@ -60,7 +60,8 @@ def test_table_and_figure_name_the_device_and_draw_every_line(tmp_path):
     assert "| function | D (NP=250) | 10 | 30 | 100 | 300 | 1000 |" in text
     assert "| F01 | ide | 0.404 | 0.412 | 0.44 | - | - |" in text and "| N05 | ide | 0.404 | 0.412 | 0.44 | 0.52 | 0.8 |" in text
     assert "F01: defined at D = 10, 30, 50, 100 only" in text
-    assert "Not yet measured" not in text
+    assert "Not yet measured" not in text and "| 2000 |" not in text
+    assert "Failed points (no time): F01 ide D=100 NP=2000 (error: GPUOutOfMemoryError: x)." in text
 
 
 def test_without_a_csv_the_section_says_what_to_run(tmp_path):
@@ -78,5 +79,5 @@ def test_without_a_csv_the_section_says_what_to_run(tmp_path):
 def test_load_takes_a_file_or_a_folder(tmp_path):
     path = tmp_path / "one.csv"
     synthetic_rows(("F10",)).to_csv(path, index=False)
-    assert len(gpu_scaling.load(path)) == len(gpu_scaling.load(tmp_path)) == 7 * 4
+    assert len(gpu_scaling.load(path)) == len(gpu_scaling.load(tmp_path)) == 7 * 4 + 1  # (1 failed)
     assert gpu_scaling.load(Path(tmp_path / "missing")).empty

@@ -27,7 +27,7 @@ COMMAND = ("python benchmarks/scaling.py --out results/benchmarks/scaling --max-
            "(results/campaigns/README.md, the device queue)")
 COLUMNS = ["device", "function", "implementation", "trials_per_launch", "line", "dim", "popsize", "base_dim",
            "base_popsize", "max_fes", "dtype", "repeats", "runs", "wall_s_per_run", "wall_s_per_run_std",
-           "floor_s_run", "over_floor", "floor_device", "best_error_mean", "fes_mean", "git_commit",
+           "floor_s_run", "over_floor", "floor_device", "best_error_mean", "fes_mean", "status", "git_commit",
            "timestamp_utc", "source"]
 #: the lines' drawing order and colours (others follow in the CSV's order)
 LINE_ORDER = ["ide", "resident", "all_gpu"]
@@ -39,18 +39,19 @@ def line_label(implementation: str, trials_per_launch: int) -> str:
 
 
 def load(source) -> pd.DataFrame:
-    """The measured rows (status ok) of a CSV, or of every CSV in a folder; empty when there is none."""
+    """The rows of a CSV, or of every CSV in a folder (failed points too: their status says why);
+    empty when there is none."""
     source = Path(source)
     files = sorted(source.glob("*.csv")) if source.is_dir() else [source] if source.is_file() else []
     frames = [pd.read_csv(f).assign(source=str(f)) for f in files]
     if not frames:
         return pd.DataFrame(columns=COLUMNS)
-    df = pd.concat(frames, ignore_index=True)
-    return df[df["status"] == "ok"]
+    return pd.concat(frames, ignore_index=True)
 
 
 def table(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per (device, function, line, D, NP): the time per run, the floor and their ratio."""
+    """One row per (device, function, line, D, NP): the time per run, the floor and their ratio (a
+    failed point: its status, no time)."""
     if not len(df):
         return pd.DataFrame(columns=COLUMNS)
     t = df.assign(line=[line_label(i, b) for i, b in zip(df["implementation"], df["trials_per_launch"])],
@@ -76,7 +77,7 @@ def figure(t: pd.DataFrame, device: str, out_dir) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    d = t[t["device"] == device]
+    d = t[(t["device"] == device) & (t["status"] == "ok")]
     functions = list(dict.fromkeys(d["function"]))
     fig, axes = panel_grid(2 * len(functions), width=3.6, height=2.9, most_columns=2)
     colours = {line: f"C{k}" for k, line in enumerate(dict.fromkeys(d["line"]))}
@@ -116,6 +117,7 @@ def _cell(v) -> str:
 def _sweep_table(d: pd.DataFrame, which: int) -> list[str]:
     """A Markdown table of one sweep of a device: a row per function and line, one per floor, a
     column per value of the swept axis (those of every function; '-' where a function has none)."""
+    d = d[d["status"] == "ok"]
     parts = [_sweeps(d[d["function"] == fid])[which] for fid in dict.fromkeys(d["function"])]
     x, xlabel = parts[0][1], parts[0][2]
     xs = sorted(set().union(*(set(sweep[x]) for sweep, _, _ in parts)))
@@ -157,6 +159,10 @@ def markdown(t: pd.DataFrame, figure_of=lambda stem, caption: "") -> str:
                 f"{int(d['runs'].min())}-{int(d['runs'].max())}). Floor on the peaks of {floors}.", "",
                 f"Seconds per run against NP on {device}:", "", *_sweep_table(d, 0),
                 f"Seconds per run against D on {device}:", "", *_sweep_table(d, 1)]
+        failed = d[d["status"] != "ok"]
+        if len(failed):
+            out += ["Failed points (no time): " + "; ".join(
+                f"{r.function} {r.line} D={r.dim} NP={r.popsize} ({r.status})" for r in failed.itertuples()) + ".", ""]
         fixed = [f for f in dict.fromkeys(d["function"]) if f in FUNCTIONS and FUNCTIONS[f].dims is not None]
         if fixed:
             out += [f"{', '.join(fixed)}: defined at D = {FUNCTIONS[fixed[0]].dims_text()} only (official CEC "
