@@ -273,8 +273,6 @@ def run(args, measure=measure_point, prov: dict | None = None) -> int:
                  if status == "ok" else status)
         print(f"[{i + 1}/{len(todo)}] {point.function} {point.implementation}:{point.trials_per_launch} "
               f"D={point.dim} NP={point.popsize}: {shown}", flush=True)
-    if not rows and not path.exists():
-        write_csv_atomic(merged(old, rows), path)
     if args.archive:
         from campaign import archive
 
