@@ -23,8 +23,7 @@ from ..provenance import slug
 from .panels import label_panel, panel_grid, title_figure
 
 SOURCE = "results/benchmarks/scaling"
-COMMAND = ("python benchmarks/scaling.py --out results/benchmarks/scaling --max-seconds 500 "
-           "(results/campaigns/README.md, the device queue)")
+COMMAND = "python benchmarks/scaling.py --functions F01,F10,N05 --out results/benchmarks/scaling --max-seconds 500"
 COLUMNS = ["device", "function", "implementation", "trials_per_launch", "line", "dim", "popsize", "base_dim",
            "base_popsize", "max_fes", "dtype", "repeats", "runs", "wall_s_per_run", "wall_s_per_run_std",
            "floor_s_run", "over_floor", "floor_device", "best_error_mean", "fes_mean", "status", "git_commit",
@@ -145,7 +144,8 @@ def markdown(t: pd.DataFrame, figure_of=lambda stem, caption: "") -> str:
             "generation over the device's peak arithmetic and memory bandwidth; no latency), so the "
             "distance to it is what launch and synchronisation latency, occupancy and the rest take.", ""]
     if not len(t):
-        return "\n".join(head + [f"Not yet measured: no CSV in `{SOURCE}/`; run `{COMMAND}` on a GPU host.", ""])
+        return "\n".join(head + [f"Not yet measured: no CSV in `{SOURCE}/`; run `{COMMAND}` on a GPU host "
+                            "(results/campaigns/README.md, the device queue's item 0: repeated calls resume).", ""])
     out = head
     for device in dict.fromkeys(t["device"]):
         d = t[t["device"] == device]
