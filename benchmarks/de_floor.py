@@ -149,35 +149,47 @@ PEAKS = {
 SIZES = {"float32": 4, "float64": 8}
 
 
+def peak_device(name: str) -> str | None:
+    """The key of :data:`PEAKS` for a device as CUDA names it ('NVIDIA H100 80GB HBM3' -> 'NVIDIA
+    H100 SXM'), or None for a device whose peaks are not listed (a PCIe or NVL board has others)."""
+    text = str(name).upper()
+    if any(other in text for other in ("PCIE", "NVL")):
+        return None
+    return next((key for key in PEAKS if key.split()[1] in text.split()), None)
+
+
+def floor_point(fid: str, dim: int, popsize: int, max_fes: int, device: str = "NVIDIA H100 SXM",
+                dtype: str = "float32", batch: int = 1) -> dict:
+    """The floor of one (function, D, NP, FE budget) on one device of :data:`PEAKS`, for ``batch``
+    trials advanced together: the arithmetic's inputs, the two bounds and ``floor_s_run`` (per run)."""
+    peak = PEAKS[device]
+    peak_flops = peak["fp32" if dtype == "float32" else "fp64"]
+    generations = max_fes // popsize  # evaluation rounds of a run (the first one initialises)
+    ev = evaluation_flops(fid, dim)
+    op = operator_flops(dim)
+    flop_gen = batch * popsize * (ev["total"] + op)
+    bytes_gen = generation_bytes(fid, dim, popsize, batch, SIZES[dtype])
+    t_flop, t_byte = flop_gen / peak_flops, bytes_gen / peak["hbm"]
+    floor_gen = max(t_flop, t_byte)
+    return dict(
+        device=device, dtype=dtype, function=fid, dim=dim, popsize=popsize,
+        max_fes=max_fes, batch=batch, generations=generations,
+        flop_eval_transform=ev["transform"], flop_eval_terms=ev["terms"],
+        flop_eval=ev["total"], flop_operators=op, flop_gen=flop_gen, bytes_gen=bytes_gen,
+        peak_flops=peak_flops, peak_bytes_s=peak["hbm"],
+        flop_bound_s_gen=t_flop, byte_bound_s_gen=t_byte, floor_s_gen=floor_gen,
+        bound="flops" if t_flop >= t_byte else "bytes",
+        floor_s_run=floor_gen * generations / batch,
+        weights=" ".join(f"{k}={v}" for k, v in WEIGHTS.items()),
+        peak_source=peak["source"])
+
+
 def floor_rows(functions=None, dtypes=("float32", "float64"), batches=(1, 30), dim=CASE1["dim"],
                popsize=CASE1["popsize"], max_fes=CASE1["max_fes"]) -> pd.DataFrame:
     """One row per (device, dtype, batch, function): the inputs, the two bounds and the floor."""
-    rows = []
-    generations = max_fes // popsize  # evaluation rounds of a run (the first one initialises)
-    for device, peak in PEAKS.items():
-        for dtype in dtypes:
-            size = SIZES[dtype]
-            peak_flops = peak["fp32" if dtype == "float32" else "fp64"]
-            for bsz in batches:
-                for fid in functions or [f"F{i:02d}" for i in range(1, 11)]:
-                    ev = evaluation_flops(fid, dim)
-                    op = operator_flops(dim)
-                    flop_gen = bsz * popsize * (ev["total"] + op)
-                    bytes_gen = generation_bytes(fid, dim, popsize, bsz, size)
-                    t_flop, t_byte = flop_gen / peak_flops, bytes_gen / peak["hbm"]
-                    floor_gen = max(t_flop, t_byte)
-                    rows.append(dict(
-                        device=device, dtype=dtype, function=fid, dim=dim, popsize=popsize,
-                        max_fes=max_fes, batch=bsz, generations=generations,
-                        flop_eval_transform=ev["transform"], flop_eval_terms=ev["terms"],
-                        flop_eval=ev["total"], flop_operators=op, flop_gen=flop_gen, bytes_gen=bytes_gen,
-                        peak_flops=peak_flops, peak_bytes_s=peak["hbm"],
-                        flop_bound_s_gen=t_flop, byte_bound_s_gen=t_byte, floor_s_gen=floor_gen,
-                        bound="flops" if t_flop >= t_byte else "bytes",
-                        floor_s_run=floor_gen * generations / bsz,
-                        weights=" ".join(f"{k}={v}" for k, v in WEIGHTS.items()),
-                        peak_source=peak["source"]))
-    return pd.DataFrame(rows)
+    return pd.DataFrame([floor_point(fid, dim, popsize, max_fes, device, dtype, bsz)
+                         for device in PEAKS for dtype in dtypes for bsz in batches
+                         for fid in functions or [f"F{i:02d}" for i in range(1, 11)]])
 
 
 # ------------------------------------------------------------------------ the summary section

@@ -10,12 +10,32 @@ from pathlib import Path
 import pandas as pd
 
 from ..results import timed_alone
+from . import gpu_scaling
 from .section import Section, _order, _read, fmt
 
 PUBLISHED = Path("paper/published")
+STUDY_INPUTS = ("scaling",)
+
+
+def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list[Path]:
+    """Case study 1's own outputs: the scaling curves of ``benchmarks/scaling.py`` (study input
+    ``scaling``: its CSV folder) as ``scaling.csv`` and ``figure_scaling_<device>``."""
+    unknown = set(inputs) - set(STUDY_INPUTS)
+    if unknown:
+        from ..errors import InvalidInputError
+
+        raise InvalidInputError(f"the janssen_cs1 section reads no study input {', '.join(sorted(unknown))}; "
+                                f"its inputs (report: study_inputs:): {', '.join(STUDY_INPUTS)}")
+    return gpu_scaling.write_outputs(inputs["scaling"], out_dir) if inputs.get("scaling") else []
 
 
 class CaseStudy1(Section):
+
+    write_outputs = staticmethod(write_outputs)
+
+    def __init__(self, spec, paper_dir, report_dir):
+        super().__init__(spec, paper_dir, report_dir)
+        self.scaling = _read(self.dir / "scaling.csv")
 
     def title(self) -> str:
         return "Janssen, Pullan & Liew, case study 1: five implementation models of DE/rand/1/bin (Table 3, Fig. 6)"
@@ -167,6 +187,7 @@ class CaseStudy1(Section):
             (self.dir / "table_time.md").read_text(),
             "Speed-up over standard DE, range over the 10 functions:", "", self._speedups(paper),
             self.figure("figure_time", "Fig. 6: mean wall-clock time per function and implementation (log scale)"),
+            gpu_scaling.markdown(self.scaling, self.figure),
             "### Final error", "", self._errors_vs_authors(), self.error_markdown(),
             self.figure("convergence_time", "Median best error vs wall-clock time, min-max band over trials "
                         "(all_gpu, ide: wall time spread evenly over the FEs)"),
