@@ -6,7 +6,7 @@
 # Usage, on the GPU host from the repository root, after
 #   source .whl-slim/activate.sh .whl-slim >/dev/null && export NUMBA_ENABLE_CUDASIM=0 GPUDE_GIT_COMMIT=<sha>
 #   benchmarks/gpu_checks.sh STAGE [STAGE ...]
-# Stages: tests, speed, side_by_side (see each below). Instance files (speed) come from
+# Stages: tests, speed, cpu_speed, side_by_side (see each below). Instance files (speed) come from
 # .carry/kromer_instances.tgz (here: tar czf .carry/kromer_instances.tgz -C ../shared/wave2 etc lolib),
 # the authors' code (side_by_side) from .carry/authors_src.tgz (`benchmarks/side_by_side.py pack`).
 # Locally, after the call: tar xzf <files_at>/<stage>.tar.gz.
@@ -47,12 +47,16 @@ for stage in "$@"; do
       step startup 120 python3 benchmarks/startup.py --device gpu --out "$dir/startup_gpu.csv"
       step masw_perf 120 python3 benchmarks/masw_perf.py --functions L01 --dims 100000,1000000 --cycles 4 \
         --trials-per-launch 10 --out "$dir/masw_perf" ;;
+    cpu_speed)  # issue 25 item 6: master_slave's workers against sequential, on the host's 16 cores
+      instances
+      step master_slave_speed 540 python3 benchmarks/master_slave_speed.py --machine "$device" \
+        --out "$dir/master_slave_speed_$device.csv" --seconds 1 --repeats 3 ;;
     side_by_side)  # the authors' CUDA beside ours (issue 25 item 5); resumable: run it again to go on
       step side_by_side 560 python3 benchmarks/side_by_side.py run --authors-src .carry/authors_src.tgz --resume \
         --implementations ide,all_gpu,all_gpu:graph_generations=32,resident --trials-per-launch 1,30 \
         --max-seconds 520
       cp -r results/benchmarks/side_by_side "$dir/" 2>/dev/null ;;
-    *) echo "gpu_checks: unknown stage $stage (tests, speed, side_by_side)" >&2; exit 2 ;;
+    *) echo "gpu_checks: unknown stage $stage (tests, speed, cpu_speed, side_by_side)" >&2; exit 2 ;;
   esac
   tar czf "$OUT/$stage.tar.gz" -C "$OUT" "$stage" && rm -rf "$dir"
 done

@@ -99,7 +99,7 @@ def test_cpu_trials_follow_each_mutation_on_a_hand_made_population(mutation):
     fit = np.array([5.0, 1.0, 3.0, 1.0, 7.0, 9.0])  # best: index 1 (tie with 3 -> the lowest)
     trials = np.full_like(pop, np.nan)
     # CR = 1 with bin: every coordinate is the mutant's; all values are exact (dyadic, small)
-    make_trials(pop, fit, trials, KEY, g, F, 1.0, -100.0, 100.0, CLIP, popsize, mutation, BIN)
+    make_trials(pop, fit, trials, KEY, g, F, 1.0, -100.0, 100.0, CLIP, 0, popsize, mutation, BIN)
     for i in range(popsize):
         r1, r2, r3, _ = OPS.pick(KEY, g, i, popsize, dim)
         xi, xb, x1, x2, x3 = pop[i], pop[1], pop[r1], pop[r2], pop[r3]
@@ -114,7 +114,7 @@ def test_exp_trials_mix_mutant_and_target():
     pop = np.arange(popsize * dim, dtype=np.float64).reshape(popsize, dim)
     fit = np.arange(popsize, dtype=np.float64)[::-1].copy()  # best: the last
     trials = np.full_like(pop, np.nan)
-    make_trials(pop, fit, trials, KEY, g, F, CR, -100.0, 100.0, CLIP, popsize, BEST1, EXP)
+    make_trials(pop, fit, trials, KEY, g, F, CR, -100.0, 100.0, CLIP, 0, popsize, BEST1, EXP)
     for i in range(popsize):
         r1, r2, _, jrand = OPS.pick(KEY, g, i, popsize, dim)
         L = OPS.exp_length(KEY, g, i, popsize, dim, CR)

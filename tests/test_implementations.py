@@ -276,3 +276,33 @@ def test_gpu_implementation_without_gpu_says_so():
     else:
         assert res.returncode != 0 and "GPUUnavailableError" in res.stderr
         assert "NUMBA_ENABLE_CUDASIM=1" in res.stderr
+
+
+@pytest.mark.parametrize("chunks_per_worker", [1, 3, 64])
+@pytest.mark.parametrize("variant", [{}, dict(mutation="current_to_best1", crossover="exp", bounds="midpoint")],
+                         ids=["rand1-bin", "current_to_best1-exp"])
+def test_master_slave_pipeline_matches_sequential_for_any_chunking(monkeypatch, chunks_per_worker, variant):
+    from gpude.implementations import master_slave
+
+    monkeypatch.setattr(master_slave, "CHUNKS_PER_WORKER", chunks_per_worker)
+    kw = dict(function="F05", dim=10, popsize=13, max_fes=13 * 6 + 5, seed=2, **variant)  # a last partial generation
+    a = run_trial(implementation="sequential", **kw)
+    runner = make_runner("de", "master_slave", kw.pop("function"), kw.pop("dim"), kw.pop("popsize"),
+                         kw.pop("max_fes"), workers=2, **{k: v for k, v in kw.items() if k != "seed"})
+    assert runner.pipelined
+    b = runner.run(kw["seed"])
+    assert b.fes_used == a.fes_used == 83
+    np.testing.assert_array_equal(a.trace["best_error"], b.trace["best_error"])
+    np.testing.assert_array_equal(a.best_x, b.best_x)
+
+
+def test_master_slave_without_a_row_kernel_builds_then_evaluates():
+    from gpude.problems.objective import UserObjective
+
+    sphere = UserObjective(lambda x: (x * x).sum(), [(-2.0, 2.0)] * 4, name="sphere4")
+    kw = dict(dim=4, popsize=8, max_fes=80)
+    runner = make_runner("de", "master_slave", sphere, workers=2, **kw)
+    assert not runner.pipelined
+    b = runner.run(1)
+    a = run_trial(implementation="sequential", function=sphere, seed=1, **kw)
+    np.testing.assert_array_equal(a.trace["best_error"], b.trace["best_error"])

@@ -166,7 +166,9 @@ def build_de_ops(dtype, target: str = "cpu", extra_slots: int = 0) -> SimpleName
         kernel-per-operator implementation); for the variants ``variant_trial_value(mutation,
         crossover, key, g, i, j, popsize, dim, jrand, F, CR, xi, xb, x1, x2, x3, lower, upper, mode)``,
         its parts ``mutant_of(mutation, F, xi, xb, x1, x2, x3)``, ``takes_of(crossover, ...)``
-        (``exp_takes``, ``exp_length`` for exp) and ``best_index(fit, n)``;
+        (``exp_takes``, ``exp_length`` for exp) and ``best_index(fit, n)``; ``repair``'s parts
+        ``inside(v, lower, upper)`` and ``repaired(mode, v, xi, lower, upper, u)`` (the resample
+        draw ``u`` given, so that a vectorised loop can make it unconditionally);
         ``pick_displacement``, the cheap index scheme of cujDE, beside ``pick``; ``uniform`` and ``below`` on this counter layout.
     """
     T = np.dtype(dtype).type
@@ -267,16 +269,27 @@ def build_de_ops(dtype, target: str = "cpu", extra_slots: int = 0) -> SimpleName
         return uniform(key, counter(g, i, 4 + j, popsize, dim)) < CR or j == jrand
 
     @jit
-    def repair(key, g, i, j, popsize, dim, v, xi, lower, upper, mode):
+    def inside(v, lower, upper):
+        """Whether the mutant's component ``v`` needs no repair (False for NaN)."""
+        return (T(lower) <= v) & (v <= T(upper))
+
+    @jit
+    def repaired(mode, v, xi, lower, upper, u):
+        """The repair of a component ``v`` outside the box; ``u`` is the resample draw (slot
+        ``4 + D + j``), read by ``RESAMPLE`` only."""
         lo, hi = T(lower), T(upper)
-        if lo <= v <= hi:
-            return v
         if mode == RESAMPLE:
-            u = uniform(key, counter(g, i, 4 + dim + j, popsize, dim))
             return T(fma(u, upper - lower, lower))
         if mode == CLIP:
             return lo if v < lo else hi
         return (lo + xi) * half if v < lo else (hi + xi) * half  # MIDPOINT
+
+    @jit
+    def repair(key, g, i, j, popsize, dim, v, xi, lower, upper, mode):
+        if inside(v, lower, upper):
+            return v
+        u = uniform(key, counter(g, i, 4 + dim + j, popsize, dim)) if mode == RESAMPLE else 0.0
+        return repaired(mode, v, xi, lower, upper, u)
 
     @jit
     def cross_over(key, g, i, j, popsize, dim, jrand, CR, v, xi, lower, upper, mode):
@@ -322,4 +335,5 @@ def build_de_ops(dtype, target: str = "cpu", extra_slots: int = 0) -> SimpleName
                            trial_value=trial_value, uniform=uniform, below=below, dtype=T,
                            target=target, extra_slots=extra_slots, mutant_of=mutant_of,
                            exp_length=exp_length, exp_takes=exp_takes, takes_of=takes_of,
-                           variant_trial_value=variant_trial_value, best_index=best_index)
+                           variant_trial_value=variant_trial_value, best_index=best_index,
+                           inside=inside, repaired=repaired)

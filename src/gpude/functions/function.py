@@ -118,10 +118,13 @@ class BenchmarkFunction:
 
     __call__ = evaluate
 
+    def cpu_rows_kernel(self, dtype):
+        """``(rows, args)``: ``rows(X, out, *args)`` a numba function (one thread) of every row."""
+        return cpu.build_cpu_evaluator(dtype)[0], cpu.program_args(self.program, dtype)
+
     def cpu_evaluator(self, dtype):
         """``f(X, out)``: errors of the rows of X into ``out`` on the calling thread (numba)."""
-        rows, _ = cpu.build_cpu_evaluator(dtype)
-        args = cpu.program_args(self.program, dtype)
+        rows, args = self.cpu_rows_kernel(dtype)
 
         def evaluate(X, out):
             rows(X, out, *args)

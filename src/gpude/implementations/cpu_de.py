@@ -12,14 +12,15 @@ from functools import lru_cache
 import numba
 import numpy as np
 
-from ..algorithms.de import build_de_ops
+from ..algorithms.de import EXP, RAND1, build_de_ops
 
 
 @lru_cache(maxsize=None)
 def build_cpu_de(dtype):
     ops = build_de_ops(dtype, "cpu")
-    init_value, pick, trial_value = ops.init_value, ops.pick, ops.trial_value
-    variant_trial_value, best_index = ops.variant_trial_value, ops.best_index
+    init_value, pick, counter, uniform = ops.init_value, ops.pick, ops.counter, ops.uniform
+    mutant_of, exp_length, best_index = ops.mutant_of, ops.exp_length, ops.best_index
+    inside, repaired = ops.inside, ops.repaired
     jit = numba.njit(cache=True, nogil=True)
 
     @jit
@@ -30,22 +31,39 @@ def build_cpu_de(dtype):
                 pop[i, j] = init_value(key, i, j, popsize, dim, lower, upper)
 
     @jit
-    def make_trials(pop, fit, trials, key, g, F, CR, lower, upper, mode, n, mutation, crossover):
+    def trial_row(pop, trials, key, g, i, best, F, CR, lower, upper, mode, mutation, crossover):
+        """Row i of the trials: ``variant_trial_value`` of every coordinate, computed branch-free.
+
+        Every coordinate makes its crossover draw and its resample draw (slots 4 + j and 4 + D + j)
+        and computes its mutant; selects keep what ``variant_trial_value`` would return. The same
+        decisions and values, but a loop without data-dependent branches, which LLVM vectorises
+        (the draws' 64-bit multiplies dominate). The exponential crossover copies coordinate j iff
+        its cyclic distance from j_rand is below L (``exp_takes``), so L is drawn once per row.
+        """
         popsize, dim = pop.shape
-        if mutation == 0 and crossover == 0:  # rand1/bin, the original operator
-            for i in range(n):
-                r1, r2, r3, jrand = pick(key, g, i, popsize, dim)
-                for j in range(dim):
-                    trials[i, j] = trial_value(key, g, i, j, popsize, dim, jrand, F, CR, pop[i, j],
-                                               pop[r1, j], pop[r2, j], pop[r3, j], lower, upper, mode)
-            return
-        best = best_index(fit, popsize)  # of the population the generation starts from
-        for i in range(n):
-            r1, r2, r3, jrand = pick(key, g, i, popsize, dim)
-            for j in range(dim):
-                trials[i, j] = variant_trial_value(mutation, crossover, key, g, i, j, popsize, dim,
-                                                   jrand, F, CR, pop[i, j], pop[best, j], pop[r1, j],
-                                                   pop[r2, j], pop[r3, j], lower, upper, mode)
+        r1, r2, r3, jrand = pick(key, g, i, popsize, dim)
+        c = counter(g, i, 4, popsize, dim)  # slot 4 + j is c + j, slot 4 + D + j is c + D + j
+        L = exp_length(key, g, i, popsize, dim, CR) if crossover == EXP else 0
+        for j in range(dim):
+            xi = pop[i, j]
+            v = mutant_of(mutation, F, xi, pop[best, j], pop[r1, j], pop[r2, j], pop[r3, j])
+            if crossover == EXP:
+                takes = (j - jrand) % dim < L
+            else:
+                takes = (uniform(key, c + j) < CR) | (j == jrand)
+            fixed = repaired(mode, v, xi, lower, upper, uniform(key, c + dim + j))
+            w = v if inside(v, lower, upper) else fixed
+            trials[i, j] = w if takes else xi
+
+    @jit
+    def make_trials(pop, fit, trials, key, g, F, CR, lower, upper, mode, start, stop, mutation,
+                    crossover):
+        """Trials ``start .. stop - 1`` of generation g (the rows are independent, so a caller may
+        build them in chunks)."""
+        # x_best of the population the generation starts from (rand1 reads none)
+        best = best_index(fit, pop.shape[0]) if mutation != RAND1 else 0
+        for i in range(start, stop):
+            trial_row(pop, trials, key, g, i, best, F, CR, lower, upper, mode, mutation, crossover)
 
     @jit
     def replace(pop, fit, trials, tfit, n):
@@ -77,10 +95,20 @@ class CPUGenerationMixin:
         return self.fit.min()
 
     def generation(self, key, g, n):
+        self.make_trials(key, g, n)
+        self.evaluate(self.trials[:n], self.tfit[:n])
+        return self.replace(n)
+
+    # the generation's three steps, apart so that benchmarks/master_slave_speed.py can time each
+
+    def make_trials(self, key, g, n):
+        """The first ``n`` trial vectors of generation ``g`` (the master's operators)."""
         p = self.params
         self._make_trials(self.pop, self.fit, self.trials, key, g, p.F, p.CR, self.lower, self.upper,
-                          p.bound_mode, n, p.mutation_code, p.crossover_code)
-        self.evaluate(self.trials[:n], self.tfit[:n])
+                          p.bound_mode, 0, n, p.mutation_code, p.crossover_code)
+
+    def replace(self, n):
+        """Generational replacement of the first ``n`` targets; returns the best error."""
         return self._replace(self.pop, self.fit, self.trials, self.tfit, n)
 
     def population(self):

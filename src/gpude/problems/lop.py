@@ -76,6 +76,20 @@ def _cpu_kernel(parallel: bool):
     return evaluate
 
 
+@lru_cache(maxsize=None)
+def _rows_kernel():
+    """The one-thread kernel as ``rows(X, out, C, optimum)``, callable from numba code
+    (``master_slave``'s pipeline evaluates chunks of rows with it)."""
+    import numba
+
+    kernel = _cpu_kernel(False)
+
+    @numba.njit(nogil=True)
+    def rows(X, out, C, optimum):
+        kernel(C, X, out, optimum)
+    return rows
+
+
 _GPU: dict = {}
 
 
@@ -210,6 +224,10 @@ class LinearOrdering(Problem):
         def evaluate(X, out):
             kernel(C, X, out, opt)
         return evaluate
+
+    def cpu_rows_kernel(self, dtype):
+        """``(rows, args)``: ``rows(X, out, *args)`` a numba function (one thread) of every row."""
+        return _rows_kernel(), (self.C, self.optimum_value)
 
     def gpu_evaluator(self, dtype, max_rows: int | None = None, **options) -> LOPEvaluator:
         # max_rows (the most rows one launch evaluates, a hint streaming evaluators size buffers by)

@@ -107,6 +107,21 @@ def _cpu_kernel(parallel: bool):
     return evaluate
 
 
+@lru_cache(maxsize=None)
+def _rows_kernel():
+    """The one-thread kernel as ``rows(X, out, etc, lam, completion)``, callable from numba code
+    (``master_slave``'s pipeline evaluates chunks of rows with it)."""
+    import numba
+
+    kernel = _cpu_kernel(False)
+
+    @numba.njit(nogil=True)
+    def rows(X, out, etc, lam, completion):
+        n = X.shape[0]
+        kernel(etc, X, lam, completion, out, np.empty(n), np.empty(n))
+    return rows
+
+
 _GPU: dict = {}
 
 
@@ -268,6 +283,10 @@ class TaskScheduling(Problem):
             spans, flows = np.empty(X.shape[0]), np.empty(X.shape[0])
             kernel(etc, X, lam, completion, out, spans, flows)
         return evaluate
+
+    def cpu_rows_kernel(self, dtype):
+        """``(rows, args)``: ``rows(X, out, *args)`` a numba function (one thread) of every row."""
+        return _rows_kernel(), (self.etc, self.lam, self.flowtime == "completion")
 
     def gpu_evaluator(self, dtype, max_rows: int | None = None, **options) -> ETCEvaluator:
         if options:
