@@ -33,9 +33,9 @@ records the FEs the budget bought. In a batch every trial gets the same budget, 
 until its hit was seen). Per-generation times in the trace come from those events (GPU time at
 the polled generations, interpolated linearly in between).
 
-**Graphs** (``all_gpu``'s ``graph_generations``). An implementation whose ``allocate`` sets
-``self.graph`` (:mod:`gpude.implementations.generation_graph`) has its full generations enqueued
-``graph.span`` at a time, as one CUDA graph replay; a last partial generation, and any the budget
+**Graphs** (``graph_generations`` of ``all_gpu`` and ``many_threaded``). An implementation whose
+``allocate`` sets ``self.graph`` (:mod:`gpude.implementations.generation_graph`) has its full
+generations enqueued ``graph.span`` at a time, as one CUDA graph replay; a last partial generation, and any the budget
 leaves fewer than a span of, are launched one by one. The host polls the hit flags after each
 replay, checks its clock before each, and so stops (or sees a hit) at most a span later than it
 would otherwise; the kernels of a trial's generations after its hit return at once as before.
