@@ -32,19 +32,19 @@ def assert_same_run(a, b):
     np.testing.assert_array_equal(a.trace["best_error"], b.trace["best_error"])
 
 
-@pytest.mark.parametrize("implementation", GRAPHED)
-def test_replayed_generations_make_the_runs_of_single_launches(implementation):
-    # 8 full generations and a partial one: replays of 3 cover generations 1-6, then 7, 8 and the
-    # partial 9th are launched one by one (with offsets from the advanced base)
-    max_fes = NP * 9 + 4
-    one = runner(max_fes, implementation=implementation).run_batch(SEEDS[:2])
-    graphed_runner = runner(max_fes, span=3, implementation=implementation)
+def test_replayed_generations_make_the_runs_of_single_launches():
+    # (many_threaded's replays: test_problem_runs.py, on a LOP and an ETC instance)
+    # 6 full generations and a partial one: three replays of 2 cover generations 1-6, then the
+    # partial 7th is launched on its own (with its offset from the advanced base)
+    max_fes = NP * 7 + 4
+    one = runner(max_fes).run_batch(SEEDS[:2])
+    graphed_runner = runner(max_fes, span=2)
     graphed = graphed_runner.run_batch(SEEDS[:2])
     for a, b in zip(graphed, one):
         assert_same_run(a, b)
-    assert graphed[0].generations == 9 and graphed[0].fes_used == max_fes
-    assert graphed_runner.graph.base == 6  # two replays
-    assert graphed[0].info["options"]["graph_generations"] == 3
+    assert graphed[0].generations == 7 and graphed[0].fes_used == max_fes
+    assert graphed_runner.graph.base == 6  # three replays
+    assert graphed[0].info["options"]["graph_generations"] == 2
     assert graphed[0].info["options"]["graph_captured"] is False  # the simulator replays one by one
     # a second batch on the same runner starts again from base 0
     again = graphed_runner.run_batch(SEEDS[:2])
@@ -54,8 +54,8 @@ def test_replayed_generations_make_the_runs_of_single_launches(implementation):
 
 @pytest.mark.parametrize("implementation", GRAPHED)
 def test_each_trial_stops_at_its_own_target_inside_a_replay(implementation):
-    max_fes = NP * 7
-    full = [runner(max_fes, implementation=implementation).run(s) for s in SEEDS]
+    max_fes = NP * 6  # one replay of 4 generations, then the 5th on its own
+    full = runner(max_fes, implementation=implementation).run_batch(SEEDS)
     finals = sorted(r.best_error for r in full)
     target = (finals[1] + finals[2]) / 2
     graphed = runner(max_fes, span=4, implementation=implementation, target=target).run_batch(SEEDS)
