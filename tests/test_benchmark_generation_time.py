@@ -16,13 +16,12 @@ spec.loader.exec_module(bench)
 @pytest.mark.cudasim
 def test_rows_per_case_span_and_repeat(tmp_path):
     out = tmp_path / "gen.csv"
-    assert bench.main(["--cases", "all_gpu:N09:6:6,ide:N09:6:6,all_gpu:N09:6:6:2", "--spans", "1,2",
+    assert bench.main(["--cases", "all_gpu:N09:6:6:2,ide:N09:6:6", "--spans", "1,2",
                        "--generations", "4", "--repeats", "2", "--out", str(out)]) == 0
     rows = pd.read_csv(out)
-    # all_gpu at spans 1 and 2, twice each, alone and 2 per launch; ide at span 1 only
+    # all_gpu (2 trials per launch) at spans 1 and 2, ide at span 1 only; twice each
     key = rows.groupby(["implementation", "trials_per_launch", "graph_generations"]).size().to_dict()
-    assert key == {("all_gpu", 1, 1): 2, ("all_gpu", 1, 2): 2, ("all_gpu", 2, 1): 2, ("all_gpu", 2, 2): 2,
-                   ("ide", 1, 1): 2}
+    assert key == {("all_gpu", 2, 1): 2, ("all_gpu", 2, 2): 2, ("ide", 1, 1): 2}
     assert (rows["generations"] == 4).all()
     assert (rows["us_per_generation"] == 1e6 * rows["wall_s"] / 4).all()
     graphed = rows[rows["graph_generations"] == 2]

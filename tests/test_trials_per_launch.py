@@ -120,13 +120,16 @@ def test_gpude_run_groups_trials_and_records_the_grouping(tmp_path):
 def test_gpude_run_groups_masw_gpu_trials(tmp_path):
     # masw/gpu is a host loop, not a device loop, and batches too (tests/test_masw_gpu.py): 2 trials
     # in one launch through the CLI (the grouping of a remainder: the device loops' test above)
+    # in this process (its compiled code warm from the other masw tests; a new process spent ~40 s
+    # compiling on a cold cache), through the command line's own entry point
+    from gpude.cli import main
+
     out = tmp_path / "masw.csv"
-    cmd = [sys.executable, "-m", "gpude", "run", "--algorithm", "masw", "--implementation", "gpu",
-           "--function", FUNCTION, "--dim", str(DIM), "--popsize", str(NP), "--max-fes", str(MAX_FES),
-           "--param", "ls_intensity=2", "--param", "offspring=2", "--trials", "2", "--seed", "4",
-           "--trials-per-launch", "2", "--out-csv", str(out), "--out-traces", str(tmp_path / "masw.npz")]
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    assert res.returncode == 0, res.stderr
+    argv = ["run", "--algorithm", "masw", "--implementation", "gpu",
+            "--function", FUNCTION, "--dim", str(DIM), "--popsize", str(NP), "--max-fes", str(MAX_FES),
+            "--param", "ls_intensity=2", "--param", "offspring=2", "--trials", "2", "--seed", "4",
+            "--trials-per-launch", "2", "--out-csv", str(out), "--out-traces", str(tmp_path / "masw.npz")]
+    assert main(argv) == 0
     rows = pd.read_csv(out)
     assert [json.loads(p)["trials_per_launch"] for p in rows.params] == [2, 2]
     assert (rows.status == "budget").all() and rows.best_error.nunique() == 2
