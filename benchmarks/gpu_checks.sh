@@ -12,7 +12,7 @@
 # Locally, after the call: tar xzf <files_at>/<stage>.tar.gz.
 set -uo pipefail
 : "${OUT:?OUT must name the folder whose files come back}"
-device=$(python3 -c "from numba import cuda; import re; print(re.sub('[^a-z0-9]+', '-', cuda.get_current_device().name.decode().lower()).strip('-'))" 2>/dev/null || echo unknown)
+device=$(python3 -c "from gpude import provenance; from numba import cuda; print(provenance.slug(provenance.gpu()['gpu']))" 2>/dev/null || echo unknown)
 case "$device" in *h100*) device=nvidia-h100 ;; *h200*) device=nvidia-h200 ;; esac
 
 step() {  # step NAME SECONDS COMMAND...: run, log, never stop the stage
