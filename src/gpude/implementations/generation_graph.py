@@ -100,6 +100,12 @@ class GenerationGraph:
             self._cu.cuGraphDestroy(self._graph)
         self._exec = self._graph = None
 
+    def __del__(self):  # a runner re-allocated for another batch size drops its old graph
+        try:
+            self.invalidate()
+        except Exception:  # interpreter shutdown, or the context already gone
+            pass
+
     def _enqueue(self):
         for k in range(1, self.span + 1):
             self.record(k)
