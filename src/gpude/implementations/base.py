@@ -80,6 +80,12 @@ def fes_after(generation: int, popsize: int, max_fes: int) -> int:
     return min(max_fes, popsize * (generation + 1))
 
 
+def points_trace(points) -> dict:
+    """A trace from the (generation, fes, best_error, time_s) points a host loop recorded."""
+    gens, fes, best, times = (np.array(v) for v in zip(*points))
+    return {"generation": gens, "fes": fes, "best_error": best, "time_s": times}
+
+
 class Implementation:
     """Base class: holds the problem and parameters; subclasses implement :meth:`run`."""
 

@@ -72,7 +72,7 @@ from ..algorithms.masw import build_masw_ops, first_unit, ls_choice, width
 from ..algorithms.solis_wets import build_sw_ops
 from ..errors import InvalidInputError, require_positive_int
 from ..rng import seed_key
-from .base import HostLoopImplementation
+from .base import HostLoopImplementation, points_trace
 from .masw_gpu_ls import ACCEPTED as LS_ACCEPTED, STEPS as LS_STEPS
 from .masw_sequential import HEADER, build_cpu_masw
 
@@ -1060,8 +1060,7 @@ class MASWGPU(HostLoopImplementation):
             charged = shares - (wall - max(min(e, wall) if e is not None else wall for e in ends)) / B
         results = []
         for b, seed in enumerate(seeds):
-            g, f, e, t = (np.array(v) for v in zip(*traces[b]))
-            trace = {"generation": g, "fes": f, "best_error": e, "time_s": t}
+            trace = points_trace(traces[b])
             hit = stopped[b] == "target"
             results.append(self._result(
                 seed, best[b], best_x[b], fes[b], gens[b], shares[b], hit_fes[b],

@@ -65,7 +65,7 @@ from ..algorithms.ss import RHO_FLOOR, build_ss_ops, layout, pair_arrays
 from ..errors import InvalidInputError, require_positive_int
 from ..functions import gpu
 from ..rng import seed_key
-from .base import Implementation
+from .base import Implementation, points_trace
 from .device_loop import fair_shares, times_run
 from ..prebound import PreboundLaunch
 
@@ -568,8 +568,7 @@ class SSGPU(Implementation):
             shares = fair_shares(ends, wall)
         results = []
         for b, seed in enumerate(seeds):
-            gens, fes_b, bests, times = (np.array(v) for v in zip(*traces[b]))
-            trace = {"generation": gens, "fes": fes_b, "best_error": bests, "time_s": times}
+            trace = points_trace(traces[b])
             hit = stopped[b] == "target"
             results.append(self._result(
                 seed, best[b], self.best_vector(b), fes[b], last[b], shares[b], hit_fes[b],
