@@ -33,7 +33,6 @@ if str(ROOT / "src") not in sys.path:
 DEFAULT_CASES = ("all_gpu:F01:100:250", "all_gpu:F01:100:50", "all_gpu:F01:100:250:30",
                  "many_threaded:ThMhCi:instance:64", "many_threaded:ThMhCi:instance:1024",
                  "many_threaded:ThMhCi:instance:64:10")
-GRAPHED = ("all_gpu", "many_threaded")
 
 
 def parse_case(text: str) -> dict:
@@ -47,8 +46,18 @@ def parse_case(text: str) -> dict:
                 trials_per_launch=int(parts[4]) if len(parts) == 5 else 1)
 
 
+def takes_graphs(implementation: str) -> bool:
+    """Whether the DE implementation has the option ``graph_generations`` (its own signature says)."""
+    import inspect
+
+    from gpude import registry
+
+    cls = registry.get("de", implementation).load(check_device=False)
+    return "graph_generations" in inspect.signature(cls.__init__).parameters
+
+
 def spans_for(implementation: str, spans) -> list[int]:
-    return list(spans) if implementation in GRAPHED else [1]
+    return list(spans) if takes_graphs(implementation) else [1]
 
 
 def time_case(case: dict, span: int, generations: int, repeats: int, seed: int = 1) -> list[dict]:
@@ -56,7 +65,7 @@ def time_case(case: dict, span: int, generations: int, repeats: int, seed: int =
     from gpude.trial import make_runner
 
     NP, B = case["popsize"], case["trials_per_launch"]
-    options = {"graph_generations": span} if case["implementation"] in GRAPHED else {}
+    options = {"graph_generations": span} if takes_graphs(case["implementation"]) else {}
     if B > 1:
         options["trials_per_launch"] = B
     runner = make_runner("de", case["implementation"], case["function"], case["dim"], NP,

@@ -40,3 +40,8 @@ def test_bad_spans_are_refused(tmp_path):
         bench.main(["--spans", "1,x", "--out", str(tmp_path / "x.csv")])
     with pytest.raises(SystemExit, match="must be positive"):
         bench.main(["--spans", "0", "--out", str(tmp_path / "x.csv")])
+
+
+def test_the_implementations_with_graphs_are_read_from_their_options():
+    assert [i for i in ("all_gpu", "many_threaded", "fpde", "ide", "sequential") if bench.takes_graphs(i)] == \
+        ["all_gpu", "many_threaded"]
