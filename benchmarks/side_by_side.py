@@ -161,13 +161,15 @@ def split_implementation(spec: str) -> tuple[str, dict]:
     """``all_gpu:graph_generations=32`` -> (``all_gpu``, {``graph_generations``: 32}): one of our
     implementations with options, ``+`` between two (the spec, unchanged, is its
     ``implementation`` in the CSVs; commas separate implementations on the command line)."""
+    from gpude.cli import _number_or_text  # as `gpude run --param KEY=VALUE` reads a value
+
     name, _, rest = spec.partition(":")
     options = {}
     for item in filter(None, rest.split("+")):
         key, eq, value = item.partition("=")
         if not eq or not key:
             raise SystemExit(f"side_by_side: {spec!r}: options go as name:key=value[+key=value]")
-        options[key] = int(value) if value.lstrip("-").isdigit() else value
+        options[key] = _number_or_text(value)
     return name, options
 
 
