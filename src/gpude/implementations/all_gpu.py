@@ -117,7 +117,7 @@ class AllGPU(DeviceLoopImplementation):
         # every generation's launches, bound once (g, and n for a last partial generation, set per
         # launch; the evaluation always covers the whole population, and only n trial vectors count)
         p, s, keys = self.params, self.compute, self.d_keys
-        base = self._make_graph(self.graph_generations, lambda k: self._launch(k, NP))
+        base = self._make_graph(self.graph_generations)
         self.bound = [
             PreboundLaunch(self.k_indices, (self.d_idx, keys, base, 1, D, NP), *_grid(B * NP), s,
                            {"k": 3, "n": 5}),
@@ -151,12 +151,8 @@ class AllGPU(DeviceLoopImplementation):
         self.fn.population_kernel[B * NP, self.fn.threads, s](rows(self.d_pop), rows(self.d_fit),
                                                               *self.fn.data)
         self.k_init_stats[_grid(B * NP) + (s,)](self.d_fit, self.d_trace, self.d_hit, self.params.target)
-        self.graph.reset()
 
-    def launch_generation(self, g, n):
-        self._launch(self.graph.offset(g), n)
-
-    def _launch(self, k, n):
+    def launch_offset(self, k, n):
         """The generation at offset ``k`` from the graph's base, with ``n`` trial vectors."""
         indices, mutate, crossover, evaluate, replace = self.bound
         indices.launch(k=k, n=n)

@@ -161,7 +161,8 @@ def fair_shares(ends, wall):
 
 class DeviceLoopImplementation(Implementation):
     """Subclasses provide ``allocate()`` (arrays for ``self.batch`` trials), ``launch_init()``,
-    ``launch_generation(g, n)`` (on ``self.compute``, the trials' keys in ``self.d_keys``) and
+    ``launch_generation(g, n)`` (on ``self.compute``, the trials' keys in ``self.d_keys``; or,
+    with a graph made by :meth:`_make_graph`, ``launch_offset(k, n)``) and
     ``final_population(b, last_generation) -> (pop, fit)``, trial b's final device arrays
     of shape (NP, D) and (NP,).
 
@@ -251,6 +252,8 @@ class DeviceLoopImplementation(Implementation):
         seen_at, seen = [None] * B, 0
         out_of_time = False
         self.launch_init()
+        if self.graph is not None:
+            self.graph.reset()  # base 0, behind the initialisation
         self._poll()
         g, fes = 0, p.popsize
         if timed:
@@ -316,15 +319,20 @@ class DeviceLoopImplementation(Implementation):
                 options["graph_captured"] = self.graph.captured
         return options
 
-    def _make_graph(self, span: int, record):
-        """Set ``self.graph``: ``span`` generations per replay, ``record(k)`` enqueueing the
-        generation at offset ``k`` (:mod:`gpude.implementations.generation_graph`). Returns its
-        ``base`` array, for the generation kernels' arguments; once they are bound, the caller
-        says whether they are all pre-bound (``graph.set_capturable``)."""
+    def _make_graph(self, span: int):
+        """Set ``self.graph``: ``span`` generations per replay of the subclass's
+        ``launch_offset(k, n)`` (the generation at offset ``k`` from the graph's base, ``n`` trial
+        vectors; :mod:`gpude.implementations.generation_graph`). Returns the graph's ``base`` array,
+        for the generation kernels' arguments; once they are bound, the caller says whether they
+        are all pre-bound (``graph.set_capturable``)."""
         from .generation_graph import GenerationGraph
 
-        self.graph = GenerationGraph(self.compute, span, record)
+        self.graph = GenerationGraph(self.compute, span, lambda k: self.launch_offset(k, self.popsize))
         return self.graph.d_base
+
+    def launch_generation(self, g, n):
+        """Generation g, for an implementation with a graph (the others define their own)."""
+        self.launch_offset(self.graph.offset(g), n)
 
     def _replay_span(self, fes):
         """Generations the next step of the run loop enqueues: a graph's span when the

@@ -136,7 +136,7 @@ class ManyThreaded(DeviceLoopImplementation):
         # a generation's three launches, bound once (g and n set per launch): numba's launch spends tens
         # of microseconds typing each kernel's arguments, more than a small population's GPU work
         p, s = self.params, self.compute
-        base = self._make_graph(self.graph_generations, lambda k: self._launch(k, NP))
+        base = self._make_graph(self.graph_generations)
         self.bound = [
             PreboundLaunch(self.k_trial, (self.d_pop, self.d_trials, self.d_keys, base, 1, p.F, p.CR, self.lower,
                                           self.upper, p.bound_mode, NP, self.d_hit), (NP, B), self.threads, s,
@@ -160,12 +160,8 @@ class ManyThreaded(DeviceLoopImplementation):
         self.k_init[(NP, B), self.threads, s](self.d_pop, self.d_keys, self.lower, self.upper)
         self._evaluate(self.d_pop, self.d_fit)
         init_stats_kernel[(B * NP + 255) // 256, 256, s](self.d_fit, self.d_trace, self.d_hit, self.params.target)
-        self.graph.reset()
 
-    def launch_generation(self, g, n):
-        self._launch(self.graph.offset(g), n)
-
-    def _launch(self, k, n):
+    def launch_offset(self, k, n):
         """The generation at offset ``k`` from the graph's base, with ``n`` trial vectors."""
         trial, merge = self.bound
         trial.launch(k=k, n=n)
