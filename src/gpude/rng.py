@@ -93,3 +93,13 @@ def build_rng(target: str = "cpu") -> SimpleNamespace:
         return min(r, n - 1)
 
     return SimpleNamespace(draw=draw, uniform=uniform, below=below)
+
+
+def uniforms(key, counters) -> np.ndarray:
+    """Draws ``counters`` (an array of ints) of the run with ``key`` as float64 in [0, 1), in plain
+    numpy: the same numbers as ``build_rng(...).uniform`` (numpy's uint64 arrays wrap as C's do)."""
+    z = np.uint64(key) + (np.asarray(counters, dtype=np.uint64) + np.uint64(1)) * np.uint64(GOLDEN)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(_M1)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(_M2)
+    z = z ^ (z >> np.uint64(31))
+    return (z >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)

@@ -15,6 +15,9 @@ def _entry(algorithm: str, implementation: str, target: str, device: str, descri
 BUILTIN = (
     _entry("de", "sequential", "gpude.implementations.sequential:Sequential", "cpu",
            "DE/rand/1/bin on one CPU thread (numba)"),
+    _entry("de", "high_level", "gpude.implementations.high_level:HighLevel", "cpu",
+           "DE/rand/1/bin in plain Python and numpy, no JIT (the readable specification; Kromer et al.'s "
+           "high-level CPU column): de/sequential's runs, bit for bit, slower"),
     _entry("de", "master_slave", "gpude.implementations.master_slave:MasterSlave", "cpu",
            "operators on the master thread, fitness on a pool of GIL-free numba worker threads",
            threads="all"),
