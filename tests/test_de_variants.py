@@ -175,7 +175,7 @@ def _de_device_loops():
 @pytest.mark.parametrize("implementation", _de_device_loops())
 def test_rand1_bin_only_implementations_refuse_other_variants(implementation):
     with pytest.raises(InvalidInputError, match=rf"'{implementation}' runs DE/rand/1/bin only.*"
-                                                r"sequential, master_slave, naive_gpu, two_kernel"):
+                                                r"sequential, high_level, master_slave, naive_gpu, two_kernel"):
         make_runner("de", implementation, FUNCTION, DIM, NP, NP * 3, mutation="best1", crossover="exp")
 
 

@@ -85,7 +85,7 @@ def runs(request):
 
 
 def test_registry_lists_the_models_of_the_studies():
-    assert IMPLEMENTATIONS == ["sequential", "master_slave", "naive_gpu", "all_gpu", "ide", "cudade", "fpde",
+    assert IMPLEMENTATIONS == ["sequential", "high_level", "master_slave", "naive_gpu", "all_gpu", "ide", "cudade", "fpde",
                                "two_kernel", "many_threaded", "resident"]
     devices = {e.implementation: e.device for e in registry.entries() if e.algorithm == "de"}
     assert [i for i in IMPLEMENTATIONS if devices[i] == "gpu"] == ["naive_gpu", "all_gpu", "ide", "cudade", "fpde",
@@ -257,7 +257,7 @@ def test_options_an_implementation_does_not_take_are_rejected():
 
 
 def test_unknown_names_list_what_exists():
-    with pytest.raises(registry.UnknownImplementationError, match="registered: sequential, master_slave"):
+    with pytest.raises(registry.UnknownImplementationError, match="registered: sequential, high_level, master_slave"):
         registry.get("de", "turbo")
     with pytest.raises(registry.UnknownImplementationError, match="unknown algorithm 'ga'"):
         registry.get("ga", "sequential")

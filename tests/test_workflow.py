@@ -289,7 +289,7 @@ BAD_EXPERIMENTS = [  # (change to the smoke experiment, words of the error); Non
     ({"functions": ["be75eec"], "dims": [10]}, "be75eec has dimension 50 (its instance's size), not 10"),
     ({"dims": [1]}, "dims[0]: 1 is less than the minimum of 2; the schema says of dims: dimensions;"),
     ({"algorithms": {"de": {"implementations": ["turbo"]}}},
-     "unknown implementation 'turbo' of 'de'; registered: sequential, master_slave"),
+     "unknown implementation 'turbo' of 'de'; registered: sequential, high_level, master_slave"),
     ({"algorithms": {"ga": {"implementations": ["sequential"]}}}, "unknown algorithm 'ga'"),
     ({"algorithms": {"pso": {"implementations": ["gpu"], "popsizes": [2]}}}, "popsize (NP) must be an integer >= 3"),
     ({"algorithms": {"de": {"implementations": ["sequential"], "CR": 1.5}}}, "algorithms.de.CR: 1.5 is greater than the maximum of 1; the schema says of algorithms: algorithm -> its"),

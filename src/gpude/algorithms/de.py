@@ -59,7 +59,7 @@ BIN, EXP = 0, 1
 #: crossovers: binomial (the default) and exponential
 CROSSOVERS = {"bin": BIN, "exp": EXP}
 #: implementations whose operators run every mutation and crossover; the others run rand1/bin only
-VARIANT_IMPLEMENTATIONS = ("sequential", "master_slave", "naive_gpu", "two_kernel")
+VARIANT_IMPLEMENTATIONS = ("sequential", "high_level", "master_slave", "naive_gpu", "two_kernel")
 
 
 def is_default_variant(params) -> bool:
