@@ -17,7 +17,9 @@ another instance of the same machine kind:
 * ``run`` (on the GPU host): runs them with the workflow rule's own ``python3 -m gpude run`` command
   line (the same arguments and seeds; :func:`fill_reference.gpude_command`), contiguous trials of a
   cell in one process (``--group``, or the experiment's ``trials_per_launch``), into ``--out``.
-  Runs the experiment times ``shared`` go first, ``--jobs`` at a time; then the ``exclusive`` GPU
+  Runs the experiment times ``shared`` go first, ``--jobs`` at a time (their rows say ``shared:JOBS``: on
+  a host of 32 vCPUs one ETC run alone made 2.0x the FEs of one of 29 side by side, one of 8 within
+  1.2 %, results/benchmarks/kromer_contention_nvidia-h100.csv); then the ``exclusive`` GPU
   ones, one per GPU of the host at a time (``--gpus``; each ``gpude run`` leases its own GPU, and the
   rows say ``exclusive-gpu:N`` on a host of N > 1, as the workflow's do); then the ``exclusive`` CPU
   ones, one at a time with nothing beside them. A process starts only if its projection (plus
@@ -353,7 +355,7 @@ def run(experiment: dict, plan: list[Group], out: Path, max_seconds: float, jobs
             if running and not done:
                 time.sleep(0.2)
 
-    pool(shared, jobs)
+    pool(shared, jobs, f"shared:{jobs}")  # the rows say how many ran side by side (at most)
     pool(exclusive_gpu, gpus, f"exclusive-gpu:{gpus}" if gpus > 1 else None)
     pool(exclusive_cpu, 1)
     return stats

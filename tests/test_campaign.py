@@ -131,7 +131,7 @@ def test_pack_carries_the_experiments_instance_files_and_run_finds_them(tmp_path
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("GPUDE_INSTANCE_DATA", str(WAVE2))
     experiment = _experiment(tmp_path, functions=["ThMhCi", "be75eec"], dims=["instance"], max_fes=40, trials=1,
-                             algorithms={"de": {"implementations": ["sequential"], "popsizes": [4], "F": 0.5,
+                             timing="shared", algorithms={"de": {"implementations": ["sequential"], "popsizes": [4], "F": 0.5,
                                                 "CR": 0.1}})
     archive = tmp_path / "instances.tgz"
     assert _call("pack", tmp_path, experiment, "--archive", str(archive)) == 0
@@ -141,10 +141,12 @@ def test_pack_carries_the_experiments_instance_files_and_run_finds_them(tmp_path
         assert sorted(tar.getnames()) == ["etc/u_i_hihi.0", "lolib/LOLIB/be75eec"]
     # the host has no instance files but the archive
     monkeypatch.setenv("GPUDE_INSTANCE_DATA", str(tmp_path / "empty"))
-    assert _call("run", tmp_path, experiment, "--instance-data", str(archive)) == 0
+    assert _call("run", tmp_path, experiment, "--instance-data", str(archive), "--jobs", "2") == 0
     assert "2 process(es) ran, 0 failed" in capsys.readouterr().out
     assert _call("merge", tmp_path, experiment) == 0
-    assert sorted(pd.read_csv(tmp_path / "ref" / "trials.csv")["function"]) == ["ThMhCi", "be75eec"]
+    rows = pd.read_csv(tmp_path / "ref" / "trials.csv")
+    assert sorted(rows["function"]) == ["ThMhCi", "be75eec"]
+    assert set(rows["concurrency"]) == {"shared:2"}  # shared-timed rows say how many ran side by side
 
 
 def test_exclusive_gpu_runs_go_one_per_gpu_and_say_so(tmp_path, monkeypatch, capsys):
