@@ -4,8 +4,8 @@ time-limited commands on a GPU host without Snakemake, then merge what came back
 A reference (``results/reference/<machine>/<experiment>/trials.csv`` and ``traces.npz``) may need far
 more device time than one command, or one session, has: Lastra et al.'s protocol is 1,250 runs of
 10-100 s each (the paper has 10 runs per cell, 20 for Schwefel 1.2 and the CEC 2010 functions:
-``--trials L06=20,C*=20``), Krömer et al.'s "CPU opt." column 360 runs of 30 s that each take the whole
-machine. This tool works in (cell, trial) units, so a campaign can stop anywhere and go on later, on
+``--trials L06=20,C*=20``), Krömer et al.'s Table 4 1,080 runs of 30 s (three columns, 36 cells, 10 runs
+each). This tool works in (cell, trial) units, so a campaign can stop anywhere and go on later, on
 another instance of the same machine kind:
 
 * ``plan``: the trials the reference lacks for the experiment's grid, and the *stale* ones it holds: a

@@ -1,6 +1,7 @@
 """Kromer et al.'s Figs. 5 and 7: seconds to evaluate a population of LOP candidates (a 50-row
-instance) and of 512-task schedules, on one CPU thread, on every core (numba's thread pool; the
-paper's "optimised CPU") and on the GPU, for population sizes 16..4096.
+instance) and of 512-task schedules, on one compiled CPU thread (the kind of the paper's "optimized
+CPU implementation", single-threaded low-level C), on every core (numba's thread pool) and on the
+GPU, for population sizes 16..4096.
 
 Each evaluator is first checked against the one-thread CPU evaluator on the same keys (they must
 agree exactly: the same sums in the same order), then timed: the median (and minimum) of

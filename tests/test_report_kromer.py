@@ -54,18 +54,27 @@ def test_lop_error_percent_uses_the_table_s_own_optimum_and_counts_solved_instan
     assert s.loc[(2, "paper (GPU)"), "mean_avg_10s"] == 8.83e-3
 
 
+def test_the_paper_s_columns_are_high_level_sequential_and_many_threaded():
+    # sec. 5.3: a simple high-level CPU program, an optimised one identical to the GPU's but for CUDA
+    assert kromer.PAPER_COLUMN == {"high_level": "cpu", "sequential": "cpu_optimized", "many_threaded": "gpu"}
+    assert "master_slave" not in kromer.PAPER_COLUMN
+    assert "high level object oriented C++ code" in kromer.PAPER_COLUMNS_QUOTE
+    assert "identical with the exception of CUDA-C language constructions" in kromer.PAPER_COLUMNS_QUOTE
+
+
 def test_etc_table_maps_implementations_to_the_paper_s_columns_and_marks_the_best():
     sol = lambda fit, span: json.dumps({"fit": fit, "makespan": span, "flowtime": 16 * fit})  # noqa: E731
     trials = pd.DataFrame([row("many_threaded", "ThMhCc", 0, 9.0e6, 30.0, 512, 64, sol(9.0e6, 8.8e6)),
-                           row("master_slave", "ThMhCc", 0, 8.0e6, 30.0, 512, 64, sol(8.0e6, 7.9e6)),
-                           row("sequential", "ThMhCc", 0, 1.2e7, 30.0, 512, 64, sol(1.2e7, 1.1e7))])
+                           row("sequential", "ThMhCc", 0, 8.0e6, 30.0, 512, 64, sol(8.0e6, 7.9e6)),
+                           row("high_level", "ThMhCc", 0, 1.2e7, 30.0, 512, 64, sol(1.2e7, 1.1e7))])
     paper = pd.DataFrame({"etc": ["ThMhCc"] * 3, "popsize": [64] * 3, "implementation": ["cpu", "cpu_optimized", "gpu"],
                           "fitness": [1.07e7, 9.03e6, 9.57e6]})
     t = kromer.etc_table(trials, paper)
     t = t.merge(kromer.best_columns(t, "fit_mean"), on=["etc", "popsize"]).set_index("column")
     assert t.loc["gpu", "ours_over_paper"] == pytest.approx(9.0e6 / 9.57e6)
+    assert t.loc["cpu_optimized", "implementation"] == "sequential" and t.loc["cpu", "implementation"] == "high_level"
     assert t.loc["cpu_optimized", "makespan_mean"] == 7.9e6
-    assert set(t["best_by_fit_mean"]) == {"cpu_optimized"}
+    assert set(t["best_by_fit_mean"]) == {"cpu_optimized"} and set(t["paper_best"]) == {"cpu_optimized"}
     assert t.loc["cpu", "min_min_makespan"] == 8460675.0  # Braun's u_c_hihi, data/etc/instances.csv
 
 
@@ -95,7 +104,10 @@ def test_section_renders_from_what_write_outputs_wrote(tmp_path):
     (tmp_path / "kromer_etc.yaml").write_text(yaml.safe_dump(spec))
     text = build([(str(tmp_path / "kromer_etc.yaml"), str(out))], tmp_path / "paper" / "REPORT.md").read_text()
     assert "## Krömer, Platoš" in text and "**Table 4**" in text
-    assert "| ThMhCi | 64 | GPU **best** | GPU X / CPU y | 2 | 5e+06 | 3.18e+06 | 1.57 |" in text
+    # the row: CPU and CPU opt. did not run; GPU ours (n), paper, ours / paper; the best column, ours and the paper's
+    assert "| ThMhCi | 64 | - | - | - | - | - | - | 5e+06 (2) | 3.18e+06 | 1.57 | GPU | GPU |" in text
+    assert "GPU (many_threaded): GPU X / CPU y" in text
+    assert "the paper's CPU = high_level, CPU opt. = sequential, GPU = many_threaded" in text
     assert "figure_etc_progress_Th.png" in text
 
 
@@ -104,3 +116,104 @@ def test_an_unknown_study_input_is_refused(tmp_path):
 
     with pytest.raises(InvalidInputError, match="kromer section reads no study input table9"):
         kromer.write_outputs(pd.DataFrame(), {}, tmp_path, table9="x.csv")
+
+
+def rate_row(problem, popsize, impl, fes_per_s, seconds=3.0, wall=3.0):
+    return {"problem": problem, "dim": 512, "popsize": popsize, "implementation": impl, "F": 0.5, "CR": 0.01,
+            "seconds": seconds, "fes": fes_per_s * wall, "wall_time_s": wall, "fes_per_s": fes_per_s,
+            "gpu": "GPU X", "cpu": "CPU y", "cpu_cores": 32}
+
+
+def test_fe_rate_table_puts_the_columns_side_by_side_with_the_paper_s_ratios():
+    rate = pd.DataFrame([rate_row("ThMhCi", 64, "high_level", 1.0e4), rate_row("ThMhCi", 64, "sequential", 5.0e5),
+                         rate_row("ThMhCi", 64, "many_threaded", 8.0e5),
+                         rate_row("ThMhCi", 512, "high_level", 2.0e4), rate_row("ThMhCi", 512, "sequential", 4.0e5),
+                         rate_row("ThMhCi", 512, "many_threaded", 6.0e6, wall=1.5)])
+    t = kromer.fe_rate_table(rate).set_index("popsize")
+    assert t.loc[64, "gpu_over_cpu"] == pytest.approx(80.0)            # many_threaded / high_level
+    assert t.loc[64, "gpu_over_cpu_optimized"] == pytest.approx(1.6)   # many_threaded / sequential
+    assert t.loc[64, "cpu_optimized_over_cpu"] == pytest.approx(50.0)  # sequential / high_level
+    assert t.loc[512, "gpu_over_cpu"] == pytest.approx(300.0) and t.loc[512, "gpu_over_cpu_optimized"] == pytest.approx(15.0)
+    assert t.loc[512, "stopped_early"] == "many_threaded" and t.loc[64, "stopped_early"] == ""
+    assert set(t["machine"]) == {"GPU X / CPU y x32"}
+    # beside the experiment's runs of the case: the median FEs of a 30 s run over 30 s at the rate alone
+    trials = pd.DataFrame([{**row("sequential", "ThMhCi", k, 1.0, 30.0, 512, 64), "fes_used": f}
+                           for k, f in enumerate((7.0e6, 7.5e6, 9.0e6))])
+    t = kromer.fe_rate_table(rate, trials).set_index("popsize")
+    assert t.loc[64, "reference_over_alone_sequential"] == pytest.approx(7.5e6 / (30 * 5.0e5))
+    assert np.isnan(t.loc[512, "reference_over_alone_sequential"]) and np.isnan(t.loc[64, "reference_over_alone_high_level"])
+
+
+def run_row(impl, trial, fes, end, boot="boot-a", at_once=None, concurrency="shared", function="ThMhCc", wall=30.0):
+    r = {"run_id": f"de/{impl}/{function}/t{trial}", "implementation": impl, "function": function, "dim": 512,
+         "popsize": 64, "dtype": "float64", "trial": trial, "fes_used": fes, "wall_time_s": wall, "status": "time",
+         "boot_id": boot, "concurrency": concurrency, "timestamp_utc": end}
+    return r if at_once is None else {"at_once": at_once, **r}
+
+
+def test_contention_table_compares_with_the_run_alone_and_counts_the_reference_s_processes():
+    check = pd.DataFrame([run_row("sequential", 0, 1000, "2026-01-01T00:10:00Z", "boot-b", 1, "exclusive"),
+                          run_row("sequential", 0, 990, "2026-01-01T00:11:00Z", "boot-b", 4),
+                          *[run_row("sequential", t, 900 + t, "2026-01-01T00:11:00Z", "boot-b", 4) for t in (1, 2, 3)]])
+    # the reference: trials 0 and 1 side by side with one GPU launch of 2 trials; trial 2 after them (not counted)
+    ref = pd.DataFrame([run_row("sequential", 0, 500, "2026-01-01T00:00:30Z"),
+                        run_row("sequential", 1, 600, "2026-01-01T00:00:31Z"),
+                        run_row("sequential", 2, 700, "2026-01-01T00:01:10Z"),
+                        run_row("many_threaded", 0, 9000, "2026-01-01T00:00:32Z", concurrency="exclusive-gpu:2"),
+                        run_row("many_threaded", 1, 9000, "2026-01-01T00:00:32Z", concurrency="exclusive-gpu:2"),
+                        run_row("sequential", 0, 1, "2026-01-01T00:00:30Z", boot="boot-z", function="ThMhCi")])
+    t = kromer.contention_table(check, ref).set_index(["source", "at_once"])
+    assert t.loc[("check", 1), "probe_over_alone"] == 1.0
+    assert t.loc[("check", 4), "probe_over_alone"] == pytest.approx(0.99) and t.loc[("check", 4), "runs"] == 4
+    assert t.loc[("check", 4), "min_over_alone"] == pytest.approx(0.901)
+    # the reference's trial 0 ran beside trial 1 and one GPU launch: 3 processes, half its FEs alone
+    assert ("reference", 3) in t.index
+    r = t.loc[("reference", 3)]
+    assert r["probe_fes"] == 500 and r["probe_over_alone"] == pytest.approx(0.5) and r["runs"] == 3
+    assert r["processes"] == "2 sequential + 1 many_threaded launch" and r["boot_id"] == "boot-a"
+
+
+def test_claims_are_checked_on_table_4_and_the_fe_rates():
+    claims = pd.read_csv(ROOT / "paper/published/kromer_claims.csv", comment="#")
+    paper4 = pd.read_csv(ROOT / "paper/published/kromer_table4.csv", comment="#")
+    # ours = the paper's Table 4 itself, but the GPU loses ThMhCi at NP 1024 to the CPU opt. column
+    ours = paper4.rename(columns={"fitness": "fit_mean", "implementation": "column"})
+    ours.loc[(ours["etc"] == "ThMhCi") & (ours["popsize"] == 1024) & (ours["column"] == "cpu_optimized"), "fit_mean"] = 1.0
+    rate = kromer.fe_rate_table(pd.DataFrame([rate_row("ThMhCi", 64, "high_level", 1.0e4),
+                                              rate_row("ThMhCi", 64, "sequential", 5.0e5),
+                                              rate_row("ThMhCi", 64, "many_threaded", 8.0e5)]))
+    c = kromer.claims_check(claims, ours, paper4, rate).set_index("check")
+    assert c.loc["gpu_best_np512_1024", "ours"] == "23 of 24" and c.loc["gpu_best_np512_1024", "holds"] == "mostly"
+    assert c.loc["gpu_best_np512_1024", "paper_table"] == "24 of 24"
+    assert c.loc["cpu_opt_best_np64_consistent", "ours"] == "4 of 4" and c.loc["gpu_best_np64_other", "holds"] == "yes"
+    assert c.loc["np64_most_successful", "paper_table"] == "11 of 12"   # ThMhCs is best at NP 512 in the paper
+    assert c.loc["cpu_opt_beats_cpu_np64", "holds"] == "yes"
+    assert c.loc["gpu_over_cpu_speed", "ours"].startswith("80-80x") and c.loc["gpu_over_cpu_speed", "holds"] == "within"
+    assert c.loc["gpu_over_cpu_opt_speed", "holds"] == "below"          # 1.6x against 2.2-12.5x
+
+
+def test_section_renders_the_fe_rate_contention_and_claims(tmp_path):
+    sol = json.dumps({"fit": 5.0e6, "makespan": 5.5e6, "flowtime": 3.0e7})
+    trials = pd.DataFrame([{**row("sequential", "ThMhCc", 0, 5.0e6, 30.0, 512, 64, sol), "boot_id": "boot-a",
+                            "fes_used": 5.0e6, "concurrency": "shared", "timestamp_utc": "2026-01-01T00:00:30Z"}])
+    rate = tmp_path / "rate.csv"
+    pd.DataFrame([rate_row("ThMhCi", 64, i, v) for i, v in
+                  (("high_level", 1.0e4), ("sequential", 5.0e5), ("many_threaded", 8.0e5))]).to_csv(rate, index=False)
+    contention = tmp_path / "contention.csv"
+    pd.DataFrame([run_row("sequential", 0, 1.0e7, "2026-01-01T00:10:00Z", "boot-b", 1, "exclusive")]).to_csv(
+        contention, index=False)
+    out = tmp_path / "paper" / "kromer_etc"
+    files = kromer.write_outputs(trials, {}, out, table4=str(ROOT / "paper/published/kromer_table4.csv"),
+                                 claims=str(ROOT / "paper/published/kromer_claims.csv"), fe_rate=str(rate),
+                                 contention=str(contention))
+    assert {f.name for f in files} >= {"fe_rate.csv", "contention.csv", "claims_check.csv"}
+    spec = yaml.safe_load((ROOT / "config/experiments/kromer_etc.yaml").read_text())
+    assert {"fe_rate", "contention"} <= set(spec["report"]["study_inputs"])
+    (tmp_path / "kromer_etc.yaml").write_text(yaml.safe_dump(spec))
+    text = build([(str(tmp_path / "kromer_etc.yaml"), str(out))], tmp_path / "paper" / "REPORT.md").read_text()
+    assert "| ThMhCi | 512 | 64 | 0.01 | 1e+04 | 5e+05 | 8e+05 | 80.0 | 1.6 | 50.0 |" in text
+    assert "25.2 - 216.5 times faster than CPU implementation" in text
+    # the reference row of the cell: alone made 1e7, the reference 5e6, with 1 process (itself) at once
+    assert "| sequential | ThMhCc NP 64 | reference | 1 (1 sequential) | boot-a | 1 | 5,000,000 (t0) | 0.500 |" in text
+    assert "sequential 1 processes at once (1 sequential), 0.50x its FEs alone" in text
+    assert "**The paper's claims on our data**" in text
