@@ -35,6 +35,21 @@ Rosenbrock's next coordinate: C13, C18, C20) the measured function's projected r
     python benchmarks/masw_perf.py --out results/benchmarks/masw_perf --dims 100000,1000000,3000000 \\
         --functions L01,L06,C04,C13 [--before-src .carry/before --before-functions L01] [--cycles 6]
 
+**Counted bytes** (``--count-bytes``): the model checked against the device's own counters. Each
+(function, D) of ``--count-dims`` runs once more (``--count-cycles`` cycles, this tree, one trial and,
+with ``--trials-per-launch``, each batch) under Nsight Compute (``ncu``, the CUDA toolkit's), which reads
+``dram__bytes_read.sum`` and ``dram__bytes_write.sum`` of every kernel of the run (not of the warm-up:
+the run is bracketed by ``cuda.profile_start``/``profile_stop`` and ncu profiles from there only). A
+row ``version = counted[-bB]`` holds the run's counted bytes and the model's for the same run (its own
+counters, the initial population as ``3 NP + 1`` rows), both per FE, and ``counted_over_model``;
+``<out>/<device>_kernels.csv`` has the bytes per kernel. ncu serialises the kernels and adds
+milliseconds per launch: the counted runs' times are not timings (left empty). A device whose
+performance counters are closed to the user (ncu's ERR_NVGPUCTRPERM) makes the call fail with ncu's
+message.
+
+    python3 benchmarks/masw_perf.py --out results/benchmarks/masw_perf --dims 100000 --functions L01,L06,C04,C13 \
+        --count-bytes --count-dims 100000,1000000 --count-cycles 1
+
 Rows go to ``<out>/<device>.csv`` (one per version x function x D; written atomically, merged
 with earlier rows of other (version, function, D) keys) and ``<out>/<device>_protocol.csv``.
 """
@@ -42,6 +57,7 @@ with earlier rows of other (version, function, D) keys) and ``<out>/<device>_pro
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import subprocess
@@ -82,7 +98,15 @@ def child(fid: str, dim: int, cycles: int, ls_mode: str = "", batch: int = 1) ->
     t0 = time.perf_counter()
     runner.warmup()
     compile_s = time.perf_counter() - t0
+    # under ncu: only the run, not the warm-up (numba's simulator has no profiler API, nor ncu)
+    profiled = os.environ.get("GPUDE_PROFILE_RUN") == "1" and hasattr(cuda, "profile_start")
+    if profiled:
+        cuda.synchronize()
+        cuda.profile_start()
     r = runner.run(SEED) if batch == 1 else runner.run_batch([SEED + k for k in range(batch)])[0]
+    if profiled:
+        cuda.synchronize()
+        cuda.profile_stop()
     times = np.asarray(r.trace["time_s"]) / batch  # (a batch's trace runs on the batch's clock)
     return dict(fid=fid, dim=dim, cycles=cycles, compile_s=compile_s, init_s=float(times[0]), batch=batch,
                 cycle_s=[float(v) for v in np.diff(times)], best_error=r.best_error, fes=r.fes_used,
@@ -95,11 +119,53 @@ def _device_name(cuda) -> str:
     return name.decode() if isinstance(name, bytes) else str(name)
 
 
-def measure(fid, dim, cycles, src=None, ls_mode="", batch=1) -> dict:
+NCU_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum")
+
+
+def find_ncu() -> str:
+    """The Nsight Compute command line (PATH, then the CUDA toolkit's), or a clear error."""
+    import shutil
+
+    for candidate in (shutil.which("ncu"), "/usr/local/cuda/bin/ncu"):
+        if candidate and Path(candidate).is_file():
+            return candidate
+    raise RuntimeError("--count-bytes needs Nsight Compute's `ncu` (the CUDA toolkit's bin/ncu): not on PATH "
+                       "nor in /usr/local/cuda/bin; install the toolkit or leave --count-bytes out")
+
+
+def ncu_command(ncu: str, log: Path) -> list[str]:
+    """ncu reading the DRAM bytes of every kernel between cuda.profile_start and profile_stop."""
+    return [ncu, "--profile-from-start", "off", "--metrics", ",".join(NCU_METRICS), "--csv",
+            "--print-units", "base", "--log-file", str(log)]
+
+
+def ncu_kernel_bytes(path: Path):
+    """ncu's --csv log -> one row per kernel (its name up to the first '(' or '['): launches, DRAM bytes
+    read and written."""
+    import pandas as pd
+
+    text = Path(path).read_text()
+    start = text.find('"ID"')
+    if start < 0:
+        raise RuntimeError(f"no metrics in ncu's log {path}: {text[-2000:]}")
+    t = pd.read_csv(io.StringIO(text[start:]), thousands=",")
+    t = t[t["Metric Name"].isin(NCU_METRICS)]
+    t = t.assign(kernel=t["Kernel Name"].astype(str).str.split(r"[\[(]", regex=True).str[0].str.strip(),
+                 value=pd.to_numeric(t["Metric Value"]))
+    wide = t.pivot_table(index=["ID", "kernel"], columns="Metric Name", values="value", aggfunc="sum").reset_index()
+    out = wide.groupby("kernel").agg(launches=("ID", "nunique"), dram_read_bytes=(NCU_METRICS[0], "sum"),
+                                     dram_write_bytes=(NCU_METRICS[1], "sum")).reset_index()
+    return out.sort_values("dram_read_bytes", ascending=False, ignore_index=True)
+
+
+def measure(fid, dim, cycles, src=None, ls_mode="", batch=1, ncu_log: Path | None = None) -> dict:
     env = dict(os.environ)
     if src is not None:
         env["PYTHONPATH"] = str(Path(src) / "src") + os.pathsep + env.get("PYTHONPATH", "")
     cmd = [sys.executable, __file__, "--child", fid, str(dim), str(cycles), ls_mode, str(batch)]
+    if ncu_log is not None:
+        env["GPUDE_PROFILE_RUN"] = "1"
+        cmd = ncu_command(find_ncu(), ncu_log) + cmd
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
     if res.returncode != 0:
         raise RuntimeError(f"{fid} D={dim} ({src or 'this tree'}) failed:\n{res.stderr[-3000:]}")
@@ -120,6 +186,31 @@ def traffic_rows(c: dict, version: str, has_perm: bool) -> dict:
         minus = c["ls_evaluations"] - c["ls_steps"]
         ls = (4 + 1 + o) * c["ls_steps"] + (4 + 1 + o) * minus + 3 * c["ls_steps"] + 2 * c["ls_accepted"]
     return dict(ga=ga, ls=ls)
+
+
+def counted_run(fid: str, dim: int, cycles: int, batch: int, out: Path):
+    """One run (``batch`` trials in one run_batch) under ncu: its row (counted and modelled bytes per FE
+    of the whole run, the initial population included) and its bytes per kernel."""
+    import tempfile
+
+    from gpude.functions import get_function
+
+    with tempfile.TemporaryDirectory(prefix="masw_ncu_") as tmp:
+        log = Path(tmp) / "ncu.csv"
+        m = measure(fid, dim, cycles, batch=batch, ncu_log=log)
+        kernels = ncu_kernel_bytes(log)
+    has_perm = get_function(fid, dim).evaluator_args(np.float64)[2]
+    t = traffic_rows(m["counts"], "after", has_perm)  # the counters are the batch's (every trial's)
+    item, fes = 8, m["fes"] * batch
+    model = ((3 * POPSIZE + 1) * batch + t["ga"] + t["ls"]) * dim * item
+    counted = float(kernels["dram_read_bytes"].sum() + kernels["dram_write_bytes"].sum())
+    row = dict(version="counted" if batch == 1 else f"counted-b{batch}", function=fid, kind=kind_of(fid), dim=dim,
+               dtype="float64", popsize=POPSIZE, cycles=cycles, trials_per_launch=batch, ls_mode=m["ls_mode"],
+               bytes_per_fe_model=model / fes, bytes_per_fe_counted=counted / fes, counted_over_model=counted / model,
+               dram_read_bytes=float(kernels["dram_read_bytes"].sum()),
+               dram_write_bytes=float(kernels["dram_write_bytes"].sum()), kernel_launches=int(kernels["launches"].sum()),
+               best_error=m["best_error"], device=m["device"], source="this tree (under ncu: no timing)")
+    return row, kernels
 
 
 def copy_bandwidth(nbytes: int = 1 << 30, reps: int = 20) -> float:
@@ -149,6 +240,11 @@ def main(argv=None) -> int:
     p.add_argument("--before-src", type=Path, help="source tree of the 'before' version (its src/ is imported)")
     p.add_argument("--before-functions", default="L01", help="functions measured before (default L01)")
     p.add_argument("--cycles", type=int, default=6)
+    p.add_argument("--count-bytes", action="store_true",
+                   help="also count the DRAM bytes of a run of each function at --count-dims under ncu (see the "
+                        "module docstring): rows 'counted[-bB]' and <device>_kernels.csv")
+    p.add_argument("--count-dims", default="100000,1000000", help="the D of the counted runs")
+    p.add_argument("--count-cycles", type=int, default=1, help="cycles of a counted run")
     p.add_argument("--steps-too", action="store_true",
                    help="also measure this tree with ls_mode='steps' (version 'after-steps': the new GA "
                         "phase with the step-by-step local search)")
@@ -164,7 +260,7 @@ def main(argv=None) -> int:
     from gpude.functions import get_function
     from gpude.io import write_csv_atomic
 
-    dims = [int(float(d)) for d in args.dims.split(",")]
+    dims = [int(float(d)) for d in args.dims.split(",") if d]  # (--dims "": counted runs only)
     functions = args.functions.split(",")
     before = args.before_functions.split(",") if args.before_src else []
     bw_copy = copy_bandwidth()
@@ -221,6 +317,19 @@ def main(argv=None) -> int:
                 print(f"{version:6s} {fid} D={dim:>9,}: cycle {cycle * 1e3:8.2f} ms (GA {ga_s * 1e3:.2f}, LS "
                       f"{ls_s * 1e3:.2f}), run {run_s:7.2f} s projected, {bytes_per_fe / 1e6:.2f} MB/FE, "
                       f"{run_s / bound_spec:.2f}x the spec bound", file=sys.stderr, flush=True)
+    kernel_rows = []
+    if args.count_bytes:
+        batches = [1] + [int(b) for b in filter(None, args.trials_per_launch.split(","))]
+        for dim in (int(float(d)) for d in args.count_dims.split(",")):
+            for fid in functions:
+                for batch in batches:
+                    row, kernels = counted_run(fid, dim, args.count_cycles, batch, args.out)
+                    rows.append(row)
+                    kernel_rows += [{"function": fid, "dim": dim, "trials_per_launch": batch, **k}
+                                    for k in kernels.to_dict("records")]
+                    print(f"counted {fid} D={dim:>9,} x{batch}: {row['bytes_per_fe_counted'] / dim:.1f} B per "
+                          f"dimension per FE counted, {row['bytes_per_fe_model'] / dim:.1f} modelled "
+                          f"({row['counted_over_model']:.2f}x)", file=sys.stderr, flush=True)
     prov = provenance.record()
     frame = pd.DataFrame(rows)
     for k, v in prov.items():
@@ -234,6 +343,15 @@ def main(argv=None) -> int:
             frame.set_index(["version", "function", "dim"]).index)
         frame = pd.concat([old[keep], frame], ignore_index=True)
     write_csv_atomic(frame, path)
+    if kernel_rows:
+        kernels = pd.DataFrame(kernel_rows).assign(device=frame.device.iloc[0], **prov)
+        kpath = args.out / f"{name}_kernels.csv"
+        if kpath.exists():  # earlier calls' runs of other (function, D, trials per launch) are kept
+            key = ["function", "dim", "trials_per_launch"]
+            old = pd.read_csv(kpath)
+            kernels = pd.concat([old[~old.set_index(key).index.isin(kernels.set_index(key).index)], kernels],
+                                ignore_index=True)
+        write_csv_atomic(kernels, kpath)
     # the protocol's total from this tree's rows: per (function, D) the faster local search mode
     after = (frame[frame.version.str.startswith("after")].sort_values("projected_run_s")
              .drop_duplicates(["function", "dim"]))

@@ -49,3 +49,64 @@ def test_a_batched_measurement_reports_per_run_times(monkeypatch):
     batch = masw_perf.child("L01", 16, 1, "steps", 2)
     assert batch["batch"] == 2 and len(batch["cycle_s"]) == 1 and batch["fes"] == 38
     assert batch["cycle_s"][0] > 0 and batch["init_s"] >= 0
+
+
+NCU_LOG = '''==PROF== Connected to process 526 (/usr/bin/python3.12)
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"
+"0","526","python3.12","127.0.0.1","blx_children[abi:v1,cw51c](Array<double, 2, C, mutable, aligned>)","1","7","(256, 1, 1)","(98, 3, 1)","0","9.0","Command line profiler metrics","dram__bytes_read.sum","byte","2,400,000"
+"0","526","python3.12","127.0.0.1","blx_children[abi:v1,cw51c](Array<double, 2, C, mutable, aligned>)","1","7","(256, 1, 1)","(98, 3, 1)","0","9.0","Command line profiler metrics","dram__bytes_write.sum","byte","1,600,000"
+"1","526","python3.12","127.0.0.1","sw_apply(Array<double, 1, C, mutable, aligned>)","1","7","(256, 1, 1)","(98, 1, 1)","0","9.0","Command line profiler metrics","dram__bytes_read.sum","byte","9,000,000"
+"1","526","python3.12","127.0.0.1","sw_apply(Array<double, 1, C, mutable, aligned>)","1","7","(256, 1, 1)","(98, 1, 1)","0","9.0","Command line profiler metrics","dram__bytes_write.sum","byte","100"
+"2","526","python3.12","127.0.0.1","blx_children[abi:v1,cw51c](Array<double, 2, C, mutable, aligned>)","1","7","(256, 1, 1)","(98, 3, 1)","0","9.0","Command line profiler metrics","dram__bytes_read.sum","byte","2,000,000"
+"2","526","python3.12","127.0.0.1","blx_children[abi:v1,cw51c](Array<double, 2, C, mutable, aligned>)","1","7","(256, 1, 1)","(98, 3, 1)","0","9.0","Command line profiler metrics","dram__bytes_write.sum","byte","1,000,000"
+==PROF== Disconnected from process 526
+'''
+
+
+def test_ncu_log_read_per_kernel(tmp_path):
+    log = tmp_path / "ncu.csv"
+    log.write_text(NCU_LOG)
+    k = masw_perf.ncu_kernel_bytes(log).set_index("kernel")
+    assert list(k.index) == ["sw_apply", "blx_children"]  # by bytes read
+    assert k.loc["blx_children"].tolist() == [2, 4_400_000, 2_600_000]
+    assert k.loc["sw_apply"].tolist() == [1, 9_000_000, 100]
+    (tmp_path / "empty.csv").write_text("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission\n")
+    import pytest
+
+    with pytest.raises(RuntimeError, match="ERR_NVGPUCTRPERM"):
+        masw_perf.ncu_kernel_bytes(tmp_path / "empty.csv")
+
+
+def test_ncu_profiles_only_the_bracketed_run_and_a_missing_ncu_is_named(monkeypatch, tmp_path):
+    import shutil
+
+    import pytest
+
+    cmd = masw_perf.ncu_command("/x/ncu", tmp_path / "log.csv")
+    assert cmd[:3] == ["/x/ncu", "--profile-from-start", "off"]
+    assert "dram__bytes_read.sum,dram__bytes_write.sum" in cmd and "--csv" in cmd
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setattr(masw_perf.Path, "is_file", lambda self: False)
+    with pytest.raises(RuntimeError, match="needs Nsight Compute's `ncu`"):
+        masw_perf.find_ncu()
+
+
+def test_a_counted_run_puts_the_counters_beside_the_model(monkeypatch, tmp_path):
+    """counted_run: the run's own counters through the traffic model (the initial population as 3 NP + 1
+    rows per trial) against ncu's bytes, both per FE of the whole batch."""
+    counts = dict(ga_steps=2, children=40, dist_pairs=100, dist_rows=50, parent_rows=30, moves=4,
+                  ls_evaluations=40, ls_steps=25, ls_accepted=10, new_chains=1)
+
+    def fake_measure(fid, dim, cycles, src=None, ls_mode="", batch=1, ncu_log=None):
+        ncu_log.write_text(NCU_LOG)
+        return dict(fes=140, counts=counts, ls_mode="fused", best_error=1.0, device="NVIDIA H100 80GB HBM3")
+
+    monkeypatch.setattr(masw_perf, "measure", fake_measure)
+    row, kernels = masw_perf.counted_run("L01", 1000, 1, 2, tmp_path)
+    t = masw_perf.traffic_rows(counts, "after", has_perm=False)
+    model = ((3 * masw_perf.POPSIZE + 1) * 2 + t["ga"] + t["ls"]) * 1000 * 8
+    assert row["version"] == "counted-b2" and row["trials_per_launch"] == 2
+    assert row["bytes_per_fe_model"] == model / 280
+    assert row["bytes_per_fe_counted"] == (4_400_000 + 2_600_000 + 9_000_100) / 280
+    assert row["counted_over_model"] == (4_400_000 + 2_600_000 + 9_000_100) / model
+    assert row["kernel_launches"] == 3 and len(kernels) == 2
