@@ -352,6 +352,8 @@ def main(argv=None) -> int:
             kernels = pd.concat([old[~old.set_index(key).index.isin(kernels.set_index(key).index)], kernels],
                                 ignore_index=True)
         write_csv_atomic(kernels, kpath)
+    if not any(r["version"].startswith("after") for r in rows):
+        return 0  # counted runs only: the protocol's total (from timed rows) stays as it was
     # the protocol's total from this tree's rows: per (function, D) the faster local search mode
     after = (frame[frame.version.str.startswith("after")].sort_values("projected_run_s")
              .drop_duplicates(["function", "dim"]))
