@@ -42,7 +42,9 @@ with ``--trials-per-launch``, each batch) under Nsight Compute (``ncu``, the CUD
 the run is bracketed by ``cuda.profile_start``/``profile_stop`` and ncu profiles from there only). A
 row ``version = counted[-bB]`` holds the run's counted bytes and the model's for the same run (its own
 counters, the initial population as ``3 NP + 1`` rows), both per FE, and ``counted_over_model``;
-``<out>/<device>_kernels.csv`` has the bytes per kernel. ncu serialises the kernels and adds
+``<out>/<device>_kernels.csv`` has the bytes per kernel (merged with earlier calls' other runs).
+``--count-ls-mode fused`` counts a D where the local search would run as steps (thousands of launches a
+cycle, each slow under ncu) with its one-launch form instead. ncu serialises the kernels and adds
 milliseconds per launch: the counted runs' times are not timings (left empty). A device whose
 performance counters are closed to the user (ncu's ERR_NVGPUCTRPERM) makes the call fail with ncu's
 message.
@@ -188,7 +190,7 @@ def traffic_rows(c: dict, version: str, has_perm: bool) -> dict:
     return dict(ga=ga, ls=ls)
 
 
-def counted_run(fid: str, dim: int, cycles: int, batch: int, out: Path):
+def counted_run(fid: str, dim: int, cycles: int, batch: int, out: Path, ls_mode: str = ""):
     """One run (``batch`` trials in one run_batch) under ncu: its row (counted and modelled bytes per FE
     of the whole run, the initial population included) and its bytes per kernel."""
     import tempfile
@@ -197,7 +199,7 @@ def counted_run(fid: str, dim: int, cycles: int, batch: int, out: Path):
 
     with tempfile.TemporaryDirectory(prefix="masw_ncu_") as tmp:
         log = Path(tmp) / "ncu.csv"
-        m = measure(fid, dim, cycles, batch=batch, ncu_log=log)
+        m = measure(fid, dim, cycles, ls_mode=ls_mode, batch=batch, ncu_log=log)
         kernels = ncu_kernel_bytes(log)
     has_perm = get_function(fid, dim).evaluator_args(np.float64)[2]
     t = traffic_rows(m["counts"], "after", has_perm)  # the counters are the batch's (every trial's)
@@ -245,6 +247,9 @@ def main(argv=None) -> int:
                         "module docstring): rows 'counted[-bB]' and <device>_kernels.csv")
     p.add_argument("--count-dims", default="100000,1000000", help="the D of the counted runs")
     p.add_argument("--count-cycles", type=int, default=1, help="cycles of a counted run")
+    p.add_argument("--count-ls-mode", default="", choices=("", "fused", "steps"),
+                   help="the counted runs' local search (default: the implementation's for the D; 'fused' is one "
+                        "launch per application, where 'steps' makes ~5,000 launches a cycle, each slow under ncu)")
     p.add_argument("--steps-too", action="store_true",
                    help="also measure this tree with ls_mode='steps' (version 'after-steps': the new GA "
                         "phase with the step-by-step local search)")
@@ -323,7 +328,7 @@ def main(argv=None) -> int:
         for dim in (int(float(d)) for d in args.count_dims.split(",")):
             for fid in functions:
                 for batch in batches:
-                    row, kernels = counted_run(fid, dim, args.count_cycles, batch, args.out)
+                    row, kernels = counted_run(fid, dim, args.count_cycles, batch, args.out, args.count_ls_mode)
                     rows.append(row)
                     kernel_rows += [{"function": fid, "dim": dim, "trials_per_launch": batch, **k}
                                     for k in kernels.to_dict("records")]

@@ -98,11 +98,12 @@ def test_a_counted_run_puts_the_counters_beside_the_model(monkeypatch, tmp_path)
                   ls_evaluations=40, ls_steps=25, ls_accepted=10, new_chains=1)
 
     def fake_measure(fid, dim, cycles, src=None, ls_mode="", batch=1, ncu_log=None):
+        assert ls_mode == "fused" and batch == 2  # --count-ls-mode and the batch reach the child
         ncu_log.write_text(NCU_LOG)
         return dict(fes=140, counts=counts, ls_mode="fused", best_error=1.0, device="NVIDIA H100 80GB HBM3")
 
     monkeypatch.setattr(masw_perf, "measure", fake_measure)
-    row, kernels = masw_perf.counted_run("L01", 1000, 1, 2, tmp_path)
+    row, kernels = masw_perf.counted_run("L01", 1000, 1, 2, tmp_path, "fused")
     t = masw_perf.traffic_rows(counts, "after", has_perm=False)
     model = ((3 * masw_perf.POPSIZE + 1) * 2 + t["ga"] + t["ls"]) * 1000 * 8
     assert row["version"] == "counted-b2" and row["trials_per_launch"] == 2
