@@ -96,7 +96,8 @@ def fma_numpy(a, b, c, dtype=np.float64):
     exact product and sum as pairs of floats, the low parts added with rounding to odd, one final
     rounding to nearest. float32: the product is exact in float64 and the sum rounded to odd there, so
     the one rounding to float32 is correct (53 >= 2 * 24 + 2). Valid away from overflow and the
-    subnormal range (|a * b|, |c| < 2**995, |a * b| > 2**-960 or 0), as the operators' values are.
+    subnormal range (|a|, |b|, |a * b|, |c| < 2**995; |a * b| > 2**-960 or 0: Veltkamp's split
+    multiplies by 2**27 + 1), as the operators' values are.
     """
     a, b, c = (np.asarray(v, dtype=np.float64) for v in (a, b, c))
     if np.dtype(dtype) == np.float32:
