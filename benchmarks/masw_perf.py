@@ -16,7 +16,8 @@ accepted steps). Both versions make the same run for a seed, so both models use 
 
 * after: distances read each distinct row of the step's pairs once (the pairs vary fastest in the
   grid, so blocks running together share rows through L2); crossover reads the distinct parents
-  and writes the children; their evaluation reads the children and o once; a replacement reads a
+  and writes the children; their evaluation reads the children and o once (o only where the
+  crossover evaluates them as it makes them, ``ga_mode="fused"``: counter ``fused_children``); a replacement reads a
   child and writes a row; a Solis-Wets evaluation reads x, b and o (the candidate is never
   stored) and writes ('+') or reads ('-') the perturbation d; an accepted step reads x, b and d
   and writes x and b;
@@ -85,7 +86,7 @@ def kind_of(fid: str) -> str:
     return next(k for k, fids in KINDS.items() if fid in fids)
 
 
-def child(fid: str, dim: int, cycles: int, ls_mode: str = "", batch: int = 1) -> dict:
+def child(fid: str, dim: int, cycles: int, ls_mode: str = "", batch: int = 1, ga_mode: str = "") -> dict:
     """One measurement in this process: compile, then the timed run (JSON on stdout). With ``batch``
     > 1, that many trials in one run_batch (trials_per_launch): the times are per run (the batch's
     divided by ``batch``)."""
@@ -94,6 +95,8 @@ def child(fid: str, dim: int, cycles: int, ls_mode: str = "", batch: int = 1) ->
     from gpude.trial import make_runner
 
     options = {"ls_mode": ls_mode} if ls_mode else {}
+    if ga_mode:
+        options["ga_mode"] = ga_mode
     if batch > 1:
         options["trials_per_launch"] = batch
     runner = make_runner("masw", "gpu", fid, dim, POPSIZE, POPSIZE + cycles * CYCLE_FES, quiet=True, **options)
@@ -160,11 +163,11 @@ def ncu_kernel_bytes(path: Path):
     return out.sort_values("dram_read_bytes", ascending=False, ignore_index=True)
 
 
-def measure(fid, dim, cycles, src=None, ls_mode="", batch=1, ncu_log: Path | None = None) -> dict:
+def measure(fid, dim, cycles, src=None, ls_mode="", batch=1, ncu_log: Path | None = None, ga_mode="") -> dict:
     env = dict(os.environ)
     if src is not None:
         env["PYTHONPATH"] = str(Path(src) / "src") + os.pathsep + env.get("PYTHONPATH", "")
-    cmd = [sys.executable, __file__, "--child", fid, str(dim), str(cycles), ls_mode, str(batch)]
+    cmd = [sys.executable, __file__, "--child", fid, str(dim), str(cycles), ls_mode, str(batch), ga_mode]
     if ncu_log is not None:
         env["GPUDE_PROFILE_RUN"] = "1"
         cmd = ncu_command(find_ncu(), ncu_log) + cmd
@@ -178,7 +181,9 @@ def traffic_rows(c: dict, version: str, has_perm: bool) -> dict:
     """Rows of D values moved by the run (the model in the docstring), split GA / LS."""
     o = 1.0 + (0.5 if has_perm else 0.0)  # o, and the int32 permutation read with it (float64 rows)
     if version.startswith("after"):
-        ga = c["dist_rows"] + c["parent_rows"] + 2 * c["children"] + o * c["ga_steps"] + 2 * c["moves"]
+        # a child is written, and read back by the evaluator unless it was evaluated as it was made
+        read_back = c["children"] - c.get("fused_children", 0)
+        ga = c["dist_rows"] + c["parent_rows"] + c["children"] + read_back + o * c["ga_steps"] + 2 * c["moves"]
         ls = (3 + o) * c["ls_evaluations"] + 5 * c["ls_accepted"]
     if version == "after-steps":
         minus = c["ls_evaluations"] - c["ls_steps"]
@@ -232,7 +237,8 @@ def copy_bandwidth(nbytes: int = 1 << 30, reps: int = 20) -> float:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--child", nargs=5, metavar=("FID", "DIM", "CYCLES", "LS_MODE", "BATCH"), help=argparse.SUPPRESS)
+    p.add_argument("--child", nargs=6, metavar=("FID", "DIM", "CYCLES", "LS_MODE", "BATCH", "GA_MODE"),
+                   help=argparse.SUPPRESS)
     p.add_argument("--trials-per-launch", default="",
                    help="also this tree with several trials per run_batch (e.g. 10,30: versions after-b10, "
                         "after-b30; times per run; a B that does not fit the GPU is left out with a note)")
@@ -250,13 +256,16 @@ def main(argv=None) -> int:
     p.add_argument("--count-ls-mode", default="", choices=("", "fused", "steps"),
                    help="the counted runs' local search (default: the implementation's for the D; 'fused' is one "
                         "launch per application, where 'steps' makes ~5,000 launches a cycle, each slow under ncu)")
+    p.add_argument("--ga-separate-too", action="store_true",
+                   help="also measure this tree with ga_mode='separate' (version 'after-ga-separate': the children "
+                        "written, then evaluated, as before masw_gpu_ga)")
     p.add_argument("--steps-too", action="store_true",
                    help="also measure this tree with ls_mode='steps' (version 'after-steps': the new GA "
                         "phase with the step-by-step local search)")
     args = p.parse_args(argv)
     if args.child:
-        fid, dim, cycles, ls_mode, batch = args.child
-        print(json.dumps(child(fid, int(dim), int(cycles), ls_mode, int(batch))))
+        fid, dim, cycles, ls_mode, batch, ga_mode = args.child
+        print(json.dumps(child(fid, int(dim), int(cycles), ls_mode, int(batch), ga_mode)))
         return 0
 
     import pandas as pd
@@ -273,13 +282,15 @@ def main(argv=None) -> int:
     for dim in dims:
         for fid in functions:
             versions = [("after-steps", None)] if args.steps_too else []
+            versions += [("after-ga-separate", None)] if args.ga_separate_too else []
             versions += [("before", args.before_src)] if fid in before else []
             versions += [(f"after-b{b}", None) for b in filter(None, args.trials_per_launch.split(","))]
             counts = None
             for version, src in [("after", None), *versions]:
                 batch = int(version.split("-b")[1]) if "-b" in version else 1
                 try:
-                    m = measure(fid, dim, args.cycles, src, "steps" if version == "after-steps" else "", batch)
+                    m = measure(fid, dim, args.cycles, src, "steps" if version == "after-steps" else "", batch,
+                                ga_mode="separate" if version == "after-ga-separate" else "")
                 except RuntimeError as exc:
                     if batch == 1:
                         raise
@@ -297,7 +308,8 @@ def main(argv=None) -> int:
                 item = 8
                 # (the traffic model counts one trial's rows: a batch's shared reads of o are not in it,
                 # so its rows keep the lone trial's bytes per FE)
-                t = traffic_rows(counts, version, has_perm)
+                t = traffic_rows({**counts, "fused_children": 0} if version == "after-ga-separate" else counts,
+                                 version, has_perm)
                 fes = m["fes"] - POPSIZE
                 init_rows = 3 * POPSIZE + 1
                 bytes_per_fe = (t["ga"] + t["ls"]) * dim * item / fes

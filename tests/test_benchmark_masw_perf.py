@@ -33,6 +33,9 @@ def test_traffic_model_by_hand():
     # (b, d read, b written), per accepted step 2
     assert before == dict(ga=2 * 4 + 3 * 2 + 2 * 2 + 2, ls=6 * 5 + 3 * 3 + 2)
     assert masw_perf.traffic_rows(counts, "after", has_perm=True)["ls"] == 4.5 * 5 + 5
+    # the children evaluated as they were made (ga_mode="fused") are not read back
+    fused = masw_perf.traffic_rows({**counts, "fused_children": 2}, "after", has_perm=False)
+    assert fused == dict(ga=after["ga"] - 2, ls=after["ls"])
 
 
 def test_a_batched_measurement_reports_per_run_times(monkeypatch):

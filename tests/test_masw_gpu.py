@@ -250,3 +250,34 @@ def test_batched_replacement_on_the_device_is_the_host_rule_per_trial():
             assert sorted(np.flatnonzero(replaced.copy_to_host()[b * P:(b + 1) * P])) == sorted(s for s, _ in expect)
             parents = len(set(plan[b * off:b * off + k, :2].ravel().tolist())) if active[b] else 0
             assert tally.copy_to_host()[2 * b:2 * b + 2].tolist() == [len(expect), parents]
+
+
+@pytest.mark.parametrize("fid,dim,offspring", [("L02", 24, 3), ("C04", 100, 2), ("C13", 100, 2)],
+                         ids=["L02-short-step", "C04-head", "C13-next"])
+def test_children_evaluated_as_they_are_made_give_the_same_run(fid, dim, offspring):
+    """ga_mode='fused' (masw_gpu_ga): the crossover adds each child's terms as it makes them, with the
+    evaluator's coordinates, blocks and closing; the run is the separate evaluation's bit for bit
+    (pointwise terms with a short last GA step; the rotated head group and Rosenbrock's next
+    coordinate through a permutation)."""
+    params = dict(PARAMS, offspring=offspring)
+    runs = {}
+    for mode in ("separate", "fused"):
+        r = make_runner("masw", "gpu", fid, dim, NP, NP + 32, **params, ga_mode=mode, threads=16, quiet=True)
+        assert r.ga_mode == mode
+        runs[mode] = (r.run(SEED), r.population(), dict(r.counts))
+    (a, pa, ca), (b, pb, cb) = runs["separate"], runs["fused"]
+    np.testing.assert_array_equal(b.trace["best_error"], a.trace["best_error"])
+    np.testing.assert_array_equal(pb[0], pa[0])
+    np.testing.assert_array_equal(pb[1], pa[1])
+    assert cb.pop("fused_children") == cb["children"] > 0 and ca.pop("fused_children") == 0
+    assert ca == cb
+
+
+def test_ga_mode_is_checked():
+    assert make_runner("masw", "gpu", "L02", 24, NP, MAX_FES, **PARAMS, quiet=True).ga_mode == "fused"
+    assert make_runner("masw", "gpu", "L06", 24, NP, MAX_FES, **PARAMS, quiet=True).ga_mode == "separate"
+    with pytest.raises(InvalidInputError, match="ga_mode must be 'fused' or 'separate'"):
+        make_runner("masw", "gpu", "L02", 24, NP, MAX_FES, **PARAMS, ga_mode="merged")
+    for fid, dim in (("L06", 24), ("Q04", 10)):
+        with pytest.raises(InvalidInputError, match="ga_mode='fused'.*use ga_mode='separate'"):
+            make_runner("masw", "gpu", fid, dim, NP, MAX_FES, **PARAMS, ga_mode="fused")

@@ -51,9 +51,14 @@ _KERNELS: dict = {}
 _LOCK = threading.Lock()
 
 
-def build_kernels(code: int, dim: int, m: int, has_perm: bool, threads: int, dtype):
-    """The (partial, scan or None) kernels for one (function code, D, layout, dtype)."""
-    key = (code, dim, m, has_perm, threads, np.dtype(dtype).name)
+def device_functions(code: int, dim: int, m: int, has_perm: bool, threads: int):
+    """The device functions the evaluation kernels are made of, for one (function code, D, layout,
+    threads per block): ``value(x, o, perm, k)`` (coordinate k's shifted value, float64),
+    ``block_reduce(s0, s1, red0, red1, tid, nthreads)`` and ``close_row(X, row, i, partials, counters,
+    out, o, perm, M, red0, red1, tid)`` (the last block of grid row i writes ``out[row]`` of ``X[row]``),
+    with ``term`` and the layout's constants; a kernel that makes its rows itself (masw/gpu's children)
+    evaluates them with these as ``partial`` does."""
+    key = ("device", code, dim, m, has_perm, threads)
     with _LOCK:
         if key in _KERNELS:
             return _KERNELS[key]
@@ -89,6 +94,74 @@ def build_kernels(code: int, dim: int, m: int, has_perm: bool, threads: int, dty
             h //= 2
         return red0[0], red1[0]
 
+    @cuda.jit(device=True)
+    def close_row(X, row, i, partials, counters, out, o, perm, M, red0, red1, tid):
+        """The row's last block to finish (a ticket from an atomic counter, after a memory fence)
+        sums the blocks' partials and writes the value: no second kernel, no host round trip."""
+        last = cuda.shared.array(1, int32)
+        nb = cuda.gridDim.y
+        if tid == 0:
+            cuda.threadfence()
+            last[0] = 1 if cuda.atomic.add(counters, i, 1) == nb - 1 else 0
+        cuda.syncthreads()
+        if last[0] == 0:
+            return
+        cuda.threadfence()
+        col = 1 if CODE == SCHWEFEL12 else 0
+        s0, s1 = 0.0, ONE1
+        j = tid
+        while j < nb:
+            s0 += partials[i, j, col]
+            if PROD:
+                s1 *= partials[i, j, 1]
+            elif CODE != SCHWEFEL12:
+                s1 += partials[i, j, 1]
+            j += T
+        cuda.syncthreads()
+        s0, s1 = block_reduce(s0, s1, red0, red1, tid, T)
+        head = 0.0
+        if HEAD:  # the m head coordinates in shared memory, a thread per rotated coordinate
+            yh = cuda.shared.array(HM, float64)
+            rh = cuda.shared.array(HM, float64)
+            x = X[row]
+            t = tid
+            while t < M_:
+                yh[t] = value(x, o, perm, t)
+                t += T
+            cuda.syncthreads()
+            if CODE != ROSEN_HEAD:
+                t = tid
+                while t < M_:
+                    rh[t] = rotated(yh, M, t, M_)
+                    t += T
+            cuda.syncthreads()
+            if tid == 0:
+                head = head_from(CODE, yh, rh, M_)
+        if tid == 0:
+            counters[i] = 0  # ready for the next launch
+            out[row] = s0 if CODE == SCHWEFEL12 else close(CODE, s0, s1, head, D, M_)
+
+    from types import SimpleNamespace
+
+    fns = SimpleNamespace(value=value, block_reduce=block_reduce, close_row=close_row, term=term,
+                          K0=K0, ONE1=ONE1, PROD=PROD, NEXT=NEXT, HEAD=HEAD)
+    with _LOCK:
+        _KERNELS[key] = fns
+    return fns
+
+
+def build_kernels(code: int, dim: int, m: int, has_perm: bool, threads: int, dtype):
+    """The (partial, scan or None) kernels for one (function code, D, layout, dtype)."""
+    key = (code, dim, m, has_perm, threads, np.dtype(dtype).name)
+    with _LOCK:
+        if key in _KERNELS:
+            return _KERNELS[key]
+    fns = device_functions(code, dim, m, has_perm, threads)
+    value, block_reduce, close_row, term = fns.value, fns.block_reduce, fns.close_row, fns.term
+    T, D, M_ = int(threads), int(dim), int(m)
+    CODE = int(code)
+    K0, ONE1, PROD, NEXT = fns.K0, fns.ONE1, fns.PROD, fns.NEXT
+
     @cuda.jit(cache=True)
     def partial(X, row0, gate, partials, counters, out, o, perm, M):
         if gate[0] == 0:
@@ -122,54 +195,7 @@ def build_kernels(code: int, dim: int, m: int, has_perm: bool, threads: int, dty
             partials[i, b, 0] = s0
             partials[i, b, 1] = s1
         if CODE != SCHWEFEL12:
-            close_row(X, row0, i, partials, counters, out, o, perm, M, red0, red1, tid)
-
-    @cuda.jit(device=True)
-    def close_row(X, row0, i, partials, counters, out, o, perm, M, red0, red1, tid):
-        """The row's last block to finish (a ticket from an atomic counter, after a memory fence)
-        sums the blocks' partials and writes the value: no second kernel, no host round trip."""
-        last = cuda.shared.array(1, int32)
-        nb = cuda.gridDim.y
-        if tid == 0:
-            cuda.threadfence()
-            last[0] = 1 if cuda.atomic.add(counters, i, 1) == nb - 1 else 0
-        cuda.syncthreads()
-        if last[0] == 0:
-            return
-        cuda.threadfence()
-        col = 1 if CODE == SCHWEFEL12 else 0
-        s0, s1 = 0.0, ONE1
-        j = tid
-        while j < nb:
-            s0 += partials[i, j, col]
-            if PROD:
-                s1 *= partials[i, j, 1]
-            elif CODE != SCHWEFEL12:
-                s1 += partials[i, j, 1]
-            j += T
-        cuda.syncthreads()
-        s0, s1 = block_reduce(s0, s1, red0, red1, tid, T)
-        head = 0.0
-        if HEAD:  # the m head coordinates in shared memory, a thread per rotated coordinate
-            yh = cuda.shared.array(HM, float64)
-            rh = cuda.shared.array(HM, float64)
-            x = X[row0 + i]
-            t = tid
-            while t < M_:
-                yh[t] = value(x, o, perm, t)
-                t += T
-            cuda.syncthreads()
-            if CODE != ROSEN_HEAD:
-                t = tid
-                while t < M_:
-                    rh[t] = rotated(yh, M, t, M_)
-                    t += T
-            cuda.syncthreads()
-            if tid == 0:
-                head = head_from(CODE, yh, rh, M_)
-        if tid == 0:
-            counters[i] = 0  # ready for the next launch
-            out[row0 + i] = s0 if CODE == SCHWEFEL12 else close(CODE, s0, s1, head, D, M_)
+            close_row(X, row0 + i, i, partials, counters, out, o, perm, M, red0, red1, tid)
 
     scan = None
     if CODE == SCHWEFEL12:
@@ -215,7 +241,7 @@ def build_kernels(code: int, dim: int, m: int, has_perm: bool, threads: int, dty
             total, _ = block_reduce(acc, 0.0, red0, red1, tid, T)
             if tid == 0:
                 partials[i, b, 1] = total
-            close_row(X, row0, i, partials, counters, out, o, perm, M, red0, red1, tid)
+            close_row(X, row0 + i, i, partials, counters, out, o, perm, M, red0, red1, tid)
 
     kernels = (partial, scan)
     with _LOCK:

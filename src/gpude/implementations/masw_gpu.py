@@ -495,6 +495,11 @@ class MASWGPU(HostLoopImplementation):
         by step with the decisions on the device (``"steps"``: any problem). Default: ``"fused"`` on
         the large-scale functions up to the D where it was measured faster
         (:data:`gpude.implementations.masw_gpu_ls.FUSED_MAX_DIM`), ``"steps"`` otherwise.
+    ga_mode : {"fused", "separate"}
+        How a GA step's children are evaluated: as the crossover makes them, in the same kernel
+        (``"fused"``, :mod:`gpude.implementations.masw_gpu_ga`: the large-scale functions but
+        Schwefel 1.2; the default there), or by the function's evaluator after they are written
+        (``"separate"``: any problem). The same errors bit for bit; fused reads D values less per child.
     trials_per_launch : int
         Trials a driver (``gpude run``) hands to :meth:`run_batch` at once (default 1, at most
         :data:`MAX_TRIALS_PER_LAUNCH`). The trials of a batch share every launch: the GA kernels, the
@@ -522,7 +527,7 @@ class MASWGPU(HostLoopImplementation):
     device = "gpu"
 
     def __init__(self, function, params, threads: int | None = None, ls_mode: str | None = None,
-                 quiet: bool = False, trials_per_launch: int = 1, **options):
+                 quiet: bool = False, trials_per_launch: int = 1, ga_mode: str | None = None, **options):
         super().__init__(function, params, **options)
         require_positive_int("trials_per_launch", trials_per_launch)
         if trials_per_launch > MAX_TRIALS_PER_LAUNCH:
@@ -541,6 +546,18 @@ class MASWGPU(HostLoopImplementation):
                 f"ls_mode='fused' needs a large-scale function (its terms are compiled into the local "
                 f"search's kernel); {function.fid} is evaluated through its own evaluator: use ls_mode='steps'")
         self.ls_mode = ls_mode
+        from .masw_gpu_ga import fusable as ga_fusable
+
+        ga_able = fusable and ga_fusable(function.code)
+        if ga_mode is None:
+            ga_mode = "fused" if ga_able else "separate"
+        if ga_mode not in ("fused", "separate"):
+            raise InvalidInputError(f"ga_mode must be 'fused' or 'separate', got {ga_mode!r}")
+        if ga_mode == "fused" and not ga_able:
+            raise InvalidInputError(
+                f"ga_mode='fused' (children evaluated as they are made) needs a large-scale function other than "
+                f"Schwefel 1.2 (its terms are compiled into the crossover); {function.fid}: use ga_mode='separate'")
+        self.ga_mode = ga_mode
         if threads is None:
             threads = min(THREADS, 1 << max(0, (function.dim - 1).bit_length()))
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1 or threads & (threads - 1) \
@@ -641,6 +658,12 @@ class MASWGPU(HostLoopImplementation):
             self.dists = dev(max_pairs, np.float64)
             options = {"threads": self.threads} if getattr(self.function, "streaming", False) else {}
             self.ev = self.function.gpu_evaluator(T, max_rows=max(B * off, min(B * P, 64)), **options)
+            if self.ga_mode == "fused":
+                from .masw_gpu_ga import build_crossover_evaluation
+
+                _, _, has_perm, _, m = self.function.evaluator_args(T)
+                self.crossover_evaluate = build_crossover_evaluation(self.function.code, D, m, has_perm,
+                                                                     self.ev.threads, T)
             self._eval_ranges = {}
             # small per-step inputs: pinned host arrays copied to fixed device arrays
             self.h_pairs = pinned((max_pairs, 2), np.int64)
@@ -688,7 +711,7 @@ class MASWGPU(HostLoopImplementation):
         # what the kernels did, for the traffic model of benchmarks/masw_perf.py (rows of D values),
         # summed over the batch's trials (ga_steps: the steps launched, one for all the trials)
         self.counts = dict(ga_steps=0, children=0, dist_pairs=0, dist_rows=0, parent_rows=0, moves=0,
-                           ls_evaluations=0, ls_steps=0, ls_accepted=0, new_chains=0)
+                           ls_evaluations=0, ls_steps=0, ls_accepted=0, new_chains=0, fused_children=0)
 
     def _bind_fused_ls(self):
         """The cooperative Solis-Wets kernel, its grid and a pre-marshalled launch per trial (its x,
@@ -762,6 +785,19 @@ class MASWGPU(HostLoopImplementation):
             "copy_moves": PreboundLaunch(k["copy_moves"], (self.pop, self.d_moves, self.d_nmoves, np.int64(off)),
                                          (B * off, nb), nt, s),
         }
+        if self.ga_mode == "fused":
+            self.full_step["crossover_evaluate"] = PreboundLaunch(
+                self.crossover_evaluate, self._crossover_evaluate_args(off), (B * off, self.ev.blocks),
+                self.ev.threads, s, variable={"unit": 5})
+
+    def _crossover_evaluate_args(self, k, unit=0):
+        """The arguments of the fused crossover (:mod:`masw_gpu_ga`) for k children per trial from
+        unit ``unit``."""
+        p, B, P, off = self.params, self.batch, self.params.popsize, self.params.offspring
+        o, perm, M = self.ev.data
+        return (self.pop, np.int64(B * P), self.d_plan, self.d_delta, self.d_keys, np.int64(unit),
+                np.int64(self.W), float(p.alpha), float(self.lower), float(self.upper), np.int64(k), np.int64(off),
+                self.d_active, self.ev.partials, self.ev.counters, self.fit_all, o, perm, M)
 
     def _launch(self, name, grid, block, *args):
         with warnings.catch_warnings():
@@ -843,13 +879,19 @@ class MASWGPU(HostLoopImplementation):
         self.d_step_pairs.copy_to_device(pairs, stream=s)
         self.d_cands.copy_to_device(cands, stream=s)
         self.d_delta.copy_to_device(delta, stream=s)
+        fused = self.ga_mode == "fused"
+        if fused:
+            counts["fused_children"] += k * len(active)
         if k == off:
             g = self.full_step
             g["dist_partial"].launch()
             g["dist_final"].launch()
             g["choose_fathers"].launch()
-            g["crossover"].launch(unit=np.int64(self.unit))
-            self._evaluate_children(k, active)
+            if fused:
+                g["crossover_evaluate"].launch(unit=np.int64(self.unit))
+            else:
+                g["crossover"].launch(unit=np.int64(self.unit))
+                self._evaluate_children(k, active)
             g["replace_children"].launch()
             g["copy_moves"].launch()
         else:
@@ -860,10 +902,16 @@ class MASWGPU(HostLoopImplementation):
             self._launch("dist_final", npairs, nt, self.partials, np.int64(nb), self.dists)
             self._launch("choose_fathers", -(-B * off // 32), 32, self.d_cands, self.dists, self.d_plan, k64,
                          np.int64(nam), o64, np.int64(B))
-            self._launch("crossover", (B * k, nb), nt, self.pop, np.int64(B * P), self.d_plan, self.d_delta,
-                         self.d_keys, np.int64(self.unit), np.int64(self.W), float(p.alpha), float(self.lower),
-                         float(self.upper), k64, o64, self.d_active)
-            self._evaluate_children(k, active)
+            if fused:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    self.crossover_evaluate[(B * k, self.ev.blocks), self.ev.threads, s](
+                        *self._crossover_evaluate_args(k, self.unit))
+            else:
+                self._launch("crossover", (B * k, nb), nt, self.pop, np.int64(B * P), self.d_plan, self.d_delta,
+                             self.d_keys, np.int64(self.unit), np.int64(self.W), float(p.alpha),
+                             float(self.lower), float(self.upper), k64, o64, self.d_active)
+                self._evaluate_children(k, active)
             self._launch("replace_batch", B, 1, self.fit_all, np.int64(P), k64, o64, self.d_plan, self.d_moves,
                          self.d_nmoves, self.d_replaced, self.d_tally, self.d_active)
             self._launch("copy_moves", (B * off, nb), nt, self.pop, self.d_moves, self.d_nmoves, o64)
