@@ -256,9 +256,9 @@ def main(argv=None) -> int:
     p.add_argument("--count-ls-mode", default="", choices=("", "fused", "steps"),
                    help="the counted runs' local search (default: the implementation's for the D; 'fused' is one "
                         "launch per application, where 'steps' makes ~5,000 launches a cycle, each slow under ncu)")
-    p.add_argument("--ga-separate-too", action="store_true",
-                   help="also measure this tree with ga_mode='separate' (version 'after-ga-separate': the children "
-                        "written, then evaluated, as before masw_gpu_ga)")
+    p.add_argument("--ga-fused-too", action="store_true",
+                   help="also measure this tree with ga_mode='fused' (version 'after-ga-fused': each child "
+                        "evaluated by the crossover kernel as it is made, masw_gpu_ga)")
     p.add_argument("--steps-too", action="store_true",
                    help="also measure this tree with ls_mode='steps' (version 'after-steps': the new GA "
                         "phase with the step-by-step local search)")
@@ -282,7 +282,7 @@ def main(argv=None) -> int:
     for dim in dims:
         for fid in functions:
             versions = [("after-steps", None)] if args.steps_too else []
-            versions += [("after-ga-separate", None)] if args.ga_separate_too else []
+            versions += [("after-ga-fused", None)] if args.ga_fused_too else []
             versions += [("before", args.before_src)] if fid in before else []
             versions += [(f"after-b{b}", None) for b in filter(None, args.trials_per_launch.split(","))]
             counts = None
@@ -290,7 +290,7 @@ def main(argv=None) -> int:
                 batch = int(version.split("-b")[1]) if "-b" in version else 1
                 try:
                     m = measure(fid, dim, args.cycles, src, "steps" if version == "after-steps" else "", batch,
-                                ga_mode="separate" if version == "after-ga-separate" else "")
+                                ga_mode="fused" if version == "after-ga-fused" else "")
                 except RuntimeError as exc:
                     if batch == 1:
                         raise
@@ -308,8 +308,9 @@ def main(argv=None) -> int:
                 item = 8
                 # (the traffic model counts one trial's rows: a batch's shared reads of o are not in it,
                 # so its rows keep the lone trial's bytes per FE)
-                t = traffic_rows({**counts, "fused_children": 0} if version == "after-ga-separate" else counts,
-                                 version, has_perm)
+                # (the 'after' run's counters, ga_mode's default: children evaluated apart)
+                t = traffic_rows({**counts, "fused_children": counts["children"]} if version == "after-ga-fused"
+                                 else counts, version, has_perm)
                 fes = m["fes"] - POPSIZE
                 init_rows = 3 * POPSIZE + 1
                 bytes_per_fe = (t["ga"] + t["ls"]) * dim * item / fes

@@ -252,7 +252,8 @@ def test_batched_replacement_on_the_device_is_the_host_rule_per_trial():
             assert tally.copy_to_host()[2 * b:2 * b + 2].tolist() == [len(expect), parents]
 
 
-@pytest.mark.parametrize("fid,dim,offspring", [("L02", 24, 3), ("C04", 100, 2), ("C13", 100, 2)],
+@pytest.mark.parametrize("fid,dim,offspring", [("L02", 24 * SCALE, 3), ("C04", 100 * SCALE, 2),
+                                               ("C13", 100 * SCALE, 2)],
                          ids=["L02-short-step", "C04-head", "C13-next"])
 def test_children_evaluated_as_they_are_made_give_the_same_run(fid, dim, offspring):
     """ga_mode='fused' (masw_gpu_ga): the crossover adds each child's terms as it makes them, with the
@@ -274,10 +275,24 @@ def test_children_evaluated_as_they_are_made_give_the_same_run(fid, dim, offspri
 
 
 def test_ga_mode_is_checked():
-    assert make_runner("masw", "gpu", "L02", 24, NP, MAX_FES, **PARAMS, quiet=True).ga_mode == "fused"
+    assert make_runner("masw", "gpu", "L02", 24, NP, MAX_FES, **PARAMS, quiet=True).ga_mode == "separate"
     assert make_runner("masw", "gpu", "L06", 24, NP, MAX_FES, **PARAMS, quiet=True).ga_mode == "separate"
     with pytest.raises(InvalidInputError, match="ga_mode must be 'fused' or 'separate'"):
         make_runner("masw", "gpu", "L02", 24, NP, MAX_FES, **PARAMS, ga_mode="merged")
     for fid, dim in (("L06", 24), ("Q04", 10)):
         with pytest.raises(InvalidInputError, match="ga_mode='fused'.*use ga_mode='separate'"):
             make_runner("masw", "gpu", fid, dim, NP, MAX_FES, **PARAMS, ga_mode="fused")
+
+
+def test_children_evaluated_as_they_are_made_in_a_batch():
+    # two trials per launch (grid row b k + c, the children of trial b at its own rows): each trial's
+    # run is the separate evaluation's
+    runs = {}
+    for mode in ("separate", "fused"):
+        r = make_runner("masw", "gpu", "L02", 24 * SCALE, NP, NP + 32, **dict(PARAMS, offspring=3), ga_mode=mode,
+                        threads=16, trials_per_launch=2, quiet=True)
+        runs[mode] = r.run_batch([SEED, 8])
+    for a, b in zip(runs["separate"], runs["fused"]):
+        np.testing.assert_array_equal(b.trace["best_error"], a.trace["best_error"])
+        np.testing.assert_array_equal(b.best_x, a.best_x)
+    assert runs["fused"][0].best_error != runs["fused"][1].best_error

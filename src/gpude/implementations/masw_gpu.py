@@ -498,8 +498,9 @@ class MASWGPU(HostLoopImplementation):
     ga_mode : {"fused", "separate"}
         How a GA step's children are evaluated: as the crossover makes them, in the same kernel
         (``"fused"``, :mod:`gpude.implementations.masw_gpu_ga`: the large-scale functions but
-        Schwefel 1.2; the default there), or by the function's evaluator after they are written
-        (``"separate"``: any problem). The same errors bit for bit; fused reads D values less per child.
+        Schwefel 1.2), or by the function's evaluator after they are written (``"separate"``: any
+        problem; the default until a GPU has timed the fused form). The same errors bit for bit;
+        fused reads D values less per child.
     trials_per_launch : int
         Trials a driver (``gpude run``) hands to :meth:`run_batch` at once (default 1, at most
         :data:`MAX_TRIALS_PER_LAUNCH`). The trials of a batch share every launch: the GA kernels, the
@@ -550,7 +551,7 @@ class MASWGPU(HostLoopImplementation):
 
         ga_able = fusable and ga_fusable(function.code)
         if ga_mode is None:
-            ga_mode = "fused" if ga_able else "separate"
+            ga_mode = "separate"  # "fused" becomes the default once a GPU has timed it (masw_perf)
         if ga_mode not in ("fused", "separate"):
             raise InvalidInputError(f"ga_mode must be 'fused' or 'separate', got {ga_mode!r}")
         if ga_mode == "fused" and not ga_able:
