@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import threading
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 from numba import cuda, float64, int32
@@ -54,10 +55,11 @@ _LOCK = threading.Lock()
 def device_functions(code: int, dim: int, m: int, has_perm: bool, threads: int):
     """The device functions the evaluation kernels are made of, for one (function code, D, layout,
     threads per block): ``value(x, o, perm, k)`` (coordinate k's shifted value, float64),
+    ``add_term(s0, s1, k, y, y_next)`` (the running sums with coordinate k's term),
     ``block_reduce(s0, s1, red0, red1, tid, nthreads)`` and ``close_row(X, row, i, partials, counters,
     out, o, perm, M, red0, red1, tid)`` (the last block of grid row i writes ``out[row]`` of ``X[row]``),
-    with ``term`` and the layout's constants; a kernel that makes its rows itself (masw/gpu's children)
-    evaluates them with these as ``partial`` does."""
+    with the layout's constants; a kernel that makes its rows itself (masw/gpu's children) evaluates
+    them with these as ``partial`` does."""
     key = ("device", code, dim, m, has_perm, threads)
     with _LOCK:
         if key in _KERNELS:
@@ -76,6 +78,12 @@ def device_functions(code: int, dim: int, m: int, has_perm: bool, threads: int):
     def value(x, o, perm, k):
         p = perm[k] if PERM else k
         return float64(x[p]) - float64(o[p])
+
+    @cuda.jit(device=True)
+    def add_term(s0, s1, q, y, y_next):
+        """The running sums with coordinate q's term added (Griewank's second is a product)."""
+        a, c = term(CODE, q, y, y_next, D, M_)
+        return s0 + a, (s1 * c if PROD else s1 + c)
 
     @cuda.jit(device=True)
     def block_reduce(s0, s1, red0, red1, tid, nthreads):
@@ -141,10 +149,8 @@ def device_functions(code: int, dim: int, m: int, has_perm: bool, threads: int):
             counters[i] = 0  # ready for the next launch
             out[row] = s0 if CODE == SCHWEFEL12 else close(CODE, s0, s1, head, D, M_)
 
-    from types import SimpleNamespace
-
-    fns = SimpleNamespace(value=value, block_reduce=block_reduce, close_row=close_row, term=term,
-                          K0=K0, ONE1=ONE1, PROD=PROD, NEXT=NEXT, HEAD=HEAD)
+    fns = SimpleNamespace(value=value, add_term=add_term, block_reduce=block_reduce, close_row=close_row,
+                          K0=K0, ONE1=ONE1, NEXT=NEXT, HEAD=HEAD)
     with _LOCK:
         _KERNELS[key] = fns
     return fns
@@ -157,10 +163,9 @@ def build_kernels(code: int, dim: int, m: int, has_perm: bool, threads: int, dty
         if key in _KERNELS:
             return _KERNELS[key]
     fns = device_functions(code, dim, m, has_perm, threads)
-    value, block_reduce, close_row, term = fns.value, fns.block_reduce, fns.close_row, fns.term
-    T, D, M_ = int(threads), int(dim), int(m)
-    CODE = int(code)
-    K0, ONE1, PROD, NEXT = fns.K0, fns.ONE1, fns.PROD, fns.NEXT
+    value, add_term, block_reduce, close_row = fns.value, fns.add_term, fns.block_reduce, fns.close_row
+    T, D, CODE = int(threads), int(dim), int(code)
+    K0, ONE1, NEXT = fns.K0, fns.ONE1, fns.NEXT
 
     @cuda.jit(cache=True)
     def partial(X, row0, gate, partials, counters, out, o, perm, M):
@@ -183,12 +188,7 @@ def build_kernels(code: int, dim: int, m: int, has_perm: bool, threads: int, dty
             while k < D:
                 y = value(x, o, perm, k)
                 y_next = value(x, o, perm, k + 1) if NEXT and k + 1 < D else 0.0
-                a, c = term(CODE, k, y, y_next, D, M_)
-                s0 += a
-                if PROD:
-                    s1 *= c
-                else:
-                    s1 += c
+                s0, s1 = add_term(s0, s1, k, y, y_next)
                 k += nb * T
         s0, s1 = block_reduce(s0, s1, red0, red1, tid, T)
         if tid == 0:

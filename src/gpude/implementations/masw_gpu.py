@@ -481,6 +481,15 @@ def bytes_per_trial(popsize: int, offspring: int, dim: int, itemsize: int) -> in
     return vectors * dim * itemsize
 
 
+def _mode(name: str, value: str, modes: tuple[str, str], able: bool, needs: str) -> str:
+    """``value`` if it is one of ``modes`` and, for the first (the fused one), ``able``; else a clear error."""
+    if value not in modes:
+        raise InvalidInputError(f"{name} must be {modes[0]!r} or {modes[1]!r}, got {value!r}")
+    if value == modes[0] and not able:
+        raise InvalidInputError(f"{name}={modes[0]!r} needs {needs}: use {name}={modes[1]!r}")
+    return value
+
+
 class MASWGPU(HostLoopImplementation):
     """MA-SW-Chains on the GPU (Lastra et al. 2015).
 
@@ -540,25 +549,16 @@ class MASWGPU(HostLoopImplementation):
             from .masw_gpu_ls import default_ls_mode
 
             ls_mode = default_ls_mode(function.code, function.dim) if fusable else "steps"
-        if ls_mode not in ("fused", "steps"):
-            raise InvalidInputError(f"ls_mode must be 'fused' or 'steps', got {ls_mode!r}")
-        if ls_mode == "fused" and not fusable:
-            raise InvalidInputError(
-                f"ls_mode='fused' needs a large-scale function (its terms are compiled into the local "
-                f"search's kernel); {function.fid} is evaluated through its own evaluator: use ls_mode='steps'")
-        self.ls_mode = ls_mode
+        self.ls_mode = _mode("ls_mode", ls_mode, ("fused", "steps"), fusable,
+                             f"a large-scale function (its terms are compiled into the local search's kernel); "
+                             f"{function.fid} is evaluated through its own evaluator")
         from .masw_gpu_ga import fusable as ga_fusable
 
-        ga_able = fusable and ga_fusable(function.code)
-        if ga_mode is None:
-            ga_mode = "separate"  # "fused" becomes the default once a GPU has timed it (masw_perf)
-        if ga_mode not in ("fused", "separate"):
-            raise InvalidInputError(f"ga_mode must be 'fused' or 'separate', got {ga_mode!r}")
-        if ga_mode == "fused" and not ga_able:
-            raise InvalidInputError(
-                f"ga_mode='fused' (children evaluated as they are made) needs a large-scale function other than "
-                f"Schwefel 1.2 (its terms are compiled into the crossover); {function.fid}: use ga_mode='separate'")
-        self.ga_mode = ga_mode
+        # "fused" becomes ga_mode's default once a GPU has timed it (benchmarks/masw_perf.py --ga-fused-too)
+        self.ga_mode = _mode("ga_mode", "separate" if ga_mode is None else ga_mode, ("fused", "separate"),
+                             fusable and ga_fusable(function.code),
+                             f"a large-scale function other than Schwefel 1.2 (its terms are compiled into the "
+                             f"crossover, which evaluates each child as it makes it); {function.fid} is not one")
         if threads is None:
             threads = min(THREADS, 1 << max(0, (function.dim - 1).bit_length()))
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1 or threads & (threads - 1) \

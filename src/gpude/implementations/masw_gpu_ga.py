@@ -54,10 +54,10 @@ def build_crossover_evaluation(code: int, dim: int, m: int, has_perm: bool, thre
     ops = build_masw_ops(dtype, "cuda")
     blx, clip = ops.blx, ops.clip
     fns = device_functions(code, dim, m, has_perm, threads)
-    block_reduce, close_row, term = fns.block_reduce, fns.close_row, fns.term
+    add_term, block_reduce, close_row = fns.add_term, fns.block_reduce, fns.close_row
     T = np.dtype(dtype).type
-    NT, D, M_, CODE, PERM = int(threads), int(dim), int(m), int(code), bool(has_perm)
-    K0, ONE1, PROD, NEXT, HEAD = fns.K0, fns.ONE1, fns.PROD, fns.NEXT, fns.HEAD
+    NT, D, PERM = int(threads), int(dim), bool(has_perm)
+    K0, ONE1, NEXT, HEAD = fns.K0, fns.ONE1, fns.NEXT, fns.HEAD
 
     @cuda.jit(device=True)
     def gene(pop, mother, father, mutated, shift, key, unit, W, p, alpha, lower, upper):
@@ -100,12 +100,7 @@ def build_crossover_evaluation(code: int, dim: int, m: int, has_perm: bool, thre
                 pn = perm[q + 1] if PERM else q + 1
                 y_next = float64(gene(pop, mother, father, mutated, shift, key, unit, W, pn, alpha, lower,
                                       upper)) - float64(o[pn])
-            a, e = term(CODE, q, y, y_next, D, M_)
-            s0 += a
-            if PROD:
-                s1 *= e
-            else:
-                s1 += e
+            s0, s1 = add_term(s0, s1, q, y, y_next)
             q += nb * NT
         cuda.threadfence()  # this thread's writes of the child before its block's ticket
         s0, s1 = block_reduce(s0, s1, red0, red1, tid, NT)
