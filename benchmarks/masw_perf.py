@@ -195,7 +195,7 @@ def traffic_rows(c: dict, version: str, has_perm: bool) -> dict:
     return dict(ga=ga, ls=ls)
 
 
-def counted_run(fid: str, dim: int, cycles: int, batch: int, out: Path, ls_mode: str = ""):
+def counted_run(fid: str, dim: int, cycles: int, batch: int, ls_mode: str = ""):
     """One run (``batch`` trials in one run_batch) under ncu: its row (counted and modelled bytes per FE
     of the whole run, the initial population included) and its bytes per kernel."""
     import tempfile
@@ -341,7 +341,7 @@ def main(argv=None) -> int:
         for dim in (int(float(d)) for d in args.count_dims.split(",")):
             for fid in functions:
                 for batch in batches:
-                    row, kernels = counted_run(fid, dim, args.count_cycles, batch, args.out, args.count_ls_mode)
+                    row, kernels = counted_run(fid, dim, args.count_cycles, batch, args.count_ls_mode)
                     rows.append(row)
                     kernel_rows += [{"function": fid, "dim": dim, "trials_per_launch": batch, **k}
                                     for k in kernels.to_dict("records")]

@@ -94,7 +94,7 @@ def test_ncu_profiles_only_the_bracketed_run_and_a_missing_ncu_is_named(monkeypa
         masw_perf.find_ncu()
 
 
-def test_a_counted_run_puts_the_counters_beside_the_model(monkeypatch, tmp_path):
+def test_a_counted_run_puts_the_counters_beside_the_model(monkeypatch):
     """counted_run: the run's own counters through the traffic model (the initial population as 3 NP + 1
     rows per trial) against ncu's bytes, both per FE of the whole batch."""
     counts = dict(ga_steps=2, children=40, dist_pairs=100, dist_rows=50, parent_rows=30, moves=4,
@@ -106,7 +106,7 @@ def test_a_counted_run_puts_the_counters_beside_the_model(monkeypatch, tmp_path)
         return dict(fes=140, counts=counts, ls_mode="fused", best_error=1.0, device="NVIDIA H100 80GB HBM3")
 
     monkeypatch.setattr(masw_perf, "measure", fake_measure)
-    row, kernels = masw_perf.counted_run("L01", 1000, 1, 2, tmp_path, "fused")
+    row, kernels = masw_perf.counted_run("L01", 1000, 1, 2, "fused")
     t = masw_perf.traffic_rows(counts, "after", has_perm=False)
     model = ((3 * masw_perf.POPSIZE + 1) * 2 + t["ga"] + t["ls"]) * 1000 * 8
     assert row["version"] == "counted-b2" and row["trials_per_launch"] == 2
