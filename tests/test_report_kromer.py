@@ -52,6 +52,28 @@ def test_lop_error_percent_uses_the_table_s_own_optimum_and_counts_solved_instan
     s = kromer.lop_summary(t.reset_index(), paper).set_index(["table", "implementation"])
     assert s.loc[(2, "many_threaded"), "solved_every_run"] == 1
     assert s.loc[(2, "paper (GPU)"), "mean_avg_10s"] == 8.83e-3
+    # ours against the paper: be75eec is the only Table 2 instance the transcribed table has here
+    ours = s.loc[(2, "many_threaded")]
+    assert ours["runs"] == 3 and ours["mean_avg_5s"] == pytest.approx(0.25)  # (0.5 + 0) / 2 instances
+    assert ours["over_paper_5s"] == pytest.approx(0.25 / 2e-3) and ours["over_paper_10s"] == 0.0
+    assert (ours["below_paper_5s"], ours["equal_paper_5s"], ours["above_paper_5s"]) == (0, 0, 1)
+    assert (ours["below_paper_10s"], ours["equal_paper_10s"], ours["above_paper_10s"]) == (1, 0, 0)
+
+
+def test_eval_speed_sets_the_cpus_against_the_pre_bound_launch_and_names_the_machine():
+    def r(problem, popsize, device, seconds):
+        return {"problem": problem, "instance": "be75eec", "popsize": popsize, "device": device,
+                "seconds_median": seconds, "gpu": "GPU X", "cpu": "CPU y", "cpu_cores": 32}
+    speed = pd.DataFrame([r("lop", 16, "cpu", 1e-5), r("lop", 16, "gpu", 8e-5), r("lop", 16, "gpu_prebound", 2e-5),
+                          r("lop", 512, "cpu", 4e-4), r("lop", 512, "gpu", 8e-5), r("lop", 512, "gpu_prebound", 2e-5),
+                          r("lop", 16, "cpu_parallel", 1e-5), r("lop", 512, "cpu_parallel", 3e-5)])
+    t = kromer.eval_speed_table(speed).set_index("popsize")
+    assert set(t["gpu_device"]) == {"gpu_prebound"} and set(t["machine"]) == {"GPU X / CPU y x32"}
+    assert t.loc[16, "cpu_over_gpu"] == pytest.approx(0.5) and t.loc[512, "cpu_over_gpu"] == pytest.approx(20.0)
+    assert t.loc[512, "cpu_parallel_over_gpu"] == pytest.approx(1.5)
+    # a CSV from before the pre-bound launch: the function object's launch is the GPU's
+    old = kromer.eval_speed_table(speed[speed["device"] != "gpu_prebound"]).set_index("popsize")
+    assert set(old["gpu_device"]) == {"gpu"} and old.loc[512, "cpu_over_gpu"] == pytest.approx(5.0)
 
 
 def test_the_paper_s_columns_are_high_level_sequential_and_many_threaded():

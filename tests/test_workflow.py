@@ -255,7 +255,7 @@ def test_kromer_grids_run_instances_at_their_own_size_after_fetching_their_data(
     assert "gpude fetch-data lolib --from /offline/lolib" in fetch[0]
     be75 = [j for j in gpu if "--function be75eec " in j][0]
     assert "--dim 50 " in be75 and "--max-time-s 10.0 " in be75 and "--trials-per-launch 10 " in be75
-    assert "--popsize 256 " in be75 and "--F 0.5 --CR 0.1" in be75
+    assert "--popsize 256 " in be75 and "--F 0.5 --CR 0.005" in be75
     assert all("--dim 79 " in j for j in gpu if "--function N-usa79 " in j)
     code, out = snakemake(workdir, "-n", "--quiet", "rules", "--cores", "2", "--config", "gpu=yes",
                           "--configfile", "config/experiments/kromer_etc.yaml", env=env)
