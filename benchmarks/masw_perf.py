@@ -86,7 +86,8 @@ def kind_of(fid: str) -> str:
     return next(k for k, fids in KINDS.items() if fid in fids)
 
 
-def child(fid: str, dim: int, cycles: int, ls_mode: str = "", batch: int = 1, ga_mode: str = "") -> dict:
+def child(fid: str, dim: int, cycles: int, ls_mode: str = "", batch: int = 1, ga_mode: str = "",
+          extra: dict | None = None) -> dict:
     """One measurement in this process: compile, then the timed run (JSON on stdout). With ``batch``
     > 1, that many trials in one run_batch (trials_per_launch): the times are per run (the batch's
     divided by ``batch``)."""
@@ -99,6 +100,7 @@ def child(fid: str, dim: int, cycles: int, ls_mode: str = "", batch: int = 1, ga
         options["ga_mode"] = ga_mode
     if batch > 1:
         options["trials_per_launch"] = batch
+    options.update(extra or {})  # a --variant's options
     runner = make_runner("masw", "gpu", fid, dim, POPSIZE, POPSIZE + cycles * CYCLE_FES, quiet=True, **options)
     t0 = time.perf_counter()
     runner.warmup()
@@ -116,7 +118,18 @@ def child(fid: str, dim: int, cycles: int, ls_mode: str = "", batch: int = 1, ga
     return dict(fid=fid, dim=dim, cycles=cycles, compile_s=compile_s, init_s=float(times[0]), batch=batch,
                 cycle_s=[float(v) for v in np.diff(times)], best_error=r.best_error, fes=r.fes_used,
                 phase_s=getattr(runner, "phase_s", {}), counts=getattr(runner, "counts", None),
-                ls_mode=getattr(runner, "ls_mode", "steps"), device=_device_name(cuda))
+                ls_mode=getattr(runner, "ls_mode", "steps"), device=_device_name(cuda), **_ls_kernel(runner))
+
+
+def _ls_kernel(runner) -> dict:
+    """The fused local search's grid (blocks) and registers per thread, where the runner has one."""
+    kernel, grid = getattr(runner, "sw_kernel", None), getattr(runner, "ls_grid", None)
+    out = {"ls_blocks": grid}
+    try:
+        out["ls_regs_per_thread"] = int(next(iter(kernel.get_regs_per_thread().values())))
+    except Exception:  # noqa: BLE001 (the simulator, or no fused local search: no register count)
+        out["ls_regs_per_thread"] = None
+    return out
 
 
 def _device_name(cuda) -> str:
@@ -163,11 +176,13 @@ def ncu_kernel_bytes(path: Path):
     return out.sort_values("dram_read_bytes", ascending=False, ignore_index=True)
 
 
-def measure(fid, dim, cycles, src=None, ls_mode="", batch=1, ncu_log: Path | None = None, ga_mode="") -> dict:
+def measure(fid, dim, cycles, src=None, ls_mode="", batch=1, ncu_log: Path | None = None, ga_mode="",
+            extra: dict | None = None) -> dict:
     env = dict(os.environ)
     if src is not None:
         env["PYTHONPATH"] = str(Path(src) / "src") + os.pathsep + env.get("PYTHONPATH", "")
-    cmd = [sys.executable, __file__, "--child", fid, str(dim), str(cycles), ls_mode, str(batch), ga_mode]
+    cmd = [sys.executable, __file__, "--child", fid, str(dim), str(cycles), ls_mode, str(batch), ga_mode,
+           json.dumps(extra or {})]
     if ncu_log is not None:
         env["GPUDE_PROFILE_RUN"] = "1"
         cmd = ncu_command(find_ncu(), ncu_log) + cmd
@@ -177,21 +192,23 @@ def measure(fid, dim, cycles, src=None, ls_mode="", batch=1, ncu_log: Path | Non
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-def traffic_rows(c: dict, version: str, has_perm: bool) -> dict:
-    """Rows of D values moved by the run (the model in the docstring), split GA / LS."""
+def traffic_rows(c: dict, version: str, has_perm: bool, ls_mode: str = "") -> dict:
+    """Rows of D values moved by the run (the model in the docstring), split GA / LS. ``version``
+    "before" is the old code's model; every other version (after, after-bB, after-ga-fused, a
+    ``--variant``) is this tree's, its local search the steps' model where ``ls_mode`` (or the
+    version) says "steps", else the fused application's."""
     o = 1.0 + (0.5 if has_perm else 0.0)  # o, and the int32 permutation read with it (float64 rows)
-    if version.startswith("after"):
-        # a child is written, and read back by the evaluator unless it was evaluated as it was made
-        read_back = c["children"] - c.get("fused_children", 0)
-        ga = c["dist_rows"] + c["parent_rows"] + c["children"] + read_back + o * c["ga_steps"] + 2 * c["moves"]
-        ls = (3 + o) * c["ls_evaluations"] + 5 * c["ls_accepted"]
-    if version == "after-steps":
-        minus = c["ls_evaluations"] - c["ls_steps"]
-        ls = (4 + 1 + o) * c["ls_steps"] + (4 + 1 + o) * minus + 3 * c["ls_steps"] + 2 * c["ls_accepted"]
-    elif version != "after":
+    minus = c["ls_evaluations"] - c["ls_steps"]
+    steps_ls = (4 + 1 + o) * c["ls_steps"] + (4 + 1 + o) * minus + 3 * c["ls_steps"] + 2 * c["ls_accepted"]
+    if version == "before":
         ga = 2 * c["dist_pairs"] + 3 * c["children"] + (1 + o) * c["children"] + 2 * c["moves"]
-        minus = c["ls_evaluations"] - c["ls_steps"]
-        ls = (4 + 1 + o) * c["ls_steps"] + (4 + 1 + o) * minus + 3 * c["ls_steps"] + 2 * c["ls_accepted"]
+        return dict(ga=ga, ls=steps_ls)
+    # a child is written, and read back by the evaluator unless it was evaluated as it was made
+    read_back = c["children"] - c.get("fused_children", 0)
+    ga = c["dist_rows"] + c["parent_rows"] + c["children"] + read_back + o * c["ga_steps"] + 2 * c["moves"]
+    ls = (3 + o) * c["ls_evaluations"] + 5 * c["ls_accepted"]
+    if ls_mode == "steps" or version == "after-steps":
+        ls = steps_ls
     return dict(ga=ga, ls=ls)
 
 
@@ -207,7 +224,7 @@ def counted_run(fid: str, dim: int, cycles: int, batch: int, ls_mode: str = ""):
         m = measure(fid, dim, cycles, ls_mode=ls_mode, batch=batch, ncu_log=log)
         kernels = ncu_kernel_bytes(log)
     has_perm = get_function(fid, dim).evaluator_args(np.float64)[2]
-    t = traffic_rows(m["counts"], "after", has_perm)  # the counters are the batch's (every trial's)
+    t = traffic_rows(m["counts"], "after", has_perm, m["ls_mode"])  # the counters are the batch's (every trial's)
     item, fes = 8, m["fes"] * batch
     model = ((3 * POPSIZE + 1) * batch + t["ga"] + t["ls"]) * dim * item
     counted = float(kernels["dram_read_bytes"].sum() + kernels["dram_write_bytes"].sum())
@@ -235,9 +252,22 @@ def copy_bandwidth(nbytes: int = 1 << 30, reps: int = 20) -> float:
     return 2 * nbytes * reps / (start.elapsed_time(stop) / 1e3)
 
 
+def parse_variant(text: str) -> tuple[str, dict]:
+    """``NAME:KEY=VALUE,...`` -> (NAME, options); integer values become ints."""
+    name, _, spec = text.partition(":")
+    if not name or not spec or "=" not in spec:
+        raise SystemExit(f"masw_perf: --variant {text!r}: expected NAME:KEY=VALUE[,KEY=VALUE], e.g. "
+                         "u4:ls_mode=fused,ls_unroll=4")
+    options = {}
+    for item in spec.split(","):
+        key, _, value = item.partition("=")
+        options[key.strip()] = int(value) if value.strip().lstrip("-").isdigit() else value.strip()
+    return name, options
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--child", nargs=6, metavar=("FID", "DIM", "CYCLES", "LS_MODE", "BATCH", "GA_MODE"),
+    p.add_argument("--child", nargs=7, metavar=("FID", "DIM", "CYCLES", "LS_MODE", "BATCH", "GA_MODE", "OPTIONS"),
                    help=argparse.SUPPRESS)
     p.add_argument("--trials-per-launch", default="",
                    help="also this tree with several trials per run_batch (e.g. 10,30: versions after-b10, "
@@ -259,13 +289,16 @@ def main(argv=None) -> int:
     p.add_argument("--ga-fused-too", action="store_true",
                    help="also measure this tree with ga_mode='fused' (version 'after-ga-fused': each child "
                         "evaluated by the crossover kernel as it is made, masw_gpu_ga)")
+    p.add_argument("--variant", action="append", default=[], metavar="NAME:KEY=VALUE[,KEY=VALUE]",
+                   help="also measure this tree with these masw/gpu options (version 'after-NAME'), e.g. "
+                        "'u4:ls_mode=fused,ls_unroll=4' (repeatable)")
     p.add_argument("--steps-too", action="store_true",
                    help="also measure this tree with ls_mode='steps' (version 'after-steps': the new GA "
                         "phase with the step-by-step local search)")
     args = p.parse_args(argv)
     if args.child:
-        fid, dim, cycles, ls_mode, batch, ga_mode = args.child
-        print(json.dumps(child(fid, int(dim), int(cycles), ls_mode, int(batch), ga_mode)))
+        fid, dim, cycles, ls_mode, batch, ga_mode, extra = args.child
+        print(json.dumps(child(fid, int(dim), int(cycles), ls_mode, int(batch), ga_mode, json.loads(extra))))
         return 0
 
     import pandas as pd
@@ -274,6 +307,7 @@ def main(argv=None) -> int:
     from gpude.functions import get_function
     from gpude.io import write_csv_atomic
 
+    variants = dict(parse_variant(v) for v in args.variant)
     dims = [int(float(d)) for d in args.dims.split(",") if d]  # (--dims "": counted runs only)
     functions = args.functions.split(",")
     before = args.before_functions.split(",") if args.before_src else []
@@ -285,12 +319,14 @@ def main(argv=None) -> int:
             versions += [("after-ga-fused", None)] if args.ga_fused_too else []
             versions += [("before", args.before_src)] if fid in before else []
             versions += [(f"after-b{b}", None) for b in filter(None, args.trials_per_launch.split(","))]
+            versions += [(f"after-{name}", None) for name in variants]
             counts = None
             for version, src in [("after", None), *versions]:
                 batch = int(version.split("-b")[1]) if "-b" in version else 1
                 try:
                     m = measure(fid, dim, args.cycles, src, "steps" if version == "after-steps" else "", batch,
-                                ga_mode="fused" if version == "after-ga-fused" else "")
+                                ga_mode="fused" if version == "after-ga-fused" else "",
+                                extra=variants.get(version[len("after-"):]))
                 except RuntimeError as exc:
                     if batch == 1:
                         raise
@@ -309,8 +345,10 @@ def main(argv=None) -> int:
                 # (the traffic model counts one trial's rows: a batch's shared reads of o are not in it,
                 # so its rows keep the lone trial's bytes per FE)
                 # (the 'after' run's counters, ga_mode's default: children evaluated apart)
-                t = traffic_rows({**counts, "fused_children": counts["children"]} if version == "after-ga-fused"
-                                 else counts, version, has_perm)
+                fused_ga = version == "after-ga-fused" or (variants.get(version[len("after-"):]) or {}).get(
+                    "ga_mode") == "fused"
+                t = traffic_rows({**counts, "fused_children": counts["children"]} if fused_ga else counts, version,
+                                 has_perm, m["ls_mode"])
                 fes = m["fes"] - POPSIZE
                 init_rows = 3 * POPSIZE + 1
                 bytes_per_fe = (t["ga"] + t["ls"]) * dim * item / fes
@@ -330,7 +368,9 @@ def main(argv=None) -> int:
                            bound_run_s_spec=bound_spec, bound_run_s_copy=bound_copy,
                            ratio_to_spec_bound=run_s / bound_spec, spec_bandwidth=spec, copy_bandwidth=bw_copy,
                            best_error=m["best_error"], device=m["device"],
-                           source="this tree" if src is None else str(src))
+                           source="this tree" if src is None else str(src),
+                           options=json.dumps(variants.get(version[len("after-"):]) or {}, sort_keys=True),
+                           ls_blocks=m.get("ls_blocks"), ls_regs_per_thread=m.get("ls_regs_per_thread"))
                 rows.append(row)
                 print(f"{version:6s} {fid} D={dim:>9,}: cycle {cycle * 1e3:8.2f} ms (GA {ga_s * 1e3:.2f}, LS "
                       f"{ls_s * 1e3:.2f}), run {run_s:7.2f} s projected, {bytes_per_fe / 1e6:.2f} MB/FE, "

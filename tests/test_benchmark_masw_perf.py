@@ -36,6 +36,22 @@ def test_traffic_model_by_hand():
     # the children evaluated as they were made (ga_mode="fused") are not read back
     fused = masw_perf.traffic_rows({**counts, "fused_children": 2}, "after", has_perm=False)
     assert fused == dict(ga=after["ga"] - 2, ls=after["ls"])
+    # every version of this tree is modelled as this tree (batches and variants once fell to the old
+    # code's model), its local search as it ran
+    for version in ("after-b10", "after-ga-fused", "after-u4"):
+        assert masw_perf.traffic_rows(counts, version, has_perm=False) == after
+    steps = masw_perf.traffic_rows(counts, "after", has_perm=False, ls_mode="steps")
+    assert steps == dict(ga=after["ga"], ls=before["ls"])
+    assert masw_perf.traffic_rows(counts, "after-steps", has_perm=False) == steps
+
+
+def test_variants_are_parsed_into_options():
+    import pytest
+
+    assert masw_perf.parse_variant("u4:ls_mode=fused,ls_unroll=4") == ("u4", {"ls_mode": "fused", "ls_unroll": 4})
+    for bad in ("u4", "u4:", ":ls_unroll=4", "u4:ls_unroll"):
+        with pytest.raises(SystemExit, match="expected NAME:KEY=VALUE"):
+            masw_perf.parse_variant(bad)
 
 
 def test_a_batched_measurement_reports_per_run_times(monkeypatch):
@@ -52,6 +68,9 @@ def test_a_batched_measurement_reports_per_run_times(monkeypatch):
     batch = masw_perf.child("L01", 16, 1, "steps", 2)
     assert batch["batch"] == 2 and len(batch["cycle_s"]) == 1 and batch["fes"] == 38
     assert batch["cycle_s"][0] > 0 and batch["init_s"] >= 0
+    # a variant's options reach the implementation; the fused local search's grid is reported
+    one = masw_perf.child("L01", 16, 1, "", 1, "", {"ls_mode": "fused", "ls_unroll": 4})
+    assert one["ls_mode"] == "fused" and one["ls_blocks"] == 1 and one["fes"] == 38
 
 
 NCU_LOG = '''==PROF== Connected to process 526 (/usr/bin/python3.12)

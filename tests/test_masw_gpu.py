@@ -58,6 +58,30 @@ def test_pending_halvings_folded_into_the_bias_change_nothing(monkeypatch):
     assert_same_run(steps, fused, rtol=1e-5)
 
 
+UNROLL_CASES = [("L02", 150 * SCALE), ("C03", 100 * SCALE), ("C04", 200 * SCALE), ("L01", 103 * SCALE)]
+
+
+@pytest.mark.parametrize("fid,dim", UNROLL_CASES, ids=[c[0] for c in UNROLL_CASES])
+def test_loads_of_four_coordinates_together_make_the_same_run(fid, dim):
+    # ls_unroll=4 issues four coordinates' reads before computing them; the terms are summed in the
+    # same order, so the run is the same bit for bit (the D leave a remainder for the plain loop;
+    # C04: the rotated head apart, the loop from its m-th coordinate)
+    _, plain = run("gpu", fid, dim, threads=8)
+    runner, unrolled = run("gpu", fid, dim, threads=8, ls_unroll=4, ls_min_blocks=2)
+    assert runner.ls_mode == "fused" and runner.ls_improved > 0
+    np.testing.assert_array_equal(unrolled.trace["best_error"], plain.trace["best_error"])
+    np.testing.assert_array_equal(unrolled.best_x, plain.best_x)
+
+
+def test_ls_unroll_and_min_blocks_are_checked():
+    for bad in (2, 0, True, "4"):
+        with pytest.raises(InvalidInputError, match="ls_unroll must be one of 1, 4"):
+            make_runner("masw", "gpu", "L01", 24, NP, MAX_FES, ls_unroll=bad)
+    for bad in (-1, 33, 1.5, True):
+        with pytest.raises(InvalidInputError, match=r"ls_min_blocks must be an integer in \[0, 32\]"):
+            make_runner("masw", "gpu", "L01", 24, NP, MAX_FES, ls_min_blocks=bad)
+
+
 def test_ls_mode_is_checked():
     with pytest.raises(InvalidInputError, match="ls_mode must be"):
         make_runner("masw", "gpu", "L01", 24, NP, MAX_FES, ls_mode="one")

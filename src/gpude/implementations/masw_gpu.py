@@ -537,9 +537,19 @@ class MASWGPU(HostLoopImplementation):
     device = "gpu"
 
     def __init__(self, function, params, threads: int | None = None, ls_mode: str | None = None,
-                 quiet: bool = False, trials_per_launch: int = 1, ga_mode: str | None = None, **options):
+                 quiet: bool = False, trials_per_launch: int = 1, ga_mode: str | None = None,
+                 ls_unroll: int = 1, ls_min_blocks: int = 0, **options):
         super().__init__(function, params, **options)
         require_positive_int("trials_per_launch", trials_per_launch)
+        from .masw_gpu_ls import UNROLLS
+
+        if ls_unroll not in UNROLLS or isinstance(ls_unroll, bool):
+            raise InvalidInputError(f"ls_unroll must be one of {', '.join(map(str, UNROLLS))} (coordinates the fused "
+                                    f"local search loads together), got {ls_unroll!r}")
+        if isinstance(ls_min_blocks, bool) or not isinstance(ls_min_blocks, int) or not 0 <= ls_min_blocks <= 32:
+            raise InvalidInputError(f"ls_min_blocks must be an integer in [0, 32] (resident blocks per SM asked of "
+                                    f"the fused local search's compiler; 0: none), got {ls_min_blocks!r}")
+        self.ls_unroll, self.ls_min_blocks = ls_unroll, ls_min_blocks
         if trials_per_launch > MAX_TRIALS_PER_LAUNCH:
             raise InvalidInputError(f"masw/gpu runs at most {MAX_TRIALS_PER_LAUNCH} trials per launch (a "
                                     f"thread per trial in one block), got trials_per_launch={trials_per_launch}")
@@ -722,7 +732,8 @@ class MASWGPU(HostLoopImplementation):
 
         f, T, D = self.function, self.dtype, self.dim
         _, _, has_perm, _, m = f.evaluator_args(T)
-        kernel = build_sw_application(f.code, D, m, has_perm, self.threads, T)
+        kernel = build_sw_application(f.code, D, m, has_perm, self.threads, T, self.ls_unroll, self.ls_min_blocks)
+        self.sw_kernel = kernel
         o, perm, M = self.ev.data
 
         def args(b, partials):

@@ -53,6 +53,7 @@ STEPS, ACCEPTED = 6, 7  # steps made and accepted in the application (written at
 MAX_PENDING_HALVINGS = 64
 BUCKET = 4  # coordinates per thread (at least) when the grid is sized
 STORE, COMPUTE, LOAD = 0, 1, 2  # how a coordinate's perturbation is had (see ``candidate``)
+UNROLLS = (1, 4)  # coordinates loaded together by an evaluation's loop (``build_sw_application``)
 
 _KERNELS: dict = {}
 _LOCK = threading.Lock()
@@ -76,8 +77,15 @@ def pointwise(code: int) -> bool:
     return code not in NEXT_CODES and code not in HEAD_CODES and code != SCHWEFEL12
 
 
-def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: int, dtype):
+def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: int, dtype,
+                         unroll: int = 1, min_blocks: int = 0):
     """The cooperative kernel for one (function code, D, head size m, permutation?, threads, dtype).
+
+    ``unroll`` (1 or 4): coordinates an evaluation's loop loads before it computes any of them (x, b,
+    o and, for the '-' candidate, d), so that a thread has that many rows' loads in flight; the terms
+    are summed in the same order, so the run is the same. Not for Rosenbrock's next-coordinate codes
+    (their loop reads a neighbour). ``min_blocks`` > 0 asks the compiler for that many resident
+    blocks per SM (``launch_bounds``), capping the registers a thread may hold.
 
     ``sw_apply[grid, threads](x, bias, row, dv, st, key, unit0, W, o, perm, M, partials, lower, upper)``
     runs Solis-Wets steps on x (a working copy) with the chain's bias ``bias[row]`` until ``st[USED]``
@@ -86,7 +94,12 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
     """
     T = np.dtype(dtype).type
     MAX_PENDING = int(MAX_PENDING_HALVINGS)  # read at build time (the tests lower it)
-    key_ = (int(code), int(dim), int(m), bool(has_perm), int(threads), np.dtype(dtype).name, MAX_PENDING)
+    if unroll not in UNROLLS:
+        raise ValueError(f"unroll must be one of {UNROLLS}, got {unroll!r}")
+    if code in NEXT_CODES or code == SCHWEFEL12:
+        unroll = 1  # a neighbour's or a segment's coordinates: the plain loop
+    key_ = (int(code), int(dim), int(m), bool(has_perm), int(threads), np.dtype(dtype).name, MAX_PENDING,
+            int(unroll), int(min_blocks))
     with _LOCK:
         if key_ in _KERNELS:
             return _KERNELS[key_]
@@ -101,6 +114,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
     SCAN = code == SCHWEFEL12
     PROD = code == GRIEWANK
     POINTWISE = pointwise(code)
+    UNROLL = int(unroll)
     HM = max(1, M_)
     K0 = M_ if HEAD else 0
     ONE1 = 1.0 if PROD else 0.0
@@ -128,6 +142,25 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
         p = perm[k] if PERM else k
         c = candidate(sign, mode, x, b, dv, scale, p, key, unit, W, rho, lower, upper)
         return float64(c) - float64(o[p])
+
+    @cuda.jit(device=True)
+    def load(mode, x, b, dv, o, perm, k):
+        """Coordinate k's reads: its position p, x_p, b_p, o_p and (mode LOAD) d_p."""
+        p = perm[k] if PERM else k
+        d = dv[p] if mode == LOAD else 0.0
+        return p, x[p], b[p], o[p], d
+
+    @cuda.jit(device=True)
+    def y_from(sign, mode, p, xp, bp, op, dp, dv, scale, key, unit, W, rho, lower, upper):
+        """``y_at`` of coordinate p from its reads (``load``): the same arithmetic."""
+        d = dp
+        if mode != LOAD:
+            d = dif(key, int64(unit) * W + H + 2 * p, rho)
+            if mode == STORE:
+                dv[p] = d
+        bt = bp * scale
+        c = plus(xp, bt, d, lower, upper) if sign > 0 else minus(xp, bt, d, lower, upper)
+        return float64(c) - float64(op)
 
     @cuda.jit(device=True)
     def block_reduce(s0, s1, red0, red1, tid):
@@ -219,6 +252,30 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
             return s0
         s0, s1 = 0.0, ONE1
         k = K0 + bid * NT + tid
+        step = nb * NT
+        if UNROLL == 4:  # four coordinates' reads issued before any is computed or d stored
+            while k + 3 * step < D:
+                p0, x0, b0, o0, d0 = load(own, x, b, dv, o, perm, k)
+                p1, x1, b1, o1, d1 = load(own, x, b, dv, o, perm, k + step)
+                p2, x2, b2, o2, d2 = load(own, x, b, dv, o, perm, k + 2 * step)
+                p3, x3, b3, o3, d3 = load(own, x, b, dv, o, perm, k + 3 * step)
+                y = y_from(sign, own, p0, x0, b0, o0, d0, dv, scale, key, unit, W, rho, lower, upper)
+                a, c = term(CODE, k, y, 0.0, D, M_)
+                s0 += a
+                s1 = s1 * c if PROD else s1 + c
+                y = y_from(sign, own, p1, x1, b1, o1, d1, dv, scale, key, unit, W, rho, lower, upper)
+                a, c = term(CODE, k + step, y, 0.0, D, M_)
+                s0 += a
+                s1 = s1 * c if PROD else s1 + c
+                y = y_from(sign, own, p2, x2, b2, o2, d2, dv, scale, key, unit, W, rho, lower, upper)
+                a, c = term(CODE, k + 2 * step, y, 0.0, D, M_)
+                s0 += a
+                s1 = s1 * c if PROD else s1 + c
+                y = y_from(sign, own, p3, x3, b3, o3, d3, dv, scale, key, unit, W, rho, lower, upper)
+                a, c = term(CODE, k + 3 * step, y, 0.0, D, M_)
+                s0 += a
+                s1 = s1 * c if PROD else s1 + c
+                k += 4 * step
         while k < D:
             y = y_at(sign, own, x, b, dv, scale, o, perm, k, key, unit, W, rho, lower, upper)
             y_next = 0.0
@@ -230,7 +287,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
                 s1 *= c
             else:
                 s1 += c
-            k += nb * NT
+            k += step
         s0, s1 = block_reduce(s0, s1, red0, red1, tid)
         if tid == 0:
             partials[par, bid, 0] = s0
@@ -262,7 +319,12 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
             b[j] = b[j] * scale
             j += cuda.gridDim.x * NT
 
-    @cuda.jit(cache=True)
+    from ..gpu_runtime import simulator_enabled
+
+    # (numba's simulator has no launch bounds: there the kernel is the same without them)
+    bounds = {"launch_bounds": (NT, int(min_blocks))} if min_blocks and not simulator_enabled() else {}
+
+    @cuda.jit(cache=True, **bounds)
     def sw_apply(x, bias, row, dv, st, key, unit0, W, o, perm, M, partials, lower, upper):
         red0 = cuda.shared.array(NT, float64)
         red1 = cuda.shared.array(NT, float64)
