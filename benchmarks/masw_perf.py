@@ -370,7 +370,10 @@ def main(argv=None) -> int:
                            best_error=m["best_error"], device=m["device"],
                            source="this tree" if src is None else str(src),
                            options=json.dumps(variants.get(version[len("after-"):]) or {}, sort_keys=True),
-                           ls_blocks=m.get("ls_blocks"), ls_regs_per_thread=m.get("ls_regs_per_thread"))
+                           ls_blocks=m.get("ls_blocks"), ls_regs_per_thread=m.get("ls_regs_per_thread"),
+                           # each cycle's seconds and the phases' totals: the row's means are read from these
+                           cycles_s=json.dumps([round(c, 6) for c in m["cycle_s"]]),
+                           phase_s=json.dumps({k: round(v, 6) for k, v in m["phase_s"].items()}))
                 rows.append(row)
                 print(f"{version:6s} {fid} D={dim:>9,}: cycle {cycle * 1e3:8.2f} ms (GA {ga_s * 1e3:.2f}, LS "
                       f"{ls_s * 1e3:.2f}), run {run_s:7.2f} s projected, {bytes_per_fe / 1e6:.2f} MB/FE, "
