@@ -308,6 +308,9 @@ def main(argv=None) -> int:
     from gpude.io import write_csv_atomic
 
     variants = dict(parse_variant(v) for v in args.variant)
+    clash = [name for name in variants if f"after-{name}" in (f"after-b{b}" for b in args.trials_per_launch.split(","))]
+    if clash:
+        raise SystemExit(f"masw_perf: --variant {clash[0]} has the name of a --trials-per-launch version; rename it")
     dims = [int(float(d)) for d in args.dims.split(",") if d]  # (--dims "": counted runs only)
     functions = args.functions.split(",")
     before = args.before_functions.split(",") if args.before_src else []
@@ -318,11 +321,12 @@ def main(argv=None) -> int:
             versions = [("after-steps", None)] if args.steps_too else []
             versions += [("after-ga-fused", None)] if args.ga_fused_too else []
             versions += [("before", args.before_src)] if fid in before else []
-            versions += [(f"after-b{b}", None) for b in filter(None, args.trials_per_launch.split(","))]
+            batches = {f"after-b{b}": int(b) for b in filter(None, args.trials_per_launch.split(","))}
+            versions += [(version, None) for version in batches]
             versions += [(f"after-{name}", None) for name in variants]
             counts = None
             for version, src in [("after", None), *versions]:
-                batch = int(version.split("-b")[1]) if "-b" in version else 1
+                batch = batches.get(version, 1)  # (by the version's key: a variant's name may start with b)
                 try:
                     m = measure(fid, dim, args.cycles, src, "steps" if version == "after-steps" else "", batch,
                                 ga_mode="fused" if version == "after-ga-fused" else "",

@@ -133,3 +133,27 @@ def test_a_counted_run_puts_the_counters_beside_the_model(monkeypatch):
     assert row["bytes_per_fe_counted"] == (4_400_000 + 2_600_000 + 9_000_100) / 280
     assert row["counted_over_model"] == (4_400_000 + 2_600_000 + 9_000_100) / model
     assert row["kernel_launches"] == 3 and len(kernels) == 2
+
+
+def test_a_variant_named_like_a_batch_runs_one_trial(monkeypatch, tmp_path):
+    # '--variant b4:...' once ran as trials_per_launch=4 (its version 'after-b4' was read as a batch)
+    calls = []
+    counts = dict(ga_steps=1, children=2, dist_pairs=4, dist_rows=5, parent_rows=3, moves=1,
+                  ls_evaluations=5, ls_steps=3, ls_accepted=1, new_chains=0)
+
+    def fake_measure(fid, dim, cycles, src=None, ls_mode="", batch=1, ncu_log=None, ga_mode="", extra=None):
+        calls.append((batch, extra))
+        return dict(counts=counts, cycle_s=[0.1], init_s=0.01, fes=masw_perf.POPSIZE + masw_perf.CYCLE_FES,
+                    device="GPU X", phase_s={"ga": 0.05, "ls": 0.05}, ls_mode="fused", compile_s=0.0,
+                    best_error=1.0, ls_blocks=8, ls_regs_per_thread=64)
+
+    monkeypatch.setattr(masw_perf, "measure", fake_measure)
+    monkeypatch.setattr(masw_perf, "copy_bandwidth", lambda: 1e12)
+    masw_perf.main(["--out", str(tmp_path), "--dims", "1000", "--functions", "L01", "--cycles", "1",
+                    "--trials-per-launch", "2", "--variant", "b4:ls_mode=fused,ls_min_blocks=4"])
+    assert calls == [(1, None), (2, None), (1, {"ls_mode": "fused", "ls_min_blocks": 4})]
+    import pandas as pd
+
+    rows = pd.read_csv(next(tmp_path.glob("*.csv")))
+    assert list(rows["version"]) == ["after", "after-b2", "after-b4"]
+    assert list(rows["trials_per_launch"]) == [1, 2, 1]
