@@ -66,7 +66,7 @@ def test_loads_of_four_coordinates_together_make_the_same_run(fid, dim):
     # ls_unroll=4 issues four coordinates' reads before computing them; the terms are summed in the
     # same order, so the run is the same bit for bit (the D leave a remainder for the plain loop;
     # C04: the rotated head apart, the loop from its m-th coordinate)
-    _, plain = run("gpu", fid, dim, threads=8)
+    _, plain = run("gpu", fid, dim, threads=8, ls_unroll=1, ls_min_blocks=0)
     runner, unrolled = run("gpu", fid, dim, threads=8, ls_unroll=4, ls_min_blocks=2)
     assert runner.ls_mode == "fused" and runner.ls_improved > 0
     np.testing.assert_array_equal(unrolled.trace["best_error"], plain.trace["best_error"])
@@ -120,12 +120,22 @@ def test_replacement_on_the_device_is_the_host_rule():
 
 def test_the_default_ls_mode_follows_the_measurements():
     from gpude.functions.largescale import LARGE_SCALE
-    from gpude.implementations.masw_gpu_ls import default_ls_mode
+    from gpude.implementations.masw_gpu_ls import default_ls_mode, fused_options
 
     codes = {fid: d.code for fid, d in LARGE_SCALE.items()}
-    assert default_ls_mode(codes["L01"], 1_000_000) == "fused" and default_ls_mode(codes["L01"], 1_500_000) == "steps"
+    # pointwise terms and Schwefel 1.2's scan: fused at every D (measured up to 3e6); a head or a
+    # next coordinate: fused up to 5e5
+    assert default_ls_mode(codes["L01"], 3_000_000) == "fused" and default_ls_mode(codes["L06"], 3_000_000) == "fused"
     assert default_ls_mode(codes["C13"], 500_000) == "fused" and default_ls_mode(codes["C13"], 1_000_000) == "steps"
-    assert default_ls_mode(codes["L06"], 100_000) == "fused" and default_ls_mode(codes["C04"], 3_000_000) == "steps"
+    assert default_ls_mode(codes["C04"], 3_000_000) == "steps"
+    assert fused_options(codes["L01"], 100_000) == {"ls_unroll": 4, "ls_min_blocks": 2}
+    assert fused_options(codes["L06"], 100_000) == {"ls_unroll": 1, "ls_min_blocks": 0}
+    assert fused_options(codes["L06"], 1_000_000) == {"ls_unroll": 1, "ls_min_blocks": 3}
+    assert fused_options(codes["C04"], 100_000) == {"ls_unroll": 1, "ls_min_blocks": 0}
+    runner = make_runner("masw", "gpu", "L01", 24, NP, MAX_FES)
+    assert (runner.ls_mode, runner.ls_unroll, runner.ls_min_blocks) == ("fused", 4, 2)
+    runner = make_runner("masw", "gpu", "L01", 24, NP, MAX_FES, ls_unroll=1, ls_min_blocks=0)
+    assert (runner.ls_unroll, runner.ls_min_blocks) == (1, 0)
 
 
 # -- trials per launch (issue 24) ------------------------------------------------------------------

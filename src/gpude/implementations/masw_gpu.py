@@ -508,8 +508,15 @@ class MASWGPU(HostLoopImplementation):
         How a GA step's children are evaluated: as the crossover makes them, in the same kernel
         (``"fused"``, :mod:`gpude.implementations.masw_gpu_ga`: the large-scale functions but
         Schwefel 1.2), or by the function's evaluator after they are written (``"separate"``: any
-        problem; the default until a GPU has timed the fused form). The same errors bit for bit;
-        fused reads D values less per child.
+        problem; the default: on an H100 the fused form was 1.5x faster for L01 at D = 1e5, even at
+        1e6-3e6, and 1.5-2.7x slower for C04 and C13 at 1e6-3e6). The same errors bit for bit.
+    ls_unroll : {1, 4}
+        Coordinates the fused local search's loop loads before computing them (more reads in flight
+        per thread; the same run bit for bit). Default: 4 for pointwise terms, else 1
+        (:func:`gpude.implementations.masw_gpu_ls.fused_options`, from H100 measurements).
+    ls_min_blocks : int
+        Blocks per SM the fused local search's kernel is compiled to keep resident (launch bounds,
+        0-32; 0: none). Default: 2 for pointwise terms, 3 for Schwefel 1.2 from D = 1e6, else 0.
     trials_per_launch : int
         Trials a driver (``gpude run``) hands to :meth:`run_batch` at once (default 1, at most
         :data:`MAX_TRIALS_PER_LAUNCH`). The trials of a batch share every launch: the GA kernels, the
@@ -538,11 +545,16 @@ class MASWGPU(HostLoopImplementation):
 
     def __init__(self, function, params, threads: int | None = None, ls_mode: str | None = None,
                  quiet: bool = False, trials_per_launch: int = 1, ga_mode: str | None = None,
-                 ls_unroll: int = 1, ls_min_blocks: int = 0, **options):
+                 ls_unroll: int | None = None, ls_min_blocks: int | None = None, **options):
         super().__init__(function, params, **options)
         require_positive_int("trials_per_launch", trials_per_launch)
-        from .masw_gpu_ls import UNROLLS
+        from .masw_gpu_ls import UNROLLS, fused_options
 
+        fusable = getattr(function, "streaming", False) and hasattr(function, "code")
+        # the fused kernel's options measured best for the function's kind and D, unless given
+        best = fused_options(function.code, function.dim) if fusable else {"ls_unroll": 1, "ls_min_blocks": 0}
+        ls_unroll = best["ls_unroll"] if ls_unroll is None else ls_unroll
+        ls_min_blocks = best["ls_min_blocks"] if ls_min_blocks is None else ls_min_blocks
         if ls_unroll not in UNROLLS or isinstance(ls_unroll, bool):
             raise InvalidInputError(f"ls_unroll must be one of {', '.join(map(str, UNROLLS))} (coordinates the fused "
                                     f"local search loads together), got {ls_unroll!r}")
@@ -554,7 +566,6 @@ class MASWGPU(HostLoopImplementation):
             raise InvalidInputError(f"masw/gpu runs at most {MAX_TRIALS_PER_LAUNCH} trials per launch (a "
                                     f"thread per trial in one block), got trials_per_launch={trials_per_launch}")
         self.trials_per_launch = trials_per_launch
-        fusable = getattr(function, "streaming", False) and hasattr(function, "code")
         if ls_mode is None:
             from .masw_gpu_ls import default_ls_mode
 

@@ -59,17 +59,38 @@ _KERNELS: dict = {}
 _LOCK = threading.Lock()
 
 
-#: the largest D at which the fused application is the default (measured on an H100,
-#: results/benchmarks/masw_perf/: at D = 1e5 it takes 0.2-0.6x the local search time of the steps
-#: for every kind of function, at 1e6 0.7x for L01; at 3e6 1.2-2.1x: a kernel that holds two
-#: evaluations and the float64 normal keeps too few blocks resident to stream at the bandwidth)
-FUSED_MAX_DIM = {"pointwise": 1_000_000, "other": 500_000}
+#: the largest D at which the fused application is the default, per kind of function (None: every D),
+#: and the fused kernel's options for each kind; measured on an H100 (results/benchmarks/masw_perf/README.md,
+#: ms of local search in a 1,000-FE cycle). Pointwise terms (L01): with four coordinates' loads in flight
+#: and 2 blocks per SM asked of the compiler, 10.6 at 1e6 and 33.2 at 3e6 against the steps' 15.4 and
+#: 49.7 (the plain fused kernel, 136 registers and one block per SM: 15.6 and 60.4). Schwefel 1.2's scan
+#: (L06): 3 blocks per SM, 20.8 at 1e6 and 60.8 at 3e6 against 30.2 and 68.6 (at 1e5 the bounds cost
+#: 5-7 %). The rotated head and Rosenbrock's next coordinate (C04, C13) wait at a barrier after every
+#: accepted step: fused up to 5e5, the steps above (at 3e6 the fused kernel takes twice the steps' time
+#: whatever its bounds).
+FUSED_MAX_DIM = {"pointwise": None, "scan": None, "other": 500_000}
+BOUNDS_MIN_DIM = 1_000_000  # the scan's launch bounds from this D
+
+
+def kind(code: int) -> str:
+    """``"pointwise"``, ``"scan"`` (Schwefel 1.2) or ``"other"`` (a rotated head, Rosenbrock's next)."""
+    return "pointwise" if pointwise(code) else "scan" if code == SCHWEFEL12 else "other"
+
+
+def fused_options(code: int, dim: int) -> dict:
+    """The fused kernel's measured-best ``ls_unroll`` and ``ls_min_blocks`` for the kind and D."""
+    k = kind(code)
+    if k == "pointwise":
+        return {"ls_unroll": 4, "ls_min_blocks": 2}
+    if k == "scan":
+        return {"ls_unroll": 1, "ls_min_blocks": 3 if dim >= BOUNDS_MIN_DIM else 0}
+    return {"ls_unroll": 1, "ls_min_blocks": 0}
 
 
 def default_ls_mode(code: int, dim: int) -> str:
     """``"fused"`` where one cooperative launch per application was measured faster, else ``"steps"``."""
-    limit = FUSED_MAX_DIM["pointwise" if pointwise(code) else "other"]
-    return "fused" if dim <= limit else "steps"
+    limit = FUSED_MAX_DIM[kind(code)]
+    return "fused" if limit is None or dim <= limit else "steps"
 
 
 def pointwise(code: int) -> bool:
@@ -323,9 +344,12 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
 
     # (numba's simulator has no launch bounds: there the kernel is the same without them)
     bounds = {"launch_bounds": (NT, int(min_blocks))} if min_blocks and not simulator_enabled() else {}
+    MIN_BLOCKS = int(min_blocks)  # read in the kernel, so that numba's disk cache keys on it too
 
     @cuda.jit(cache=True, **bounds)
     def sw_apply(x, bias, row, dv, st, key, unit0, W, o, perm, M, partials, lower, upper):
+        if MIN_BLOCKS < 0:  # never (a compile-time constant: the launch bounds' part of the cache key)
+            return
         red0 = cuda.shared.array(NT, float64)
         red1 = cuda.shared.array(NT, float64)
         buf = cuda.shared.array(NT, float64)
