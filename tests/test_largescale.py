@@ -127,3 +127,23 @@ def test_suites_list_the_large_scale_functions():
     assert list_functions("lastra") == ["L01", "L02", "L03", "L04", "L05", "L06"]
     assert list_functions("cec2010") == ["C01", "C02", "C03", "C04", "C06", "C08", "C13", "C18", "C20"]
     assert set(LARGE) <= set(list_functions("all"))
+
+
+def test_permuted_rows_are_streamed_in_memory_order_where_a_term_reads_its_own_position():
+    # the GPU kernels take the permutation followed by its inverse for the rotated-head kinds
+    # (C04, C06, C08: gathers become coalesced reads), the permutation alone for Rosenbrock's next
+    # coordinate (C13, C18) and nothing more without one (L01)
+    from gpude.functions.streaming_gpu import device_permutation, memory_order
+
+    for fid, expected in (("C04", True), ("C06", True), ("C08", True), ("C13", False), ("C18", False),
+                          ("L01", False), ("C01", False)):
+        f = get_function(fid, 1000)
+        _, perm, has_perm, _, _ = f.evaluator_args(np.float64)
+        assert memory_order(f.code, has_perm) is expected, fid
+        dev = device_permutation(perm, has_perm, f.code)
+        assert dev.dtype == np.int32
+        if expected:
+            np.testing.assert_array_equal(dev[:1000], perm)
+            np.testing.assert_array_equal(dev[1000 + perm], np.arange(1000))  # inv[perm[k]] = k
+        else:
+            np.testing.assert_array_equal(dev, perm)

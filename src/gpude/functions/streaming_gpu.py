@@ -15,6 +15,12 @@ Schwefel 1.2 (a sum of squared prefix sums) needs contiguous segments instead: `
 block's segment of z; ``scan`` gives every block the sum of the segments before it, scans its own
 segment tile by tile in shared memory, sums the squared prefixes, and its last block adds them up.
 
+With a permutation (CEC 2010's grouped functions) position k's value is x[perm[k]]: read in k's
+order, every load is a gather from anywhere in the row (a 32-byte sector for 8 bytes). Where a
+term reads its own position only (not Rosenbrock's next one), the kernels stream the row in memory
+order instead and look each coordinate's position up in the inverse permutation, kept on the device
+after the permutation (:func:`device_permutation`): the same terms, summed in another order.
+
 Every kernel first reads ``gate[0]`` and does nothing when it is 0, so an algorithm can queue an
 evaluation that a decision still on the device may cancel (the memetic algorithm's second
 Solis-Wets candidate) without waiting for the host.
@@ -52,6 +58,23 @@ _KERNELS: dict = {}
 _LOCK = threading.Lock()
 
 
+def memory_order(code: int, has_perm: bool) -> bool:
+    """Whether the kernels stream a permuted function's row in memory order (a term reading its own
+    position only: not Rosenbrock's next one, not Schwefel 1.2's scan, which has no permutation)."""
+    return bool(has_perm) and code not in NEXT_CODES and code != SCHWEFEL12
+
+
+def device_permutation(perm: np.ndarray, has_perm: bool, code: int) -> np.ndarray:
+    """The permutation as the kernels take it: ``perm`` itself, or ``perm`` followed by its inverse
+    (``inv[perm[k]] = k`` at ``[D + p]``) where they stream in memory order."""
+    perm = np.ascontiguousarray(perm, dtype=np.int32)
+    if not memory_order(code, has_perm):
+        return perm
+    inv = np.empty_like(perm)
+    inv[perm] = np.arange(perm.size, dtype=np.int32)
+    return np.concatenate([perm, inv])
+
+
 def device_functions(code: int, dim: int, m: int, has_perm: bool, threads: int):
     """The device functions the evaluation kernels are made of, for one (function code, D, layout,
     threads per block): ``value(x, o, perm, k)`` (coordinate k's shifted value, float64),
@@ -73,11 +96,22 @@ def device_functions(code: int, dim: int, m: int, has_perm: bool, threads: int):
     PROD = code == GRIEWANK
     NEXT = code in NEXT_CODES
     ONE1 = 1.0 if PROD else 0.0
+    INV = memory_order(code, has_perm)
+    J0 = 0 if INV else K0  # the first index a streaming loop visits
 
     @cuda.jit(device=True)
     def value(x, o, perm, k):
         p = perm[k] if PERM else k
         return float64(x[p]) - float64(o[p])
+
+    @cuda.jit(device=True)
+    def position(perm, j):
+        """(k, p) of a streaming loop's index j: the position k whose term it adds and the index p of
+        its value in the row (memory order: p = j, k from the inverse permutation; a head position,
+        k < K0, is the closing block's)."""
+        if INV:
+            return perm[D + j], j
+        return j, (perm[j] if PERM else j)
 
     @cuda.jit(device=True)
     def add_term(s0, s1, q, y, y_next):
@@ -149,8 +183,8 @@ def device_functions(code: int, dim: int, m: int, has_perm: bool, threads: int):
             counters[i] = 0  # ready for the next launch
             out[row] = s0 if CODE == SCHWEFEL12 else close(CODE, s0, s1, head, D, M_)
 
-    fns = SimpleNamespace(value=value, add_term=add_term, block_reduce=block_reduce, close_row=close_row,
-                          K0=K0, ONE1=ONE1, NEXT=NEXT, HEAD=HEAD)
+    fns = SimpleNamespace(value=value, position=position, add_term=add_term, block_reduce=block_reduce,
+                          close_row=close_row, K0=K0, J0=J0, ONE1=ONE1, NEXT=NEXT, HEAD=HEAD, INV=INV)
     with _LOCK:
         _KERNELS[key] = fns
     return fns
@@ -164,8 +198,9 @@ def build_kernels(code: int, dim: int, m: int, has_perm: bool, threads: int, dty
             return _KERNELS[key]
     fns = device_functions(code, dim, m, has_perm, threads)
     value, add_term, block_reduce, close_row = fns.value, fns.add_term, fns.block_reduce, fns.close_row
+    position = fns.position
     T, D, CODE = int(threads), int(dim), int(code)
-    K0, ONE1, NEXT = fns.K0, fns.ONE1, fns.NEXT
+    K0, J0, ONE1, NEXT = fns.K0, fns.J0, fns.ONE1, fns.NEXT
 
     @cuda.jit(cache=True)
     def partial(X, row0, gate, partials, counters, out, o, perm, M):
@@ -184,12 +219,14 @@ def build_kernels(code: int, dim: int, m: int, has_perm: bool, threads: int, dty
                 s0 += float64(x[k]) - float64(o[k])
                 k += T
         else:
-            k = K0 + b * T + tid
-            while k < D:
-                y = value(x, o, perm, k)
-                y_next = value(x, o, perm, k + 1) if NEXT and k + 1 < D else 0.0
-                s0, s1 = add_term(s0, s1, k, y, y_next)
-                k += nb * T
+            j = J0 + b * T + tid
+            while j < D:
+                k, p = position(perm, j)
+                if k >= K0:
+                    y = float64(x[p]) - float64(o[p])
+                    y_next = value(x, o, perm, k + 1) if NEXT and k + 1 < D else 0.0
+                    s0, s1 = add_term(s0, s1, k, y, y_next)
+                j += nb * T
         s0, s1 = block_reduce(s0, s1, red0, red1, tid, T)
         if tid == 0:
             partials[i, b, 0] = s0
@@ -274,7 +311,8 @@ class StreamingEvaluator:
         self.blocks = int(blocks) if blocks else blocks_for(D, self.threads)
         o, perm, has_perm, M, m = function.evaluator_args(self.dtype)
         self.partial, self.scan = build_kernels(function.code, D, m, has_perm, self.threads, self.dtype)
-        self.data = (cuda.to_device(o), cuda.to_device(perm), cuda.to_device(M))
+        self.data = (cuda.to_device(o), cuda.to_device(device_permutation(perm, has_perm, function.code)),
+                     cuda.to_device(M))
         self.max_rows = int(max_rows)
         self.counters = cuda.to_device(np.zeros(self.max_rows, np.int32))
         self.partials = cuda.device_array((self.max_rows, self.blocks, 2), np.float64)

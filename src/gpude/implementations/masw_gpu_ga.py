@@ -54,10 +54,10 @@ def build_crossover_evaluation(code: int, dim: int, m: int, has_perm: bool, thre
     ops = build_masw_ops(dtype, "cuda")
     blx, clip = ops.blx, ops.clip
     fns = device_functions(code, dim, m, has_perm, threads)
-    add_term, block_reduce, close_row = fns.add_term, fns.block_reduce, fns.close_row
+    add_term, block_reduce, close_row, position = fns.add_term, fns.block_reduce, fns.close_row, fns.position
     T = np.dtype(dtype).type
     NT, D, PERM = int(threads), int(dim), bool(has_perm)
-    K0, ONE1, NEXT, HEAD = fns.K0, fns.ONE1, fns.NEXT, fns.HEAD
+    K0, J0, ONE1, NEXT, HEAD = fns.K0, fns.J0, fns.ONE1, fns.NEXT, fns.HEAD
 
     @cuda.jit(device=True)
     def gene(pop, mother, father, mutated, shift, key, unit, W, p, alpha, lower, upper):
@@ -89,19 +89,20 @@ def build_crossover_evaluation(code: int, dim: int, m: int, has_perm: bool, thre
                 child[p] = gene(pop, mother, father, mutated, shift, key, unit, W, p, alpha, lower, upper)
                 t += NT
         s0, s1 = 0.0, ONE1
-        q = K0 + blk * NT + tid  # the coordinates of ``partial``'s thread (tid, blk)
-        while q < D:
-            p = perm[q] if PERM else q
-            v = gene(pop, mother, father, mutated, shift, key, unit, W, p, alpha, lower, upper)
-            child[p] = v
-            y = float64(v) - float64(o[p])
-            y_next = 0.0
-            if NEXT and q + 1 < D:
-                pn = perm[q + 1] if PERM else q + 1
-                y_next = float64(gene(pop, mother, father, mutated, shift, key, unit, W, pn, alpha, lower,
-                                      upper)) - float64(o[pn])
-            s0, s1 = add_term(s0, s1, q, y, y_next)
-            q += nb * NT
+        j = J0 + blk * NT + tid  # the coordinates of ``partial``'s thread (tid, blk), in its order
+        while j < D:
+            q, p = position(perm, j)
+            if q >= K0:  # (in memory order a head coordinate comes by: block 0 made it above)
+                v = gene(pop, mother, father, mutated, shift, key, unit, W, p, alpha, lower, upper)
+                child[p] = v
+                y = float64(v) - float64(o[p])
+                y_next = 0.0
+                if NEXT and q + 1 < D:
+                    pn = perm[q + 1] if PERM else q + 1
+                    y_next = float64(gene(pop, mother, father, mutated, shift, key, unit, W, pn, alpha, lower,
+                                          upper)) - float64(o[pn])
+                s0, s1 = add_term(s0, s1, q, y, y_next)
+            j += nb * NT
         cuda.threadfence()  # this thread's writes of the child before its block's ticket
         s0, s1 = block_reduce(s0, s1, red0, red1, tid, NT)
         if tid == 0:

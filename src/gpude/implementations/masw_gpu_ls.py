@@ -45,6 +45,7 @@ from numba import cuda, float64, int32, int64
 from ..algorithms.masw import HEADER_SLOTS
 from ..algorithms.solis_wets import build_sw_ops
 from ..functions.largescale_terms import HEAD_CODES, NEXT_CODES, ROSEN_HEAD, SCHWEFEL12, GRIEWANK, build_terms
+from ..functions.streaming_gpu import memory_order
 
 # the state vector of masw_gpu
 F_LS, RHO, SUCC, FAIL, USED, BUDGET = range(6)
@@ -136,8 +137,10 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
     PROD = code == GRIEWANK
     POINTWISE = pointwise(code)
     UNROLL = int(unroll)
+    INV = memory_order(code, has_perm)  # a permuted row streamed in memory order (streaming_gpu)
     HM = max(1, M_)
     K0 = M_ if HEAD else 0
+    J0 = 0 if memory_order(code, has_perm) else K0  # the loop's first index
     ONE1 = 1.0 if PROD else 0.0
     H = HEADER_SLOTS
     half = T(0.5)
@@ -165,11 +168,19 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
         return float64(c) - float64(o[p])
 
     @cuda.jit(device=True)
-    def load(mode, x, b, dv, o, perm, k):
-        """Coordinate k's reads: its position p, x_p, b_p, o_p and (mode LOAD) d_p."""
-        p = perm[k] if PERM else k
+    def position(perm, j):
+        """(k, p) of the loop's index j: the position k whose term it adds, the index p of its value
+        (as the streaming evaluator's ``position``: memory order with the inverse permutation)."""
+        if INV:
+            return perm[D + j], j
+        return j, (perm[j] if PERM else j)
+
+    @cuda.jit(device=True)
+    def load(mode, x, b, dv, o, perm, j):
+        """The loop's index j's reads: its position k, index p, x_p, b_p, o_p and (mode LOAD) d_p."""
+        k, p = position(perm, j)
         d = dv[p] if mode == LOAD else 0.0
-        return p, x[p], b[p], o[p], d
+        return k, p, x[p], b[p], o[p], d
 
     @cuda.jit(device=True)
     def y_from(sign, mode, p, xp, bp, op, dp, dv, scale, key, unit, W, rho, lower, upper):
@@ -272,43 +283,50 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
             s0, _ = total(partials, par, 1, nb, red0, red1, tid)
             return s0
         s0, s1 = 0.0, ONE1
-        k = K0 + bid * NT + tid
+        j = J0 + bid * NT + tid
         step = nb * NT
         if UNROLL == 4:  # four coordinates' reads issued before any is computed or d stored
-            while k + 3 * step < D:
-                p0, x0, b0, o0, d0 = load(own, x, b, dv, o, perm, k)
-                p1, x1, b1, o1, d1 = load(own, x, b, dv, o, perm, k + step)
-                p2, x2, b2, o2, d2 = load(own, x, b, dv, o, perm, k + 2 * step)
-                p3, x3, b3, o3, d3 = load(own, x, b, dv, o, perm, k + 3 * step)
-                y = y_from(sign, own, p0, x0, b0, o0, d0, dv, scale, key, unit, W, rho, lower, upper)
-                a, c = term(CODE, k, y, 0.0, D, M_)
+            while j + 3 * step < D:
+                k0, p0, x0, b0, o0, d0 = load(own, x, b, dv, o, perm, j)
+                k1, p1, x1, b1, o1, d1 = load(own, x, b, dv, o, perm, j + step)
+                k2, p2, x2, b2, o2, d2 = load(own, x, b, dv, o, perm, j + 2 * step)
+                k3, p3, x3, b3, o3, d3 = load(own, x, b, dv, o, perm, j + 3 * step)
+                if k0 >= K0:
+                    y = y_from(sign, own, p0, x0, b0, o0, d0, dv, scale, key, unit, W, rho, lower, upper)
+                    a, c = term(CODE, k0, y, 0.0, D, M_)
+                    s0 += a
+                    s1 = s1 * c if PROD else s1 + c
+                if k1 >= K0:
+                    y = y_from(sign, own, p1, x1, b1, o1, d1, dv, scale, key, unit, W, rho, lower, upper)
+                    a, c = term(CODE, k1, y, 0.0, D, M_)
+                    s0 += a
+                    s1 = s1 * c if PROD else s1 + c
+                if k2 >= K0:
+                    y = y_from(sign, own, p2, x2, b2, o2, d2, dv, scale, key, unit, W, rho, lower, upper)
+                    a, c = term(CODE, k2, y, 0.0, D, M_)
+                    s0 += a
+                    s1 = s1 * c if PROD else s1 + c
+                if k3 >= K0:
+                    y = y_from(sign, own, p3, x3, b3, o3, d3, dv, scale, key, unit, W, rho, lower, upper)
+                    a, c = term(CODE, k3, y, 0.0, D, M_)
+                    s0 += a
+                    s1 = s1 * c if PROD else s1 + c
+                j += 4 * step
+        while j < D:
+            k, p = position(perm, j)
+            if k >= K0:  # (in memory order a head coordinate comes by: block 0 has it)
+                c = candidate(sign, own, x, b, dv, scale, p, key, unit, W, rho, lower, upper)
+                y = float64(c) - float64(o[p])
+                y_next = 0.0
+                if NEXT and k + 1 < D:
+                    y_next = y_at(sign, other, x, b, dv, scale, o, perm, k + 1, key, unit, W, rho, lower, upper)
+                a, c = term(CODE, k, y, y_next, D, M_)
                 s0 += a
-                s1 = s1 * c if PROD else s1 + c
-                y = y_from(sign, own, p1, x1, b1, o1, d1, dv, scale, key, unit, W, rho, lower, upper)
-                a, c = term(CODE, k + step, y, 0.0, D, M_)
-                s0 += a
-                s1 = s1 * c if PROD else s1 + c
-                y = y_from(sign, own, p2, x2, b2, o2, d2, dv, scale, key, unit, W, rho, lower, upper)
-                a, c = term(CODE, k + 2 * step, y, 0.0, D, M_)
-                s0 += a
-                s1 = s1 * c if PROD else s1 + c
-                y = y_from(sign, own, p3, x3, b3, o3, d3, dv, scale, key, unit, W, rho, lower, upper)
-                a, c = term(CODE, k + 3 * step, y, 0.0, D, M_)
-                s0 += a
-                s1 = s1 * c if PROD else s1 + c
-                k += 4 * step
-        while k < D:
-            y = y_at(sign, own, x, b, dv, scale, o, perm, k, key, unit, W, rho, lower, upper)
-            y_next = 0.0
-            if NEXT and k + 1 < D:
-                y_next = y_at(sign, other, x, b, dv, scale, o, perm, k + 1, key, unit, W, rho, lower, upper)
-            a, c = term(CODE, k, y, y_next, D, M_)
-            s0 += a
-            if PROD:
-                s1 *= c
-            else:
-                s1 += c
-            k += step
+                if PROD:
+                    s1 *= c
+                else:
+                    s1 += c
+            j += step
         s0, s1 = block_reduce(s0, s1, red0, red1, tid)
         if tid == 0:
             partials[par, bid, 0] = s0
