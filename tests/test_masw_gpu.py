@@ -123,15 +123,16 @@ def test_the_default_ls_mode_follows_the_measurements():
     from gpude.implementations.masw_gpu_ls import default_ls_mode, fused_options
 
     codes = {fid: d.code for fid, d in LARGE_SCALE.items()}
-    # pointwise terms and Schwefel 1.2's scan: fused at every D (measured up to 3e6); a head or a
-    # next coordinate: fused up to 5e5
-    assert default_ls_mode(codes["L01"], 3_000_000) == "fused" and default_ls_mode(codes["L06"], 3_000_000) == "fused"
+    # pointwise terms, the rotated head and Schwefel 1.2's scan: fused at every D (measured up to
+    # 3e6); Rosenbrock's next coordinate: fused up to 5e5
+    for fid in ("L01", "L06", "C04", "C08"):
+        assert default_ls_mode(codes[fid], 3_000_000) == "fused", fid
     assert default_ls_mode(codes["C13"], 500_000) == "fused" and default_ls_mode(codes["C13"], 1_000_000) == "steps"
-    assert default_ls_mode(codes["C04"], 3_000_000) == "steps"
     assert fused_options(codes["L01"], 100_000) == {"ls_unroll": 4, "ls_min_blocks": 2}
+    assert fused_options(codes["C04"], 3_000_000) == {"ls_unroll": 4, "ls_min_blocks": 2}
     assert fused_options(codes["L06"], 100_000) == {"ls_unroll": 1, "ls_min_blocks": 0}
     assert fused_options(codes["L06"], 1_000_000) == {"ls_unroll": 1, "ls_min_blocks": 3}
-    assert fused_options(codes["C04"], 100_000) == {"ls_unroll": 1, "ls_min_blocks": 0}
+    assert fused_options(codes["C13"], 100_000) == {"ls_unroll": 1, "ls_min_blocks": 0}
     runner = make_runner("masw", "gpu", "L01", 24, NP, MAX_FES)
     assert (runner.ls_mode, runner.ls_unroll, runner.ls_min_blocks) == ("fused", 4, 2)
     runner = make_runner("masw", "gpu", "L01", 24, NP, MAX_FES, ls_unroll=1, ls_min_blocks=0)

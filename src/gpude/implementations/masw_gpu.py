@@ -512,11 +512,13 @@ class MASWGPU(HostLoopImplementation):
         1e6-3e6, and 1.5-2.7x slower for C04 and C13 at 1e6-3e6). The same errors bit for bit.
     ls_unroll : {1, 4}
         Coordinates the fused local search's loop loads before computing them (more reads in flight
-        per thread; the same run bit for bit). Default: 4 for pointwise terms, else 1
+        per thread; the same run bit for bit). Default: 4 for pointwise terms and the rotated head,
+        else 1
         (:func:`gpude.implementations.masw_gpu_ls.fused_options`, from H100 measurements).
     ls_min_blocks : int
         Blocks per SM the fused local search's kernel is compiled to keep resident (launch bounds,
-        0-32; 0: none). Default: 2 for pointwise terms, 3 for Schwefel 1.2 from D = 1e6, else 0.
+        0-32; 0: none). Default: 2 for pointwise terms and the rotated head, 3 for Schwefel 1.2 from
+        D = 1e6, else 0.
     trials_per_launch : int
         Trials a driver (``gpude run``) hands to :meth:`run_batch` at once (default 1, at most
         :data:`MAX_TRIALS_PER_LAUNCH`). The trials of a batch share every launch: the GA kernels, the

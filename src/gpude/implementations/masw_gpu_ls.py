@@ -64,24 +64,30 @@ _LOCK = threading.Lock()
 #: and the fused kernel's options for each kind; measured on an H100 (results/benchmarks/masw_perf/README.md,
 #: ms of local search in a 1,000-FE cycle). Pointwise terms (L01): with four coordinates' loads in flight
 #: and 2 blocks per SM asked of the compiler, 10.6 at 1e6 and 33.2 at 3e6 against the steps' 15.4 and
-#: 49.7 (the plain fused kernel, 136 registers and one block per SM: 15.6 and 60.4). Schwefel 1.2's scan
-#: (L06): 3 blocks per SM, 20.8 at 1e6 and 60.8 at 3e6 against 30.2 and 68.6 (at 1e5 the bounds cost
-#: 5-7 %). The rotated head and Rosenbrock's next coordinate (C04, C13) wait at a barrier after every
-#: accepted step: fused up to 5e5, the steps above (at 3e6 the fused kernel takes twice the steps' time
-#: whatever its bounds).
-FUSED_MAX_DIM = {"pointwise": None, "scan": None, "other": 500_000}
+#: 49.7 (the plain fused kernel, 136 registers and one block per SM: 15.6 and 60.4). The rotated head
+#: (C04, C06, C08), its rows streamed in memory order: the same options, 22.4 at 1e6 and 46.9 at 3e6
+#: against the steps' 34.6 and 63.8 (C04). Schwefel 1.2's scan (L06): 3 blocks per SM, 20.8 at 1e6 and
+#: 60.8 at 3e6 against 30.2 and 68.6 (at 1e5 the bounds cost 5-7 %). Rosenbrock's next coordinate (C13,
+#: C18) gathers its neighbour and waits at a barrier after every accepted step: fused up to 5e5, the
+#: steps above (at 3e6 the fused kernel takes twice the steps' time whatever its bounds).
+FUSED_MAX_DIM = {"pointwise": None, "head": None, "scan": None, "next": 500_000}
 BOUNDS_MIN_DIM = 1_000_000  # the scan's launch bounds from this D
 
 
 def kind(code: int) -> str:
-    """``"pointwise"``, ``"scan"`` (Schwefel 1.2) or ``"other"`` (a rotated head, Rosenbrock's next)."""
-    return "pointwise" if pointwise(code) else "scan" if code == SCHWEFEL12 else "other"
+    """``"pointwise"``, ``"head"`` (a rotated or Rosenbrock head group), ``"scan"`` (Schwefel 1.2)
+    or ``"next"`` (Rosenbrock's next coordinate)."""
+    if code == SCHWEFEL12:
+        return "scan"
+    if code in NEXT_CODES:
+        return "next"
+    return "head" if code in HEAD_CODES else "pointwise"
 
 
 def fused_options(code: int, dim: int) -> dict:
     """The fused kernel's measured-best ``ls_unroll`` and ``ls_min_blocks`` for the kind and D."""
     k = kind(code)
-    if k == "pointwise":
+    if k in ("pointwise", "head"):
         return {"ls_unroll": 4, "ls_min_blocks": 2}
     if k == "scan":
         return {"ls_unroll": 1, "ls_min_blocks": 3 if dim >= BOUNDS_MIN_DIM else 0}
