@@ -252,6 +252,43 @@ def copy_bandwidth(nbytes: int = 1 << 30, reps: int = 20) -> float:
     return 2 * nbytes * reps / (start.elapsed_time(stop) / 1e3)
 
 
+def protocol_lines(frame, prov: dict) -> tuple[list, float]:
+    """The Lastra protocol's cost projected from the rows (``<device>.csv``): the 'after' rows (the
+    implementation's defaults, one run per launch, as the campaign runs them) of the newest commit
+    that has any; each function from its own rows where that commit measured it, else from its
+    kind's (the mean over the kind's measured functions at each D), linear in D between the measured
+    D (proportional to D beyond one). Returns (one line per function and D, total seconds)."""
+    after = frame[frame.version == "after"].sort_values("timestamp_utc")
+    if after.empty:
+        return [], 0.0
+    after = after[after.git_commit.astype(str) == str(after.git_commit.iloc[-1])]
+    after = after.drop_duplicates(["function", "dim"], keep="last")
+    total, lines = 0.0, []
+    for kind, fids in KINDS.items():
+        of_kind = after[after.kind == kind]
+        if of_kind.empty:
+            continue
+        for fid in fids:
+            measured = of_kind[of_kind.function == fid]
+            if measured.empty:
+                measured = of_kind
+            by_dim = measured.groupby("dim").projected_run_s.mean().sort_index()
+            xs, ys = by_dim.index.to_numpy(float), by_dim.to_numpy(float)
+            for dim in PROTOCOL_DIMS:
+                if len(xs) == 1:
+                    t = ys[0] * dim / xs[0]
+                else:
+                    i = int(np.clip(np.searchsorted(xs, dim) - 1, 0, len(xs) - 2))
+                    t = ys[i] + (ys[i + 1] - ys[i]) * (dim - xs[i]) / (xs[i + 1] - xs[i])
+                n = runs_per_cell(fid)
+                total += n * t
+                lines.append(dict(function=fid, kind=kind, dim=dim, runs=n, run_s=t, cell_s=n * t,
+                                  from_function=",".join(sorted(measured.function.unique())),
+                                  from_commit=str(after.git_commit.iloc[-1]),
+                                  device=frame.device.iloc[0], **prov))
+    return lines, total
+
+
 def parse_variant(text: str) -> tuple[str, dict]:
     """``NAME:KEY=VALUE,...`` -> (NAME, options); integer values become ints."""
     name, _, spec = text.partition(":")
@@ -292,6 +329,8 @@ def main(argv=None) -> int:
     p.add_argument("--variant", action="append", default=[], metavar="NAME:KEY=VALUE[,KEY=VALUE]",
                    help="also measure this tree with these masw/gpu options (version 'after-NAME'), e.g. "
                         "'u4:ls_mode=fused,ls_unroll=4' (repeatable)")
+    p.add_argument("--protocol-from", type=Path, metavar="DEVICE_CSV",
+                   help="only recompute <device>_protocol.csv beside this <device>.csv from its rows (no GPU)")
     p.add_argument("--steps-too", action="store_true",
                    help="also measure this tree with ls_mode='steps' (version 'after-steps': the new GA "
                         "phase with the step-by-step local search)")
@@ -307,6 +346,14 @@ def main(argv=None) -> int:
     from gpude.functions import get_function
     from gpude.io import write_csv_atomic
 
+    if args.protocol_from:
+        frame = pd.read_csv(args.protocol_from)
+        lines, total = protocol_lines(frame, {})
+        if not lines:
+            raise SystemExit(f"masw_perf: {args.protocol_from} has no 'after' rows to project the protocol from")
+        write_csv_atomic(pd.DataFrame(lines), args.protocol_from.with_name(args.protocol_from.stem + "_protocol.csv"))
+        print(f"protocol: {total / 3600:.2f} GPU-hours ({len(lines)} cells)", file=sys.stderr)
+        return 0
     variants = dict(parse_variant(v) for v in args.variant)
     clash = [name for name in variants if f"after-{name}" in (f"after-b{b}" for b in args.trials_per_launch.split(","))]
     if clash:
@@ -419,27 +466,7 @@ def main(argv=None) -> int:
         write_csv_atomic(kernels, kpath)
     if not any(r["version"].startswith("after") for r in rows):
         return 0  # counted runs only: the protocol's total (from timed rows) stays as it was
-    # the protocol's total from this tree's rows: per (function, D) the faster local search mode
-    after = (frame[frame.version.str.startswith("after")].sort_values("projected_run_s")
-             .drop_duplicates(["function", "dim"]))
-    total, lines = 0.0, []
-    for kind, fids in KINDS.items():
-        measured = after[after.kind == kind].sort_values("dim")
-        if measured.empty:
-            continue
-        xs, ys = measured.dim.to_numpy(float), measured.projected_run_s.to_numpy(float)
-        for fid in fids:
-            for dim in PROTOCOL_DIMS:
-                if len(xs) == 1:
-                    t = ys[0] * dim / xs[0]
-                else:
-                    i = int(np.clip(np.searchsorted(xs, dim) - 1, 0, len(xs) - 2))
-                    t = ys[i] + (ys[i + 1] - ys[i]) * (dim - xs[i]) / (xs[i + 1] - xs[i])
-                n = runs_per_cell(fid)
-                total += n * t
-                lines.append(dict(function=fid, kind=kind, dim=dim, runs=n, run_s=t, cell_s=n * t,
-                                  from_function=",".join(measured.function.unique()), device=frame.device.iloc[0],
-                                  **prov))
+    lines, total = protocol_lines(frame, prov)
     if lines:
         write_csv_atomic(pd.DataFrame(lines), args.out / f"{name}_protocol.csv")
         covered = {ln["function"] for ln in lines}

@@ -157,3 +157,29 @@ def test_a_variant_named_like_a_batch_runs_one_trial(monkeypatch, tmp_path):
     rows = pd.read_csv(next(tmp_path.glob("*.csv")))
     assert list(rows["version"]) == ["after", "after-b2", "after-b4"]
     assert list(rows["trials_per_launch"]) == [1, 2, 1]
+
+
+def test_the_protocol_is_projected_from_the_newest_defaults_of_each_function_or_its_kind():
+    import pandas as pd
+    import pytest
+
+    def row(version, fid, kind, dim, run_s, commit="new", stamp="2026-11-26T01:00:00Z"):
+        return dict(version=version, function=fid, kind=kind, dim=dim, projected_run_s=run_s, git_commit=commit,
+                    timestamp_utc=stamp, device="GPU X")
+
+    frame = pd.DataFrame([
+        row("after", "L01", "pointwise", 100_000, 10.0), row("after", "L01", "pointwise", 1_000_000, 19.0),
+        row("after", "C04", "head", 100_000, 12.0), row("after", "C06", "head", 100_000, 14.0),
+        row("after-b10", "L01", "pointwise", 100_000, 1.0),   # a batch: not how the campaign runs
+        row("after-u4", "C04", "head", 100_000, 1.0),         # a variant: not the defaults
+        row("after", "L06", "scan", 100_000, 99.0, commit="old", stamp="2026-11-25T01:00:00Z"),  # stale
+    ])
+    lines, total = masw_perf.protocol_lines(frame, {})
+    got = {(ln["function"], ln["dim"]): ln for ln in lines}
+    assert got[("L02", 100_000)]["run_s"] == 10.0 and got[("L02", 500_000)]["run_s"] == pytest.approx(14.0)
+    assert got[("L02", 3_000_000)]["run_s"] == pytest.approx(39.0)  # beyond the last D: the last segment's line
+    assert got[("C04", 100_000)]["run_s"] == 12.0 and got[("C06", 100_000)]["run_s"] == 14.0  # their own rows
+    assert got[("C08", 100_000)]["run_s"] == 13.0 and got[("C08", 100_000)]["from_function"] == "C04,C06"
+    assert got[("C08", 3_000_000)]["run_s"] == pytest.approx(13.0 * 30)  # one D measured: proportional
+    assert not any(ln["function"] == "L06" for ln in lines)  # its only row is of an older commit
+    assert total == pytest.approx(sum(ln["cell_s"] for ln in lines))
