@@ -73,6 +73,22 @@ def test_loads_of_four_coordinates_together_make_the_same_run(fid, dim):
     np.testing.assert_array_equal(unrolled.best_x, plain.best_x)
 
 
+REGEN_CASES = [("L02", 150 * SCALE), ("C04", 200 * SCALE), ("C13", 100 * SCALE), ("L06", 100 * SCALE)]
+
+
+@pytest.mark.parametrize("fid,dim", REGEN_CASES, ids=[c[0] for c in REGEN_CASES])
+def test_the_perturbation_drawn_again_makes_the_same_run(fid, dim):
+    # ls_regen: the '-' candidate and the update draw d from its counter instead of reading it back
+    # (pointwise unrolled, the head, Rosenbrock's next coordinate, Schwefel 1.2's scan)
+    _, stored = run("gpu", fid, dim, threads=8, ls_mode="fused")
+    runner, regen = run("gpu", fid, dim, threads=8, ls_mode="fused", ls_regen=True)
+    assert runner.ls_regen and runner.ls_improved > 0
+    np.testing.assert_array_equal(regen.trace["best_error"], stored.trace["best_error"])
+    np.testing.assert_array_equal(regen.best_x, stored.best_x)
+    with pytest.raises(InvalidInputError, match="ls_regen must be True or False"):
+        make_runner("masw", "gpu", "L01", 24, NP, MAX_FES, ls_regen=1)
+
+
 def test_ls_unroll_and_min_blocks_are_checked():
     for bad in (2, 0, True, "4"):
         with pytest.raises(InvalidInputError, match="ls_unroll must be one of 1, 4"):

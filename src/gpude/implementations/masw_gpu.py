@@ -515,6 +515,9 @@ class MASWGPU(HostLoopImplementation):
         per thread; the same run bit for bit). Default: 4 for pointwise terms and the rotated head,
         else 1
         (:func:`gpude.implementations.masw_gpu_ls.fused_options`, from H100 measurements).
+    ls_regen : bool
+        The fused local search draws each step's perturbation again where the '-' candidate and the
+        update need it instead of storing it (default False; the same run).
     ls_min_blocks : int
         Blocks per SM the fused local search's kernel is compiled to keep resident (launch bounds,
         0-32; 0: none). Default: 2 for pointwise terms and the rotated head, 3 for Schwefel 1.2 from
@@ -547,7 +550,8 @@ class MASWGPU(HostLoopImplementation):
 
     def __init__(self, function, params, threads: int | None = None, ls_mode: str | None = None,
                  quiet: bool = False, trials_per_launch: int = 1, ga_mode: str | None = None,
-                 ls_unroll: int | None = None, ls_min_blocks: int | None = None, **options):
+                 ls_unroll: int | None = None, ls_min_blocks: int | None = None, ls_regen: bool = False,
+                 **options):
         super().__init__(function, params, **options)
         require_positive_int("trials_per_launch", trials_per_launch)
         from .masw_gpu_ls import UNROLLS, fused_options
@@ -563,7 +567,10 @@ class MASWGPU(HostLoopImplementation):
         if isinstance(ls_min_blocks, bool) or not isinstance(ls_min_blocks, int) or not 0 <= ls_min_blocks <= 32:
             raise InvalidInputError(f"ls_min_blocks must be an integer in [0, 32] (resident blocks per SM asked of "
                                     f"the fused local search's compiler; 0: none), got {ls_min_blocks!r}")
-        self.ls_unroll, self.ls_min_blocks = ls_unroll, ls_min_blocks
+        if not isinstance(ls_regen, bool):
+            raise InvalidInputError(f"ls_regen must be True or False (the fused local search draws its perturbation "
+                                    f"again instead of storing it), got {ls_regen!r}")
+        self.ls_unroll, self.ls_min_blocks, self.ls_regen = ls_unroll, ls_min_blocks, ls_regen
         if trials_per_launch > MAX_TRIALS_PER_LAUNCH:
             raise InvalidInputError(f"masw/gpu runs at most {MAX_TRIALS_PER_LAUNCH} trials per launch (a "
                                     f"thread per trial in one block), got trials_per_launch={trials_per_launch}")
@@ -745,7 +752,8 @@ class MASWGPU(HostLoopImplementation):
 
         f, T, D = self.function, self.dtype, self.dim
         _, _, has_perm, _, m = f.evaluator_args(T)
-        kernel = build_sw_application(f.code, D, m, has_perm, self.threads, T, self.ls_unroll, self.ls_min_blocks)
+        kernel = build_sw_application(f.code, D, m, has_perm, self.threads, T, self.ls_unroll, self.ls_min_blocks,
+                                      self.ls_regen)
         self.sw_kernel = kernel
         o, perm, M = self.ev.data
 

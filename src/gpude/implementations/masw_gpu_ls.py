@@ -106,10 +106,12 @@ def pointwise(code: int) -> bool:
 
 
 def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: int, dtype,
-                         unroll: int = 1, min_blocks: int = 0):
+                         unroll: int = 1, min_blocks: int = 0, regen: bool = False):
     """The cooperative kernel for one (function code, D, head size m, permutation?, threads, dtype).
 
-    ``unroll`` (1 or 4): coordinates an evaluation's loop loads before it computes any of them (x, b,
+    ``regen``: the '-' candidate and the update draw the step's perturbation again from its counter
+    instead of reading what the '+' evaluation stored (a row less written and one less read per step;
+    the same numbers, so the same run). ``unroll`` (1 or 4): coordinates an evaluation's loop loads before it computes any of them (x, b,
     o and, for the '-' candidate, d), so that a thread has that many rows' loads in flight; the terms
     are summed in the same order, so the run is the same. Not for Rosenbrock's next-coordinate codes
     (their loop reads a neighbour). ``min_blocks`` > 0 asks the compiler for that many resident
@@ -127,7 +129,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
     if code in NEXT_CODES or code == SCHWEFEL12:
         unroll = 1  # a neighbour's or a segment's coordinates: the plain loop
     key_ = (int(code), int(dim), int(m), bool(has_perm), int(threads), np.dtype(dtype).name, MAX_PENDING,
-            int(unroll), int(min_blocks))
+            int(unroll), int(min_blocks), bool(regen))
     with _LOCK:
         if key_ in _KERNELS:
             return _KERNELS[key_]
@@ -143,6 +145,8 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
     PROD = code == GRIEWANK
     POINTWISE = pointwise(code)
     UNROLL = int(unroll)
+    REGEN = bool(regen)  # the perturbation drawn again where it is needed, never stored
+    LD = COMPUTE if REGEN else LOAD
     INV = memory_order(code, has_perm)  # a permuted row streamed in memory order (streaming_gpu)
     HM = max(1, M_)
     K0 = M_ if HEAD else 0
@@ -240,8 +244,8 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
         """f(candidate) - f(x*), the same in every thread of every block. The '+' evaluation draws
         the step's perturbation and stores it (each coordinate by the thread that visits it first),
         the '-' one reads it back (after the '+' evaluation's barrier)."""
-        own = STORE if sign > 0 else LOAD
-        other = COMPUTE if sign > 0 else LOAD
+        own = (COMPUTE if REGEN else STORE) if sign > 0 else LD
+        other = COMPUTE if sign > 0 else LD
         grid = cuda.cg.this_grid()
         tid, bid, nb = cuda.threadIdx.x, cuda.blockIdx.x, cuda.gridDim.x
         if SCAN:
@@ -266,7 +270,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
             base = start
             while base < end:  # tiles of NT coordinates: inclusive scan (Hillis-Steele)
                 k = base + tid
-                buf[tid] = y_at(sign, LOAD, x, b, dv, scale, o, perm, k, key, unit, W, rho, lower, upper) \
+                buf[tid] = y_at(sign, LD, x, b, dv, scale, o, perm, k, key, unit, W, rho, lower, upper) \
                     if k < end else 0.0  # stored by this thread before the barrier
                 cuda.syncthreads()
                 h = 1
@@ -406,7 +410,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
             if outcome != 0:  # x <- the candidate, b updated (each thread its own coordinates)
                 j = j0
                 while j < D:
-                    d = dv[j]
+                    d = dif(key, int64(unit) * W + H + 2 * j, rho) if REGEN else dv[j]
                     bt = b[j] * scale
                     if outcome > 0:
                         x[j] = plus(x[j], bt, d, lower, upper)
