@@ -290,7 +290,7 @@ def protocol_lines(frame, prov: dict) -> tuple[list, float]:
 
 
 def parse_variant(text: str) -> tuple[str, dict]:
-    """``NAME:KEY=VALUE,...`` -> (NAME, options); integer values become ints."""
+    """``NAME:KEY=VALUE,...`` -> (NAME, options); integer values become ints, true/false bools."""
     name, _, spec = text.partition(":")
     if not name or not spec or "=" not in spec:
         raise SystemExit(f"masw_perf: --variant {text!r}: expected NAME:KEY=VALUE[,KEY=VALUE], e.g. "
@@ -298,7 +298,9 @@ def parse_variant(text: str) -> tuple[str, dict]:
     options = {}
     for item in spec.split(","):
         key, _, value = item.partition("=")
-        options[key.strip()] = int(value) if value.strip().lstrip("-").isdigit() else value.strip()
+        value = value.strip()
+        options[key.strip()] = (int(value) if value.lstrip("-").isdigit() else
+                                {"true": True, "false": False}.get(value.lower(), value))
     return name, options
 
 

@@ -49,6 +49,7 @@ def test_variants_are_parsed_into_options():
     import pytest
 
     assert masw_perf.parse_variant("u4:ls_mode=fused,ls_unroll=4") == ("u4", {"ls_mode": "fused", "ls_unroll": 4})
+    assert masw_perf.parse_variant("regen:ls_regen=True") == ("regen", {"ls_regen": True})
     for bad in ("u4", "u4:", ":ls_unroll=4", "u4:ls_unroll"):
         with pytest.raises(SystemExit, match="expected NAME:KEY=VALUE"):
             masw_perf.parse_variant(bad)
