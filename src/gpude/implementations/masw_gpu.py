@@ -513,8 +513,7 @@ class MASWGPU(HostLoopImplementation):
     ls_unroll : {1, 4}
         Coordinates the fused local search's loop loads before computing them (more reads in flight
         per thread; the same run bit for bit). Default: 4 for pointwise terms and the rotated head,
-        else 1
-        (:func:`gpude.implementations.masw_gpu_ls.fused_options`, from H100 measurements).
+        else 1 (:func:`gpude.implementations.masw_gpu_ls.fused_options`, from H100 measurements).
     ls_regen : bool
         The fused local search draws each step's perturbation again where the '-' candidate and the
         update need it instead of storing it (default False; the same run).

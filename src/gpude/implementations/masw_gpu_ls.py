@@ -8,7 +8,8 @@ grid-wide barrier (``cuda.cg.this_grid().sync()``) where a decision needs every 
 * **the candidate is generated where it is evaluated**: coordinate ``p`` of the '+' candidate is
   ``clip(x_p + b_p + d_p)`` with ``d_p = rho N(0, 1)`` drawn from its counter, computed in the
   evaluation's loop and never stored. The '+' evaluation reads x, b and o and writes d (the normal
-  costs more to draw again, in float64, than to read: measured on an H100 at D = 3e6), the '-' one
+  costs more to draw again, in float64, than to read: measured on an H100 at D = 3e6, before the
+  loop's loads were unrolled; ``regen`` draws it again, untimed), the '-' one
   reads x, b, o and d, so a failed step moves 8 D values where writing the candidates, reading
   them back and updating b moved 15 D;
 * **the decision is made by every block** from the blocks' partial sums after the barrier (the
@@ -109,13 +110,14 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
                          unroll: int = 1, min_blocks: int = 0, regen: bool = False):
     """The cooperative kernel for one (function code, D, head size m, permutation?, threads, dtype).
 
-    ``regen``: the '-' candidate and the update draw the step's perturbation again from its counter
-    instead of reading what the '+' evaluation stored (a row less written and one less read per step;
-    the same numbers, so the same run). ``unroll`` (1 or 4): coordinates an evaluation's loop loads before it computes any of them (x, b,
+    ``unroll`` (1 or 4): coordinates an evaluation's loop loads before it computes any of them (x, b,
     o and, for the '-' candidate, d), so that a thread has that many rows' loads in flight; the terms
     are summed in the same order, so the run is the same. Not for Rosenbrock's next-coordinate codes
     (their loop reads a neighbour). ``min_blocks`` > 0 asks the compiler for that many resident
-    blocks per SM (``launch_bounds``), capping the registers a thread may hold.
+    blocks per SM (``launch_bounds``), capping the registers a thread may hold. ``regen``: the '-'
+    candidate and the update draw the step's perturbation again from its counter instead of reading
+    what the '+' evaluation stored (a row less written and one less read per step; the same numbers,
+    so the same run; not yet timed on a GPU).
 
     ``sw_apply[grid, threads](x, bias, row, dv, st, key, unit0, W, o, perm, M, partials, lower, upper)``
     runs Solis-Wets steps on x (a working copy) with the chain's bias ``bias[row]`` until ``st[USED]``
@@ -150,7 +152,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
     INV = memory_order(code, has_perm)  # a permuted row streamed in memory order (streaming_gpu)
     HM = max(1, M_)
     K0 = M_ if HEAD else 0
-    J0 = 0 if memory_order(code, has_perm) else K0  # the loop's first index
+    J0 = 0 if INV else K0  # the loop's first index
     ONE1 = 1.0 if PROD else 0.0
     H = HEADER_SLOTS
     half = T(0.5)
@@ -243,7 +245,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
                  red0, red1, buf, yh, rh):
         """f(candidate) - f(x*), the same in every thread of every block. The '+' evaluation draws
         the step's perturbation and stores it (each coordinate by the thread that visits it first),
-        the '-' one reads it back (after the '+' evaluation's barrier)."""
+        the '-' one reads it back (after the '+' evaluation's barrier); with ``regen`` both draw it."""
         own = (COMPUTE if REGEN else STORE) if sign > 0 else LD
         other = COMPUTE if sign > 0 else LD
         grid = cuda.cg.this_grid()
