@@ -58,14 +58,14 @@ def test_pending_halvings_folded_into_the_bias_change_nothing(monkeypatch):
     assert_same_run(steps, fused, rtol=1e-5)
 
 
-UNROLL_CASES = [("L02", 150 * SCALE), ("C03", 100 * SCALE), ("C04", 200 * SCALE), ("L01", 103 * SCALE)]
+UNROLL_CASES = [("L02", 43 * SCALE), ("C04", 100 * SCALE)]
 
 
 @pytest.mark.parametrize("fid,dim", UNROLL_CASES, ids=[c[0] for c in UNROLL_CASES])
 def test_loads_of_four_coordinates_together_make_the_same_run(fid, dim):
     # ls_unroll=4 issues four coordinates' reads before computing them; the terms are summed in the
     # same order, so the run is the same bit for bit (the D leave a remainder for the plain loop;
-    # C04: the rotated head apart, the loop from its m-th coordinate)
+    # C04: the rotated head apart, its other coordinates in memory order)
     _, plain = run("gpu", fid, dim, threads=8, ls_unroll=1, ls_min_blocks=0)
     runner, unrolled = run("gpu", fid, dim, threads=8, ls_unroll=4, ls_min_blocks=2)
     assert runner.ls_mode == "fused" and runner.ls_improved > 0
@@ -73,13 +73,13 @@ def test_loads_of_four_coordinates_together_make_the_same_run(fid, dim):
     np.testing.assert_array_equal(unrolled.best_x, plain.best_x)
 
 
-REGEN_CASES = [("L02", 150 * SCALE), ("C04", 200 * SCALE), ("C13", 100 * SCALE), ("L06", 100 * SCALE)]
+REGEN_CASES = [("L02", 43 * SCALE), ("C13", 100 * SCALE)]
 
 
 @pytest.mark.parametrize("fid,dim", REGEN_CASES, ids=[c[0] for c in REGEN_CASES])
 def test_the_perturbation_drawn_again_makes_the_same_run(fid, dim):
     # ls_regen: the '-' candidate and the update draw d from its counter instead of reading it back
-    # (pointwise unrolled, the head, Rosenbrock's next coordinate, Schwefel 1.2's scan)
+    # (pointwise and unrolled; Rosenbrock's next coordinate, drawn again for the neighbour's term too)
     _, stored = run("gpu", fid, dim, threads=8, ls_mode="fused")
     runner, regen = run("gpu", fid, dim, threads=8, ls_mode="fused", ls_regen=True)
     assert runner.ls_regen and runner.ls_improved > 0
