@@ -46,7 +46,7 @@ from numba import cuda, float64, int32, int64
 from ..algorithms.masw import HEADER_SLOTS
 from ..algorithms.solis_wets import build_sw_ops
 from ..functions.largescale_terms import HEAD_CODES, NEXT_CODES, ROSEN_HEAD, SCHWEFEL12, GRIEWANK, build_terms
-from ..functions.streaming_gpu import memory_order
+from ..functions.streaming_gpu import device_functions
 
 # the state vector of masw_gpu
 F_LS, RHO, SUCC, FAIL, USED, BUDGET = range(6)
@@ -138,7 +138,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
     sw = build_sw_ops(dtype, "cuda")
     dif, plus, minus = sw.dif, sw.plus, sw.minus
     bias_plus, bias_minus, counts = sw.bias_plus, sw.bias_minus, sw.counts
-    term, close, head_from, rotated = build_terms("cuda")
+    _, close, head_from, rotated = build_terms("cuda")  # (the terms: add_term, below)
     NT, D, M_ = int(threads), int(dim), int(m)
     CODE, PERM = int(code), bool(has_perm)
     HEAD = code in HEAD_CODES
@@ -149,10 +149,13 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
     UNROLL = int(unroll)
     REGEN = bool(regen)  # the perturbation drawn again where it is needed, never stored
     LD = COMPUTE if REGEN else LOAD
-    INV = memory_order(code, has_perm)  # a permuted row streamed in memory order (streaming_gpu)
+    # the streaming evaluator's pieces: a loop index's (position, index) in its order (memory order
+    # for a permuted row whose terms read their own position) and a term added to the sums
+    streaming = device_functions(code, dim, m, has_perm, threads)
+    position, add_term = streaming.position, streaming.add_term
     HM = max(1, M_)
     K0 = M_ if HEAD else 0
-    J0 = 0 if INV else K0  # the loop's first index
+    J0 = streaming.J0  # the loop's first index
     ONE1 = 1.0 if PROD else 0.0
     H = HEADER_SLOTS
     half = T(0.5)
@@ -180,14 +183,6 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
         return float64(c) - float64(o[p])
 
     @cuda.jit(device=True)
-    def position(perm, j):
-        """(k, p) of the loop's index j: the position k whose term it adds, the index p of its value
-        (as the streaming evaluator's ``position``: memory order with the inverse permutation)."""
-        if INV:
-            return perm[D + j], j
-        return j, (perm[j] if PERM else j)
-
-    @cuda.jit(device=True)
     def load(mode, x, b, dv, o, perm, j):
         """The loop's index j's reads: its position k, index p, x_p, b_p, o_p and (mode LOAD) d_p."""
         k, p = position(perm, j)
@@ -205,6 +200,15 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
         bt = bp * scale
         c = plus(xp, bt, d, lower, upper) if sign > 0 else minus(xp, bt, d, lower, upper)
         return float64(c) - float64(op)
+
+    @cuda.jit(device=True)
+    def add_loaded(s0, s1, sign, mode, k, p, xp, bp, op, dp, dv, scale, key, unit, W, rho, lower, upper):
+        """The sums with the term of a coordinate ``load`` read (none for a head position, k < K0:
+        block 0 has those)."""
+        if k < K0:
+            return s0, s1
+        y = y_from(sign, mode, p, xp, bp, op, dp, dv, scale, key, unit, W, rho, lower, upper)
+        return add_term(s0, s1, k, y, 0.0)
 
     @cuda.jit(device=True)
     def block_reduce(s0, s1, red0, red1, tid):
@@ -303,26 +307,14 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
                 k1, p1, x1, b1, o1, d1 = load(own, x, b, dv, o, perm, j + step)
                 k2, p2, x2, b2, o2, d2 = load(own, x, b, dv, o, perm, j + 2 * step)
                 k3, p3, x3, b3, o3, d3 = load(own, x, b, dv, o, perm, j + 3 * step)
-                if k0 >= K0:
-                    y = y_from(sign, own, p0, x0, b0, o0, d0, dv, scale, key, unit, W, rho, lower, upper)
-                    a, c = term(CODE, k0, y, 0.0, D, M_)
-                    s0 += a
-                    s1 = s1 * c if PROD else s1 + c
-                if k1 >= K0:
-                    y = y_from(sign, own, p1, x1, b1, o1, d1, dv, scale, key, unit, W, rho, lower, upper)
-                    a, c = term(CODE, k1, y, 0.0, D, M_)
-                    s0 += a
-                    s1 = s1 * c if PROD else s1 + c
-                if k2 >= K0:
-                    y = y_from(sign, own, p2, x2, b2, o2, d2, dv, scale, key, unit, W, rho, lower, upper)
-                    a, c = term(CODE, k2, y, 0.0, D, M_)
-                    s0 += a
-                    s1 = s1 * c if PROD else s1 + c
-                if k3 >= K0:
-                    y = y_from(sign, own, p3, x3, b3, o3, d3, dv, scale, key, unit, W, rho, lower, upper)
-                    a, c = term(CODE, k3, y, 0.0, D, M_)
-                    s0 += a
-                    s1 = s1 * c if PROD else s1 + c
+                s0, s1 = add_loaded(s0, s1, sign, own, k0, p0, x0, b0, o0, d0, dv, scale, key, unit, W, rho,
+                                    lower, upper)
+                s0, s1 = add_loaded(s0, s1, sign, own, k1, p1, x1, b1, o1, d1, dv, scale, key, unit, W, rho,
+                                    lower, upper)
+                s0, s1 = add_loaded(s0, s1, sign, own, k2, p2, x2, b2, o2, d2, dv, scale, key, unit, W, rho,
+                                    lower, upper)
+                s0, s1 = add_loaded(s0, s1, sign, own, k3, p3, x3, b3, o3, d3, dv, scale, key, unit, W, rho,
+                                    lower, upper)
                 j += 4 * step
         while j < D:
             k, p = position(perm, j)
@@ -332,12 +324,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
                 y_next = 0.0
                 if NEXT and k + 1 < D:
                     y_next = y_at(sign, other, x, b, dv, scale, o, perm, k + 1, key, unit, W, rho, lower, upper)
-                a, c = term(CODE, k, y, y_next, D, M_)
-                s0 += a
-                if PROD:
-                    s1 *= c
-                else:
-                    s1 += c
+                s0, s1 = add_term(s0, s1, k, y, y_next)
             j += step
         s0, s1 = block_reduce(s0, s1, red0, red1, tid)
         if tid == 0:
