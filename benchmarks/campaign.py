@@ -436,6 +436,22 @@ def archive(path: Path, out: Path, root: Path) -> None:
 
 # --- merge (here) ---------------------------------------------------------------------------------------
 
+def _not_merged_yet(found, old: pd.DataFrame):
+    """The campaign's rows less those the reference holds already as the same runs (run_id, machine
+    instance and time stamp): a warm GPU host keeps its campaign folder, so a later call's archive
+    brings back the rows an earlier merge took."""
+    same = ["run_id", "boot_id", "timestamp_utc"]
+    if not len(old) or any(k not in old for k in same):
+        return found
+    merged = set(map(tuple, old[same].astype(str).to_numpy()))
+    out = []
+    for rows, npz in found:
+        fresh = rows[[tuple(r) not in merged for r in rows[same].astype(str).to_numpy()]]
+        if len(fresh):
+            out.append((fresh.reset_index(drop=True), npz))
+    return out
+
+
 def merge(reference_dir: Path, experiment: dict, cells: list[Cell], found, trace_decades=None) -> pd.DataFrame:
     """Add the campaign's rows to the reference, replacing the stale rows they re-make (see the module
     docstring). Nothing is written unless every check passes."""
@@ -443,7 +459,10 @@ def merge(reference_dir: Path, experiment: dict, cells: list[Cell], found, trace
 
     trials_path, traces_path = reference_dir / "trials.csv", reference_dir / "traces.npz"
     old = pd.read_csv(trials_path) if trials_path.is_file() else pd.DataFrame(columns=["run_id"])
-    new = pd.concat([rows for rows, _ in found], ignore_index=True) if found else pd.DataFrame(columns=["run_id"])
+    found = _not_merged_yet(found, old)
+    if not found:
+        raise GpudeError("nothing to merge: every finished campaign row is in the reference already")
+    new = pd.concat([rows for rows, _ in found], ignore_index=True)
     if new["run_id"].duplicated().any():
         raise GpudeError(f"a trial twice in the campaign's folder: {new.loc[new['run_id'].duplicated(), 'run_id'].iloc[0]}")
     failed = new[new["status"].astype(str).str.startswith("error")] if len(new) else new
