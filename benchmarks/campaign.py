@@ -17,6 +17,12 @@ another instance of the same machine kind:
 * ``run`` (on the GPU host): runs them with the workflow rule's own ``python3 -m gpude run`` command
   line (the same arguments and seeds; :func:`fill_reference.gpude_command`), contiguous trials of a
   cell in one process (``--group``, or the experiment's ``trials_per_launch``), into ``--out``.
+  ``--alone K --per-launch B`` (a batched implementation, e.g. ``masw/gpu``): each cell's trials
+  0..K-1 one per launch, the run times the REPORT compares, and the others B per launch (a fair
+  share of a launch's time each: their errors count, their times do not; the rows' ``params`` say
+  ``trials_per_launch``); the one-per-launch processes of every cell go before any batch, so a call
+  that ends early leaves every cell it reached with its timed runs. A reference row of a trial below
+  K made several per launch is stale.
   Runs the experiment times ``shared`` go first, ``--jobs`` at a time (their rows say ``shared:JOBS``: on
   a host of 32 vCPUs one ETC run alone made 2.0x the FEs of one of 29 side by side, one of 8 within
   1.2 %, results/benchmarks/kromer_contention_nvidia-h100.csv); then the ``exclusive`` GPU
@@ -94,6 +100,12 @@ class Cell:
     trials: int
     per_launch: int
     timing: str
+    #: trials 0 .. alone - 1 one per launch (timed), the others ``per_launch`` per launch
+    alone: int = 0
+
+    def launch_size(self, trial: int) -> int:
+        """How many trials share the launch that makes ``trial``."""
+        return 1 if trial < self.alone else self.per_launch
 
     def key(self) -> tuple:
         return tuple(getattr(self, k) for k in CELL)
@@ -109,6 +121,7 @@ class Group:
     first: int
     count: int
     expected_s: float
+    per_launch: int = 1
 
     def stem(self) -> str:
         return RUN.format(first=self.first, last=self.first + self.count - 1, **{k: getattr(self.cell, k) for k in CELL})
@@ -140,9 +153,12 @@ def parse_trials(text: str | None) -> list[tuple[str, int]]:
     return out
 
 
-def grid(experiment: dict, trials_by_function=(), implementations=None, dtypes=None) -> list[Cell]:
+def grid(experiment: dict, trials_by_function=(), implementations=None, dtypes=None, alone: int = 0,
+         per_launch: int | None = None, functions=None) -> list[Cell]:
     """The experiment's cells (of its dtypes, or ``dtypes``) with their number of trials (the
-    experiment's, or more by ``--trials``)."""
+    experiment's, or more by ``--trials``); ``alone`` and ``per_launch``: ``--alone`` and
+    ``--per-launch`` (default: the experiment's ``trials_per_launch`` for every trial); ``functions``:
+    fnmatch patterns (``--functions``), the experiment's functions that match one."""
     from gpude.functions.function import canonical_id
     from gpude.problems import instance_dim, problem_set
 
@@ -153,16 +169,18 @@ def grid(experiment: dict, trials_by_function=(), implementations=None, dtypes=N
             if implementations and implementation not in implementations:
                 continue
             trials = _per_implementation(experiment["trials"], implementation, algorithm)
-            per_launch = _per_implementation(experiment["trials_per_launch"], implementation, algorithm)
+            size = per_launch or _per_implementation(experiment["trials_per_launch"], implementation, algorithm)
             timing = _per_implementation_text(experiment["timing"], implementation, algorithm)
             for function in map(canonical_id, experiment["functions"]):
+                if functions and not any(fnmatch.fnmatchcase(function, f) for f in functions):
+                    continue
                 n = max([trials] + [k for pattern, k in trials_by_function if fnmatch.fnmatchcase(function, pattern)])
                 dims = [instance_dim(function)] if problem_set(function) else experiment["dims"]
                 for dim in dims:
                     for popsize in popsizes:
                         for dtype in dtypes or experiment["dtypes"]:
                             cells.append(Cell(algorithm, implementation, function, int(dim), int(popsize), dtype,
-                                              n, per_launch, timing))
+                                              n, size, timing, alone if size > 1 else 0))
     return cells
 
 
@@ -175,10 +193,14 @@ def _same(a, b) -> bool:
         return str(a) == str(b)
 
 
-def stale_reason(row: dict, experiment: dict, cell: Cell) -> str | None:
-    """Why a reference row does not count for the experiment as it stands (None: it counts)."""
+def stale_reason(row: dict, experiment: dict, cell: Cell, machine: str | None = None) -> str | None:
+    """Why a reference row does not count for the experiment as it stands (None: it counts);
+    ``machine``: the reference's machine (:func:`reference_machine`): a GPU row made on another (the
+    same GPU in a host of other CPUs or cores) is stale, as the REPORT times one machine."""
     if str(row.get("status", "")).startswith("error"):
         return "failed"
+    if machine and _real_gpu(row.get("gpu")) and machine_label(row) != machine:
+        return f"made on {machine_label(row)} (the reference's machine: {machine})"
     params = json.loads(row["params"]) if isinstance(row.get("params"), str) else {}
     spec = experiment["algorithms"][cell.algorithm]
     for key, value in spec.items():
@@ -196,12 +218,23 @@ def stale_reason(row: dict, experiment: dict, cell: Cell) -> str | None:
         return f"max_time_s {row.get('max_time_s')} (experiment: {time_budget})"
     if cell.timing == "exclusive" and not str(row.get("concurrency", "")).startswith("exclusive"):
         return f"timed {row.get('concurrency')} (experiment: exclusive)"
+    made = launch_size(row)
+    if "trial" in row and cell.launch_size(int(row["trial"])) == 1 and made > 1:
+        return f"made {made} per launch (trials below {cell.alone}: one per launch, timed)"
     return None
 
 
-def todo(cells: list[Cell], experiment: dict, reference: pd.DataFrame, done: set = frozenset()):
+def launch_size(row: dict) -> int:
+    """How many trials shared the row's launch (:func:`gpude.results.launch_size`)."""
+    from gpude.results import launch_size as size
+
+    return size(row.get("params") if isinstance(row.get("params"), str) else {})
+
+
+def todo(cells: list[Cell], experiment: dict, reference: pd.DataFrame, done: set = frozenset(),
+         machine: str | None = None):
     """Per cell the trials to run: ``(cell, [trial, ...], {trial: stale reason})``; ``done`` holds the
-    run_ids a campaign's folder has already made."""
+    run_ids a campaign's folder has already made; ``machine`` as in :func:`stale_reason`."""
     rows = {}
     for r in reference.to_dict("records"):
         rows[(tuple(r[k] if k not in ("dim", "popsize") else int(r[k]) for k in CELL), int(r["trial"]))] = r
@@ -210,7 +243,7 @@ def todo(cells: list[Cell], experiment: dict, reference: pd.DataFrame, done: set
         need, stale = [], {}
         for t in range(c.trials):
             r = rows.get((c.key(), t))
-            reason = None if r is None else stale_reason(r, experiment, c)
+            reason = None if r is None else stale_reason(r, experiment, c, machine)
             if r is not None and reason is None:
                 continue
             if run_id(c, t) in done:
@@ -243,6 +276,9 @@ def projections(experiment: dict, cells: list[Cell], tables: list[pd.DataFrame],
         ok = rows[rows["concurrency"].astype(str).str.startswith("exclusive")
                   & ~rows["status"].astype(str).str.startswith("error")]
         for key, g in ok.groupby(CELL):
+            if "params" in g:  # a batched row's time is a share of its launch's: the runs alone if any
+                one = g[[launch_size(r) == 1 for r in g.to_dict("records")]]
+                g = one if len(one) else g
             med[tuple(int(v) if k in ("dim", "popsize") else v for k, v in zip(CELL, key))] = float(g["wall_time_s"].median())
     out = {}
     for c in cells:
@@ -261,24 +297,52 @@ def projections(experiment: dict, cells: list[Cell], tables: list[pd.DataFrame],
     return out
 
 
-def groups(work, expected: dict, group: int) -> list[Group]:
-    """Contiguous missing trials of a cell in groups: a launch's worth for batched implementations,
-    else at most ``group`` trials."""
-    out = []
+def batch_share(tables: list[pd.DataFrame]) -> dict:
+    """Per D, the median over cells of (a batched trial's time) / (a trial's alone): what a trial
+    costs in a batch, measured where a cell has both (``1.0`` where none has: a batch then is
+    expected to take its trials' time alone, an upper bound). Key ``None``: every D's median."""
+    rows = pd.concat([t for t in tables if len(t)], ignore_index=True) if any(len(t) for t in tables) else None
+    if rows is None or "params" not in rows:
+        return {None: 1.0}
+    rows = rows[~rows["status"].astype(str).str.startswith("error")
+                & rows["concurrency"].astype(str).str.startswith("exclusive")]
+    rows = rows.assign(_size=[launch_size(r) for r in rows.to_dict("records")])
+    ratios = []
+    for key, g in rows.groupby(CELL):
+        alone, batched = g[g["_size"] == 1]["wall_time_s"], g[g["_size"] > 1]["wall_time_s"]
+        if len(alone) and len(batched):
+            ratios.append((int(key[3]), float(batched.median() / alone.median())))
+    out = {None: float(np.median([r for _, r in ratios])) if ratios else 1.0}
+    for dim in {d for d, _ in ratios}:
+        out[dim] = float(np.median([r for d, r in ratios if d == dim]))
+    return out
+
+
+def groups(work, expected: dict, group: int, share: dict | None = None) -> list[Group]:
+    """Contiguous missing trials of a cell in groups: a launch's worth for batched trials, else at
+    most ``group`` trials per process; with ``--alone``, every cell's one-per-launch groups first.
+    ``share``: :func:`batch_share` (a batched trial's expected time is its time alone times it)."""
+    share = share or {None: 1.0}
+    alone, batched = [], []
     for cell, trials, _ in work:
-        size = cell.per_launch if cell.per_launch > 1 else group
         run = [trials[0]]
         for t in trials[1:] + [None]:
-            if t is not None and t == run[-1] + 1 and len(run) < size:
+            size = cell.launch_size(run[0])
+            if (t is not None and t == run[-1] + 1 and cell.launch_size(t) == size
+                    and len(run) < (size if size > 1 else group)):
                 run.append(t)
                 continue
             per = expected[cell.key()]
-            batches = math.ceil(len(run) / cell.per_launch) if cell.per_launch > 1 else len(run)
-            per_trial_s = per * (cell.per_launch if cell.per_launch > 1 else 1)
-            out.append(Group(cell, run[0], len(run), batches * per_trial_s))
+            if size > 1 and cell.alone:  # ``per``: a trial alone
+                seconds = len(run) * per * share.get(cell.dim, share[None])
+            elif size > 1:  # ``per``: the cell's batched trials' share (a whole launch's worth, at most)
+                seconds = math.ceil(len(run) / size) * size * per
+            else:
+                seconds = len(run) * per
+            (batched if size > 1 and cell.alone else alone).append(Group(cell, run[0], len(run), seconds, size))
             if t is not None:
                 run = [t]
-    return out
+    return alone + batched
 
 
 # --- run (on the host) ----------------------------------------------------------------------------------
@@ -287,6 +351,36 @@ def host_gpu() -> str:
     from gpude.provenance import record
 
     return str(record().get("gpu", "none"))
+
+
+def machine_label(row: dict) -> str:
+    """'<GPU> / <CPU> x<cores>', as the REPORT names a machine (:func:`gpude.report.sources.machine_label`)."""
+    from gpude.report.sources import machine_label as label
+
+    return label(row)
+
+
+def _real_gpu(name) -> bool:
+    from gpude.report.sources import _real_gpu as real
+
+    return real(name) and str(name) != "nan"
+
+
+def reference_machine(reference: pd.DataFrame) -> str | None:
+    """The machine of the reference's newest GPU row: the one a campaign completes it on (the rows of
+    other machines are stale, :func:`stale_reason`); None for a reference without GPU rows."""
+    if not len(reference) or "gpu" not in reference or "timestamp_utc" not in reference:
+        return None
+    gpu_rows = reference[[_real_gpu(g) for g in reference["gpu"]]]
+    if not len(gpu_rows):
+        return None
+    return machine_label(gpu_rows.sort_values("timestamp_utc").iloc[-1].to_dict())
+
+
+def host_machine() -> str:
+    from gpude.provenance import record
+
+    return machine_label(record())
 
 
 def check_machine(reference: pd.DataFrame, cells: list[Cell]) -> None:
@@ -319,9 +413,11 @@ def run(experiment: dict, plan: list[Group], out: Path, max_seconds: float, jobs
         stem.parent.mkdir(parents=True, exist_ok=True)
         for suffix in (".csv", ".npz", ".log"):  # an earlier campaign's file that no longer counts
             Path(f"{stem}{suffix}").unlink(missing_ok=True)
-        cmd = gpude_command(experiment, g.cell, g.first, g.count, str(stem), f"{stem}.log", concurrency)
+        cmd = gpude_command(experiment, g.cell, g.first, g.count, str(stem), f"{stem}.log", concurrency,
+                            g.per_launch)
+        launch = f", {g.per_launch} per launch" if g.per_launch > 1 else ""
         print(f"campaign: [{time.monotonic() - t0:6.0f} s] {g.cell} trials {g.first}..{g.first + g.count - 1} "
-              f"(expected {g.expected_s:.0f} s)", flush=True)
+              f"(expected {g.expected_s:.0f} s{launch})", flush=True)
         if dry_run:
             print(f"campaign:   {cmd}")
             return None
@@ -470,6 +566,8 @@ def merge(reference_dir: Path, experiment: dict, cells: list[Cell], found, trace
         raise GpudeError(f"{len(failed)} campaign trial(s) failed, e.g. {failed['run_id'].iloc[0]}: "
                          f"{failed['status'].iloc[0]}; nothing was merged (re-run them: delete their files)")
     by_key = {c.key(): c for c in cells}
+    machines = {machine_label(r) for r in new.to_dict("records") if _real_gpu(r.get("gpu"))}
+    machine = machines.pop() if len(machines) == 1 else None  # the machine the campaign ran on
     # the reference's rows the campaign re-made: only stale ones may be replaced
     replaced = []
     old_by_id = {r["run_id"]: r for r in old.to_dict("records")}
@@ -478,7 +576,7 @@ def merge(reference_dir: Path, experiment: dict, cells: list[Cell], found, trace
         if r is None:
             continue
         cell = by_key.get(tuple(r[k] if k not in ("dim", "popsize") else int(r[k]) for k in CELL))
-        if cell is None or stale_reason(r, experiment, cell) is None:
+        if cell is None or stale_reason(r, experiment, cell, machine) is None:
             raise GpudeError(f"{rid} is in the reference and counts as it is: the campaign must not replace it "
                              "(nothing was merged)")
         replaced.append(rid)
@@ -528,14 +626,21 @@ def campaigns_markdown(table: pd.DataFrame, experiment: dict) -> str:
     lines = [f"# {experiment['name']}: which cells ran where", "",
              "Written by `benchmarks/campaign.py merge` from `trials.csv` (every row names its GPU, instance "
              "(`boot_id`), commit and time). Instances: the boot ids of the machines the cell's runs were made on.",
-             "", "| algorithm/implementation | function | D | NP | dtype | runs | timing | GPU | instances | commits | UTC |",
-             "|---|---|---:|---:|---|---:|---|---|---|---|---|"]
+             "Per launch: how many runs shared a launch, with the count of such runs (a run of several per launch "
+             "records a fair share of the launch's time; the REPORT times the runs made one per launch).",
+             "", "| algorithm/implementation | function | D | NP | dtype | runs | per launch | timing | GPU | CPU | "
+                 "instances | commits | UTC |",
+             "|---|---|---:|---:|---|---:|---|---|---|---|---|---|---|"]
     for key, g in table.groupby(CELL, sort=True):
         a, i, f, d, p, t = key
         stamp = g["timestamp_utc"].astype(str)
+        sizes = pd.Series([launch_size(r) for r in g.to_dict("records")]).value_counts().sort_index()
+        cpus = sorted({f"{r.get('cpu')} x{r.get('cpu_cores')}" for r in g.to_dict("records")})
         lines.append(f"| {a}/{i} | {f} | {int(d):g} | {int(p)} | {t} | {len(g)} | "
+                     f"{', '.join(f'{k}: {v}' for k, v in sizes.items())} | "
                      f"{', '.join(sorted(set(g['concurrency'].astype(str))))} | "
-                     f"{', '.join(sorted(set(g['gpu'].astype(str))))} | {', '.join(sorted(set(g['boot_id'].astype(str))))} | "
+                     f"{', '.join(sorted(set(g['gpu'].astype(str))))} | {', '.join(cpus)} | "
+                     f"{', '.join(sorted(set(g['boot_id'].astype(str))))} | "
                      f"{', '.join(sorted(set(g['git_commit'].astype(str))))} | {stamp.min()[:16]} .. {stamp.max()[:16]} |")
     return "\n".join(lines) + "\n"
 
@@ -553,12 +658,19 @@ def main(argv=None) -> int:
     p.add_argument("--trials", help="more trials for some functions: 'PATTERN=N,...' (fnmatch patterns, e.g. "
                                      "'L06=20,C*=20'); never fewer than the experiment's")
     p.add_argument("--implementations", help="only these implementations' cells (comma-separated)")
+    p.add_argument("--functions", help="only these functions' cells (comma-separated fnmatch patterns, e.g. 'L0*')")
     p.add_argument("--dtypes", help="the cells of these floating types (comma-separated; default the experiment's)")
     p.add_argument("--out", type=Path, default=Path(".campaign"), help="the campaign's folder (default .campaign/)")
     p.add_argument("--max-seconds", type=float, default=540.0, help="run: start nothing that would end later")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="run: shared-timed processes at once")
     p.add_argument("--gpus", type=int, help="run: exclusive GPU processes at once, one per GPU (default: the "
                                             "host's GPUs, as gpude.gpu_lease lists them)")
+    p.add_argument("--new-machine", action="store_true",
+                   help="run: make this host the reference's machine (every GPU row of another is re-made)")
+    p.add_argument("--alone", type=int, default=0,
+                   help="with --per-launch: each cell's first ALONE trials one per launch (timed), the rest batched")
+    p.add_argument("--per-launch", type=int,
+                   help="trials per launch of a batched implementation (default: the experiment's trials_per_launch)")
     p.add_argument("--group", type=int, default=5, help="run: at most this many trials per process "
                                                         "(batched implementations: a launch's worth)")
     p.add_argument("--setup-s", type=float, default=12.0, help="a process's start-up before its first trial")
@@ -577,8 +689,16 @@ def main(argv=None) -> int:
     try:
         experiment = load_experiment(resolve(args.experiment), args.set)
         implementations = args.implementations.split(",") if args.implementations else None
+        if args.alone < 0 or (args.per_launch is not None and args.per_launch < 1):
+            raise GpudeError("--alone takes a count >= 0 and --per-launch one >= 1 (e.g. --alone 3 --per-launch 10)")
+        if args.alone and not (args.per_launch and args.per_launch > 1):
+            raise GpudeError("--alone K needs --per-launch B > 1: the trials from K on go B per launch")
         cells = grid(experiment, parse_trials(args.trials), implementations,
-                     args.dtypes.split(",") if args.dtypes else None)
+                     args.dtypes.split(",") if args.dtypes else None, args.alone, args.per_launch,
+                     args.functions.split(",") if args.functions else None)
+        if not cells:
+            raise GpudeError(f"no cell of the experiment matches --functions {args.functions} / --implementations "
+                             f"{args.implementations}: its functions are {', '.join(experiment['functions'])}")
         trials_path = reference_dir / "trials.csv"
         reference = pd.read_csv(trials_path) if trials_path.is_file() else pd.DataFrame(columns=["run_id", *CELL, "trial"])
         found = campaign_rows(out, experiment, cells) if out.is_dir() else []
@@ -592,13 +712,25 @@ def main(argv=None) -> int:
             if not found:
                 raise GpudeError(f"nothing to merge: no finished campaign files under {out}")
             merge(reference_dir, experiment, cells, found, args.trace_decades)
-            work = todo(cells, experiment, pd.read_csv(trials_path))
+            merged = pd.read_csv(trials_path)
+            work = todo(cells, experiment, merged, machine=reference_machine(merged))
             print(f"campaign: {sum(len(t) for _, t, _ in work)} trial(s) still to run")
             return 0
         done = set().union(*(set(rows["run_id"]) for rows, _ in found)) if found else set()
-        work = todo(cells, experiment, reference, done)
+        machine = reference_machine(reference)
+        if args.action == "run" and not args.dry_run and machine and any(_runs_on_gpu(c) for c in cells):
+            here = host_machine()
+            if here != machine and not args.new_machine:
+                raise GpudeError(f"the reference's newest runs were made on {machine}, this host is {here}: its "
+                                 "times would not compare; run on that machine, or give --new-machine to make "
+                                 "this one the reference's (every row of another is then re-made here)")
+            machine = here
+        if machine:
+            print(f"campaign: the reference's machine: {machine} (rows of another are re-made)")
+        work = todo(cells, experiment, reference, done, machine)
         expected = projections(experiment, cells, [reference] + [rows for rows, _ in found], args.default_run_s)
-        plan = groups(work, expected, args.group)
+        tables = [reference] + [rows for rows, _ in found]
+        plan = groups(work, expected, args.group, batch_share(tables))
         total = sum(g.expected_s for g in plan) + args.setup_s * len(plan)
         need = sum(len(t) for _, t, _ in work)
         stale = sum(len(s) for _, _, s in work)

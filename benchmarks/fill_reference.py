@@ -175,17 +175,19 @@ def rule_command(experiment: dict, cell: Cell, chunk: int) -> str:
 
 
 def gpude_command(experiment: dict, cell: Cell, first: int, count: int, out_stem: str, log: str,
-                  concurrency: str | None = None) -> str:
+                  concurrency: str | None = None, per_launch: int | None = None) -> str:
     """The rule's command for trials ``first .. first + count - 1`` of a cell (anything with the
     fields of :data:`CELL`), written to
     ``<out_stem>.csv``/``.npz`` with its output in ``log`` (benchmarks/campaign.py uses it too);
     ``concurrency`` replaces the experiment's timing in the rows (``exclusive-gpu:N``: alone on one
-    of N GPUs, as the workflow records it on a host of several)."""
+    of N GPUs, as the workflow records it on a host of several); ``per_launch`` replaces the
+    experiment's ``trials_per_launch`` (a campaign's runs timed one per launch, or batched)."""
     spec = experiment["algorithms"][cell.algorithm]
     params = {k: v for k, v in spec.items() if k not in ("implementations", "popsizes")}
     concurrency = concurrency or _per_implementation_text(experiment["timing"], cell.implementation, cell.algorithm)
     common = " ".join(f"--{k} {params[k]}" for k in ("F", "CR", "bounds") if k in params)
-    per_launch = _per_implementation(experiment["trials_per_launch"], cell.implementation, cell.algorithm)
+    if per_launch is None:
+        per_launch = _per_implementation(experiment["trials_per_launch"], cell.implementation, cell.algorithm)
     if per_launch > 1:
         common += f" --trials-per-launch {per_launch}"
     others = " ".join(f"--param {k}={v}" for k, v in sorted(params.items()) if k not in ("F", "CR", "bounds"))

@@ -57,12 +57,21 @@ def test_a_reference_made_resumed_extended_and_remade(tmp_path, capsys, monkeypa
     ref = pd.read_csv(tmp_path / "ref" / "trials.csv")
     assert sorted(zip(ref["function"], ref["trial"])) == [("N01", 0), ("N01", 1), ("N09", 0), ("N09", 1), ("N09", 2)]
     assert [int(s) for s in ref["seed"]] == [trial_seed(7, f, 2, 6, int(t)) for f, t in zip(ref["function"], ref["trial"])]
-    assert "| de/sequential | N09 | 2 | 6 | float64 | 3 | exclusive |" in (tmp_path / "ref" / "CAMPAIGNS.md").read_text()
-    # the same files merged twice would replace rows that count: refused, nothing written
+    assert "| de/sequential | N09 | 2 | 6 | float64 | 3 | 1: 3 | exclusive |" in (tmp_path / "ref" / "CAMPAIGNS.md").read_text()
+    # the same files merged twice (a warm host sends its folder back): the rows are there, nothing to do
     before = (tmp_path / "ref" / "trials.csv").read_text()
+    assert _call("merge", tmp_path, experiment, "--trials", "N09=3") == 1
+    assert "in the reference already" in capsys.readouterr().err
+    assert (tmp_path / "ref" / "trials.csv").read_text() == before
+    # a file that makes a counting row again (another run of it) would replace it: refused, nothing written
+    batch = next((tmp_path / "out").rglob("t0-2.csv"))
+    again = pd.read_csv(batch).assign(timestamp_utc="2099-01-01T00:00:00")
+    again.to_csv(batch, index=False)
     assert _call("merge", tmp_path, experiment, "--trials", "N09=3") == 1
     assert "counts as it is" in capsys.readouterr().err
     assert (tmp_path / "ref" / "trials.csv").read_text() == before
+    batch.unlink()
+    batch.with_suffix(".npz").unlink()
 
     # the experiment changes CR: every row is stale, the campaign re-makes and replaces them all
     changed = _experiment(tmp_path, algorithms={"de": {**TINY["algorithms"]["de"], "CR": 0.1}})
@@ -90,6 +99,23 @@ def test_stale_reasons():
     assert campaign.stale_reason({**row, "concurrency": "shared"}, TINY, shared) is None
 
 
+def test_a_reference_is_completed_on_the_machine_of_its_newest_gpu_rows():
+    # the REPORT times one machine (GPU, CPU, cores): a GPU row made on another host is stale
+    cell = campaign.Cell("masw", "gpu", "L01", 100, 6, "float64", 2, 1, "exclusive")
+    experiment = {"algorithms": {"masw": {"implementations": ["gpu"]}}, "max_fes": 60}
+    row = lambda cores, stamp: {"params": "{}", "max_fes": 60, "concurrency": "exclusive", "status": "ok",  # noqa: E731
+                                "gpu": "NVIDIA H200", "cpu": "Xeon", "cpu_cores": cores, "timestamp_utc": stamp}
+    reference = pd.DataFrame([row(16, "2026-11-22T23:00"), row(32, "2026-11-26T02:30"), row(16, "2026-11-23T00:00")])
+    machine = campaign.reference_machine(reference)
+    assert machine == "NVIDIA H200 / Xeon x32"
+    assert "made on NVIDIA H200 / Xeon x16" in campaign.stale_reason(row(16, "x"), experiment, cell, machine)
+    assert campaign.stale_reason(row(32, "x"), experiment, cell, machine) is None
+    assert campaign.stale_reason(row(16, "x"), experiment, cell) is None  # no machine given: not checked
+    cpu_row = {**row(16, "x"), "gpu": "none"}  # a CPU implementation's row: its GPU is not asked
+    assert campaign.stale_reason(cpu_row, experiment, cell, machine) is None
+    assert campaign.reference_machine(reference.assign(gpu="none")) is None
+
+
 def test_groups_projections_and_the_command_line():
     experiment = {**fill_reference.DEFAULTS, **TINY}
     cells = campaign.grid(experiment, campaign.parse_trials("N0*=4"))
@@ -109,6 +135,50 @@ def test_groups_projections_and_the_command_line():
     assert "--CR 0.9" in cmd and cmd.endswith("--out-csv out/x.csv --out-traces out/x.npz > out/x.log 2>&1")
     with pytest.raises(GpudeError, match="PATTERN=N"):
         campaign.parse_trials("L06:20")
+
+
+def test_alone_trials_go_one_per_launch_first_and_the_rest_in_batches():
+    # --alone 3 --per-launch 4: trials 0-2 of every cell one per launch (timed), before any batch;
+    # the others 4 per launch, expected at the measured share of a batched trial's time
+    experiment = {**fill_reference.DEFAULTS, **TINY}
+    cells = campaign.grid(experiment, campaign.parse_trials("N09=12"), alone=3, per_launch=4)
+    assert [(c.function, c.trials, c.alone, c.per_launch) for c in cells] == [("N01", 2, 3, 4), ("N09", 12, 3, 4)]
+    assert [cells[1].launch_size(t) for t in (0, 2, 3, 11)] == [1, 1, 4, 4]
+    row = lambda size, trial, wall: {  # noqa: E731
+        "algorithm": "de", "implementation": "sequential", "function": "N09", "dim": 2, "popsize": 6,
+        "dtype": "float64", "concurrency": "exclusive-gpu:2", "status": "ok", "wall_time_s": wall, "trial": trial,
+        "params": json.dumps({"F": 0.5, "CR": 0.9, "trials_per_launch": size} if size > 1 else {"F": 0.5, "CR": 0.9})}
+    table = pd.DataFrame([row(1, 0, 10.0), row(1, 1, 12.0), row(4, 3, 4.0), row(4, 4, 5.0)])
+    share = campaign.batch_share([table])
+    assert share[2] == pytest.approx(4.5 / 11.0) and share[None] == share[2]
+    expected = campaign.projections(experiment, cells, [table], default_s=99.0)
+    assert expected[cells[1].key()] == 11.0  # the runs alone only: a batched row's time is a share
+    work = [(cells[0], [0, 1], {}), (cells[1], [2, 5, 6, 7, 8, 9, 10, 11], {})]
+    plan = campaign.groups(work, expected, group=5, share=share)
+    assert [(g.cell.function, g.first, g.count, g.per_launch) for g in plan] == [
+        ("N01", 0, 2, 1), ("N09", 2, 1, 1), ("N09", 5, 4, 4), ("N09", 9, 3, 4)]
+    assert plan[2].expected_s == pytest.approx(4 * 11.0 * 4.5 / 11.0)
+    cmd = fill_reference.gpude_command(experiment, cells[1], 5, 4, "o/x", "o/x.log", per_launch=plan[2].per_launch)
+    assert "--trials-per-launch 4" in cmd and "--first-trial 5 --trials 4" in cmd
+    assert "--trials-per-launch" not in fill_reference.gpude_command(experiment, cells[1], 2, 1, "o/x", "o/x.log",
+                                                                     per_launch=1)
+    # a trial below --alone made in a batch is stale (its time is a share); from --alone on it counts
+    made = {**row(4, 1, 5.0), "max_fes": 60, "max_time_s": None}
+    assert "made 4 per launch" in campaign.stale_reason(made, experiment, cells[1])
+    assert campaign.stale_reason({**made, "trial": 3}, experiment, cells[1]) is None
+    assert campaign.batch_share([]) == {None: 1.0}
+    assert [c.function for c in campaign.grid(experiment, functions=["N0?"])] == ["N01", "N09"]
+    assert [c.function for c in campaign.grid(experiment, functions=["N09", "X*"])] == ["N09"]
+
+
+def test_alone_needs_a_batch_size(tmp_path, capsys):
+    experiment = _experiment(tmp_path)
+    assert _call("plan", tmp_path, experiment, "--alone", "3") == 1
+    assert "--alone K needs --per-launch B > 1" in capsys.readouterr().err
+    assert _call("plan", tmp_path, experiment, "--alone", "-1", "--per-launch", "4") == 1
+    assert "--alone takes a count >= 0" in capsys.readouterr().err
+    assert _call("plan", tmp_path, experiment, "--functions", "L0*") == 1
+    assert "no cell of the experiment matches --functions L0*" in capsys.readouterr().err
 
 
 def test_set_overrides_a_parameter_and_names_a_bad_one(tmp_path):

@@ -93,6 +93,22 @@ def timed_alone(concurrency: pd.Series) -> pd.Series:
     return text.isin(["exclusive", "host"]) | text.str.startswith("exclusive-gpu:")
 
 
+def launch_size(params) -> int:
+    """How many trials shared the launch that made a row: its ``params``' ``trials_per_launch`` (JSON
+    text or a dict; 1 when it does not say). A batched trial's ``wall_time_s`` is its share of the
+    launch's, not the time of a run alone."""
+    if isinstance(params, str):
+        params = json.loads(params) if params.strip() else {}
+    return int(params.get("trials_per_launch", 1)) if isinstance(params, dict) else 1
+
+
+def one_per_launch(rows: pd.DataFrame) -> pd.Series:
+    """Which rows were made one trial per launch (every row, for a table without ``params``)."""
+    if "params" not in rows:
+        return rows.index.to_series().map(lambda _: True)
+    return rows["params"].map(launch_size) == 1
+
+
 def failed_row(base: dict, trial: int, seed: int, exc: BaseException) -> dict:
     """A trial that raised: kept as a row with its status, never dropped."""
     row = {c: None for c in COLUMNS}

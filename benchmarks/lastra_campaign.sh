@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# One device call's worth of Lastra's protocol (issues 33-36), on the GPU host.
+#
+#   benchmarks/lastra_campaign.sh FUNCTIONS [SECONDS]
+#
+# FUNCTIONS: fnmatch patterns of the experiment's functions (e.g. 'L0*' for part 1, 'C01,C02,C03' for
+# part 2); SECONDS: the call's budget (default 540, under the device's 600 s per command).
+# The reference is the one of the host's GPU (results/reference/nvidia-h100/lastra on H100s,
+# nvidia-h200/lastra on H200s: a reference holds one machine kind). Each cell's first three runs go
+# one per launch (the timed ones), the others ten per launch (`--alone 3 --per-launch 10`); the
+# paper's numbers of runs: 10 per cell, 20 for L06 and the CEC 2010 functions. Whatever has finished
+# when the time is up is packed into $OUT/campaign.tar.gz (a run still going is lost, not half-kept:
+# its files are written whole at its end). The device command, with the wheelhouse carried:
+#
+#   source .whl-slim/activate.sh .whl-slim >/dev/null && export NUMBA_ENABLE_CUDASIM=0 \
+#       GPUDE_GIT_COMMIT=<commit>; benchmarks/lastra_campaign.sh 'L0*'
+#
+# and here, after it: tar xzf <files_at>/campaign.tar.gz; python benchmarks/campaign.py merge \
+#   --experiment config/experiments/lastra.yaml --reference results/reference/<machine>/lastra \
+#   --trials 'L06=20,C*=20' --out .campaign/lastra --trace-decades 0.1
+set -u
+functions=${1:?give the functions, e.g. 'L0*'}
+seconds=${2:-540}
+out=.campaign/lastra
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+case "$gpu" in
+  *H200*) machine=nvidia-h200 ;;
+  *H100*) machine=nvidia-h100 ;;
+  *) echo "lastra_campaign: no H100 or H200 here (nvidia-smi says '${gpu}'): which reference?" >&2; exit 2 ;;
+esac
+echo "lastra_campaign: $gpu -> results/reference/$machine/lastra; functions $functions; $seconds s"
+# the campaign stops starting runs that would end after SECONDS - 20 by their projection; `timeout`
+# is the backstop for a projection that was short
+timeout -s INT "$seconds" python3 benchmarks/campaign.py run --experiment config/experiments/lastra.yaml \
+  --reference "results/reference/$machine/lastra" --trials 'L06=20,C*=20' --functions "$functions" \
+  --alone 3 --per-launch 10 --out "$out" --max-seconds $((seconds - 20)) --setup-s 12 \
+  > "$out/campaign_$(date -u +%Y%m%dT%H%M%S).log" 2>&1
+rc=$?
+tail -n 30 "$out"/campaign_*.log | tail -n 30
+tar czf "${OUT:-.}/campaign.tar.gz" "$out"
+echo "lastra_campaign: campaign exit $rc; packed $out into ${OUT:-.}/campaign.tar.gz"
