@@ -147,3 +147,20 @@ def test_permuted_rows_are_streamed_in_memory_order_where_a_term_reads_its_own_p
             np.testing.assert_array_equal(dev[1000 + perm], np.arange(1000))  # inv[perm[k]] = k
         else:
             np.testing.assert_array_equal(dev, perm)
+
+
+def test_rosenbrocks_next_coordinate_takes_its_shift_in_position_order():
+    # C13, C18 (Rosenbrock's next coordinate, permuted): the kernels go in position order, so o is
+    # handed to them as o[perm] (position k's shift at k: read in order, not gathered); C20 has no
+    # permutation, the other kinds keep o as it is
+    from gpude.functions.streaming_gpu import device_shift, shift_in_position_order
+
+    for fid, expected in (("C13", True), ("C18", True), ("C20", False), ("C04", False), ("C01", False),
+                          ("L01", False)):
+        f = get_function(fid, 1000)
+        o, perm, has_perm, _, _ = f.evaluator_args(np.float64)
+        assert shift_in_position_order(f.code, has_perm) is expected, fid
+        dev = device_shift(o, perm, has_perm, f.code)
+        np.testing.assert_array_equal(dev, o[perm] if expected else o)
+        if expected:
+            assert dev.flags.c_contiguous and not np.array_equal(dev, o)

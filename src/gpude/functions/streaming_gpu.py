@@ -20,6 +20,9 @@ order, every load is a gather from anywhere in the row (a 32-byte sector for 8 b
 term reads its own position only (not Rosenbrock's next one), the kernels stream the row in memory
 order instead and look each coordinate's position up in the inverse permutation, kept on the device
 after the permutation (:func:`device_permutation`): the same terms, summed in another order.
+Rosenbrock's next coordinate (CEC 2010 F13, F18, F20) reads position k + 1 beside k, so its kernels
+go in position order and gather x; its shift o is kept in position order (:func:`device_shift`,
+o[perm[k]] at k), so that half of each coordinate's reads streams.
 
 Every kernel first reads ``gate[0]`` and does nothing when it is 0, so an algorithm can queue an
 evaluation that a decision still on the device may cancel (the memetic algorithm's second
@@ -75,6 +78,20 @@ def device_permutation(perm: np.ndarray, has_perm: bool, code: int) -> np.ndarra
     return np.concatenate([perm, inv])
 
 
+def shift_in_position_order(code: int, has_perm: bool) -> bool:
+    """Whether the kernels take a permuted function's shift in position order (Rosenbrock's next
+    coordinate: its loops go in position order, so o[perm[k]] at k streams where o[perm[k]] gathers)."""
+    return bool(has_perm) and code in NEXT_CODES
+
+
+def device_shift(o: np.ndarray, perm: np.ndarray, has_perm: bool, code: int) -> np.ndarray:
+    """The shift as the kernels take it: ``o`` itself, or ``o[perm]`` (position order) where
+    :func:`shift_in_position_order`."""
+    if not shift_in_position_order(code, has_perm):
+        return o
+    return np.ascontiguousarray(o[np.asarray(perm, dtype=np.int64)])
+
+
 def device_functions(code: int, dim: int, m: int, has_perm: bool, threads: int):
     """The device functions the evaluation kernels are made of, for one (function code, D, layout,
     threads per block): ``value(x, o, perm, k)`` (coordinate k's shifted value, float64),
@@ -97,12 +114,18 @@ def device_functions(code: int, dim: int, m: int, has_perm: bool, threads: int):
     NEXT = code in NEXT_CODES
     ONE1 = 1.0 if PROD else 0.0
     INV = memory_order(code, has_perm)
+    OPOS = shift_in_position_order(code, has_perm)
     J0 = 0 if INV else K0  # the first index a streaming loop visits
+
+    @cuda.jit(device=True)
+    def shift(o, k, p):
+        """Position k's shift, whose value is at index p of the row (:func:`device_shift`)."""
+        return float64(o[k]) if OPOS else float64(o[p])
 
     @cuda.jit(device=True)
     def value(x, o, perm, k):
         p = perm[k] if PERM else k
-        return float64(x[p]) - float64(o[p])
+        return float64(x[p]) - shift(o, k, p)
 
     @cuda.jit(device=True)
     def position(perm, j):
@@ -183,8 +206,8 @@ def device_functions(code: int, dim: int, m: int, has_perm: bool, threads: int):
             counters[i] = 0  # ready for the next launch
             out[row] = s0 if CODE == SCHWEFEL12 else close(CODE, s0, s1, head, D, M_)
 
-    fns = SimpleNamespace(value=value, position=position, add_term=add_term, block_reduce=block_reduce,
-                          close_row=close_row, K0=K0, J0=J0, ONE1=ONE1, NEXT=NEXT, HEAD=HEAD, INV=INV)
+    fns = SimpleNamespace(value=value, shift=shift, position=position, add_term=add_term, block_reduce=block_reduce,
+                          close_row=close_row, K0=K0, J0=J0, ONE1=ONE1, NEXT=NEXT, HEAD=HEAD, INV=INV, OPOS=OPOS)
     with _LOCK:
         _KERNELS[key] = fns
     return fns
@@ -198,7 +221,7 @@ def build_kernels(code: int, dim: int, m: int, has_perm: bool, threads: int, dty
             return _KERNELS[key]
     fns = device_functions(code, dim, m, has_perm, threads)
     value, add_term, block_reduce, close_row = fns.value, fns.add_term, fns.block_reduce, fns.close_row
-    position = fns.position
+    position, shift = fns.position, fns.shift
     T, D, CODE = int(threads), int(dim), int(code)
     K0, J0, ONE1, NEXT = fns.K0, fns.J0, fns.ONE1, fns.NEXT
 
@@ -223,7 +246,7 @@ def build_kernels(code: int, dim: int, m: int, has_perm: bool, threads: int, dty
             while j < D:
                 k, p = position(perm, j)
                 if k >= K0:
-                    y = float64(x[p]) - float64(o[p])
+                    y = float64(x[p]) - shift(o, k, p)
                     y_next = value(x, o, perm, k + 1) if NEXT and k + 1 < D else 0.0
                     s0, s1 = add_term(s0, s1, k, y, y_next)
                 j += nb * T
@@ -311,7 +334,8 @@ class StreamingEvaluator:
         self.blocks = int(blocks) if blocks else blocks_for(D, self.threads)
         o, perm, has_perm, M, m = function.evaluator_args(self.dtype)
         self.partial, self.scan = build_kernels(function.code, D, m, has_perm, self.threads, self.dtype)
-        self.data = (cuda.to_device(o), cuda.to_device(device_permutation(perm, has_perm, function.code)),
+        self.data = (cuda.to_device(device_shift(o, perm, has_perm, function.code)),
+                     cuda.to_device(device_permutation(perm, has_perm, function.code)),
                      cuda.to_device(M))
         self.max_rows = int(max_rows)
         self.counters = cuda.to_device(np.zeros(self.max_rows, np.int32))

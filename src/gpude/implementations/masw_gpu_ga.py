@@ -55,6 +55,7 @@ def build_crossover_evaluation(code: int, dim: int, m: int, has_perm: bool, thre
     blx, clip = ops.blx, ops.clip
     fns = device_functions(code, dim, m, has_perm, threads)
     add_term, block_reduce, close_row, position = fns.add_term, fns.block_reduce, fns.close_row, fns.position
+    shift_at = fns.shift  # (``shift`` is the mutation's step below)
     T = np.dtype(dtype).type
     NT, D, PERM = int(threads), int(dim), bool(has_perm)
     K0, J0, ONE1, NEXT, HEAD = fns.K0, fns.J0, fns.ONE1, fns.NEXT, fns.HEAD
@@ -95,12 +96,12 @@ def build_crossover_evaluation(code: int, dim: int, m: int, has_perm: bool, thre
             if q >= K0:  # (in memory order a head coordinate comes by: block 0 made it above)
                 v = gene(pop, mother, father, mutated, shift, key, unit, W, p, alpha, lower, upper)
                 child[p] = v
-                y = float64(v) - float64(o[p])
+                y = float64(v) - shift_at(o, q, p)
                 y_next = 0.0
                 if NEXT and q + 1 < D:
                     pn = perm[q + 1] if PERM else q + 1
                     y_next = float64(gene(pop, mother, father, mutated, shift, key, unit, W, pn, alpha, lower,
-                                          upper)) - float64(o[pn])
+                                          upper)) - shift_at(o, q + 1, pn)
                 s0, s1 = add_term(s0, s1, q, y, y_next)
             j += nb * NT
         cuda.threadfence()  # this thread's writes of the child before its block's ticket

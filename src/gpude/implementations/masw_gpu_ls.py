@@ -152,7 +152,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
     # the streaming evaluator's pieces: a loop index's (position, index) in its order (memory order
     # for a permuted row whose terms read their own position) and a term added to the sums
     streaming = device_functions(code, dim, m, has_perm, threads)
-    position, add_term = streaming.position, streaming.add_term
+    position, add_term, shift = streaming.position, streaming.add_term, streaming.shift
     HM = max(1, M_)
     K0 = M_ if HEAD else 0
     J0 = streaming.J0  # the loop's first index
@@ -180,14 +180,14 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
     def y_at(sign, mode, x, b, dv, scale, o, perm, k, key, unit, W, rho, lower, upper):
         p = perm[k] if PERM else k
         c = candidate(sign, mode, x, b, dv, scale, p, key, unit, W, rho, lower, upper)
-        return float64(c) - float64(o[p])
+        return float64(c) - shift(o, k, p)
 
     @cuda.jit(device=True)
     def load(mode, x, b, dv, o, perm, j):
         """The loop's index j's reads: its position k, index p, x_p, b_p, o_p and (mode LOAD) d_p."""
         k, p = position(perm, j)
         d = dv[p] if mode == LOAD else 0.0
-        return k, p, x[p], b[p], o[p], d
+        return k, p, x[p], b[p], shift(o, k, p), d
 
     @cuda.jit(device=True)
     def y_from(sign, mode, p, xp, bp, op, dp, dv, scale, key, unit, W, rho, lower, upper):
@@ -320,7 +320,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
             k, p = position(perm, j)
             if k >= K0:  # (in memory order a head coordinate comes by: block 0 has it)
                 c = candidate(sign, own, x, b, dv, scale, p, key, unit, W, rho, lower, upper)
-                y = float64(c) - float64(o[p])
+                y = float64(c) - shift(o, k, p)
                 y_next = 0.0
                 if NEXT and k + 1 < D:
                     y_next = y_at(sign, other, x, b, dv, scale, o, perm, k + 1, key, unit, W, rho, lower, upper)
