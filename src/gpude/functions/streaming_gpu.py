@@ -22,7 +22,10 @@ order instead and look each coordinate's position up in the inverse permutation,
 after the permutation (:func:`device_permutation`): the same terms, summed in another order.
 Rosenbrock's next coordinate (CEC 2010 F13, F18, F20) reads position k + 1 beside k, so its kernels
 go in position order and gather x; its shift o is kept in position order (:func:`device_shift`,
-o[perm[k]] at k), so that half of each coordinate's reads streams.
+o[perm[k]] at k), so that half of each coordinate's reads streams. An algorithm may also keep its
+rows in position order (``layout="position"``: position k's value at index k, as masw/gpu does for
+these functions): then nothing is gathered, and the kernels are those of the function without a
+permutation, with o in position order.
 
 Every kernel first reads ``gate[0]`` and does nothing when it is 0, so an algorithm can queue an
 evaluation that a decision still on the device may cancel (the memetic algorithm's second
@@ -90,6 +93,16 @@ def device_shift(o: np.ndarray, perm: np.ndarray, has_perm: bool, code: int) -> 
     if not shift_in_position_order(code, has_perm):
         return o
     return np.ascontiguousarray(o[np.asarray(perm, dtype=np.int64)])
+
+
+LAYOUTS = ("natural", "position")
+
+
+def position_layout(code: int, has_perm: bool) -> bool:
+    """Whether rows in position order (``layout="position"``) are the default for an algorithm that
+    can keep them: a permuted function whose terms read a neighbour's position (Rosenbrock's next
+    coordinate), where the natural order gathers."""
+    return shift_in_position_order(code, has_perm)
 
 
 def device_functions(code: int, dim: int, m: int, has_perm: bool, threads: int):
@@ -322,17 +335,27 @@ class StreamingEvaluator:
         Blocks per row (default: about D / (threads * 4), at most one resident wave of the GPU).
     max_rows : int
         The most rows one launch evaluates (sizes the partials buffer).
+    layout : {"natural", "position"}
+        How the rows hold a permuted function's coordinates: x itself ("natural"), or in position
+        order, ``x[perm[k]]`` at k ("position": the kernels read no permutation, o is taken in
+        position order). The same as "natural" for a function without a permutation.
     """
 
     def __init__(self, function, dtype, threads: int = THREADS, blocks: int | None = None,
-                 max_rows: int = 64):
+                 max_rows: int = 64, layout: str = "natural"):
         require_gpu()
         if threads < 1 or threads & (threads - 1) or threads > 1024:
             raise ValueError(f"threads must be a power of two <= 1024, got {threads}")
         self.function, self.dtype, self.threads = function, np.dtype(dtype).type, int(threads)
         D = function.dim
         self.blocks = int(blocks) if blocks else blocks_for(D, self.threads)
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
         o, perm, has_perm, M, m = function.evaluator_args(self.dtype)
+        self.layout = layout if has_perm else "natural"
+        if self.layout == "position":  # the rows are in position order: the function without its permutation
+            o = np.ascontiguousarray(o[np.asarray(perm, dtype=np.int64)])
+            perm, has_perm = np.zeros(1, np.int32), False
         self.partial, self.scan = build_kernels(function.code, D, m, has_perm, self.threads, self.dtype)
         self.data = (cuda.to_device(device_shift(o, perm, has_perm, function.code)),
                      cuda.to_device(device_permutation(perm, has_perm, function.code)),

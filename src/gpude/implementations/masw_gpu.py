@@ -92,9 +92,12 @@ def _blocks(dim, threads):
     return max(1, min(MAX_BLOCKS, math.ceil(dim / (threads * BUCKET))))
 
 
-def build_gpu_masw(dtype, popsize: int, threads: int):
-    """The kernels for one (dtype, popsize, threads per block)."""
-    key = (np.dtype(dtype).name, popsize, threads)
+def build_gpu_masw(dtype, popsize: int, threads: int, layout: bool = False):
+    """The kernels for one (dtype, popsize, threads per block, rows in position order?). With
+    ``layout`` a row's index s holds coordinate ``lay[s]`` (the function's permutation): the kernels
+    that draw per coordinate (the initial population, the crossover, the Solis-Wets perturbation)
+    draw coordinate lay[s]'s numbers for index s, so the run is the same."""
+    key = (np.dtype(dtype).name, popsize, threads, bool(layout))
     with _LOCK:
         if key in _KERNELS:
             return _KERNELS[key]
@@ -103,10 +106,16 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
     dif, plus, minus = sw.dif, sw.plus, sw.minus
     bias_plus, bias_minus, bias_fail, counts = sw.bias_plus, sw.bias_minus, sw.bias_fail, sw.counts
     T, P, NT = np.dtype(dtype).type, int(popsize), int(threads)
+    LAY = bool(layout)
     int64 = np.int64
 
+    @cuda.jit(device=True)
+    def coordinate(lay, j):
+        """The coordinate a row's index j holds (its draws' index)."""
+        return int64(lay[j]) if LAY else int64(j)
+
     @cuda.jit(cache=True)
-    def init_population(pop, keys, strata, W, lower, upper):
+    def init_population(pop, keys, strata, W, lower, upper, lay):
         """Trial blockIdx.y's population (rows b P .. b P + P - 1, its key), a thread per coordinate."""
         perm = cuda.local.array(P, int64)
         col = cuda.local.array(P, T)
@@ -114,7 +123,7 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
         key = keys[b]
         j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
         while j < pop.shape[1]:
-            init_column(key, j, P, strata, W, lower, upper, perm, col)
+            init_column(key, coordinate(lay, j), P, strata, W, lower, upper, perm, col)
             for i in range(P):
                 pop[b * P + i, j] = col[i]
             j += cuda.gridDim.x * cuda.blockDim.x
@@ -164,7 +173,7 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
             out[q] = red[0]
 
     @cuda.jit(cache=True)
-    def crossover(pop, row0, plan, delta, keys, unit0, W, alpha, lower, upper, k, off, active):
+    def crossover(pop, row0, plan, delta, keys, unit0, W, alpha, lower, upper, k, off, active, lay):
         """Child c of trial b (blockIdx.x = b k + c; row row0 + b off + c) of parents plan[r, 0],
         plan[r, 1], r = b off + c; plan[r, 2] the mutated gene; trial b's key."""
         b, c = cuda.blockIdx.x // k, cuda.blockIdx.x % k
@@ -176,8 +185,9 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
         key = keys[b]
         j = cuda.blockIdx.y * NT + cuda.threadIdx.x
         while j < pop.shape[1]:
-            v = blx(key, unit0 + c, W, j, pop[mother, j], pop[father, j], alpha, lower, upper)
-            if j == gene:
+            q = coordinate(lay, j)
+            v = blx(key, unit0 + c, W, q, pop[mother, j], pop[father, j], alpha, lower, upper)
+            if q == gene:
                 v = clip(v + delta[r], lower, upper)
             child[j] = v
             j += cuda.gridDim.y * NT
@@ -326,7 +336,7 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
             fit[r] = st[b, F_LS]
 
     @cuda.jit(cache=True)
-    def sw_plus(ls, bias, rows, d, st, gate, keys, unit, W, lower, upper):
+    def sw_plus(ls, bias, rows, d, st, gate, keys, unit, W, lower, upper, lay):
         """Trial b's step: its '+' candidate into ls[B + b] (x is ls[b]); its perturbation into d[b]."""
         b, B = cuda.blockIdx.y, st.shape[0]
         if gate[b] == 0:
@@ -336,7 +346,7 @@ def build_gpu_masw(dtype, popsize: int, threads: int):
         key = keys[b]
         j = cuda.blockIdx.x * NT + cuda.threadIdx.x
         while j < ls.shape[1]:
-            dj = dif(key, ctr(unit, HEADER + 2 * j, W), rho)
+            dj = dif(key, ctr(unit, HEADER + 2 * coordinate(lay, j), W), rho)
             d[b, j] = dj
             ls[B + b, j] = plus(ls[b, j], bb[j], dj, lower, upper)
             j += cuda.gridDim.x * NT
@@ -550,7 +560,7 @@ class MASWGPU(HostLoopImplementation):
     def __init__(self, function, params, threads: int | None = None, ls_mode: str | None = None,
                  quiet: bool = False, trials_per_launch: int = 1, ga_mode: str | None = None,
                  ls_unroll: int | None = None, ls_min_blocks: int | None = None, ls_regen: bool = False,
-                 **options):
+                 layout: str | None = None, **options):
         super().__init__(function, params, **options)
         require_positive_int("trials_per_launch", trials_per_launch)
         from .masw_gpu_ls import UNROLLS, fused_options
@@ -594,10 +604,22 @@ class MASWGPU(HostLoopImplementation):
                 or threads > 1024:
             raise InvalidInputError(f"threads must be a power of two in [1, 1024], got {threads!r}")
         self.threads, self.quiet = threads, quiet
+        from ..functions.streaming_gpu import LAYOUTS, position_layout
+
+        has_perm = fusable and bool(function.evaluator_args(np.float64)[2])
+        if layout is None:
+            layout = "position" if has_perm and position_layout(function.code, has_perm) else "natural"
+        if layout not in LAYOUTS:
+            raise InvalidInputError(f"layout must be one of {', '.join(LAYOUTS)} (how a row holds a permuted "
+                                    f"function's coordinates), got {layout!r}")
+        if layout == "position" and not has_perm:
+            raise InvalidInputError(f"layout='position' keeps a permuted large-scale function's rows in position "
+                                    f"order; {function.fid} has no permutation: use layout='natural'")
+        self.layout = layout
         self.cpu = build_cpu_masw(self.dtype)
         self.host_ops = build_masw_ops(self.dtype, "cpu")
         self.plan_step = build_step_planner(self.dtype)
-        self.kernels = build_gpu_masw(self.dtype, params.popsize, threads)
+        self.kernels = build_gpu_masw(self.dtype, params.popsize, threads, layout == "position")
         self.W = width(self.dim)
         self.blocks = _blocks(self.dim, threads)
         self._allocated = None
@@ -687,13 +709,20 @@ class MASWGPU(HostLoopImplementation):
             self.partials = dev((max_pairs, self.blocks), np.float64)
             self.dists = dev(max_pairs, np.float64)
             options = {"threads": self.threads} if getattr(self.function, "streaming", False) else {}
+            if self.layout == "position":
+                options["layout"] = "position"
             self.ev = self.function.gpu_evaluator(T, max_rows=max(B * off, min(B * P, 64)), **options)
+            # the coordinate each index of a row holds (a dummy the kernels do not read, in natural order)
+            lay = self.function.evaluator_args(T)[1] if self.layout == "position" else np.zeros(1)
+            self.h_lay = np.ascontiguousarray(lay, dtype=np.int32)
+            self.d_lay = cuda.to_device(self.h_lay)
             if self.ga_mode == "fused":
                 from .masw_gpu_ga import build_crossover_evaluation
 
                 _, _, has_perm, _, m = self.function.evaluator_args(T)
-                self.crossover_evaluate = build_crossover_evaluation(self.function.code, D, m, has_perm,
-                                                                     self.ev.threads, T)
+                self.crossover_evaluate = build_crossover_evaluation(
+                    self.function.code, D, m, has_perm and self.layout == "natural", self.ev.threads, T,
+                    layout=self.layout == "position")
             self._eval_ranges = {}
             # small per-step inputs: pinned host arrays copied to fixed device arrays
             self.h_pairs = pinned((max_pairs, 2), np.int64)
@@ -751,10 +780,12 @@ class MASWGPU(HostLoopImplementation):
 
         f, T, D = self.function, self.dtype, self.dim
         _, _, has_perm, _, m = f.evaluator_args(T)
-        kernel = build_sw_application(f.code, D, m, has_perm, self.threads, T, self.ls_unroll, self.ls_min_blocks,
-                                      self.ls_regen)
+        position = self.layout == "position"  # the function without its permutation; lay in perm's place
+        kernel = build_sw_application(f.code, D, m, has_perm and not position, self.threads, T, self.ls_unroll,
+                                      self.ls_min_blocks, self.ls_regen, layout=position)
         self.sw_kernel = kernel
         o, perm, M = self.ev.data
+        perm = self.d_lay if position else perm
 
         def args(b, partials):
             return [self.x_ls[b], self.bias, np.int64(0), self.d[b], self.st[b], np.uint64(0), np.int64(0),
@@ -778,7 +809,8 @@ class MASWGPU(HostLoopImplementation):
             rows, tb = self.d_rows, self.ls_threads
             self.step_launches = {
                 "plus": PreboundLaunch(k["sw_plus"], (self.ls, self.bias, rows, self.d, self.st, self.gate,
-                                                      self.d_keys, np.int64(0), np.int64(self.W), lo, hi),
+                                                      self.d_keys, np.int64(0), np.int64(self.W), lo, hi,
+                                                      self.d_lay),
                                        (nb, B), nt, s, variable={"unit": 7}),
                 "after_plus": PreboundLaunch(k["sw_after_plus"], (self.st, self.out, self.gate, self.gate_minus,
                                                                   self.gate_minus_any), 1, tb, s),
@@ -808,7 +840,7 @@ class MASWGPU(HostLoopImplementation):
             "crossover": PreboundLaunch(k["crossover"], (self.pop, np.int64(B * P), self.d_plan, self.d_delta,
                                                          self.d_keys, np.int64(0), np.int64(self.W),
                                                          float(p.alpha), float(lo), float(hi), np.int64(off),
-                                                         np.int64(off), self.d_active),
+                                                         np.int64(off), self.d_active, self.d_lay),
                                         (B * off, nb), nt, s, variable={"unit": 5}),
             "replace_children": PreboundLaunch(k["replace_batch"], (self.fit_all, np.int64(P), np.int64(off),
                                                                     np.int64(off), self.d_plan, self.d_moves,
@@ -827,6 +859,7 @@ class MASWGPU(HostLoopImplementation):
         unit ``unit``."""
         p, B, P, off = self.params, self.batch, self.params.popsize, self.params.offspring
         o, perm, M = self.ev.data
+        perm = self.d_lay if self.layout == "position" else perm  # (the draws' coordinates: masw_gpu_ga)
         return (self.pop, np.int64(B * P), self.d_plan, self.d_delta, self.d_keys, np.int64(unit),
                 np.int64(self.W), float(p.alpha), float(self.lower), float(self.upper), np.int64(k), np.int64(off),
                 self.d_active, self.ev.partials, self.ev.counters, self.fit_all, o, perm, M)
@@ -881,7 +914,7 @@ class MASWGPU(HostLoopImplementation):
         p, B, P = self.params, self.batch, self.params.popsize
         self.d_keys.copy_to_device(self.h_keys, stream=self.stream)
         self._launch("init_population", (self.blocks, B), self.threads, self.pop, self.d_keys, p.strata, self.W,
-                     self.lower, self.upper)
+                     self.lower, self.upper, self.d_lay)
         self._evaluate_rows(0, B * P)
         self.fit_all.copy_to_host(self.h_fit, stream=self.stream)
         self.stream.synchronize()
@@ -942,7 +975,7 @@ class MASWGPU(HostLoopImplementation):
             else:
                 self._launch("crossover", (B * k, nb), nt, self.pop, np.int64(B * P), self.d_plan, self.d_delta,
                              self.d_keys, np.int64(self.unit), np.int64(self.W), float(p.alpha),
-                             float(self.lower), float(self.upper), k64, o64, self.d_active)
+                             float(self.lower), float(self.upper), k64, o64, self.d_active, self.d_lay)
                 self._evaluate_children(k, active)
             self._launch("replace_batch", B, 1, self.fit_all, np.int64(P), k64, o64, self.d_plan, self.d_moves,
                          self.d_nmoves, self.d_replaced, self.d_tally, self.d_active)
@@ -1148,11 +1181,19 @@ class MASWGPU(HostLoopImplementation):
                 options={"trials_per_launch": B}, batch_wall_time_s=wall))
         return results
 
+    def _natural(self, rows: np.ndarray) -> np.ndarray:
+        """Rows in the function's coordinate order (``layout="position"`` keeps them in position order)."""
+        if self.layout != "position":
+            return rows
+        out = np.empty_like(rows)
+        out[..., self.h_lay] = rows
+        return out
+
     def population(self, trial: int = 0):
         """Copies of trial ``trial``'s final population and its errors (float64), last batch."""
         P = self.params.popsize
-        return self.pop[trial * P:(trial + 1) * P].copy_to_host(), self.fit[trial].copy()
+        return self._natural(self.pop[trial * P:(trial + 1) * P].copy_to_host()), self.fit[trial].copy()
 
     def best_vector(self, trial: int = 0):
         i = int(np.argmin(self.fit[trial]))
-        return self.pop[trial * self.params.popsize + i].copy_to_host()
+        return self._natural(self.pop[trial * self.params.popsize + i].copy_to_host())

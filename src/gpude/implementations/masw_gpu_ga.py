@@ -36,7 +36,8 @@ def fusable(code: int) -> bool:
     return code != SCHWEFEL12
 
 
-def build_crossover_evaluation(code: int, dim: int, m: int, has_perm: bool, threads: int, dtype):
+def build_crossover_evaluation(code: int, dim: int, m: int, has_perm: bool, threads: int, dtype,
+                               layout: bool = False):
     """The kernel for one (function code, D, head size m, permutation?, threads, dtype).
 
     ``crossover_evaluate[(B k, blocks), threads](pop, row0, plan, delta, keys, unit0, W, alpha, lower,
@@ -44,8 +45,10 @@ def build_crossover_evaluation(code: int, dim: int, m: int, has_perm: bool, thre
     i = b k + c) into ``pop[row0 + b off + c]`` and its error into ``out`` at that row, as
     ``masw_gpu``'s ``crossover`` and the streaming evaluator's ``partial`` (``partials`` and
     ``counters`` are the evaluator's, at least B k rows); a stopped trial's children are skipped.
+    ``layout``: the rows in position order (``has_perm`` False, ``perm`` the layout's: index s holds
+    coordinate perm[s], whose numbers it draws).
     """
-    key = (int(code), int(dim), int(m), bool(has_perm), int(threads), np.dtype(dtype).name)
+    key = (int(code), int(dim), int(m), bool(has_perm), int(threads), np.dtype(dtype).name, bool(layout))
     with _LOCK:
         if key in _KERNELS:
             return _KERNELS[key]
@@ -60,11 +63,14 @@ def build_crossover_evaluation(code: int, dim: int, m: int, has_perm: bool, thre
     NT, D, PERM = int(threads), int(dim), bool(has_perm)
     K0, J0, ONE1, NEXT, HEAD = fns.K0, fns.J0, fns.ONE1, fns.NEXT, fns.HEAD
 
+    LAY = bool(layout)
+
     @cuda.jit(device=True)
-    def gene(pop, mother, father, mutated, shift, key, unit, W, p, alpha, lower, upper):
-        """Coordinate p of the child, as ``crossover`` stores it (type T)."""
-        v = blx(key, unit, W, p, pop[mother, p], pop[father, p], alpha, lower, upper)
-        if p == mutated:
+    def gene(pop, perm, mother, father, mutated, shift, key, unit, W, p, alpha, lower, upper):
+        """Index p of the child, as ``crossover`` stores it (type T): coordinate p, or perm[p] (layout)."""
+        q = perm[p] if LAY else p
+        v = blx(key, unit, W, q, pop[mother, p], pop[father, p], alpha, lower, upper)
+        if q == mutated:
             v = clip(v + shift, lower, upper)
         return T(v)
 
@@ -87,20 +93,20 @@ def build_crossover_evaluation(code: int, dim: int, m: int, has_perm: bool, thre
             t = tid
             while t < K0:
                 p = perm[t] if PERM else t
-                child[p] = gene(pop, mother, father, mutated, shift, key, unit, W, p, alpha, lower, upper)
+                child[p] = gene(pop, perm, mother, father, mutated, shift, key, unit, W, p, alpha, lower, upper)
                 t += NT
         s0, s1 = 0.0, ONE1
         j = J0 + blk * NT + tid  # the coordinates of ``partial``'s thread (tid, blk), in its order
         while j < D:
             q, p = position(perm, j)
             if q >= K0:  # (in memory order a head coordinate comes by: block 0 made it above)
-                v = gene(pop, mother, father, mutated, shift, key, unit, W, p, alpha, lower, upper)
+                v = gene(pop, perm, mother, father, mutated, shift, key, unit, W, p, alpha, lower, upper)
                 child[p] = v
                 y = float64(v) - shift_at(o, q, p)
                 y_next = 0.0
                 if NEXT and q + 1 < D:
                     pn = perm[q + 1] if PERM else q + 1
-                    y_next = float64(gene(pop, mother, father, mutated, shift, key, unit, W, pn, alpha, lower,
+                    y_next = float64(gene(pop, perm, mother, father, mutated, shift, key, unit, W, pn, alpha, lower,
                                           upper)) - shift_at(o, q + 1, pn)
                 s0, s1 = add_term(s0, s1, q, y, y_next)
             j += nb * NT

@@ -107,7 +107,7 @@ def pointwise(code: int) -> bool:
 
 
 def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: int, dtype,
-                         unroll: int = 1, min_blocks: int = 0, regen: bool = False):
+                         unroll: int = 1, min_blocks: int = 0, regen: bool = False, layout: bool = False):
     """The cooperative kernel for one (function code, D, head size m, permutation?, threads, dtype).
 
     ``unroll`` (1 or 4): coordinates an evaluation's loop loads before it computes any of them (x, b,
@@ -117,7 +117,9 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
     blocks per SM (``launch_bounds``), capping the registers a thread may hold. ``regen``: the '-'
     candidate and the update draw the step's perturbation again from its counter instead of reading
     what the '+' evaluation stored (a row less written and one less read per step; the same numbers,
-    so the same run; not yet timed on a GPU).
+    so the same run; not yet timed on a GPU). ``layout``: x's index s holds coordinate ``perm[s]`` (rows
+    in position order, ``has_perm`` False: the function's terms read no permutation, and the kernel's
+    ``perm`` argument is the layout's), so index s draws coordinate perm[s]'s numbers.
 
     ``sw_apply[grid, threads](x, bias, row, dv, st, key, unit0, W, o, perm, M, partials, lower, upper)``
     runs Solis-Wets steps on x (a working copy) with the chain's bias ``bias[row]`` until ``st[USED]``
@@ -131,7 +133,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
     if code in NEXT_CODES or code == SCHWEFEL12:
         unroll = 1  # a neighbour's or a segment's coordinates: the plain loop
     key_ = (int(code), int(dim), int(m), bool(has_perm), int(threads), np.dtype(dtype).name, MAX_PENDING,
-            int(unroll), int(min_blocks), bool(regen))
+            int(unroll), int(min_blocks), bool(regen), bool(layout))
     with _LOCK:
         if key_ in _KERNELS:
             return _KERNELS[key_]
@@ -159,16 +161,22 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
     ONE1 = 1.0 if PROD else 0.0
     H = HEADER_SLOTS
     half = T(0.5)
+    LAY = bool(layout)
 
     @cuda.jit(device=True)
-    def candidate(sign, mode, x, b, dv, scale, p, key, unit, W, rho, lower, upper):
+    def coordinate(perm, p):
+        """The coordinate index p of x holds (its draws' index)."""
+        return int64(perm[p]) if LAY else int64(p)
+
+    @cuda.jit(device=True)
+    def candidate(sign, mode, x, b, dv, scale, p, q, key, unit, W, rho, lower, upper):
         """Coordinate p of the step's '+' (sign > 0) or '-' candidate; its perturbation drawn and
         stored in dv (mode STORE: the '+' evaluation's own coordinates), drawn only (COMPUTE: a
         neighbour's), or read back (LOAD: the '-' evaluation, the update)."""
         if mode == LOAD:
             d = dv[p]
         else:
-            d = dif(key, int64(unit) * W + H + 2 * p, rho)
+            d = dif(key, int64(unit) * W + H + 2 * q, rho)
             if mode == STORE:
                 dv[p] = d
         bt = b[p] * scale
@@ -179,22 +187,23 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
     @cuda.jit(device=True)
     def y_at(sign, mode, x, b, dv, scale, o, perm, k, key, unit, W, rho, lower, upper):
         p = perm[k] if PERM else k
-        c = candidate(sign, mode, x, b, dv, scale, p, key, unit, W, rho, lower, upper)
+        c = candidate(sign, mode, x, b, dv, scale, p, coordinate(perm, p), key, unit, W, rho, lower, upper)
         return float64(c) - shift(o, k, p)
 
     @cuda.jit(device=True)
     def load(mode, x, b, dv, o, perm, j):
-        """The loop's index j's reads: its position k, index p, x_p, b_p, o_p and (mode LOAD) d_p."""
+        """The loop's index j's reads: its position k, index p, coordinate q, x_p, b_p, o_p and (mode
+        LOAD) d_p."""
         k, p = position(perm, j)
         d = dv[p] if mode == LOAD else 0.0
-        return k, p, x[p], b[p], shift(o, k, p), d
+        return k, p, coordinate(perm, p), x[p], b[p], shift(o, k, p), d
 
     @cuda.jit(device=True)
-    def y_from(sign, mode, p, xp, bp, op, dp, dv, scale, key, unit, W, rho, lower, upper):
+    def y_from(sign, mode, p, q, xp, bp, op, dp, dv, scale, key, unit, W, rho, lower, upper):
         """``y_at`` of coordinate p from its reads (``load``): the same arithmetic."""
         d = dp
         if mode != LOAD:
-            d = dif(key, int64(unit) * W + H + 2 * p, rho)
+            d = dif(key, int64(unit) * W + H + 2 * q, rho)
             if mode == STORE:
                 dv[p] = d
         bt = bp * scale
@@ -202,12 +211,12 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
         return float64(c) - float64(op)
 
     @cuda.jit(device=True)
-    def add_loaded(s0, s1, sign, mode, k, p, xp, bp, op, dp, dv, scale, key, unit, W, rho, lower, upper):
+    def add_loaded(s0, s1, sign, mode, k, p, q, xp, bp, op, dp, dv, scale, key, unit, W, rho, lower, upper):
         """The sums with the term of a coordinate ``load`` read (none for a head position, k < K0:
         block 0 has those)."""
         if k < K0:
             return s0, s1
-        y = y_from(sign, mode, p, xp, bp, op, dp, dv, scale, key, unit, W, rho, lower, upper)
+        y = y_from(sign, mode, p, q, xp, bp, op, dp, dv, scale, key, unit, W, rho, lower, upper)
         return add_term(s0, s1, k, y, 0.0)
 
     @cuda.jit(device=True)
@@ -303,23 +312,23 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
         step = nb * NT
         if UNROLL == 4:  # four coordinates' reads issued before any is computed or d stored
             while j + 3 * step < D:
-                k0, p0, x0, b0, o0, d0 = load(own, x, b, dv, o, perm, j)
-                k1, p1, x1, b1, o1, d1 = load(own, x, b, dv, o, perm, j + step)
-                k2, p2, x2, b2, o2, d2 = load(own, x, b, dv, o, perm, j + 2 * step)
-                k3, p3, x3, b3, o3, d3 = load(own, x, b, dv, o, perm, j + 3 * step)
-                s0, s1 = add_loaded(s0, s1, sign, own, k0, p0, x0, b0, o0, d0, dv, scale, key, unit, W, rho,
+                k0, p0, q0, x0, b0, o0, d0 = load(own, x, b, dv, o, perm, j)
+                k1, p1, q1, x1, b1, o1, d1 = load(own, x, b, dv, o, perm, j + step)
+                k2, p2, q2, x2, b2, o2, d2 = load(own, x, b, dv, o, perm, j + 2 * step)
+                k3, p3, q3, x3, b3, o3, d3 = load(own, x, b, dv, o, perm, j + 3 * step)
+                s0, s1 = add_loaded(s0, s1, sign, own, k0, p0, q0, x0, b0, o0, d0, dv, scale, key, unit, W, rho,
                                     lower, upper)
-                s0, s1 = add_loaded(s0, s1, sign, own, k1, p1, x1, b1, o1, d1, dv, scale, key, unit, W, rho,
+                s0, s1 = add_loaded(s0, s1, sign, own, k1, p1, q1, x1, b1, o1, d1, dv, scale, key, unit, W, rho,
                                     lower, upper)
-                s0, s1 = add_loaded(s0, s1, sign, own, k2, p2, x2, b2, o2, d2, dv, scale, key, unit, W, rho,
+                s0, s1 = add_loaded(s0, s1, sign, own, k2, p2, q2, x2, b2, o2, d2, dv, scale, key, unit, W, rho,
                                     lower, upper)
-                s0, s1 = add_loaded(s0, s1, sign, own, k3, p3, x3, b3, o3, d3, dv, scale, key, unit, W, rho,
+                s0, s1 = add_loaded(s0, s1, sign, own, k3, p3, q3, x3, b3, o3, d3, dv, scale, key, unit, W, rho,
                                     lower, upper)
                 j += 4 * step
         while j < D:
             k, p = position(perm, j)
             if k >= K0:  # (in memory order a head coordinate comes by: block 0 has it)
-                c = candidate(sign, own, x, b, dv, scale, p, key, unit, W, rho, lower, upper)
+                c = candidate(sign, own, x, b, dv, scale, p, coordinate(perm, p), key, unit, W, rho, lower, upper)
                 y = float64(c) - shift(o, k, p)
                 y_next = 0.0
                 if NEXT and k + 1 < D:
@@ -399,7 +408,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
             if outcome != 0:  # x <- the candidate, b updated (each thread its own coordinates)
                 j = j0
                 while j < D:
-                    d = dif(key, int64(unit) * W + H + 2 * j, rho) if REGEN else dv[j]
+                    d = dif(key, int64(unit) * W + H + 2 * coordinate(perm, j), rho) if REGEN else dv[j]
                     bt = b[j] * scale
                     if outcome > 0:
                         x[j] = plus(x[j], bt, d, lower, upper)
