@@ -53,7 +53,7 @@ for stage in "$@"; do
         --out "$dir/master_slave_speed_$device.csv" --seconds 1 --repeats 3 ;;
     side_by_side)  # the authors' CUDA beside ours (issue 25 item 5); resumable: run it again to go on
       step side_by_side 560 python3 benchmarks/side_by_side.py run --authors-src .carry/authors_src.tgz --resume \
-        --implementations ide,all_gpu,all_gpu:graph_generations=32,resident --trials-per-launch 1,30 \
+        --implementations ide,all_gpu:graph_generations=1,all_gpu,resident --trials-per-launch 1,30 \
         --max-seconds 520
       cp -r results/benchmarks/side_by_side "$dir/" 2>/dev/null ;;
     *) echo "gpu_checks: unknown stage $stage (tests, speed, cpu_speed, side_by_side)" >&2; exit 2 ;;

@@ -33,7 +33,7 @@ start, context creation or data loading). Their "fitness" is the error (no bias 
 
     python benchmarks/side_by_side.py pack --authors-git-dir /work/.mirror/.../repo --out .carry/authors_src.tgz
     python benchmarks/side_by_side.py run --authors-src .carry/authors_src.tgz --repeats 3 \\
-        --implementations ide,all_gpu,all_gpu:graph_generations=32 --trials-per-launch 1,30
+        --implementations ide,all_gpu:graph_generations=1,all_gpu --trials-per-launch 1,30
     python benchmarks/side_by_side.py summarize
 """
 

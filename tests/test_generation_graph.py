@@ -45,7 +45,8 @@ def test_replayed_generations_make_the_runs_of_single_launches():
     assert graphed[0].generations == 7 and graphed[0].fes_used == max_fes
     assert graphed_runner.graph.base == 6  # three replays
     assert graphed[0].info["options"]["graph_generations"] == 2
-    assert graphed[0].info["options"]["graph_captured"] is False  # the simulator replays one by one
+    # the simulator replays one by one; a GPU captures the graph
+    assert graphed[0].info["options"]["graph_captured"] is (os.environ.get("NUMBA_ENABLE_CUDASIM") != "1")
     # a second batch on the same runner starts again from base 0
     again = graphed_runner.run_batch(SEEDS[:2])
     for a, b in zip(again, one):
@@ -89,6 +90,17 @@ def test_a_time_budget_with_a_growing_trace_recaptures_and_keeps_the_trajectory(
 def test_graph_generations_is_checked(bad):
     with pytest.raises(InvalidInputError, match="graph_generations must be a positive integer"):
         runner(NP * 3, span=bad)
+
+
+@pytest.mark.parametrize("implementation", GRAPHED)
+def test_graphs_of_32_generations_are_the_default(implementation):
+    # (timed on an H100: docs/implementations.md); the same run as single launches
+    r = make_runner("de", implementation, FUNCTION, DIM, NP, NP * 40)
+    assert r.graph_generations == 32
+    default = r.run_batch(SEEDS[:2])
+    assert default[0].info["options"]["graph_generations"] == 32
+    for a, b in zip(default, runner(NP * 40, implementation=implementation).run_batch(SEEDS[:2])):
+        assert_same_run(a, b)
 
 
 def test_only_the_implementations_with_graphs_take_graph_generations():

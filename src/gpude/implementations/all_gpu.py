@@ -18,7 +18,7 @@ from numba import cuda
 from ..algorithms.de import build_de_ops, require_variant_support
 from ..functions import gpu
 from ..errors import require_positive_int
-from .device_loop import DeviceLoopImplementation, init_stats_kernel, select_block
+from .device_loop import GRAPH_GENERATIONS, DeviceLoopImplementation, init_stats_kernel, select_block
 from ..prebound import PreboundLaunch
 
 MAX_ELEMENTWISE_THREADS = 256
@@ -96,13 +96,14 @@ class AllGPU(DeviceLoopImplementation):
     """All-GPU DE. Options: ``poll_every`` and ``trials_per_launch``
     (:class:`~gpude.implementations.device_loop.DeviceLoopImplementation`), and
     ``graph_generations``: generations the host launches with one call, as a CUDA graph of their
-    kernels (:mod:`gpude.implementations.generation_graph`; 1: each kernel launched on its own).
+    kernels (:mod:`gpude.implementations.generation_graph`; 1: each kernel launched on its own;
+    default ``GRAPH_GENERATIONS``, 32).
     The kernels and their order are the same either way, and so is every run."""
 
     name = "all_gpu"
 
     def __init__(self, function, params, poll_every: int = 1, trials_per_launch: int = 1,
-                 graph_generations: int = 1):
+                 graph_generations: int = GRAPH_GENERATIONS):
         super().__init__(function, params, poll_every=poll_every, trials_per_launch=trials_per_launch)
         require_variant_support(self, params)  # DE/rand/1/bin only
         require_positive_int("graph_generations", graph_generations)

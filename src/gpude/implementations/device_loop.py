@@ -71,6 +71,12 @@ MAX_AHEAD = 4
 #: generations of device trace per trial a time-budgeted run starts with (it doubles on demand)
 TRACE_CHUNK = 4096
 
+#: ``graph_generations``' default (all_gpu, many_threaded): timed on an H100 (main at dcb9f6a,
+#: results/benchmarks/SUMMARY.md and generation_time_nvidia-h100.csv), 32 generations per replay made
+#: all_gpu 0.31-0.71x the authors' All-GPU DE per run where single launches were 1.01-1.85x, and
+#: many_threaded's generation 48.5 us instead of 70-79; the graphs were captured there (the GPU tests)
+GRAPH_GENERATIONS = 32
+
 
 @cuda.jit(device=True)
 def mark_hit(hit_gen, b, g):

@@ -40,7 +40,7 @@ from numba import cuda
 from ..algorithms.de import build_de_ops, require_variant_support
 from ..errors import InvalidInputError, require_positive_int
 from ..prebound import PreboundLaunch
-from .device_loop import DeviceLoopImplementation, init_stats_kernel, select_block
+from .device_loop import GRAPH_GENERATIONS, DeviceLoopImplementation, init_stats_kernel, select_block
 
 MAX_THREADS = 1024  # a block's limit since compute capability 2.x (the paper's Tesla C2050)
 
@@ -102,7 +102,7 @@ class ManyThreaded(DeviceLoopImplementation):
 
     Options: ``poll_every``, ``trials_per_launch`` (:class:`DeviceLoopImplementation`),
     ``graph_generations`` (generations the host launches with one call, as a CUDA graph of their
-    three kernels; 1: each launched on its own) and ``evaluator`` (a dict of options for the
+    three kernels; 1: each launched on its own; default 32) and ``evaluator`` (a dict of options for the
     problem's ``gpu_evaluator``, e.g. a function's ``threads``).
     """
 
@@ -110,7 +110,7 @@ class ManyThreaded(DeviceLoopImplementation):
     needs_program = False  # the problem's evaluator, in a kernel of its own
 
     def __init__(self, function, params, poll_every: int = 1, trials_per_launch: int = 1,
-                 graph_generations: int = 1, evaluator: dict | None = None):
+                 graph_generations: int = GRAPH_GENERATIONS, evaluator: dict | None = None):
         super().__init__(function, params, poll_every=poll_every, trials_per_launch=trials_per_launch)
         require_variant_support(self, params)  # DE/rand/1/bin only
         require_positive_int("graph_generations", graph_generations)
