@@ -81,7 +81,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from fill_reference import CELL, DEFAULTS, _per_implementation, _per_implementation_text, gpude_command  # noqa: E402
 from gpude.errors import GpudeError  # noqa: E402
-from gpude.io import write_atomic, write_csv_atomic  # noqa: E402
+from gpude.io import read_csv, write_atomic, write_csv_atomic  # noqa: E402
 
 #: a campaign's file for trials ``first .. first + count - 1`` of a cell, under ``--out``
 RUN = "{algorithm}/{implementation}/{function}/d{dim}/np{popsize}/{dtype}/t{first}-{last}"
@@ -472,7 +472,7 @@ def campaign_rows(out: Path, experiment: dict, cells: list[Cell]) -> list[tuple[
         npz = csv.with_suffix(".npz")
         if not npz.is_file():
             continue
-        rows = pd.read_csv(csv)
+        rows = read_csv(csv)
         cells_of = [by_key.get(tuple(r[k] if k not in ("dim", "popsize") else int(r[k]) for k in CELL))
                     for r in rows.to_dict("records")]
         if all(c is not None and stale_reason(r, experiment, c) is None
@@ -554,7 +554,7 @@ def merge(reference_dir: Path, experiment: dict, cells: list[Cell], found, trace
     from gpude.results import load_traces, merge_traces
 
     trials_path, traces_path = reference_dir / "trials.csv", reference_dir / "traces.npz"
-    old = pd.read_csv(trials_path) if trials_path.is_file() else pd.DataFrame(columns=["run_id"])
+    old = read_csv(trials_path) if trials_path.is_file() else pd.DataFrame(columns=["run_id"])
     found = _not_merged_yet(found, old)
     if not found:
         raise GpudeError("nothing to merge: every finished campaign row is in the reference already")
@@ -595,7 +595,7 @@ def merge(reference_dir: Path, experiment: dict, cells: list[Cell], found, trace
             merged = merged[list(old.columns) + [c for c in merged.columns if c not in old.columns]]
         write_csv_atomic(merged, staging / "trials.csv")
         # checks: the kept rows and traces unchanged, the new ones there once each
-        again = pd.read_csv(staging / "trials.csv")
+        again = read_csv(staging / "trials.csv")
         if len(keep):
             pd.testing.assert_frame_equal(again.iloc[:len(keep)][list(old.columns)].reset_index(drop=True),
                                           keep.reset_index(drop=True), check_dtype=False)
@@ -700,7 +700,7 @@ def main(argv=None) -> int:
             raise GpudeError(f"no cell of the experiment matches --functions {args.functions} / --implementations "
                              f"{args.implementations}: its functions are {', '.join(experiment['functions'])}")
         trials_path = reference_dir / "trials.csv"
-        reference = pd.read_csv(trials_path) if trials_path.is_file() else pd.DataFrame(columns=["run_id", *CELL, "trial"])
+        reference = read_csv(trials_path) if trials_path.is_file() else pd.DataFrame(columns=["run_id", *CELL, "trial"])
         found = campaign_rows(out, experiment, cells) if out.is_dir() else []
         if args.action == "pack":
             if not args.archive:
@@ -712,7 +712,7 @@ def main(argv=None) -> int:
             if not found:
                 raise GpudeError(f"nothing to merge: no finished campaign files under {out}")
             merge(reference_dir, experiment, cells, found, args.trace_decades)
-            merged = pd.read_csv(trials_path)
+            merged = read_csv(trials_path)
             work = todo(cells, experiment, merged, machine=reference_machine(merged))
             print(f"campaign: {sum(len(t) for _, t, _ in work)} trial(s) still to run")
             return 0

@@ -55,7 +55,7 @@ for folder in (ROOT / "src", ROOT / "benchmarks"):  # the package, and the sibli
 import de_floor  # noqa: E402
 from gpude.errors import GpudeError, InvalidInputError  # noqa: E402
 from gpude.functions.suites import FUNCTIONS  # noqa: E402
-from gpude.io import write_csv_atomic  # noqa: E402
+from gpude.io import read_csv, write_csv_atomic  # noqa: E402
 
 RESULTS = ROOT / "results" / "benchmarks" / "scaling"
 CASE1 = dict(F=0.5, CR=0.3, dtype="float32", dim=100, popsize=250, max_fes=10_000_000)
@@ -190,7 +190,7 @@ def floor_of(point: Point, max_fes: int, dtype: str, device: str, fallback: str)
 
 
 def previous_rows(path: Path) -> pd.DataFrame:
-    return pd.read_csv(path) if path.is_file() else pd.DataFrame(columns=[*KEY, *SETTINGS])
+    return read_csv(path) if path.is_file() else pd.DataFrame(columns=[*KEY, *SETTINGS])
 
 
 def done_rows(old: pd.DataFrame, device: str, commit: str, settings: dict) -> pd.DataFrame:
@@ -200,7 +200,12 @@ def done_rows(old: pd.DataFrame, device: str, commit: str, settings: dict) -> pd
         return old
     same = (old["device"] == device) & (old["git_commit"].astype(str) == commit)
     for k, v in settings.items():
-        same &= old[k] == v
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            # a float read back from the CSV may differ in its last bit (pandas' parsers differ: it did
+            # on the H100 host, and every point was measured again)
+            same &= np.isclose(pd.to_numeric(old[k], errors="coerce"), float(v), rtol=1e-12, atol=0.0)
+        else:
+            same &= old[k].astype(str) == str(v)
     return old[same]
 
 

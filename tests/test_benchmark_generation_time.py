@@ -2,8 +2,10 @@
 single launches for the implementations without graphs, and clear refusals of bad cases."""
 
 import importlib.util
+import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -23,9 +25,10 @@ def test_rows_per_case_span_and_repeat(tmp_path):
     key = rows.groupby(["implementation", "trials_per_launch", "graph_generations"]).size().to_dict()
     assert key == {("all_gpu", 2, 1): 2, ("all_gpu", 2, 2): 2, ("ide", 1, 1): 2}
     assert (rows["generations"] == 4).all()
-    assert (rows["us_per_generation"] == 1e6 * rows["wall_s"] / 4).all()
+    np.testing.assert_allclose(rows["us_per_generation"], 1e6 * rows["wall_s"] / 4, rtol=1e-12)  # (CSV round trip)
     graphed = rows[rows["graph_generations"] == 2]
-    assert (graphed["graph_captured"] == False).all()  # noqa: E712  the simulator replays one by one
+    # the simulator replays one by one; a GPU captures the graph
+    assert (graphed["graph_captured"] == (os.environ.get("NUMBA_ENABLE_CUDASIM") != "1")).all()
     assert {"gpu", "host", "git_commit", "numba"} <= set(rows.columns)
 
 

@@ -222,7 +222,7 @@ def test_kill_9_mid_run_and_a_second_run_on_the_same_folder(tmp_path):
     assert snakemake(work, "--unlock").returncode == 0
     resumed = snakemake(work)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
-    trials = pd.read_csv(work / "results/crash/trials.csv")
+    trials = io.read_csv(work / "results/crash/trials.csv")  # (every float as written: gpude.io.read_csv)
     assert sorted(trials["trial"]) == list(range(4))  # no partial and no duplicate rows
     # identical to uninterrupted runs of the same seeds (the gated implementation is de/sequential)
     from gpude.rng import trial_seed
@@ -276,3 +276,20 @@ def test_with_path_puts_the_folder_first_and_keeps_what_was_there(tmp_path, monk
     assert with_path(tmp_path)["PYTHONPATH"] == os.pathsep.join([str(tmp_path), "/elsewhere"])
     monkeypatch.delenv("PYTHONPATH")
     assert with_path(tmp_path)["PYTHONPATH"] == str(tmp_path)
+
+
+def test_floats_come_back_from_a_csv_as_they_were_written(tmp_path, monkeypatch):
+    # every table is written with 17 digits and read through gpude.io.read_csv: on the H100 host
+    # (pandas 2) a merged trials.csv's best error came back 2 ulp off its run's; pandas 3 is exact,
+    # pandas 2 needs its round-trip parser
+    import pandas as pd
+
+    rng = np.random.default_rng(5)
+    values = np.concatenate([rng.random(500), rng.lognormal(0, 20, 500), [0.5772087835620993, 0.1 + 0.2]])
+    io.write_csv_atomic(pd.DataFrame({"best_error": values}), tmp_path / "t.csv")
+    np.testing.assert_array_equal(io.read_csv(tmp_path / "t.csv")["best_error"].to_numpy(), values)
+    seen = {}
+    monkeypatch.setattr(pd, "__version__", "2.2.3")
+    monkeypatch.setattr(pd, "read_csv", lambda path, **kw: seen.update(kw))
+    io.read_csv(tmp_path / "t.csv", comment="#")
+    assert seen == {"comment": "#", "float_precision": "round_trip"}

@@ -108,7 +108,7 @@ def test_gpude_run_groups_trials_and_records_the_grouping(tmp_path):
     argv = ["run", "--algorithm", "jde", "--implementation", "cujde",
             "--function", FUNCTION, "--dim", str(DIM), "--popsize", str(NP), "--max-fes", str(MAX_FES),
             "--trials", "3", "--seed", "4", "--trials-per-launch", "2", "--out-csv", str(out),
-            "--out-traces", str(tmp_path / "batch.npz")]
+            "--out-traces", str(tmp_path / "batch.npz"), "--gpu", "shared"]  # (CUDA runs here already: no lease)
     assert main(argv) == 0
     rows = pd.read_csv(out)
     assert [json.loads(p)["trials_per_launch"] for p in rows.params] == [2, 2, 1]
@@ -128,7 +128,8 @@ def test_gpude_run_groups_masw_gpu_trials(tmp_path):
     argv = ["run", "--algorithm", "masw", "--implementation", "gpu",
             "--function", FUNCTION, "--dim", str(DIM), "--popsize", str(NP), "--max-fes", str(MAX_FES),
             "--param", "ls_intensity=2", "--param", "offspring=2", "--trials", "2", "--seed", "4",
-            "--trials-per-launch", "2", "--out-csv", str(out), "--out-traces", str(tmp_path / "masw.npz")]
+            "--trials-per-launch", "2", "--out-csv", str(out), "--out-traces", str(tmp_path / "masw.npz"),
+            "--gpu", "shared"]  # (CUDA runs in this process already: no lease)
     assert main(argv) == 0
     rows = pd.read_csv(out)
     assert [json.loads(p)["trials_per_launch"] for p in rows.params] == [2, 2]

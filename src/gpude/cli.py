@@ -270,11 +270,11 @@ def _cmd_merge(args) -> int:
 
     import pandas as pd
 
-    from .io import write_csv_atomic
+    from .io import read_csv, write_csv_atomic
 
     from .results import merge_traces
 
-    frames = [pd.read_csv(p) for p in args.inputs]
+    frames = [read_csv(p) for p in args.inputs]
     merged = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if "run_id" in merged and merged.run_id.duplicated().any():
         dup = merged.run_id[merged.run_id.duplicated()].iloc[0]
@@ -295,11 +295,11 @@ def _cmd_merge(args) -> int:
 def _cmd_rerun_check(args) -> int:
     import pandas as pd
 
-    from .io import write_csv_atomic
+    from .io import read_csv, write_csv_atomic
     from .results import rerun_check, rerun_totals
 
-    reference = pd.concat([pd.read_csv(p) for p in args.reference], ignore_index=True)
-    rerun = pd.concat([pd.read_csv(p) for p in args.rerun], ignore_index=True)
+    reference = pd.concat([read_csv(p) for p in args.reference], ignore_index=True)
+    rerun = pd.concat([read_csv(p) for p in args.rerun], ignore_index=True)
     check = rerun_check(reference, rerun)
     write_csv_atomic(check, args.out)
     total = rerun_totals(check)
@@ -309,13 +309,12 @@ def _cmd_rerun_check(args) -> int:
 
 
 def _cmd_stats(args) -> int:
-    import pandas as pd
-
+    from .io import read_csv
     from .stats.tables import write_statistics
 
-    trials = pd.read_csv(args.trials)
+    trials = read_csv(args.trials)
     files = write_statistics(trials, args.out_dir)
-    excluded = pd.read_csv(files["excluded"])["competitor"].tolist()
+    excluded = read_csv(files["excluded"])["competitor"].tolist()
     print(f"statistics of {len(trials)} trials -> {args.out_dir}"
           + (f" (left out for fewer trials: {', '.join(excluded)})" if excluded else ""))
     return 0
@@ -329,7 +328,7 @@ def _cmd_paper(args) -> int:
     from .report.convergence import figures
     from .report.document import section_class
     from .report.scatter import error_vs_time
-    from .io import write_csv_atomic
+    from .io import read_csv, write_csv_atomic
     from .report.scaling import cell_table, time_vs_popsize
     from .report.sources import load_sources
     from .report.timing import write_all
@@ -339,13 +338,13 @@ def _cmd_paper(args) -> int:
     # tables and figures are per competitor: the implementation where only it varies (case study
     # 1), else e.g. algorithm/implementation/popsize (case study 2)
     labelled = with_competitors(trials).assign(implementation=lambda d: d["competitor"])
-    published = pd.read_csv(args.published, comment="#") if args.published else None
+    published = read_csv(args.published, comment="#") if args.published else None
     others = {}
     for item in args.compare or []:
         label, _, path = item.partition("=")
         if not path:
             raise GpudeError(f"--compare expects LABEL=PATH, got {item!r}")
-        others[label] = pd.read_csv(path, comment="#")
+        others[label] = read_csv(path, comment="#")
     wanted = section_class(args.study).generic_outputs  # the study's choice of the generic outputs
     files = write_all(labelled, args.out_dir, published, others, time="time" in wanted)
     files["convergence"] = figures(labelled, traces, args.out_dir)
@@ -364,14 +363,14 @@ def _cmd_paper(args) -> int:
             inputs[name] = path
         files["study"] = section_class(args.study).write_outputs(trials, traces, args.out_dir, **inputs)
     reruns = [Path(p).with_name("rerun_check.csv") for p in args.trials]
-    reruns = [pd.read_csv(p).assign(source=str(p)) for p in reruns if p.is_file()]
+    reruns = [read_csv(p).assign(source=str(p)) for p in reruns if p.is_file()]
     if reruns:  # trials run twice (`gpude rerun-check`): the report says how the sessions compare
         files["reruns"] = write_csv_atomic(pd.concat(reruns, ignore_index=True),
                                            Path(args.out_dir) / "rerun_check.csv")
     if args.alone:  # the same trials run one at a time, beside these (run several per launch)
         from .report.batching import alone_vs_batched
 
-        files["alone"] = write_csv_atomic(alone_vs_batched(with_competitors(trials), pd.read_csv(args.alone)),
+        files["alone"] = write_csv_atomic(alone_vs_batched(with_competitors(trials), read_csv(args.alone)),
                                           Path(args.out_dir) / "table_alone_vs_batched.csv")
     print("wrote", ", ".join(str(p) for v in files.values() for p in (v if isinstance(v, list) else [v])))
     return 0

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..io import read_csv
 from ..results import load_traces
 
 _NO_GPU = ("none", "numba-cuda-simulator", "nan", "")
@@ -47,7 +48,7 @@ def load_sources(paths) -> tuple[pd.DataFrame, dict]:
     """
     frames, traces = [], {}
     for path in map(Path, paths):
-        frame = pd.read_csv(path)
+        frame = read_csv(path)
         frame["source"] = str(path)
         frames.append(frame)
         npz = path.with_name("traces.npz")
