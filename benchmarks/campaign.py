@@ -219,7 +219,8 @@ def stale_reason(row: dict, experiment: dict, cell: Cell, machine: str | None = 
     if cell.timing == "exclusive" and not str(row.get("concurrency", "")).startswith("exclusive"):
         return f"timed {row.get('concurrency')} (experiment: exclusive)"
     made = launch_size(row)
-    if "trial" in row and cell.launch_size(int(row["trial"])) == 1 and made > 1:
+    if cell.alone and "trial" in row and int(row["trial"]) < cell.alone and made > 1:
+        # (without --alone a trial may have been made in any batch: its error counts)
         return f"made {made} per launch (trials below {cell.alone}: one per launch, timed)"
     return None
 

@@ -166,6 +166,8 @@ def test_alone_trials_go_one_per_launch_first_and_the_rest_in_batches():
     made = {**row(4, 1, 5.0), "max_fes": 60, "max_time_s": None}
     assert "made 4 per launch" in campaign.stale_reason(made, experiment, cells[1])
     assert campaign.stale_reason({**made, "trial": 3}, experiment, cells[1]) is None
+    plain = campaign.grid(experiment, campaign.parse_trials("N09=12"))[1]  # no --alone: any batch counts
+    assert campaign.stale_reason(made, experiment, plain) is None
     assert campaign.batch_share([]) == {None: 1.0}
     assert [c.function for c in campaign.grid(experiment, functions=["N0?"])] == ["N01", "N09"]
     assert [c.function for c in campaign.grid(experiment, functions=["N09", "X*"])] == ["N09"]
