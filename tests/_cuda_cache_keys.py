@@ -5,6 +5,7 @@ from numba import float64
 from gpude.functions import get_function, gpu
 from gpude.implementations import all_gpu
 from gpude.implementations.masw_gpu import build_gpu_masw
+from gpude.implementations.block import build_block_kernel
 from gpude.implementations.resident import build_resident_kernel
 
 class Codegen:
@@ -20,6 +21,7 @@ for k in all_gpu.build_kernels(np.float64):
 for k in build_gpu_masw(np.float64, 8, 32).values():  # MA-SW-Chains' kernels
     kernels["masw." + k.py_func.__name__] = k
 kernels["resident"] = build_resident_kernel(block, np.float64, 32, gpu.buffer_size(prog), 30)  # cooperative
+kernels["block"] = build_block_kernel(block, np.float64, 32, gpu.buffer_size(prog), 30)
 keys = {}
 for name, k in kernels.items():
     assert k._cache.__class__.__name__ == "CUDACache", name

@@ -86,10 +86,10 @@ def runs(request):
 
 def test_registry_lists_the_models_of_the_studies():
     assert IMPLEMENTATIONS == ["sequential", "high_level", "master_slave", "naive_gpu", "all_gpu", "ide", "cudade", "fpde",
-                               "two_kernel", "many_threaded", "resident"]
+                               "two_kernel", "many_threaded", "resident", "block"]
     devices = {e.implementation: e.device for e in registry.entries() if e.algorithm == "de"}
     assert [i for i in IMPLEMENTATIONS if devices[i] == "gpu"] == ["naive_gpu", "all_gpu", "ide", "cudade", "fpde",
-                                                                 "two_kernel", "many_threaded", "resident"]
+                                                                 "two_kernel", "many_threaded", "resident", "block"]
     # every algorithm has its CPU reference, and the battery knows every algorithm
     for algorithm in {a for a, _ in ENTRIES}:
         assert registry.get(algorithm, "sequential").device == "cpu"

@@ -24,8 +24,8 @@ def runner(algorithm, implementation, **kw):
 
 
 def test_the_device_loops():
-    assert sorted(i for _, i in DEVICE_LOOPS) == ["all_gpu", "cudade", "cujde", "fpde", "gpu", "ide", "many_threaded",
-                                                  "resident", "two_kernel"]
+    assert sorted(i for _, i in DEVICE_LOOPS) == ["all_gpu", "block", "cudade", "cujde", "fpde", "gpu", "ide",
+                                                  "many_threaded", "resident", "two_kernel"]
 
 
 def assert_same_run(batched, alone):

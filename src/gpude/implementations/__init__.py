@@ -43,6 +43,9 @@ BUILTIN = (
     _entry("de", "resident", "gpude.implementations.resident:ResidentDE", "gpu",
            "the whole run resident on the GPU: one cooperative kernel launch, a grid-wide barrier between "
            "generations, the stop test and the trace on the device"),
+    _entry("de", "block", "gpude.implementations.block:BlockDE", "gpu",
+           "each trial's whole run in one thread block: a block per trial of the batch, a block barrier "
+           "between generations, the stop test and the trace on the device (for batches of many trials)"),
     _entry("jde", "sequential", "gpude.implementations.jde_sequential:JDESequential", "cpu",
            "jDE (self-adaptive F and CR per individual) on one CPU thread (numba)"),
     _entry("jde", "cujde", "gpude.implementations.cujde:CuJDE", "gpu",

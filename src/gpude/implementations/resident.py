@@ -74,6 +74,80 @@ CHUNK_GENERATIONS = 64
 
 
 @lru_cache(maxsize=None)
+def build_unit_steps(block_evaluate, dtype, threads, buf, dim):
+    """The two steps of a work unit (trial b, individual i), by one block, shared by the resident
+    kernel (units spread over a grid) and the block-per-trial one (:mod:`gpude.implementations.block`):
+
+    * ``init_unit(pop, fit, keys, lower, upper, shift, rot_t, perm, trace, hit_gen, target, b, i,
+      xs, buf_a, buf_z, red)``: individual i of generation 0, evaluated, into buffer 0; its error into
+      the trace (``atomic.min`` on ``trace[b, 0]``) and a hit at generation 0;
+    * ``generation_unit(pop, fit, keys, lower, upper, F, CR, mode, shift, rot_t, perm, trace, hit_gen,
+      target, b, i, g, n, xs, buf_a, buf_z, red)``: unit (b, i) of generation g (a trial vector if
+      i < n, else the parent kept) from buffer (g - 1) % 2 into g % 2, the survivor's error into the
+      trace and a hit at g.
+
+    Each ends with a block barrier (``xs`` is the block's next unit's)."""
+    T = np.dtype(dtype).type
+    P, D = int(threads), int(dim)
+    ops = build_de_ops(T, "cuda")
+    init_value, pick, trial_value = ops.init_value, ops.pick, ops.trial_value
+
+    @cuda.jit(device=True)
+    def init_unit(pop, fit, keys, lower, upper, shift, rot_t, perm, trace, hit_gen, target, b, i,
+                  xs, buf_a, buf_z, red):
+        tid = cuda.threadIdx.x
+        popsize = fit.shape[2]
+        j = tid
+        while j < D:
+            v = init_value(keys[b], i, j, popsize, D, lower, upper)
+            xs[j] = v
+            pop[0, b, i, j] = v
+            j += P
+        cuda.syncthreads()
+        f = block_evaluate(xs, buf_a, buf_z, red, shift, rot_t, perm, tid)
+        if tid == 0:
+            fit[0, b, i] = f
+            cuda.atomic.min(trace, (b, 0), np.float64(f))
+            if f <= target:
+                mark_hit(hit_gen, b, 0)
+        cuda.syncthreads()  # xs is rewritten by the block's next unit
+
+    @cuda.jit(device=True)
+    def generation_unit(pop, fit, keys, lower, upper, F, CR, mode, shift, rot_t, perm, trace, hit_gen,
+                        target, b, i, g, n, xs, buf_a, buf_z, red):
+        tid = cuda.threadIdx.x
+        popsize = fit.shape[2]
+        cur, nxt = (g - 1) % 2, g % 2
+        take = False
+        f = T(0)
+        if i < n:
+            key = keys[b]
+            r1, r2, r3, jrand = pick(key, g, i, popsize, D)
+            j = tid
+            while j < D:
+                xs[j] = trial_value(key, g, i, j, popsize, D, jrand, F, CR, pop[cur, b, i, j],
+                                    pop[cur, b, r1, j], pop[cur, b, r2, j], pop[cur, b, r3, j],
+                                    lower, upper, mode)
+                j += P
+            cuda.syncthreads()
+            f = block_evaluate(xs, buf_a, buf_z, red, shift, rot_t, perm, tid)
+            take = f <= fit[cur, b, i]
+        j = tid
+        while j < D:
+            pop[nxt, b, i, j] = xs[j] if take else pop[cur, b, i, j]
+            j += P
+        if tid == 0:
+            fi = f if take else fit[cur, b, i]
+            fit[nxt, b, i] = fi
+            cuda.atomic.min(trace, (b, g), np.float64(fi))
+            if fi <= target:
+                mark_hit(hit_gen, b, g)
+        cuda.syncthreads()  # xs is rewritten by the block's next unit
+
+    return init_unit, generation_unit
+
+
+@lru_cache(maxsize=None)
 def build_resident_kernel(block_evaluate, dtype, threads, buf, dim):
     """The cooperative kernel for one evaluation build (function, D, threads, dtype).
 
@@ -85,8 +159,7 @@ def build_resident_kernel(block_evaluate, dtype, threads, buf, dim):
     """
     T = np.dtype(dtype).type
     P, BUF, D = int(threads), int(buf), int(dim)
-    ops = build_de_ops(T, "cuda")
-    init_value, pick, trial_value = ops.init_value, ops.pick, ops.trial_value
+    init_unit, generation_unit = build_unit_steps(block_evaluate, dtype, threads, buf, dim)
 
     @cuda.jit(device=True)
     def all_hit(hit_gen, trials, g):
@@ -123,59 +196,22 @@ def build_resident_kernel(block_evaluate, dtype, threads, buf, dim):
             # generation 0: initialise and evaluate, into buffer 0
             u = cuda.blockIdx.x
             while u < units:
-                b, i = u // popsize, u % popsize
-                j = tid
-                while j < D:
-                    v = init_value(keys[b], i, j, popsize, D, lower, upper)
-                    xs[j] = v
-                    pop[0, b, i, j] = v
-                    j += P
-                cuda.syncthreads()
-                f = block_evaluate(xs, buf_a, buf_z, red, shift, rot_t, perm, tid)
-                if tid == 0:
-                    fit[0, b, i] = f
-                    cuda.atomic.min(trace, (b, 0), np.float64(f))
-                    if f <= target:
-                        mark_hit(hit_gen, b, 0)
-                cuda.syncthreads()  # xs is rewritten by the block's next unit
+                init_unit(pop, fit, keys, lower, upper, shift, rot_t, perm, trace, hit_gen, target,
+                          u // popsize, u % popsize, xs, buf_a, buf_z, red)
                 u += cuda.gridDim.x
             grid.sync()
         g = g_first
         done = all_hit(hit_gen, trials, g - 1)
         while not done and g <= g_last:
             n = min(popsize, max_fes - popsize * g)  # the FE budget's last generation may be partial
-            cur, nxt = (g - 1) % 2, g % 2
             u = cuda.blockIdx.x
             while u < units:
-                b, i = u // popsize, u % popsize
+                b = u // popsize
                 # hit_gen[b] < g: an earlier generation of trial b reached the target (block-uniform:
                 # this generation can only lower a flag to g)
                 if hit_gen[b] >= g:
-                    take = False
-                    f = T(0)
-                    if i < n:
-                        key = keys[b]
-                        r1, r2, r3, jrand = pick(key, g, i, popsize, D)
-                        j = tid
-                        while j < D:
-                            xs[j] = trial_value(key, g, i, j, popsize, D, jrand, F, CR, pop[cur, b, i, j],
-                                                pop[cur, b, r1, j], pop[cur, b, r2, j], pop[cur, b, r3, j],
-                                                lower, upper, mode)
-                            j += P
-                        cuda.syncthreads()
-                        f = block_evaluate(xs, buf_a, buf_z, red, shift, rot_t, perm, tid)
-                        take = f <= fit[cur, b, i]
-                    j = tid
-                    while j < D:
-                        pop[nxt, b, i, j] = xs[j] if take else pop[cur, b, i, j]
-                        j += P
-                    if tid == 0:
-                        fi = f if take else fit[cur, b, i]
-                        fit[nxt, b, i] = fi
-                        cuda.atomic.min(trace, (b, g), np.float64(fi))
-                        if fi <= target:
-                            mark_hit(hit_gen, b, g)
-                    cuda.syncthreads()  # xs is rewritten by the block's next unit
+                    generation_unit(pop, fit, keys, lower, upper, F, CR, mode, shift, rot_t, perm, trace,
+                                    hit_gen, target, b, u % popsize, g, n, xs, buf_a, buf_z, red)
                 u += cuda.gridDim.x
             grid.sync()  # generation g complete in every block: its flags are all written
             done = all_hit(hit_gen, trials, g)

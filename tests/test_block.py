@@ -1,0 +1,112 @@
+"""``de/block``: each trial's run in one thread block (a block per trial, a block barrier between
+generations). It makes ``de/resident``'s run for a seed bit for bit (the same unit steps and
+threads) and ``de/sequential``'s to rounding, trial by trial in a batch, under every stop (target,
+a max_fes cut in a generation, a wall-clock budget in chunks of generations)."""
+
+import itertools
+import os
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from gpude.errors import InvalidInputError
+from gpude.trial import make_runner
+
+pytestmark = pytest.mark.cudasim
+
+SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM", "1") == "1"
+DIM, NP = 10, 6 * (1 if SIMULATOR else 10)
+SEEDS = [3, 11, 12]
+MAX_FES = NP * 4 + 2  # 3 full generations and a partial one
+
+
+def runner(implementation, function="Q04", max_fes=MAX_FES, **kw):
+    return make_runner("de", implementation, function, DIM, NP, max_fes, **kw)
+
+
+def same(got, want, exact=True):
+    assert (got.seed, got.fes_used, got.generations, got.hit_target, got.fes_to_target, got.stopped_by) == \
+        (want.seed, want.fes_used, want.generations, want.hit_target, want.fes_to_target, want.stopped_by)
+    if exact:
+        assert got.best_error == want.best_error
+        np.testing.assert_array_equal(got.best_x, want.best_x)
+        np.testing.assert_array_equal(got.trace["best_error"], want.trace["best_error"])
+    else:
+        np.testing.assert_allclose(got.trace["best_error"], want.trace["best_error"], rtol=1e-9)
+        np.testing.assert_allclose(got.best_x, want.best_x, rtol=1e-12)
+
+
+@pytest.mark.parametrize("function", ["Q04", "N17"])
+def test_a_batch_makes_the_runs_of_resident_and_sequential(function):
+    block = runner("block", function)
+    batch = block.run_batch(SEEDS)
+    assert block.blocks == len(SEEDS) and all(b.info["options"]["blocks"] == 3 for b in batch)
+    resident = runner("resident", function).run_batch(SEEDS)
+    for b, r, seed in zip(batch, resident, SEEDS):
+        assert b.generations == 4 and b.fes_used == MAX_FES and b.stopped_by == "budget"
+        same(b, r)
+        same(b, runner("sequential", function).run(seed), exact=False)
+    # the final population (the last generation cut by max_fes: the last NP - 2 keep their parents)
+    sequential = runner("sequential", function)
+    sequential.run(SEEDS[2])
+    np.testing.assert_allclose(block.population(2)[0], sequential.population()[0], rtol=1e-12)
+
+
+def test_each_block_stops_at_its_own_target():
+    # one trial hits at initialisation, one later, one never: each block stops at its own
+    max_fes = 8 * NP
+    full = [runner("sequential", max_fes=max_fes).run(s) for s in SEEDS]
+    starts = sorted(r.trace["best_error"][0] for r in full)
+    finals = sorted(r.best_error for r in full if r.trace["best_error"][0] > (starts[0] + starts[1]) / 2)
+    for target in ((starts[0] + starts[1]) / 2, (finals[0] + finals[1]) / 2):
+        r = runner("block", max_fes=max_fes, target=target)
+        got = r.run_batch(SEEDS)
+        want = runner("resident", max_fes=max_fes, target=target).run_batch(SEEDS)
+        for g, w in zip(got, want):
+            same(g, w)
+        assert int(r.h_state[0]) == max(g.generations for g in got)
+
+
+def test_a_time_budget_runs_in_chunks_and_a_second_batch_starts_again(monkeypatch):
+    from gpude.implementations import device_loop, resident
+
+    monkeypatch.setattr(device_loop, "TRACE_CHUNK", 1)
+    r = runner("block", max_fes=10**12, target=0.0, max_time_s=0.025, chunk_generations=3)
+    clock = itertools.count()
+    monkeypatch.setattr(resident, "time", SimpleNamespace(perf_counter=lambda: next(clock) * 0.01))
+    timed = r.run_batch(SEEDS[:2])
+    monkeypatch.undo()
+    for t in timed:
+        assert t.stopped_by == "time" and t.generations == 9 and t.fes_used == 10 * NP
+    fixed = runner("resident", max_fes=10 * NP, target=0.0).run_batch(SEEDS[:2])
+    for t, f in zip(timed, fixed):
+        np.testing.assert_array_equal(t.trace["best_error"], f.trace["best_error"])
+        np.testing.assert_array_equal(t.best_x, f.best_x)
+
+
+def test_a_second_batch_on_the_same_runner_starts_again():
+    # the blocks raise the last-generation counter with atomic.max, so it is zeroed before every batch:
+    # a batch whose trial never hits (9 generations), then one whose trial hits early
+    full = {s: runner("resident", max_fes=10 * NP).run(s) for s in range(1, 9)}  # (the same bits)
+    early = min(full, key=lambda s: full[s].trace["best_error"][1])
+    target = float(full[early].trace["best_error"][1])  # (the trace keeps the generations that improved)
+    late = next(s for s in full if full[s].best_error > target)
+    r = runner("block", max_fes=10 * NP, target=target)
+    assert r.run(late).generations == 9 and int(r.h_state[0]) == 9
+    hit = r.run(early)
+    assert hit.hit_target and hit.generations == int(full[early].trace["generation"][1]) < 9
+    assert int(r.h_state[0]) == hit.generations
+    same(hit, runner("resident", max_fes=10 * NP, target=target).run(early))
+
+
+@pytest.mark.parametrize("options,msg", [
+    ({"blocks": 2}, "de/block takes no option blocks"),
+    ({"chunk_generations": 0}, "chunk_generations must be a positive integer"),
+    ({"trials_per_launch": 0}, "trials_per_launch must be a positive integer"),
+    ({"poll_every": 2}, "takes no option poll_every"),
+    ({"mutation": "best1"}, "runs DE/rand/1/bin only"),
+])
+def test_bad_options_are_refused_clearly(options, msg):
+    with pytest.raises(InvalidInputError, match=msg):
+        runner("block", **options)
