@@ -19,7 +19,10 @@ SEEDS = [3, 11, 12]
 
 
 def runner(algorithm, implementation, **kw):
-    options = {"ide": {"quiet": True}, "cudade": {"blocks": 3}}.get(implementation, {})
+    # (all_gpu and many_threaded in single launches: on the simulator a graph's 32 generations run one by
+    # one past a trial's hit; replays make the runs of single launches: tests/test_generation_graph.py)
+    options = {"ide": {"quiet": True}, "cudade": {"blocks": 3}, "all_gpu": {"graph_generations": 1},
+               "many_threaded": {"graph_generations": 1}}.get(implementation, {})
     return make_runner(algorithm, implementation, FUNCTION, DIM, NP, kw.pop("max_fes", MAX_FES), **kw, **options)
 
 
