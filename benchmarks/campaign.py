@@ -82,6 +82,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from fill_reference import CELL, DEFAULTS, _per_implementation, _per_implementation_text, gpude_command  # noqa: E402
 from gpude.errors import GpudeError  # noqa: E402
 from gpude.io import read_csv, write_atomic, write_csv_atomic  # noqa: E402
+from gpude.report.sources import _real_gpu as _names_a_gpu, machine_label  # noqa: E402
 
 #: a campaign's file for trials ``first .. first + count - 1`` of a cell, under ``--out``
 RUN = "{algorithm}/{implementation}/{function}/d{dim}/np{popsize}/{dtype}/t{first}-{last}"
@@ -354,17 +355,9 @@ def host_gpu() -> str:
     return str(record().get("gpu", "none"))
 
 
-def machine_label(row: dict) -> str:
-    """'<GPU> / <CPU> x<cores>', as the REPORT names a machine (:func:`gpude.report.sources.machine_label`)."""
-    from gpude.report.sources import machine_label as label
-
-    return label(row)
-
-
 def _real_gpu(name) -> bool:
-    from gpude.report.sources import _real_gpu as real
-
-    return real(name) and str(name) != "nan"
+    """A GPU's name (a CPU row's, or a row read back without one, names none)."""
+    return _names_a_gpu(name) and str(name) != "nan"
 
 
 def reference_machine(reference: pd.DataFrame) -> str | None:

@@ -1,11 +1,9 @@
 """``de/block``: each trial's run in one thread block (a block per trial, a block barrier between
 generations). It makes ``de/resident``'s run for a seed bit for bit (the same unit steps and
 threads) and ``de/sequential``'s to rounding, trial by trial in a batch, under every stop (target,
-a max_fes cut in a generation, a wall-clock budget in chunks of generations)."""
+a max_fes cut in a generation; a wall-clock budget in chunks of generations: tests/test_resident.py)."""
 
-import itertools
 import os
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -66,23 +64,6 @@ def test_each_block_stops_at_its_own_target():
         for g, w in zip(got, want):
             same(g, w)
         assert int(r.h_state[0]) == max(g.generations for g in got)
-
-
-def test_a_time_budget_runs_in_chunks_and_a_second_batch_starts_again(monkeypatch):
-    from gpude.implementations import device_loop, resident
-
-    monkeypatch.setattr(device_loop, "TRACE_CHUNK", 1)
-    r = runner("block", max_fes=10**12, target=0.0, max_time_s=0.025, chunk_generations=3)
-    clock = itertools.count()
-    monkeypatch.setattr(resident, "time", SimpleNamespace(perf_counter=lambda: next(clock) * 0.01))
-    timed = r.run_batch(SEEDS[:2])
-    monkeypatch.undo()
-    for t in timed:
-        assert t.stopped_by == "time" and t.generations == 9 and t.fes_used == 10 * NP
-    fixed = runner("resident", max_fes=10 * NP, target=0.0).run_batch(SEEDS[:2])
-    for t, f in zip(timed, fixed):
-        np.testing.assert_array_equal(t.trace["best_error"], f.trace["best_error"])
-        np.testing.assert_array_equal(t.best_x, f.best_x)
 
 
 def test_a_second_batch_on_the_same_runner_starts_again():

@@ -120,13 +120,14 @@ def test_every_trial_hitting_stops_the_kernel_early():
     assert int(r.h_state[0]) == max(b.generations for b in batch)  # the kernel's last generation
 
 
-def test_a_time_budget_runs_in_chunks_of_generations(monkeypatch):
+@pytest.mark.parametrize("implementation", ["resident", "block"])  # (de/block: resident's host side)
+def test_a_time_budget_runs_in_chunks_of_generations(monkeypatch, implementation):
     from gpude.implementations import device_loop, resident
 
     # the trace grows on demand (1 -> 2 -> 4 -> 8 generations) as chunks of 3 generations need it;
     # the host's clock advances 10 ms at every read, so the budget buys 3 chunks however busy the machine
     monkeypatch.setattr(device_loop, "TRACE_CHUNK", 1)
-    r = runner("resident", max_fes=10**12, target=0.0, max_time_s=0.025, chunk_generations=3)
+    r = runner(implementation, max_fes=10**12, target=0.0, max_time_s=0.025, chunk_generations=3)
     clock = itertools.count()
     monkeypatch.setattr(resident, "time", SimpleNamespace(perf_counter=lambda: next(clock) * 0.01))
     timed = r.run_batch(SEEDS[:2])

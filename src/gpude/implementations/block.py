@@ -33,9 +33,9 @@ from functools import lru_cache
 import numpy as np
 from numba import cuda
 
-from ..prebound import PreboundLaunch
+from ..errors import InvalidInputError
 from .device_loop import NO_HIT
-from .resident import ResidentDE, build_unit_steps
+from .resident import CHUNK_GENERATIONS, ResidentDE, build_unit_steps
 
 
 @lru_cache(maxsize=None)
@@ -97,36 +97,18 @@ class BlockDE(ResidentDE):
 
     name = "block"
 
-    def __init__(self, function, params, trials_per_launch: int = 1,
-                 chunk_generations: int | None = None, **options):
-        from ..errors import InvalidInputError
-        from .resident import CHUNK_GENERATIONS
+    build_kernel = staticmethod(build_block_kernel)
 
+    def __init__(self, function, params, trials_per_launch: int = 1,
+                 chunk_generations: int = CHUNK_GENERATIONS, **options):
         if "blocks" in options:  # (de/resident's grid option: here the grid is the batch)
             raise InvalidInputError("de/block takes no option blocks: its launch has a block per trial "
                                     "(trials_per_launch)")
         super().__init__(function, params, trials_per_launch=trials_per_launch,
-                         chunk_generations=CHUNK_GENERATIONS if chunk_generations is None else chunk_generations,
-                         **options)
+                         chunk_generations=chunk_generations, **options)
 
-    def allocate(self):
-        from ..functions import gpu
-
-        T, B, NP, D = self.dtype, self.batch, self.popsize, self.dim
-        self.fn = gpu.compile_function(self.function.program, T)
-        self.kernel = build_block_kernel(self.fn.block_evaluate, T, self.fn.threads, self.fn.buffer_size, D)
-        self.d_pop = cuda.device_array((2, B, NP, D), dtype=T)
-        self.d_fit = cuda.device_array((2, B, NP), dtype=T)
-        self.d_state = cuda.to_device(np.zeros(1, dtype=np.int64))
-        self.h_state = cuda.pinned_array(1, dtype=np.int64)
-        p = self.params
-        args = (self.d_pop, self.d_fit, self.d_keys, self.lower, self.upper, p.F, p.CR, p.bound_mode,
-                *self.fn.data, self.d_trace, self.d_hit, self.d_state, float(p.target), int(p.max_fes), 1, 0)
-        self.blocks = B  # a block per trial
-        k = len(args)
-        self.launch = PreboundLaunch(self.kernel, args, self.blocks, self.fn.threads, self.compute,
-                                     {"target": k - 4, "max_fes": k - 3, "g_first": k - 2, "g_last": k - 1})
-        self.prebound = self.launch.fast
+    def grid(self, args) -> int:
+        return self.batch  # a block per trial: no cooperative launch, no residency limit
 
     def run_batch(self, seeds):
         """``de/resident``'s, after zeroing the last-generation counter the blocks raise."""

@@ -264,10 +264,25 @@ class ResidentDE(DeviceLoopImplementation):
         self.chunk_generations = chunk_generations
         self.blocks = None
 
+    #: the kernel's builder (same arguments and launch interface for every subclass: de/block's)
+    build_kernel = staticmethod(build_resident_kernel)
+
+    def grid(self, args) -> int:
+        """Blocks of the launch: as many as the device keeps resident for a cooperative launch (at
+        most B NP units), or ``blocks`` if given and possible."""
+        units = self.batch * self.popsize
+        most = resident_blocks(self.kernel, args, self.fn.threads, units)
+        if self.forced_blocks is not None and self.forced_blocks > most:
+            raise InvalidInputError(
+                f"de/resident: blocks={self.forced_blocks}, but a cooperative launch needs every block "
+                f"resident and this GPU keeps at most {most} blocks of {self.fn.threads} threads of this "
+                f"kernel resident (or B NP = {units} units); use blocks <= {most}")
+        return most if self.forced_blocks is None else self.forced_blocks
+
     def allocate(self):
         T, B, NP, D = self.dtype, self.batch, self.popsize, self.dim
         self.fn = gpu.compile_function(self.function.program, T)
-        self.kernel = build_resident_kernel(self.fn.block_evaluate, T, self.fn.threads, self.fn.buffer_size, D)
+        self.kernel = self.build_kernel(self.fn.block_evaluate, T, self.fn.threads, self.fn.buffer_size, D)
         self.d_pop = cuda.device_array((2, B, NP, D), dtype=T)
         self.d_fit = cuda.device_array((2, B, NP), dtype=T)
         self.d_state = cuda.device_array(1, dtype=np.int64)
@@ -275,13 +290,7 @@ class ResidentDE(DeviceLoopImplementation):
         p = self.params
         args = (self.d_pop, self.d_fit, self.d_keys, self.lower, self.upper, p.F, p.CR, p.bound_mode,
                 *self.fn.data, self.d_trace, self.d_hit, self.d_state, float(p.target), int(p.max_fes), 1, 0)
-        most = resident_blocks(self.kernel, args, self.fn.threads, B * NP)
-        if self.forced_blocks is not None and self.forced_blocks > most:
-            raise InvalidInputError(
-                f"de/resident: blocks={self.forced_blocks}, but a cooperative launch needs every block "
-                f"resident and this GPU keeps at most {most} blocks of {self.fn.threads} threads of this "
-                f"kernel resident (or B NP = {B * NP} units); use blocks <= {most}")
-        self.blocks = most if self.forced_blocks is None else self.forced_blocks
+        self.blocks = self.grid(args)
         # the run's budget and target are set per launch (warmup() runs the same arrays with another max_fes)
         k = len(args)
         self.launch = PreboundLaunch(self.kernel, args, self.blocks, self.fn.threads, self.compute,
