@@ -18,7 +18,8 @@ accepted steps). Both versions make the same run for a seed, so both models use 
   grid, so blocks running together share rows through L2); crossover reads the distinct parents
   and writes the children; their evaluation reads the children and o once (o only where the
   crossover evaluates them as it makes them, ``ga_mode="fused"``: counter ``fused_children``); a replacement reads a
-  child and writes a row; a Solis-Wets evaluation reads x, b and o (the candidate is never
+  child and writes a row where it is a copy (counter ``copies``: an evaluator without a row map),
+  nothing where the child and the slot swap their stored rows; a Solis-Wets evaluation reads x, b and o (the candidate is never
   stored) and writes ('+') or reads ('-') the perturbation d; an accepted step reads x, b and d
   and writes x and b;
 * before: every pair reads its two rows, every child its two parents and o; a Solis-Wets step
@@ -205,7 +206,10 @@ def traffic_rows(c: dict, version: str, has_perm: bool, ls_mode: str = "") -> di
         return dict(ga=ga, ls=steps_ls)
     # a child is written, and read back by the evaluator unless it was evaluated as it was made
     read_back = c["children"] - c.get("fused_children", 0)
-    ga = c["dist_rows"] + c["parent_rows"] + c["children"] + read_back + o * c["ga_steps"] + 2 * c["moves"]
+    # a replacement copies a child (a read and a write) unless the rows are swapped by reference
+    # (counter ``copies``; rows of runs before it had no such counter: every move was a copy)
+    ga = c["dist_rows"] + c["parent_rows"] + c["children"] + read_back + o * c["ga_steps"] + \
+        2 * c.get("copies", c["moves"])
     ls = (3 + o) * c["ls_evaluations"] + 5 * c["ls_accepted"]
     if ls_mode == "steps" or version == "after-steps":
         ls = steps_ls

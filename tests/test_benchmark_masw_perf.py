@@ -36,6 +36,11 @@ def test_traffic_model_by_hand():
     # the children evaluated as they were made (ga_mode="fused") are not read back
     fused = masw_perf.traffic_rows({**counts, "fused_children": 2}, "after", has_perm=False)
     assert fused == dict(ga=after["ga"] - 2, ls=after["ls"])
+    # a child that swaps stored rows with its slot moves no data (counter copies = 0); a run that
+    # copied says so (copies = moves)
+    swapped = masw_perf.traffic_rows({**counts, "copies": 0}, "after", has_perm=False)
+    assert swapped == dict(ga=after["ga"] - 2, ls=after["ls"])
+    assert masw_perf.traffic_rows({**counts, "copies": 1}, "after", has_perm=False) == after
     # every version of this tree is modelled as this tree (batches and variants once fell to the old
     # code's model), its local search as it ran
     for version in ("after-b10", "after-ga-fused", "after-u4"):

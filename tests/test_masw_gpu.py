@@ -147,7 +147,8 @@ def test_replacement_on_the_device_is_the_host_rule():
         plan[:, :2] = rng.integers(0, P, (k, 2))
         fit, moves, nmoves = cuda.to_device(values), cuda.to_device(np.full((k, 2), -1)), cuda.to_device(np.zeros(1, np.int64))
         replaced, tally = cuda.to_device(np.zeros(P, np.int32)), cuda.to_device(np.zeros(2, np.int64))
-        kernel[1, 1](fit, P, k, cuda.to_device(plan), moves, nmoves, replaced, tally)
+        where = cuda.to_device(np.arange(P + k, dtype=np.int64))
+        kernel[1, 1](fit, P, k, cuda.to_device(plan), moves, nmoves, replaced, tally, where, np.int32(1))
         expect = replacement(values[:P], values[P:])
         n = int(nmoves.copy_to_host()[0])
         got = [(int(a), int(b) - P) for a, b in moves.copy_to_host()[:n]]
@@ -158,6 +159,11 @@ def test_replacement_on_the_device_is_the_host_rule():
         np.testing.assert_array_equal(fit.copy_to_host()[:P], after)
         assert sorted(np.flatnonzero(replaced.copy_to_host())) == sorted(s for s, _ in expect)
         assert tally.copy_to_host().tolist() == [len(expect), len(set(plan[:, :2].ravel().tolist()))]
+        # the entering children's rows are the slots' now, and the slots' rows are theirs (no copy)
+        stored = np.arange(P + k)
+        for slot, c in expect:
+            stored[slot], stored[P + c] = P + c, slot
+        np.testing.assert_array_equal(where.copy_to_host(), stored)
 
 
 def test_the_default_ls_mode_follows_the_measurements():
@@ -314,7 +320,11 @@ def test_batched_replacement_on_the_device_is_the_host_rule_per_trial():
         d_fit, moves = cuda.to_device(fit), cuda.to_device(np.full((B * off, 2), -1))
         nmoves, replaced = cuda.to_device(np.full(B, 99, np.int64)), cuda.to_device(np.zeros(B * P, np.int32))
         tally = cuda.to_device(np.zeros(2 * B, np.int64))
-        kernel[B, 1](d_fit, P, k, off, cuda.to_device(plan), moves, nmoves, replaced, tally, cuda.to_device(active))
+        where = cuda.to_device(np.arange(B * (P + off), dtype=np.int64))
+        swap = trial % 2  # without swapping (an evaluator without a row map) the rows stay where they are
+        kernel[B, 1](d_fit, P, k, off, cuda.to_device(plan), moves, nmoves, replaced, tally, cuda.to_device(active),
+                     where, np.int32(swap))
+        stored = np.arange(B * (P + off))
         after, n, moved = d_fit.copy_to_host(), nmoves.copy_to_host(), moves.copy_to_host()
         for b in range(B):
             expect = replacement(pops[b], children[b, :k]) if active[b] else []
@@ -327,6 +337,9 @@ def test_batched_replacement_on_the_device_is_the_host_rule_per_trial():
             assert sorted(np.flatnonzero(replaced.copy_to_host()[b * P:(b + 1) * P])) == sorted(s for s, _ in expect)
             parents = len(set(plan[b * off:b * off + k, :2].ravel().tolist())) if active[b] else 0
             assert tally.copy_to_host()[2 * b:2 * b + 2].tolist() == [len(expect), parents]
+            for slot, c in expect if swap else []:
+                stored[b * P + slot], stored[B * P + b * off + c] = B * P + b * off + c, b * P + slot
+        np.testing.assert_array_equal(where.copy_to_host(), stored)
 
 
 @pytest.mark.parametrize("fid,dim,offspring", [("L02", 24 * SCALE, 3), ("C04", 100 * SCALE, 2),
@@ -373,3 +386,30 @@ def test_children_evaluated_as_they_are_made_in_a_batch():
         np.testing.assert_array_equal(b.trace["best_error"], a.trace["best_error"])
         np.testing.assert_array_equal(b.best_x, a.best_x)
     assert runs["fused"][0].best_error != runs["fused"][1].best_error
+
+
+@pytest.mark.parametrize("ga_mode", ["separate", "fused"])
+def test_rows_by_reference_make_the_run_of_copies(monkeypatch, ga_mode):
+    """An entering child swaps stored rows with its slot (the row map ``where``) instead of being
+    copied into it: the same run bit for bit as the copies an evaluator without a row map needs, the
+    population read back through the map; and the rows did move."""
+    from gpude.functions.streaming_gpu import StreamingEvaluator
+
+    def one(row_map):
+        monkeypatch.setattr(StreamingEvaluator, "row_map", row_map)
+        r = make_runner("masw", "gpu", "L02", 24, NP, NP + 48, **PARAMS, ga_mode=ga_mode, ls_mode="steps",
+                        threads=16, quiet=True)
+        res = r.run(SEED)
+        assert r.swap_rows == row_map
+        where = r.d_where.copy_to_host()
+        return res, r.population(), r.best_vector(), r.counts["moves"], where
+
+    (a, pa, xa, moves_a, where_a), (b, pb, xb, moves_b, where_b) = one(False), one(True)
+    np.testing.assert_array_equal(b.trace["best_error"], a.trace["best_error"])
+    np.testing.assert_array_equal(pb[0], pa[0])
+    np.testing.assert_array_equal(pb[1], pa[1])
+    np.testing.assert_array_equal(xb, xa)
+    np.testing.assert_array_equal(b.best_x, a.best_x)
+    assert moves_a == moves_b > 0
+    np.testing.assert_array_equal(where_a, np.arange(where_a.size))
+    assert sorted(where_b) == list(range(where_b.size)) and (where_b != np.arange(where_b.size)).any()

@@ -109,8 +109,8 @@ def device_functions(code: int, dim: int, m: int, has_perm: bool, threads: int):
     """The device functions the evaluation kernels are made of, for one (function code, D, layout,
     threads per block): ``value(x, o, perm, k)`` (coordinate k's shifted value, float64),
     ``add_term(s0, s1, k, y, y_next)`` (the running sums with coordinate k's term),
-    ``block_reduce(s0, s1, red0, red1, tid, nthreads)`` and ``close_row(X, row, i, partials, counters,
-    out, o, perm, M, red0, red1, tid)`` (the last block of grid row i writes ``out[row]`` of ``X[row]``),
+    ``block_reduce(s0, s1, red0, red1, tid, nthreads)`` and ``close_row(x, row, i, partials, counters,
+    out, o, perm, M, red0, red1, tid)`` (the last block of grid row i writes ``out[row]``, x the row's values),
     with the layout's constants; a kernel that makes its rows itself (masw/gpu's children) evaluates
     them with these as ``partial`` does."""
     key = ("device", code, dim, m, has_perm, threads)
@@ -173,9 +173,10 @@ def device_functions(code: int, dim: int, m: int, has_perm: bool, threads: int):
         return red0[0], red1[0]
 
     @cuda.jit(device=True)
-    def close_row(X, row, i, partials, counters, out, o, perm, M, red0, red1, tid):
+    def close_row(x, row, i, partials, counters, out, o, perm, M, red0, red1, tid):
         """The row's last block to finish (a ticket from an atomic counter, after a memory fence)
-        sums the blocks' partials and writes the value: no second kernel, no host round trip."""
+        sums the blocks' partials and writes the value into out[row] (x: the row's values, for the
+        head group): no second kernel, no host round trip."""
         last = cuda.shared.array(1, int32)
         nb = cuda.gridDim.y
         if tid == 0:
@@ -201,7 +202,6 @@ def device_functions(code: int, dim: int, m: int, has_perm: bool, threads: int):
         if HEAD:  # the m head coordinates in shared memory, a thread per rotated coordinate
             yh = cuda.shared.array(HM, float64)
             rh = cuda.shared.array(HM, float64)
-            x = X[row]
             t = tid
             while t < M_:
                 yh[t] = value(x, o, perm, t)
@@ -238,15 +238,20 @@ def build_kernels(code: int, dim: int, m: int, has_perm: bool, threads: int, dty
     T, D, CODE = int(threads), int(dim), int(code)
     K0, J0, ONE1, NEXT = fns.K0, fns.J0, fns.ONE1, fns.NEXT
 
+    @cuda.jit(device=True)
+    def stored(rows, r):
+        """Where row r's values are in X: rows[r] with a row map, r itself without one (empty rows)."""
+        return rows[r] if rows.shape[0] > 0 else r
+
     @cuda.jit(cache=True)
-    def partial(X, row0, gate, partials, counters, out, o, perm, M):
+    def partial(X, rows, row0, gate, partials, counters, out, o, perm, M):
         if gate[0] == 0:
             return
         red0 = cuda.shared.array(T, float64)
         red1 = cuda.shared.array(T, float64)
         tid, i, b = cuda.threadIdx.x, cuda.blockIdx.x, cuda.blockIdx.y
         nb = cuda.gridDim.y
-        x = X[row0 + i]
+        x = X[stored(rows, row0 + i)]
         s0, s1 = 0.0, ONE1
         if CODE == SCHWEFEL12:  # this block's contiguous segment: its sum of z
             seg = (D + nb - 1) // nb
@@ -268,12 +273,12 @@ def build_kernels(code: int, dim: int, m: int, has_perm: bool, threads: int, dty
             partials[i, b, 0] = s0
             partials[i, b, 1] = s1
         if CODE != SCHWEFEL12:
-            close_row(X, row0 + i, i, partials, counters, out, o, perm, M, red0, red1, tid)
+            close_row(x, row0 + i, i, partials, counters, out, o, perm, M, red0, red1, tid)
 
     scan = None
     if CODE == SCHWEFEL12:
         @cuda.jit(cache=True)
-        def scan(X, row0, gate, partials, counters, out, o, perm, M):
+        def scan(X, rows, row0, gate, partials, counters, out, o, perm, M):
             if gate[0] == 0:
                 return
             red0 = cuda.shared.array(T, float64)
@@ -281,7 +286,7 @@ def build_kernels(code: int, dim: int, m: int, has_perm: bool, threads: int, dty
             buf = cuda.shared.array(T, float64)
             tid, i, b = cuda.threadIdx.x, cuda.blockIdx.x, cuda.blockIdx.y
             nb = cuda.gridDim.y
-            x = X[row0 + i]
+            x = X[stored(rows, row0 + i)]
             # the sum of z over the segments before this one
             s = 0.0
             j = tid
@@ -314,7 +319,7 @@ def build_kernels(code: int, dim: int, m: int, has_perm: bool, threads: int, dty
             total, _ = block_reduce(acc, 0.0, red0, red1, tid, T)
             if tid == 0:
                 partials[i, b, 1] = total
-            close_row(X, row0 + i, i, partials, counters, out, o, perm, M, red0, red1, tid)
+            close_row(x, row0 + i, i, partials, counters, out, o, perm, M, red0, red1, tid)
 
     kernels = (partial, scan)
     with _LOCK:
@@ -339,7 +344,17 @@ class StreamingEvaluator:
         How the rows hold a permuted function's coordinates: x itself ("natural"), or in position
         order, ``x[perm[k]]`` at k ("position": the kernels read no permutation, o is taken in
         position order). The same as "natural" for a function without a permutation.
+
+    Notes
+    -----
+    ``launch`` and ``prebound`` take an optional row map ``rows`` (``row_map`` is True): row r's
+    values are then ``X[rows[r]]`` while its error still goes to ``out[r]``, so a caller that keeps
+    its rows by reference (masw/gpu: a child entering the population changes a map entry instead
+    of being copied) needs no copy to have them evaluated.
     """
+
+    #: launch/prebound accept ``rows`` (a device int64 row map)
+    row_map = True
 
     def __init__(self, function, dtype, threads: int = THREADS, blocks: int | None = None,
                  max_rows: int = 64, layout: str = "natural"):
@@ -364,6 +379,7 @@ class StreamingEvaluator:
         self.counters = cuda.to_device(np.zeros(self.max_rows, np.int32))
         self.partials = cuda.device_array((self.max_rows, self.blocks, 2), np.float64)
         self.always = cuda.to_device(np.ones(1, np.int32))
+        self.no_map = cuda.to_device(np.zeros(0, np.int64))  # rows r at X[r]
 
     @property
     def device_bytes(self) -> int:
@@ -374,26 +390,29 @@ class StreamingEvaluator:
         if n > self.max_rows:
             raise ValueError(f"{n} rows in one launch; this evaluator was made for at most {self.max_rows}")
 
-    def launch(self, X, out, row0: int, n: int, stream=0, gate=None):
+    def launch(self, X, out, row0: int, n: int, stream=0, gate=None, rows=None):
         """Errors of rows ``row0 .. row0 + n - 1`` of X into ``out[row0 ..]`` (float64), queued on
-        ``stream``; nothing happens if ``gate[0] == 0``."""
+        ``stream``; nothing happens if ``gate[0] == 0``. With ``rows`` (a device int64 array) row r's
+        values are ``X[rows[r]]``."""
         self._check(n)
         gate = self.always if gate is None else gate
+        rows = self.no_map if rows is None else rows
         o, perm, M = self.data
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # small grids (tests, one row) are intended
-            args = (X, row0, gate, self.partials, self.counters, out, o, perm, M)
+            args = (X, rows, row0, gate, self.partials, self.counters, out, o, perm, M)
             self.partial[(n, self.blocks), self.threads, stream](*args)
             if self.scan is not None:
                 self.scan[(n, self.blocks), self.threads, stream](*args)
 
-    def prebound(self, X, out, row0: int, n: int, stream, gate=None):
+    def prebound(self, X, out, row0: int, n: int, stream, gate=None, rows=None):
         """A callable that queues :meth:`launch` (same arguments) through pre-marshalled launches
         (:class:`gpude.implementations.prebound.PreboundLaunch`): microseconds per call."""
         self._check(n)
         gate = self.always if gate is None else gate
+        rows = self.no_map if rows is None else rows
         o, perm, M = self.data
-        args = (X, row0, gate, self.partials, self.counters, out, o, perm, M)
+        args = (X, rows, row0, gate, self.partials, self.counters, out, o, perm, M)
         launches = [PreboundLaunch(k, args, (n, self.blocks), self.threads, stream)
                     for k in (self.partial, self.scan) if k is not None]
 

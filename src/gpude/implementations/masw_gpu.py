@@ -5,8 +5,16 @@ crossover of ``offspring`` (20) children at once into a padding area after the p
 evaluation, the Solis-Wets candidates and bias updates, the evaluations), with the function's
 evaluator streaming over D (:mod:`gpude.functions.streaming_gpu`). The host keeps the scalars and
 makes the scalar decisions with the same code as ``masw/sequential``: mothers, NAM candidates and
-mutations (counter draws), fathers (from the distances), (mu + 20) replacement (children's rows
-copied into the leaving slots) and the choice of the individual to improve.
+mutations (counter draws), fathers (from the distances), (mu + 20) replacement and the choice of
+the individual to improve.
+
+**Rows by reference.** Every row (a population slot ``b P + i``, a child) is read and written where
+``where[row]`` says it is stored. An entering child and the slot it takes swap their stored rows
+(``replace_batch``: two integers) instead of the child's D values being copied into the slot (a
+read and a write of D values per replacement: 7-14 % of a cycle's DRAM bytes at D = 3e6 as counted
+on an H100); the leaving member's row is where a later child is made. The function's evaluator reads
+the children through the same map (``StreamingEvaluator``'s ``rows``); with an evaluator that has no
+row map (LOP, scheduling, CEC 2005 functions) the map stays the identity and the children are copied.
 
 Solis-Wets steps need no host round trip. On the large-scale functions (``ls_mode="fused"``, the
 default there up to D = 1e6 or 5e5, where it was measured faster) a whole application is one
@@ -141,14 +149,14 @@ def build_gpu_masw(dtype, popsize: int, threads: int, layout: bool = False):
             h //= 2
 
     @cuda.jit(cache=True)
-    def dist_partial(pop, pairs, per, n, active, partials):
-        """Pair q (rows pairs[q]) belongs to trial q // per: the pairs q % per >= n (a short step)
-        and those of a stopped trial are skipped."""
+    def dist_partial(pop, where, pairs, per, n, active, partials):
+        """Pair q (rows pairs[q], stored at where[row]) belongs to trial q // per: the pairs
+        q % per >= n (a short step) and those of a stopped trial are skipped."""
         red = cuda.shared.array(NT, float64)
         tid, q, blk = cuda.threadIdx.x, cuda.blockIdx.x, cuda.blockIdx.y
         if q % per >= n or active[q // per] == 0:
             return
-        x, y = pop[pairs[q, 0]], pop[pairs[q, 1]]
+        x, y = pop[where[pairs[q, 0]]], pop[where[pairs[q, 1]]]
         s = 0.0
         j = blk * NT + tid
         while j < pop.shape[1]:
@@ -173,15 +181,16 @@ def build_gpu_masw(dtype, popsize: int, threads: int, layout: bool = False):
             out[q] = red[0]
 
     @cuda.jit(cache=True)
-    def crossover(pop, row0, plan, delta, keys, unit0, W, alpha, lower, upper, k, off, active, lay):
+    def crossover(pop, where, row0, plan, delta, keys, unit0, W, alpha, lower, upper, k, off, active, lay):
         """Child c of trial b (blockIdx.x = b k + c; row row0 + b off + c) of parents plan[r, 0],
-        plan[r, 1], r = b off + c; plan[r, 2] the mutated gene; trial b's key."""
+        plan[r, 1], r = b off + c; plan[r, 2] the mutated gene; trial b's key (every row stored at
+        where[row])."""
         b, c = cuda.blockIdx.x // k, cuda.blockIdx.x % k
         if active[b] == 0:
             return
         r = b * off + c
-        mother, father, gene = plan[r, 0], plan[r, 1], plan[r, 2]
-        child = pop[row0 + r]
+        mother, father, gene = where[plan[r, 0]], where[plan[r, 1]], plan[r, 2]
+        child = pop[where[row0 + r]]
         key = keys[b]
         j = cuda.blockIdx.y * NT + cuda.threadIdx.x
         while j < pop.shape[1]:
@@ -232,11 +241,13 @@ def build_gpu_masw(dtype, popsize: int, threads: int, layout: bool = False):
         return fa < fb or (fa == fb and ea < eb)
 
     @cuda.jit(device=True)
-    def replace_trial(fit, mu, k, off, b, trials, plan, moves, nmoves, replaced, tally):
+    def replace_trial(fit, mu, k, off, b, trials, plan, moves, nmoves, replaced, tally, where, swap):
         """(mu + k) replacement (algorithms.masw.replacement) of trial b by one thread: moves[b off + r]
         = (row of the slot, row of the entering child), the slots' errors updated and marked in
         ``replaced``; tally[2 b] += the moves, tally[2 b + 1] += the distinct parents of the step (for
-        the traffic count)."""
+        the traffic count). With ``swap`` the slot and its child exchange their stored rows (where):
+        the child's values become the slot's without a copy, and the leaving row is where a later
+        child is made; else ``copy_moves`` copies them."""
         n = mu + k
         m0 = b * off
         nl = 0
@@ -258,8 +269,11 @@ def build_gpu_masw(dtype, popsize: int, threads: int, layout: bool = False):
                 moves[m0 + ne, 1] = trials * mu + m0 + c
                 ne += 1
         for r in range(nl):
-            fit[moves[m0 + r, 0]] = fit[moves[m0 + r, 1]]
-            replaced[moves[m0 + r, 0]] = 1
+            slot, child = moves[m0 + r, 0], moves[m0 + r, 1]
+            fit[slot] = fit[child]
+            replaced[slot] = 1
+            if swap != 0:
+                where[slot], where[child] = where[child], where[slot]
         nmoves[b] = nl
         tally[2 * b] += nl
         distinct = 0
@@ -274,14 +288,14 @@ def build_gpu_masw(dtype, popsize: int, threads: int, layout: bool = False):
         tally[2 * b + 1] += distinct
 
     @cuda.jit(cache=True)
-    def replace_children(fit, P, k, plan, moves, nmoves, replaced, tally):
+    def replace_children(fit, P, k, plan, moves, nmoves, replaced, tally, where, swap):
         """One trial's (mu + k) replacement by one thread (:func:`replace_trial`, children at P + c)."""
         if cuda.grid(1) != 0:
             return
-        replace_trial(fit, P, k, k, 0, 1, plan, moves, nmoves, replaced, tally)
+        replace_trial(fit, P, k, k, 0, 1, plan, moves, nmoves, replaced, tally, where, swap)
 
     @cuda.jit(cache=True)
-    def replace_batch(fit, P, k, off, plan, moves, nmoves, replaced, tally, active):
+    def replace_batch(fit, P, k, off, plan, moves, nmoves, replaced, tally, active, where, swap):
         """Trial blockIdx.x's replacement (:func:`replace_trial`) by its thread 0; a stopped trial
         makes no move."""
         b = cuda.blockIdx.x
@@ -290,7 +304,7 @@ def build_gpu_masw(dtype, popsize: int, threads: int, layout: bool = False):
         if active[b] == 0:
             nmoves[b] = 0
             return
-        replace_trial(fit, P, k, off, b, nmoves.shape[0], plan, moves, nmoves, replaced, tally)
+        replace_trial(fit, P, k, off, b, nmoves.shape[0], plan, moves, nmoves, replaced, tally, where, swap)
 
     @cuda.jit(cache=True)
     def copy_moves(pop, moves, nmoves, off):
@@ -307,30 +321,32 @@ def build_gpu_masw(dtype, popsize: int, threads: int, layout: bool = False):
 
     # -- Solis-Wets: trial b in blockIdx.y (kernels over D) or in threadIdx.x (the decisions) -----
     @cuda.jit(cache=True)
-    def ls_begin(pop, x, bias, rows, fresh):
-        """x[b] <- pop[rows[b]] for the trials with an application (rows[b] >= 0); a new chain's bias
-        (fresh[b]) zeroed."""
+    def ls_begin(pop, where, x, bias, rows, fresh):
+        """x[b] <- row rows[b] (stored at where[rows[b]]) for the trials with an application
+        (rows[b] >= 0); a new chain's bias (fresh[b]) zeroed."""
         b = cuda.blockIdx.y
         r = rows[b]
         if r < 0:
             return
+        stored = pop[where[r]]
         j = cuda.blockIdx.x * NT + cuda.threadIdx.x
         while j < x.shape[1]:
-            x[b, j] = pop[r, j]
+            x[b, j] = stored[j]
             if fresh[b] != 0:
                 bias[r, j] = 0
             j += cuda.gridDim.x * NT
 
     @cuda.jit(cache=True)
-    def ls_keep(pop, fit, x, rows, keep, st):
-        """A kept result (keep[b]) into its individual's row and error."""
+    def ls_keep(pop, where, fit, x, rows, keep, st):
+        """A kept result (keep[b]) into its individual's row (stored at where[row]) and error."""
         b = cuda.blockIdx.y
         if keep[b] == 0:
             return
         r = rows[b]
+        stored = pop[where[r]]
         j = cuda.blockIdx.x * NT + cuda.threadIdx.x
         while j < x.shape[1]:
-            pop[r, j] = x[b, j]
+            stored[j] = x[b, j]
             j += cuda.gridDim.x * NT
         if cuda.blockIdx.x == 0 and cuda.threadIdx.x == 0:
             fit[r] = st[b, F_LS]
@@ -732,6 +748,12 @@ class MASWGPU(HostLoopImplementation):
             self.d_plan = dev((B * off, 3), np.int64)
             self.d_delta = dev(B * off, np.float64)
             self.d_moves = dev((B * off, 2), np.int64)
+            # where each row (population slot or child) is stored in pop: an entering child swaps rows
+            # with the slot it takes (no copy) where the evaluator reads rows through a map
+            self.swap_rows = bool(getattr(self.ev, "row_map", False))
+            self.h_identity = np.arange(B * (P + off), dtype=np.int64)
+            self.d_where = cuda.to_device(self.h_identity)
+            self.h_where = pinned(B * (P + off), np.int64)
             # the GA steps of a cycle are queued without a host read: each has its own pinned inputs
             steps = -(-p.ssga_evals // off)
             self.h_cands = pinned((steps, B * off, nam + 2), np.int64)
@@ -764,12 +786,13 @@ class MASWGPU(HostLoopImplementation):
         self.succ, self.fail = np.zeros((B, P), np.int64), np.zeros((B, P), np.int64)
         self.has_chain, self.non_improved = np.zeros((B, P), np.bool_), np.zeros((B, P), np.bool_)
         self.d_replaced.copy_to_device(self.h_no_replaced, stream=self.stream)
+        self.d_where.copy_to_device(self.h_identity, stream=self.stream)
         self.d_tally.copy_to_device(np.zeros(2 * B, np.int64), stream=self.stream)
         self.ls_applications = self.ls_improved = 0
         self.phase_s = {"ga": 0.0, "ls": 0.0}
         # what the kernels did, for the traffic model of benchmarks/masw_perf.py (rows of D values),
         # summed over the batch's trials (ga_steps: the steps launched, one for all the trials)
-        self.counts = dict(ga_steps=0, children=0, dist_pairs=0, dist_rows=0, parent_rows=0, moves=0,
+        self.counts = dict(ga_steps=0, children=0, dist_pairs=0, dist_rows=0, parent_rows=0, moves=0, copies=0,
                            ls_evaluations=0, ls_steps=0, ls_accepted=0, new_chains=0, fused_children=0)
 
     def _bind_fused_ls(self):
@@ -830,29 +853,30 @@ class MASWGPU(HostLoopImplementation):
         npairs = B * off * p.nam
         per = np.int64(off * p.nam)
         self.full_step = {
-            "dist_partial": PreboundLaunch(k["dist_partial"], (self.pop, self.d_pairs, per, per, self.d_active,
-                                                               self.partials), (npairs, nb), nt, s),
+            "dist_partial": PreboundLaunch(k["dist_partial"], (self.pop, self.d_where, self.d_pairs, per, per,
+                                                               self.d_active, self.partials), (npairs, nb), nt, s),
             "dist_final": PreboundLaunch(k["dist_final"], (self.partials, np.int64(nb), self.dists),
                                          npairs, nt, s),
             "choose_fathers": PreboundLaunch(k["choose_fathers"], (self.d_cands, self.dists, self.d_plan,
                                                                    np.int64(off), np.int64(p.nam), np.int64(off),
                                                                    np.int64(B)), -(-B * off // 32), 32, s),
-            "crossover": PreboundLaunch(k["crossover"], (self.pop, np.int64(B * P), self.d_plan, self.d_delta,
-                                                         self.d_keys, np.int64(0), np.int64(self.W),
+            "crossover": PreboundLaunch(k["crossover"], (self.pop, self.d_where, np.int64(B * P), self.d_plan,
+                                                         self.d_delta, self.d_keys, np.int64(0), np.int64(self.W),
                                                          float(p.alpha), float(lo), float(hi), np.int64(off),
                                                          np.int64(off), self.d_active, self.d_lay),
-                                        (B * off, nb), nt, s, variable={"unit": 5}),
+                                        (B * off, nb), nt, s, variable={"unit": 6}),
             "replace_children": PreboundLaunch(k["replace_batch"], (self.fit_all, np.int64(P), np.int64(off),
                                                                     np.int64(off), self.d_plan, self.d_moves,
                                                                     self.d_nmoves, self.d_replaced, self.d_tally,
-                                                                    self.d_active), B, 1, s),
+                                                                    self.d_active, self.d_where,
+                                                                    np.int32(self.swap_rows)), B, 1, s),
             "copy_moves": PreboundLaunch(k["copy_moves"], (self.pop, self.d_moves, self.d_nmoves, np.int64(off)),
                                          (B * off, nb), nt, s),
         }
         if self.ga_mode == "fused":
             self.full_step["crossover_evaluate"] = PreboundLaunch(
                 self.crossover_evaluate, self._crossover_evaluate_args(off), (B * off, self.ev.blocks),
-                self.ev.threads, s, variable={"unit": 5})
+                self.ev.threads, s, variable={"unit": 6})
 
     def _crossover_evaluate_args(self, k, unit=0):
         """The arguments of the fused crossover (:mod:`masw_gpu_ga`) for k children per trial from
@@ -860,7 +884,7 @@ class MASWGPU(HostLoopImplementation):
         p, B, P, off = self.params, self.batch, self.params.popsize, self.params.offspring
         o, perm, M = self.ev.data
         perm = self.d_lay if self.layout == "position" else perm  # (the draws' coordinates: masw_gpu_ga)
-        return (self.pop, np.int64(B * P), self.d_plan, self.d_delta, self.d_keys, np.int64(unit),
+        return (self.pop, self.d_where, np.int64(B * P), self.d_plan, self.d_delta, self.d_keys, np.int64(unit),
                 np.int64(self.W), float(p.alpha), float(self.lower), float(self.upper), np.int64(k), np.int64(off),
                 self.d_active, self.ev.partials, self.ev.counters, self.fit_all, o, perm, M)
 
@@ -869,9 +893,14 @@ class MASWGPU(HostLoopImplementation):
             warnings.simplefilter("ignore")
             self.kernels[name][grid, block, self.stream](*args)
 
+    def _rows(self):
+        """The evaluator's row map argument (none for an evaluator that reads rows in place)."""
+        return {"rows": self.d_where} if self.swap_rows else {}
+
     def _evaluate_rows(self, row0, n):
         for r in range(row0, row0 + n, self.ev.max_rows):
-            self.ev.launch(self.pop, self.fit_all, r, min(self.ev.max_rows, row0 + n - r), self.stream)
+            self.ev.launch(self.pop, self.fit_all, r, min(self.ev.max_rows, row0 + n - r), self.stream,
+                           **self._rows())
 
     def _evaluate_children(self, k, active):
         """The first k children of every active trial: one range of rows, from the first active
@@ -881,7 +910,8 @@ class MASWGPU(HostLoopImplementation):
         n = (active[-1] - active[0]) * off + k
         launch = self._eval_ranges.get((row0, n))
         if launch is None:
-            launch = self._eval_ranges[row0, n] = self.ev.prebound(self.pop, self.fit_all, row0, n, self.stream)
+            launch = self._eval_ranges[row0, n] = self.ev.prebound(self.pop, self.fit_all, row0, n, self.stream,
+                                                                   **self._rows())
         launch()
 
     def _chain_distances(self, chains):
@@ -896,8 +926,8 @@ class MASWGPU(HostLoopImplementation):
             rows[:, 1] = [b * P + q for q in range(P) if q != i]
         self.d_pairs[:n].copy_to_device(h[:n], stream=self.stream)
         per = np.int64(P - 1)
-        self._launch("dist_partial", (n, self.blocks), self.threads, self.pop, self.d_pairs, per, per, self.d_all,
-                     self.partials)
+        self._launch("dist_partial", (n, self.blocks), self.threads, self.pop, self.d_where, self.d_pairs, per, per,
+                     self.d_all, self.partials)
         self._launch("dist_final", n, self.threads, self.partials, np.int64(self.blocks), self.dists)
         self.dists[:n].copy_to_host(self.h_dists[:n], stream=self.stream)
         self.stream.synchronize()
@@ -958,12 +988,13 @@ class MASWGPU(HostLoopImplementation):
                 g["crossover"].launch(unit=np.int64(self.unit))
                 self._evaluate_children(k, active)
             g["replace_children"].launch()
-            g["copy_moves"].launch()
+            if not self.swap_rows:
+                g["copy_moves"].launch()
         else:
             nb, nt, npairs = self.blocks, self.threads, B * off * nam
             per, o64, k64 = np.int64(off * nam), np.int64(off), np.int64(k)
-            self._launch("dist_partial", (npairs, nb), nt, self.pop, self.d_pairs, per, np.int64(k * nam),
-                         self.d_active, self.partials)
+            self._launch("dist_partial", (npairs, nb), nt, self.pop, self.d_where, self.d_pairs, per,
+                         np.int64(k * nam), self.d_active, self.partials)
             self._launch("dist_final", npairs, nt, self.partials, np.int64(nb), self.dists)
             self._launch("choose_fathers", -(-B * off // 32), 32, self.d_cands, self.dists, self.d_plan, k64,
                          np.int64(nam), o64, np.int64(B))
@@ -973,13 +1004,16 @@ class MASWGPU(HostLoopImplementation):
                     self.crossover_evaluate[(B * k, self.ev.blocks), self.ev.threads, s](
                         *self._crossover_evaluate_args(k, self.unit))
             else:
-                self._launch("crossover", (B * k, nb), nt, self.pop, np.int64(B * P), self.d_plan, self.d_delta,
+                self._launch("crossover", (B * k, nb), nt, self.pop, self.d_where, np.int64(B * P), self.d_plan,
+                             self.d_delta,
                              self.d_keys, np.int64(self.unit), np.int64(self.W), float(p.alpha),
                              float(self.lower), float(self.upper), k64, o64, self.d_active, self.d_lay)
                 self._evaluate_children(k, active)
             self._launch("replace_batch", B, 1, self.fit_all, np.int64(P), k64, o64, self.d_plan, self.d_moves,
-                         self.d_nmoves, self.d_replaced, self.d_tally, self.d_active)
-            self._launch("copy_moves", (B * off, nb), nt, self.pop, self.d_moves, self.d_nmoves, o64)
+                         self.d_nmoves, self.d_replaced, self.d_tally, self.d_active, self.d_where,
+                         np.int32(self.swap_rows))
+            if not self.swap_rows:
+                self._launch("copy_moves", (B * off, nb), nt, self.pop, self.d_moves, self.d_nmoves, o64)
         self.unit += k
 
     def _read_ga_phase(self):
@@ -995,6 +1029,7 @@ class MASWGPU(HostLoopImplementation):
         self.has_chain[gone] = False
         self.non_improved[gone] = False
         self.counts["moves"] = int(self.h_tally[0::2].sum())
+        self.counts["copies"] = 0 if self.swap_rows else self.counts["moves"]  # (swapped rows move no data)
         self.counts["parent_rows"] = int(self.h_tally[1::2].sum())
 
     # -- the local search phase ----------------------------------------------------------------
@@ -1034,8 +1069,8 @@ class MASWGPU(HostLoopImplementation):
         self.d_rows.copy_to_device(self.h_rows, stream=s)
         self.d_fresh.copy_to_device(self.h_fresh, stream=s)
         self.st.copy_to_device(h, stream=s)
-        self._launch("ls_begin", (self.blocks, B), self.threads, self.pop, self.x_ls, self.bias, self.d_rows,
-                     self.d_fresh)
+        self._launch("ls_begin", (self.blocks, B), self.threads, self.pop, self.d_where, self.x_ls, self.bias,
+                     self.d_rows, self.d_fresh)
         if self.ls_mode == "fused":
             for b, i in chosen.items():
                 self.sw_applications[b].launch(row=np.int64(b * P + i), key=self.h_keys[b], unit=np.int64(unit + 1))
@@ -1068,8 +1103,8 @@ class MASWGPU(HostLoopImplementation):
             self.h_keep[b] = self.keep(b, i, float(h[b, F_LS]), float(h[b, RHO]), int(h[b, SUCC]), int(h[b, FAIL]))
         if self.h_keep.any():  # the kept results into their rows (the device's copy of the errors too)
             self.d_keep.copy_to_device(self.h_keep, stream=s)
-            self._launch("ls_keep", (self.blocks, B), self.threads, self.pop, self.fit_all, self.x_ls, self.d_rows,
-                         self.d_keep, self.st)
+            self._launch("ls_keep", (self.blocks, B), self.threads, self.pop, self.d_where, self.fit_all, self.x_ls,
+                         self.d_rows, self.d_keep, self.st)
         return used
 
     def keep(self, b, i, f, rho, succ, fail):
@@ -1189,11 +1224,17 @@ class MASWGPU(HostLoopImplementation):
         out[..., self.h_lay] = rows
         return out
 
+    def _stored(self, rows) -> np.ndarray:
+        """Rows (population slots b P + i) read from where they are stored."""
+        self.d_where.copy_to_host(self.h_where, stream=self.stream)
+        self.stream.synchronize()
+        return np.stack([self.pop[int(self.h_where[r])].copy_to_host() for r in rows])
+
     def population(self, trial: int = 0):
         """Copies of trial ``trial``'s final population and its errors (float64), last batch."""
         P = self.params.popsize
-        return self._natural(self.pop[trial * P:(trial + 1) * P].copy_to_host()), self.fit[trial].copy()
+        return self._natural(self._stored(range(trial * P, (trial + 1) * P))), self.fit[trial].copy()
 
     def best_vector(self, trial: int = 0):
         i = int(np.argmin(self.fit[trial]))
-        return self._natural(self.pop[trial * self.params.popsize + i].copy_to_host())
+        return self._natural(self._stored([trial * self.params.popsize + i])[0])

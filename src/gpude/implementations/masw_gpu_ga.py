@@ -7,7 +7,8 @@ the 23-34 bytes per dimension per FE of a run. Here the kernel that makes child 
 sums, with the evaluator's own pieces (:func:`gpude.functions.streaming_gpu.device_functions`): the
 same coordinates to the same threads and blocks, the same block sums, the same closing by the row's
 last block. So the errors are bit for bit those of the separate evaluation, and the children are
-still written (a replacement copies them into the population). What is read: the parents and o.
+still written (where ``where`` stores them: an entering child swaps stored rows with its slot).
+What is read: the parents and o.
 
 Rosenbrock's next coordinate is made again where a term needs it (not read back: another block may
 not have written it yet); the rotated head's coordinates (k < m, read by the closing block) are
@@ -75,7 +76,7 @@ def build_crossover_evaluation(code: int, dim: int, m: int, has_perm: bool, thre
         return T(v)
 
     @cuda.jit(cache=True)
-    def crossover_evaluate(pop, row0, plan, delta, keys, unit0, W, alpha, lower, upper, k, off, active,
+    def crossover_evaluate(pop, where, row0, plan, delta, keys, unit0, W, alpha, lower, upper, k, off, active,
                            partials, counters, out, o, perm, M):
         red0 = cuda.shared.array(NT, float64)
         red1 = cuda.shared.array(NT, float64)
@@ -86,9 +87,9 @@ def build_crossover_evaluation(code: int, dim: int, m: int, has_perm: bool, thre
             return
         r = b * off + c
         row = row0 + r
-        mother, father, mutated, shift = plan[r, 0], plan[r, 1], plan[r, 2], delta[r]
+        mother, father, mutated, shift = where[plan[r, 0]], where[plan[r, 1]], plan[r, 2], delta[r]
         key, unit = keys[b], unit0 + c
-        child = pop[row]
+        child = pop[where[row]]
         if HEAD and blk == 0:  # the head group's coordinates, read by the row's closing block
             t = tid
             while t < K0:
@@ -115,7 +116,7 @@ def build_crossover_evaluation(code: int, dim: int, m: int, has_perm: bool, thre
         if tid == 0:
             partials[i, blk, 0] = s0
             partials[i, blk, 1] = s1
-        close_row(pop, row, i, partials, counters, out, o, perm, M, red0, red1, tid)
+        close_row(child, row, i, partials, counters, out, o, perm, M, red0, red1, tid)
 
     with _LOCK:
         _KERNELS[key] = crossover_evaluate

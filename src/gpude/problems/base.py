@@ -11,7 +11,8 @@ A *problem* is a box of real vectors and an error to minimise, evaluated a popul
   the calling thread (``parallel=True``: numba's thread pool);
 * ``gpu_evaluator(dtype, **options)``: an object with ``launch(X, out, row0, n, stream=0,
   gate=None)`` (rows ``row0 .. row0 + n - 1`` of the device array X into ``out[row0 ..]``, float64;
-  nothing when ``gate[0] == 0``) and ``device_bytes``;
+  nothing when ``gate[0] == 0``) and ``device_bytes``; an evaluator whose ``row_map`` is True also
+  takes ``rows=`` (a device int64 array: row r's values are ``X[rows[r]]``, its error ``out[r]``);
 * ``optimum``: x* when one point is *the* optimum (benchmark functions), else ``None``;
 * ``summary(x)``: what a report shows of a solution besides its error (LOP: the objective and
   error %; scheduling: fit, makespan, flowtime), numbers only.
