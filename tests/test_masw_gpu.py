@@ -148,7 +148,9 @@ def test_replacement_on_the_device_is_the_host_rule():
         fit, moves, nmoves = cuda.to_device(values), cuda.to_device(np.full((k, 2), -1)), cuda.to_device(np.zeros(1, np.int64))
         replaced, tally = cuda.to_device(np.zeros(P, np.int32)), cuda.to_device(np.zeros(2, np.int64))
         where = cuda.to_device(np.arange(P + k, dtype=np.int64))
-        kernel[1, 1](fit, P, k, cuda.to_device(plan), moves, nmoves, replaced, tally, where, np.int32(1))
+        rank = cuda.to_device(np.zeros(P + k, np.int32))
+        threads = (1, 3, 32)[trial % 3]  # the block's threads share the ranking: any number of them
+        kernel[1, threads](fit, P, k, cuda.to_device(plan), moves, nmoves, replaced, tally, where, np.int32(1), rank)
         expect = replacement(values[:P], values[P:])
         n = int(nmoves.copy_to_host()[0])
         got = [(int(a), int(b) - P) for a, b in moves.copy_to_host()[:n]]
@@ -322,8 +324,9 @@ def test_batched_replacement_on_the_device_is_the_host_rule_per_trial():
         tally = cuda.to_device(np.zeros(2 * B, np.int64))
         where = cuda.to_device(np.arange(B * (P + off), dtype=np.int64))
         swap = trial % 2  # without swapping (an evaluator without a row map) the rows stay where they are
-        kernel[B, 1](d_fit, P, k, off, cuda.to_device(plan), moves, nmoves, replaced, tally, cuda.to_device(active),
-                     where, np.int32(swap))
+        rank = cuda.to_device(np.zeros(B * (P + off), np.int32))
+        kernel[B, (1, 4, 32)[trial % 3]](d_fit, P, k, off, cuda.to_device(plan), moves, nmoves, replaced, tally,
+                                         cuda.to_device(active), where, np.int32(swap), rank)
         stored = np.arange(B * (P + off))
         after, n, moved = d_fit.copy_to_host(), nmoves.copy_to_host(), moves.copy_to_host()
         for b in range(B):

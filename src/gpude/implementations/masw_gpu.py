@@ -87,6 +87,8 @@ from .masw_sequential import HEADER, build_cpu_masw
 THREADS = 256
 BUCKET = 4
 MAX_BLOCKS = 4096
+#: threads of a trial's replacement block (each ranks some of the popsize + offspring entries)
+RANK_THREADS = 128
 #: trials per launch at most (the Solis-Wets decisions: a thread per trial in one block)
 MAX_TRIALS_PER_LAUNCH = 1024
 # device state vector
@@ -241,31 +243,52 @@ def build_gpu_masw(dtype, popsize: int, threads: int, layout: bool = False):
         return fa < fb or (fa == fb and ea < eb)
 
     @cuda.jit(device=True)
-    def replace_trial(fit, mu, k, off, b, trials, plan, moves, nmoves, replaced, tally, where, swap):
-        """(mu + k) replacement (algorithms.masw.replacement) of trial b by one thread: moves[b off + r]
-        = (row of the slot, row of the entering child), the slots' errors updated and marked in
-        ``replaced``; tally[2 b] += the moves, tally[2 b + 1] += the distinct parents of the step (for
-        the traffic count). With ``swap`` the slot and its child exchange their stored rows (where):
-        the child's values become the slot's without a copy, and the leaving row is where a later
-        child is made; else ``copy_moves`` copies them."""
+    def replace_trial(fit, mu, k, off, b, trials, plan, moves, nmoves, replaced, tally, where, swap, rank):
+        """(mu + k) replacement (algorithms.masw.replacement) of trial b by the threads of a block (any
+        number, all of them calling): each thread ranks some entries (rank[b (mu + off) + e]: the
+        entries that rank before e), then thread 0 lists moves[b off + r] = (row of the slot, row of the
+        entering child), updates the slots' errors and marks them in ``replaced``; tally[2 b] += the
+        moves, tally[2 b + 1] += the distinct parents of the step (for the traffic count). With
+        ``swap`` the slot and its child exchange their stored rows (where): the child's values become
+        the slot's without a copy, and the leaving row is where a later child is made; else
+        ``copy_moves`` copies them. (One thread ranking all mu + k entries took ~6,400 comparisons a
+        step, each a dependent load: a latency of the order of a D = 3e6 distance kernel.)"""
         n = mu + k
+        t, nt = cuda.threadIdx.x, cuda.blockDim.x
+        r0 = b * (mu + off)
         m0 = b * off
+        e = t
+        while e < n:
+            r = 0
+            for f in range(n):
+                if before(fit, b, trials, mu, off, f, e):
+                    r += 1
+            rank[r0 + e] = r
+            e += nt
+        distinct = 0
+        q = t
+        while q < 2 * k:  # a parent row counted where it first appears
+            row = plan[m0 + q // 2, q % 2]
+            seen = False
+            for e in range(q):
+                if plan[m0 + e // 2, e % 2] == row:
+                    seen = True
+            if not seen:
+                distinct += 1
+            q += nt
+        if distinct > 0:
+            cuda.atomic.add(tally, 2 * b + 1, distinct)
+        cuda.syncthreads()  # every rank written (and every error read) before thread 0 moves them
+        if t != 0:
+            return
         nl = 0
         for i in range(mu):  # leaving: ranked mu or later, ascending slots
-            rank = 0
-            for e in range(n):
-                if before(fit, b, trials, mu, off, e, i):
-                    rank += 1
-            if rank >= mu:
+            if rank[r0 + i] >= mu:
                 moves[m0 + nl, 0] = b * mu + i
                 nl += 1
         ne = 0
         for c in range(k):  # entering: ranked before mu, in child order
-            rank = 0
-            for e in range(n):
-                if before(fit, b, trials, mu, off, e, mu + c):
-                    rank += 1
-            if rank < mu:
+            if rank[r0 + mu + c] < mu:
                 moves[m0 + ne, 1] = trials * mu + m0 + c
                 ne += 1
         for r in range(nl):
@@ -276,35 +299,24 @@ def build_gpu_masw(dtype, popsize: int, threads: int, layout: bool = False):
                 where[slot], where[child] = where[child], where[slot]
         nmoves[b] = nl
         tally[2 * b] += nl
-        distinct = 0
-        for q in range(2 * k):
-            row = plan[m0 + q // 2, q % 2]
-            seen = False
-            for e in range(q):
-                if plan[m0 + e // 2, e % 2] == row:
-                    seen = True
-            if not seen:
-                distinct += 1
-        tally[2 * b + 1] += distinct
 
     @cuda.jit(cache=True)
-    def replace_children(fit, P, k, plan, moves, nmoves, replaced, tally, where, swap):
-        """One trial's (mu + k) replacement by one thread (:func:`replace_trial`, children at P + c)."""
-        if cuda.grid(1) != 0:
+    def replace_children(fit, P, k, plan, moves, nmoves, replaced, tally, where, swap, rank):
+        """One trial's (mu + k) replacement by block 0 (:func:`replace_trial`, children at P + c)."""
+        if cuda.blockIdx.x != 0:
             return
-        replace_trial(fit, P, k, k, 0, 1, plan, moves, nmoves, replaced, tally, where, swap)
+        replace_trial(fit, P, k, k, 0, 1, plan, moves, nmoves, replaced, tally, where, swap, rank)
 
     @cuda.jit(cache=True)
-    def replace_batch(fit, P, k, off, plan, moves, nmoves, replaced, tally, active, where, swap):
-        """Trial blockIdx.x's replacement (:func:`replace_trial`) by its thread 0; a stopped trial
+    def replace_batch(fit, P, k, off, plan, moves, nmoves, replaced, tally, active, where, swap, rank):
+        """Trial blockIdx.x's replacement (:func:`replace_trial`) by its block; a stopped trial
         makes no move."""
         b = cuda.blockIdx.x
-        if cuda.threadIdx.x != 0:
-            return
         if active[b] == 0:
-            nmoves[b] = 0
+            if cuda.threadIdx.x == 0:
+                nmoves[b] = 0
             return
-        replace_trial(fit, P, k, off, b, nmoves.shape[0], plan, moves, nmoves, replaced, tally, where, swap)
+        replace_trial(fit, P, k, off, b, nmoves.shape[0], plan, moves, nmoves, replaced, tally, where, swap, rank)
 
     @cuda.jit(cache=True)
     def copy_moves(pop, moves, nmoves, off):
@@ -754,6 +766,7 @@ class MASWGPU(HostLoopImplementation):
             self.h_identity = np.arange(B * (P + off), dtype=np.int64)
             self.d_where = cuda.to_device(self.h_identity)
             self.h_where = pinned(B * (P + off), np.int64)
+            self.d_rank = dev(B * (P + off), np.int32)  # the replacement's ranks (scratch)
             # the GA steps of a cycle are queued without a host read: each has its own pinned inputs
             steps = -(-p.ssga_evals // off)
             self.h_cands = pinned((steps, B * off, nam + 2), np.int64)
@@ -869,7 +882,8 @@ class MASWGPU(HostLoopImplementation):
                                                                     np.int64(off), self.d_plan, self.d_moves,
                                                                     self.d_nmoves, self.d_replaced, self.d_tally,
                                                                     self.d_active, self.d_where,
-                                                                    np.int32(self.swap_rows)), B, 1, s),
+                                                                    np.int32(self.swap_rows), self.d_rank),
+                                                B, RANK_THREADS, s),
             "copy_moves": PreboundLaunch(k["copy_moves"], (self.pop, self.d_moves, self.d_nmoves, np.int64(off)),
                                          (B * off, nb), nt, s),
         }
@@ -1009,9 +1023,9 @@ class MASWGPU(HostLoopImplementation):
                              self.d_keys, np.int64(self.unit), np.int64(self.W), float(p.alpha),
                              float(self.lower), float(self.upper), k64, o64, self.d_active, self.d_lay)
                 self._evaluate_children(k, active)
-            self._launch("replace_batch", B, 1, self.fit_all, np.int64(P), k64, o64, self.d_plan, self.d_moves,
-                         self.d_nmoves, self.d_replaced, self.d_tally, self.d_active, self.d_where,
-                         np.int32(self.swap_rows))
+            self._launch("replace_batch", B, RANK_THREADS, self.fit_all, np.int64(P), k64, o64, self.d_plan,
+                         self.d_moves, self.d_nmoves, self.d_replaced, self.d_tally, self.d_active, self.d_where,
+                         np.int32(self.swap_rows), self.d_rank)
             if not self.swap_rows:
                 self._launch("copy_moves", (B * off, nb), nt, self.pop, self.d_moves, self.d_nmoves, o64)
         self.unit += k
