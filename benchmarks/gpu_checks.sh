@@ -6,7 +6,7 @@
 # Usage, on the GPU host from the repository root, after
 #   source .whl-slim/activate.sh .whl-slim >/dev/null && export NUMBA_ENABLE_CUDASIM=0 GPUDE_GIT_COMMIT=<sha>
 #   benchmarks/gpu_checks.sh STAGE [STAGE ...]
-# Stages: tests, speed, cpu_speed, side_by_side (see each below). Instance files (speed) come from
+# Stages: tests, speed, cpu_speed, side_by_side, masw_floor_{L,C,count,quality} (issue 32; see each below). Instance files (speed) come from
 # .carry/kromer_instances.tgz (here: tar czf .carry/kromer_instances.tgz -C ../shared/wave2 etc lolib),
 # the authors' code (side_by_side) from .carry/authors_src.tgz (`benchmarks/side_by_side.py pack`).
 # Locally, after the call: tar xzf <files_at>/<stage>.tar.gz.
@@ -23,6 +23,11 @@ step() {  # step NAME SECONDS COMMAND...: run, log, never stop the stage
   local rc=$?
   echo "== $name: exit $rc after $((SECONDS - t0)) s" | tee -a "$dir/steps.log"
   tail -5 "$dir/$name.log"
+}
+
+before() {  # the 'before' tree of masw_perf: .carry/before/src from .carry/before.tgz, with this tree's data
+  if [ ! -d .carry/before/src ]; then mkdir -p .carry/before && tar xzf .carry/before.tgz -C .carry/before; fi
+  ln -sfn "$PWD/data" .carry/before/data
 }
 
 instances() {
@@ -56,7 +61,27 @@ for stage in "$@"; do
         --implementations ide,all_gpu:graph_generations=1,all_gpu,resident --trials-per-launch 1,30 \
         --max-seconds 520
       cp -r results/benchmarks/side_by_side "$dir/" 2>/dev/null ;;
-    *) echo "gpu_checks: unknown stage $stage (tests, speed, cpu_speed, side_by_side)" >&2; exit 2 ;;
+    masw_floor_L|masw_floor_C)  # issue 32: before (.carry/before.tgz: `git archive -o .carry/before.tgz 6358c87 src`) and
+      # after at D = 1e5, 1e6, 3e6 for two function kinds each (L01 pointwise, L06 scan; C04 rotated head,
+      # C13 Rosenbrock's next), C13 and L01 also with the GA's children evaluated as made. On a host with
+      # two GPUs run both stages at once, one per GPU (CUDA_VISIBLE_DEVICES=0 / =1): ~5 minutes each
+      before
+      case "$stage" in masw_floor_L) fns=L01,L06 ;; *) fns=C04,C13 ;; esac
+      step masw_perf 420 python3 benchmarks/masw_perf.py --out "$dir/masw_perf" --dims 100000,1000000,3000000 \
+        --functions "$fns" --cycles 3 --before-src .carry/before --before-functions "$fns"
+      step masw_perf_gafused 120 python3 benchmarks/masw_perf.py --out "$dir/masw_perf" --dims 3000000 \
+        --functions "${fns%%,*}" --cycles 3 --variant gafused:ga_mode=fused ;;
+    masw_floor_count)  # issue 32: the kernels' DRAM bytes (ncu) beside the model, one cycle, 1e6 and 3e6
+      step masw_count 540 python3 benchmarks/masw_perf.py --out "$dir/masw_perf" --dims 1000000 \
+        --functions L01,C04,C13 --cycles 3 --count-bytes --count-dims 1000000,3000000 --count-cycles 1 \
+        --count-ls-mode fused ;;
+    masw_floor_quality)  # issue 32 item 3: the committed reference's D = 1e5 cells, 5 runs each, this tree
+      for f in L01 L06 C04 C13; do
+        step "quality_$f" 110 gpude run --algorithm masw --implementation gpu --function "$f" --dim 100000 \
+          --popsize 60 --max-fes 500000 --seed 20261122 --trials 5 --suite lastra \
+          --out-csv "$dir/quality_$f.csv" --out-traces "$dir/quality_$f.npz"
+      done ;;
+    *) echo "gpu_checks: unknown stage $stage (tests, speed, cpu_speed, side_by_side, masw_floor_L, masw_floor_C, masw_floor_count, masw_floor_quality)" >&2; exit 2 ;;
   esac
   tar czf "$OUT/$stage.tar.gz" -C "$OUT" "$stage" && rm -rf "$dir"
 done

@@ -40,7 +40,7 @@ Rosenbrock's next coordinate: C13, C18, C20) the measured function's projected r
 **Counted bytes** (``--count-bytes``): the model checked against the device's own counters. Each
 (function, D) of ``--count-dims`` runs once more (``--count-cycles`` cycles, this tree, one trial and,
 with ``--trials-per-launch``, each batch) under Nsight Compute (``ncu``, the CUDA toolkit's), which reads
-``dram__bytes_read.sum`` and ``dram__bytes_write.sum`` of every kernel of the run (not of the warm-up:
+``dram__bytes_read.sum``, ``dram__bytes_write.sum`` and ``gpu__time_duration.sum`` of every kernel of the run (not of the warm-up:
 the run is bracketed by ``cuda.profile_start``/``profile_stop`` and ncu profiles from there only). A
 row ``version = counted[-bB]`` holds the run's counted bytes and the model's for the same run (its own
 counters, the initial population as ``3 NP + 1`` rows), both per FE, and ``counted_over_model``;
@@ -138,7 +138,7 @@ def _device_name(cuda) -> str:
     return name.decode() if isinstance(name, bytes) else str(name)
 
 
-NCU_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum")
+NCU_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum")
 
 
 def find_ncu() -> str:
@@ -160,7 +160,9 @@ def ncu_command(ncu: str, log: Path) -> list[str]:
 
 def ncu_kernel_bytes(path: Path):
     """ncu's --csv log -> one row per kernel (its name up to the first '(' or '['): launches, DRAM bytes
-    read and written."""
+    read and written, and the launches' GPU time (s; ncu runs the kernels one at a time, so each one's
+    own duration, not the run's: bytes / time is the kernel's achieved bandwidth; NaN in a log
+    without the metric)."""
     import pandas as pd
 
     text = Path(path).read_text()
@@ -172,8 +174,11 @@ def ncu_kernel_bytes(path: Path):
     t = t.assign(kernel=t["Kernel Name"].astype(str).str.split(r"[\[(]", regex=True).str[0].str.strip(),
                  value=pd.to_numeric(t["Metric Value"]))
     wide = t.pivot_table(index=["ID", "kernel"], columns="Metric Name", values="value", aggfunc="sum").reset_index()
+    if NCU_METRICS[2] not in wide:
+        wide[NCU_METRICS[2]] = np.nan
     out = wide.groupby("kernel").agg(launches=("ID", "nunique"), dram_read_bytes=(NCU_METRICS[0], "sum"),
-                                     dram_write_bytes=(NCU_METRICS[1], "sum")).reset_index()
+                                     dram_write_bytes=(NCU_METRICS[1], "sum"),
+                                     gpu_time_s=(NCU_METRICS[2], lambda v: v.sum(min_count=1) / 1e9)).reset_index()
     return out.sort_values("dram_read_bytes", ascending=False, ignore_index=True)
 
 

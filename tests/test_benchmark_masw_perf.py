@@ -4,6 +4,7 @@ themselves run on the GPU host)."""
 import importlib.util
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,6 +88,9 @@ NCU_LOG = '''==PROF== Connected to process 526 (/usr/bin/python3.12)
 "1","526","python3.12","127.0.0.1","sw_apply(Array<double, 1, C, mutable, aligned>)","1","7","(256, 1, 1)","(98, 1, 1)","0","9.0","Command line profiler metrics","dram__bytes_write.sum","byte","100"
 "2","526","python3.12","127.0.0.1","blx_children[abi:v1,cw51c](Array<double, 2, C, mutable, aligned>)","1","7","(256, 1, 1)","(98, 3, 1)","0","9.0","Command line profiler metrics","dram__bytes_read.sum","byte","2,000,000"
 "2","526","python3.12","127.0.0.1","blx_children[abi:v1,cw51c](Array<double, 2, C, mutable, aligned>)","1","7","(256, 1, 1)","(98, 3, 1)","0","9.0","Command line profiler metrics","dram__bytes_write.sum","byte","1,000,000"
+"0","526","python3.12","127.0.0.1","blx_children[abi:v1,cw51c](Array<double, 2, C, mutable, aligned>)","1","7","(256, 1, 1)","(98, 3, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nsecond","1,500"
+"1","526","python3.12","127.0.0.1","sw_apply(Array<double, 1, C, mutable, aligned>)","1","7","(256, 1, 1)","(98, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nsecond","40,000"
+"2","526","python3.12","127.0.0.1","blx_children[abi:v1,cw51c](Array<double, 2, C, mutable, aligned>)","1","7","(256, 1, 1)","(98, 3, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nsecond","2,500"
 ==PROF== Disconnected from process 526
 '''
 
@@ -96,10 +100,17 @@ def test_ncu_log_read_per_kernel(tmp_path):
     log.write_text(NCU_LOG)
     k = masw_perf.ncu_kernel_bytes(log).set_index("kernel")
     assert list(k.index) == ["sw_apply", "blx_children"]  # by bytes read
-    assert k.loc["blx_children"].tolist() == [2, 4_400_000, 2_600_000]
-    assert k.loc["sw_apply"].tolist() == [1, 9_000_000, 100]
+    cols = ["launches", "dram_read_bytes", "dram_write_bytes"]
+    assert k.loc["blx_children", cols].tolist() == [2, 4_400_000, 2_600_000]
+    assert k.loc["sw_apply", cols].tolist() == [1, 9_000_000, 100]
+    # each kernel's own GPU time, summed over its launches (ns -> s)
+    assert k.loc["blx_children", "gpu_time_s"] == pytest.approx(4e-6)
+    assert k.loc["sw_apply", "gpu_time_s"] == pytest.approx(4e-5)
+    # a log of the bytes only (older calls) has no time
+    no_time = "\n".join(line for line in NCU_LOG.splitlines() if "gpu__time_duration" not in line)
+    (tmp_path / "bytes.csv").write_text(no_time)
+    assert masw_perf.ncu_kernel_bytes(tmp_path / "bytes.csv")["gpu_time_s"].isna().all()
     (tmp_path / "empty.csv").write_text("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission\n")
-    import pytest
 
     with pytest.raises(RuntimeError, match="ERR_NVGPUCTRPERM"):
         masw_perf.ncu_kernel_bytes(tmp_path / "empty.csv")
@@ -112,7 +123,7 @@ def test_ncu_profiles_only_the_bracketed_run_and_a_missing_ncu_is_named(monkeypa
 
     cmd = masw_perf.ncu_command("/x/ncu", tmp_path / "log.csv")
     assert cmd[:3] == ["/x/ncu", "--profile-from-start", "off"]
-    assert "dram__bytes_read.sum,dram__bytes_write.sum" in cmd and "--csv" in cmd
+    assert "dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum" in cmd and "--csv" in cmd
     monkeypatch.setattr(shutil, "which", lambda name: None)
     monkeypatch.setattr(masw_perf.Path, "is_file", lambda self: False)
     with pytest.raises(RuntimeError, match="needs Nsight Compute's `ncu`"):
