@@ -26,8 +26,9 @@ step() {  # step NAME SECONDS COMMAND...: run, log, never stop the stage
 }
 
 before() {  # the 'before' tree of masw_perf: .carry/before/src from .carry/before.tgz, with this tree's data
-  if [ ! -d .carry/before/src ]; then mkdir -p .carry/before && tar xzf .carry/before.tgz -C .carry/before; fi
-  ln -sfn "$PWD/data" .carry/before/data
+  # (under a lock: two stages may start together, one per GPU)
+  flock .carry/before.tgz bash -c 'if [ ! -d .carry/before/src ]; then
+    mkdir -p .carry/before && tar xzf .carry/before.tgz -C .carry/before; fi; ln -sfn "$PWD/data" .carry/before/data'
 }
 
 instances() {
