@@ -6,7 +6,8 @@
 # Usage, on the GPU host from the repository root, after
 #   source .whl-slim/activate.sh .whl-slim >/dev/null && export NUMBA_ENABLE_CUDASIM=0 GPUDE_GIT_COMMIT=<sha>
 #   benchmarks/gpu_checks.sh STAGE [STAGE ...]
-# Stages: tests, speed, cpu_speed, side_by_side, masw_floor_{L,C,count,quality} (issue 32; see each below). Instance files (speed) come from
+# Stages: tests, fullsuite, speed, cpu_speed, side_by_side, block_side_by_side (issue 37),
+# masw_floor_{L,C,count,quality} (issue 32; see each below). Instance files (speed) come from
 # .carry/kromer_instances.tgz (here: tar czf .carry/kromer_instances.tgz -C ../shared/wave2 etc lolib),
 # the authors' code (side_by_side) from .carry/authors_src.tgz (`benchmarks/side_by_side.py pack`).
 # Locally, after the call: tar xzf <files_at>/<stage>.tar.gz.
@@ -62,6 +63,12 @@ for stage in "$@"; do
         --implementations ide,all_gpu:graph_generations=1,all_gpu,resident --trials-per-launch 1,30 \
         --max-seconds 520
       cp -r results/benchmarks/side_by_side "$dir/" 2>/dev/null ;;
+    fullsuite)  # issue 37 item 1: every test on the real GPU (skips must say why; 3.5 min on 16 cores)
+      step pytest 560 python3 -m pytest -q -n 16 -o addopts="" -p no:cacheprovider -rs tests/ ;;
+    block_side_by_side)  # issue 37 item 2: de/block (a block per trial) beside resident and the authors' iDE
+      step side_by_side 560 python3 benchmarks/side_by_side.py run --authors-src .carry/authors_src.tgz --resume \
+        --authors ide --implementations block,resident --trials-per-launch 1,30,132 --max-seconds 520
+      cp -r results/benchmarks/side_by_side "$dir/" 2>/dev/null ;;
     masw_floor_L|masw_floor_C)  # issue 32: before (.carry/before.tgz: `git archive -o .carry/before.tgz 6358c87 src`) and
       # after at D = 1e5, 1e6, 3e6 for two function kinds each (L01 pointwise, L06 scan; C04 rotated head,
       # C13 Rosenbrock's next), C13 and L01 also with the GA's children evaluated as made. On a host with
@@ -82,7 +89,7 @@ for stage in "$@"; do
           --popsize 60 --max-fes 500000 --seed 20261122 --trials 5 --suite lastra \
           --out-csv "$dir/quality_$f.csv" --out-traces "$dir/quality_$f.npz"
       done ;;
-    *) echo "gpu_checks: unknown stage $stage (tests, speed, cpu_speed, side_by_side, masw_floor_L, masw_floor_C, masw_floor_count, masw_floor_quality)" >&2; exit 2 ;;
+    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, speed, cpu_speed, side_by_side, block_side_by_side, masw_floor_L, masw_floor_C, masw_floor_count, masw_floor_quality)" >&2; exit 2 ;;
   esac
   tar czf "$OUT/$stage.tar.gz" -C "$OUT" "$stage" && rm -rf "$dir"
 done
