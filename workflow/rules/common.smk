@@ -250,6 +250,26 @@ N_GPUS = local_gpu_count()
 # A --resources on the command line replaces the profile's whole `resources:` key, so the limits are
 # set here, where one missing from --resources keeps its default. A cluster run (ON_CLUSTER) gets
 # none: a global `gpu` limit would allow that many GPU jobs cluster-wide.
+
+
+def cpu_lane():
+    """Whether a single-threaded CPU batch timed `exclusive` runs beside the GPU batches (its own
+    lane) instead of alone: on a host whose GPUs are listed (real, or GPUDE_FAKE_GPUS) with a free core
+    for each GPU batch's host thread, for the lane and for the rest (--cores >= GPUs + 2); off on a
+    cluster and with GPUDE_CPU_LANE=0. Measured on an H100 host (results/benchmarks/host_sharing): a
+    process beside others that each keep a core busy is not measurably slower while cores are free.
+    A multi-threaded CPU batch (master_slave's pool) still runs alone."""
+    import os
+
+    from gpude.gpu_lease import list_devices
+
+    if ON_CLUSTER or os.environ.get("GPUDE_CPU_LANE", "1") == "0" or not list_devices():
+        return False
+    return workflow.cores >= N_GPUS + 2
+
+
+CPU_LANE = cpu_lane()
+
 if not ON_CLUSTER:
     for name, limit in (("gpu", N_GPUS), ("timing_slot", TIMING_SLOTS)):
         if name not in workflow.global_resources:
@@ -338,8 +358,11 @@ def run_params(wildcards):
     # what the row records about the machine's other load while it was timed (not --cores: a
     # params change would re-run finished batches)
     concurrency = timing_mode(wildcards)
-    if concurrency == "exclusive" and N_GPUS > 1 and runs_on_gpu(wildcards):
-        concurrency = f"exclusive-gpu:{N_GPUS}"  # alone on its GPU, beside batches on the other N - 1
+    if concurrency == "exclusive" and runs_on_gpu(wildcards) and (N_GPUS > 1 or CPU_LANE):
+        # alone on its GPU, beside batches on the other N - 1 (and a CPU lane's batch: "+cpu")
+        concurrency = f"exclusive-gpu:{N_GPUS}" + ("+cpu" if CPU_LANE else "")
+    elif concurrency == "exclusive" and in_cpu_lane(wildcards):
+        concurrency = f"exclusive-cpu:{N_GPUS + 1}"  # on a core of its own, at most N + 1 lanes timed at once
     return (configuration_args(wildcards) +
             f"--seed {EXPERIMENT['seed']} --first-trial {trials['first']} --trials {trials['count']} "
             f"--suite {EXP} --concurrency {concurrency}")
@@ -413,14 +436,20 @@ def runs_on_gpu(wildcards):
     return registry.get(wildcards.algorithm, wildcards.implementation).needs_gpu
 
 
+def in_cpu_lane(wildcards):
+    """A single-threaded CPU batch on a host with a CPU lane (:func:`cpu_lane`)."""
+    return CPU_LANE and not runs_on_gpu(wildcards) and batch_threads(wildcards) == 1
+
+
 def timing_slot(wildcards):
     """A batch's share of the timing slots: shared 1; exclusive all (1/N of them for a GPU batch on a
-    host of N GPUs: alone on its GPU, the host's cores shared with the other GPUs' batches); host all."""
+    host of N GPUs: alone on its GPU, the host's cores shared with the other GPUs' batches; with a CPU
+    lane, 1/(N + 1) for a GPU batch and for a single-threaded CPU batch); host all."""
     mode = timing_mode(wildcards)
     if mode == "shared":
         return 1
-    if mode == "exclusive" and runs_on_gpu(wildcards):
-        return TIMING_SLOTS // N_GPUS
+    if mode == "exclusive" and (runs_on_gpu(wildcards) or in_cpu_lane(wildcards)):
+        return TIMING_SLOTS // (N_GPUS + (1 if CPU_LANE else 0))
     return TIMING_SLOTS
 
 
