@@ -6,7 +6,9 @@ For each (implementation, function) pair: a cold run (an empty numba cache folde
 process to the epoch time its `setup` line prints (``first trial at ...``: after imports, JIT or
 cache loading, CUDA context and the implementation's warm-up). Also per pair: ``setup_s`` (what
 the batch logs call setup: building and warming the runner, after the imports) and ``import_s`` (a
-process that only imports the command line and the implementation's module). No Snakemake needed.
+process that only imports the command line and the implementation's module), that import's time per
+top-level package (``python -X importtime``, the modules' own times summed: ``<out>_imports.csv``)
+and, on a GPU, the CUDA context's creation in a fresh process (``context_s``). No Snakemake needed.
 
     python benchmarks/startup.py --device cpu --note "2-core VM, CPU only"
     NUMBA_ENABLE_CUDASIM=0 python benchmarks/startup.py --device gpu   # on a GPU host
@@ -59,6 +61,36 @@ def import_time(implementation: str, cache: Path) -> float:
     return round(time.time() - start, 3)
 
 
+def import_split(stderr: str) -> dict:
+    """``python -X importtime``'s report -> seconds per top-level package (the modules' own times
+    summed by the first part of their names: an exact split of the import time)."""
+    split: dict = {}
+    for line in stderr.splitlines():
+        m = re.match(r"import time:\s+(\d+) \|\s+\d+ \|\s*(\S+)", line)
+        if m:
+            root = m.group(2).split(".")[0]
+            split[root] = split.get(root, 0.0) + int(m.group(1)) / 1e6
+    return dict(sorted(split.items(), key=lambda kv: -kv[1]))
+
+
+def import_profile(implementation: str, cache: Path) -> dict:
+    """Where the imports of :func:`import_time` go: seconds per top-level package."""
+    code = ("import gpude.cli, gpude.trial, gpude.registry as r; "
+            f"r.get('de', {implementation!r}).load(check_device=False)")
+    res = subprocess.run([sys.executable, "-X", "importtime", "-c", code], check=True, cwd=REPO, timeout=300,
+                         capture_output=True, text=True, env={**os.environ, "NUMBA_CACHE_DIR": str(cache)})
+    return import_split(res.stderr)
+
+
+def context_time() -> float:
+    """Seconds to create the CUDA context in a fresh process, after numba.cuda is imported."""
+    code = ("import time; from numba import cuda; t = time.perf_counter(); cuda.current_context(); "
+            "print(time.perf_counter() - t)")
+    res = subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO, timeout=300, capture_output=True,
+                         text=True)
+    return round(float(res.stdout.strip().splitlines()[-1]), 3)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--device", choices=("cpu", "gpu"), required=True,
@@ -87,7 +119,10 @@ def main(argv=None) -> int:
               "commit": provenance.git_commit(), "python": platform.python_version(),
               "numba_enable_cudasim": os.environ.get("NUMBA_ENABLE_CUDASIM", ""), "note": args.note}
     common.update({k: v for k, v in provenance.software().items() if k in ("numba", "numba_cuda", "numpy")})
-    rows = []
+    rows, split_rows = [], []
+    context_s = context_time() if args.device == "gpu" else None
+    if context_s is not None:
+        print(f"CUDA context in a fresh process: {context_s:.2f}s", flush=True)
     for implementation, function in pairs:
         with tempfile.TemporaryDirectory() as tmp:
             cache, work = Path(tmp) / "cache", Path(tmp)
@@ -96,15 +131,22 @@ def main(argv=None) -> int:
             runs += [("warm", first_trial(implementation, function, cache, work, args.dim, args.popsize,
                                           args.max_fes)) for _ in range(args.repeats)]
             imports = import_time(implementation, cache)
+            split = import_profile(implementation, cache)
+        split_rows += [{**common, "implementation": implementation, "package": package, "self_s": round(t, 4)}
+                       for package, t in split.items()]
+        print(f"{implementation:<13s} imports by package: " +
+              ", ".join(f"{k} {v:.2f}s" for k, v in list(split.items())[:6]), flush=True)
         for k, (cache_state, r) in enumerate(runs):
             rows.append({**common, "algorithm": "de", "implementation": implementation, "function": function,
                          "dim": args.dim, "popsize": args.popsize, "cache": cache_state, "run": k,
-                         **r, "import_s": imports})
+                         **r, "import_s": imports, "context_s": context_s})
             print(f"{implementation:<13s} {function} {cache_state}: first trial {r['first_trial_s']:.2f}s "
                   f"(setup {r['setup_s']:.2f}s, imports alone {imports:.2f}s)", flush=True)
     out = Path(args.out or REPO / f"results/benchmarks/startup_{args.device}.csv")
     write_csv_atomic(pd.DataFrame(rows), out)
-    print("wrote", out)
+    split_out = out.with_name(out.stem + "_imports.csv")
+    write_csv_atomic(pd.DataFrame(split_rows), split_out)
+    print("wrote", out, "and", split_out)
     return 0
 
 

@@ -68,3 +68,27 @@ def test_warmup_of_a_gpu_implementation_on_the_simulator_writes_its_marker(tmp_p
     python("-m", "gpude", "warmup", "--implementation", "all_gpu", *ARGS, "--trials-per-launch", "2",
            "--out", str(tmp_path / "w.json"), env={"NUMBA_CACHE_DIR": str(tmp_path / "cache")})
     assert json.loads((tmp_path / "w.json").read_text())["implementation"] == "all_gpu"
+
+
+def test_import_time_split_by_package():
+    # benchmarks/startup.py: `python -X importtime`'s own times summed per top-level package
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("startup_bench", HERE.parent / "benchmarks" / "startup.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    report = """import time: self [us] | cumulative | imported package
+import time:       120 |        120 |   numpy._core._exceptions
+import time:      1000 |       1120 | numpy
+import time:       300 |        300 |     numba.core.config
+import time:      2000 |       2300 |   numba
+import time:        50 |         50 | gpude
+something else on stderr
+"""
+    split = bench.import_split(report)
+    assert list(split) == ["numba", "numpy", "gpude"]
+    assert split["numba"] == pytest.approx(2300e-6) and split["numpy"] == pytest.approx(1120e-6)
+    # a real child's report: the split adds up to no more than the imports' wall time
+    res = subprocess.run([sys.executable, "-X", "importtime", "-c", "import json"], capture_output=True,
+                         text=True, check=True)
+    assert "json" in bench.import_split(res.stderr)
