@@ -3,6 +3,7 @@ plugin file) registered from outside the package, run by the workflow beside gpu
 rank-sum table and the REPORT. Everything runs in subprocesses, so the plugin never enters this
 process's registry (the battery of tests/test_implementations.py lists the built-in entries)."""
 
+import json
 import re
 import shutil
 import subprocess
@@ -56,3 +57,25 @@ def test_the_tutorial_runs_as_written(tmp_path):
     assert res.returncode == 0, res.stderr[-2000:]
     report = (tmp_path / "paper/REPORT.md").read_text()
     assert "DE/current-to-pbest/1 against gpude's DE/rand/1" in report and "pbest/numpy" in report
+
+
+@pytest.mark.slow
+def test_an_outside_program_runs_through_the_workflow_and_its_failed_run_is_a_row(tmp_path):
+    # docs/tutorial.md, section 5: the program's one entry in the experiment file, through the workflow
+    for part in ("Snakefile", "workflow", "config", "profiles"):
+        src = ROOT / part
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / part)
+    write_tutorial(tmp_path)
+    env = {**with_path(tmp_path), "GPUDE_BUILD_DIR": str(tmp_path / "builds")}
+    res = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "--configfile",
+                          "config/experiments/outside.yaml", "--", "results/outside/trials.csv"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    trials = pd.read_csv(tmp_path / "results/outside/trials.csv")
+    toy = trials[trials["implementation"] == "toy"].set_index("function")
+    assert len(trials) == 2 * 2 * 2 and len(toy) == 4
+    assert (toy.loc["F01", "status"] == "budget").all() and toy.loc["F01", "best_error"].notna().all()
+    assert toy.loc["Q01", "status"].str.startswith(
+        "error:ProgramError: program 'toy' exited with status 1: toy_search: no function Q01 here").all()
+    params = json.loads(toy.loc["F01", "params"].iloc[0])
+    assert params["program"] == "toy" and len(params["source_sha256"]) == 64

@@ -120,8 +120,10 @@ def _number_or_text(value: str):
 def _runner_options(args) -> dict:
     """The implementation's and algorithm's options of a ``run`` or ``warmup`` command line."""
     from .algorithms import load_plugins
+    from .implementations.external import load_programs
 
     load_plugins(args.plugin)
+    load_programs(args.programs)
     options = {}
     for item in args.param or []:  # algorithm parameters beyond F and CR, e.g. jDE's tau1=0.1
         key, _, value = item.partition("=")
@@ -245,7 +247,7 @@ def _cmd_run(args) -> int:
         lease.release()
         print(f"gpude: GPU {lease.device.index} ({lease.device.uuid}) released at {time.time():.3f}",
               file=sys.stderr, flush=True)
-    return 0 if all(r is not None for r in results) else 1
+    return 0 if args.keep_failed or all(r is not None for r in results) else 1
 
 
 def _lease_gpu(args):
@@ -406,6 +408,9 @@ def _add_configuration_arguments(r) -> None:
     r.add_argument("--plugin", action="append", metavar="MODULE",
                    help="import this module first (it registers its own algorithms and implementations; "
                         "docs/tutorial.md)")
+    r.add_argument("--programs", metavar="YAML",
+                   help="register the outside programs of this file's 'programs:' (an experiment file) as "
+                        "implementations (docs/tutorial.md)")
     r.add_argument("--bounds", help="bound handling; DE: resample (default), clip or midpoint; PSO: its own modes")
     r.add_argument("--dtype", choices=("float64", "float32"), default="float64")
     r.add_argument("--target", type=float, default=1e-8)
@@ -448,6 +453,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "takes no lease (CUDA's default device, which other runs may use too); rows record "
                         "the GPU's index, UUID and lease")
     r.add_argument("--concurrency", default="unknown", help="recorded in each row, e.g. timing_slot=1")
+    r.add_argument("--keep-failed", action="store_true",
+                   help="exit 0 even if trials failed (their rows say why in 'status'); without it a failed "
+                        "trial makes the exit status 1")
     r.add_argument("--suite", default="", help="recorded in each row, e.g. the experiment name")
     r.add_argument("--out-csv", required=True)
     r.add_argument("--out-traces", required=True)

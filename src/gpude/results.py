@@ -115,6 +115,10 @@ def failed_row(base: dict, trial: int, seed: int, exc: BaseException) -> dict:
     """A trial that raised: kept as a row with its status, never dropped."""
     row = {c: None for c in COLUMNS}
     row.update(base, trial=trial, seed=seed, status=f"error:{type(exc).__name__}: {exc}"[:300])
+    if all(k in base for k in ("algorithm", "implementation", "function", "dim", "popsize", "dtype")):
+        # its id as a finished trial's: a merge tells the trials of one cell apart by it
+        row["run_id"] = run_id(base["algorithm"], base["implementation"], base["function"], base["dim"],
+                               base["popsize"], base["dtype"], trial)
     return row
 
 

@@ -39,6 +39,12 @@ def load_experiment(config):
         raise ValueError(f"experiment {experiment['name']}: report: {exc}") from None
 
     load_plugins(experiment.get("plugins"))  # competitors registered outside the package
+    try:  # outside programs (their spec in the experiment file) as implementations
+        from gpude.implementations.external import register_programs
+
+        register_programs(experiment.get("programs"))
+    except GpudeError as exc:
+        raise ValueError(f"experiment {experiment['name']}: {exc}") from None
     experiment["functions"] = check_functions(experiment)
     for function in experiment["functions"]:
         dims_of(experiment, function)  # an instance with a dimension not its own fails here
@@ -365,7 +371,9 @@ def run_params(wildcards):
         concurrency = f"exclusive-cpu:{N_GPUS + 1}"  # on a core of its own, at most N + 1 lanes timed at once
     return (configuration_args(wildcards) +
             f"--seed {EXPERIMENT['seed']} --first-trial {trials['first']} --trials {trials['count']} "
-            f"--suite {EXP} --concurrency {concurrency}")
+            f"--suite {EXP} --concurrency {concurrency}"
+            # an outside program's failed run is a row that says why, not a failed job
+            + (" --keep-failed" if wildcards.implementation in EXPERIMENT.get("programs", {}) else ""))
 
 
 def configuration_args(wildcards):
@@ -378,6 +386,8 @@ def configuration_args(wildcards):
         common += f" --trials-per-launch {per_launch}"
     others = " ".join(f"--param {k}={v}" for k, v in sorted(params.items()) if k not in ("F", "CR", "bounds"))
     others += "".join(f" --plugin {m}" for m in EXPERIMENT.get("plugins", []))
+    if EXPERIMENT.get("programs") and wildcards.implementation in EXPERIMENT["programs"]:
+        others += f" --programs {shlex.quote(_experiment_file(EXP))}"
     return (f"{common} {others} "
             f"--max-fes {max_fes(EXPERIMENT, int(wildcards.dim))} --target {EXPERIMENT['target']} "
             + (f"--max-time-s {EXPERIMENT['max_time_s']} " if EXPERIMENT.get("max_time_s") else ""))
