@@ -67,6 +67,11 @@ def test_trials_of_a_program_and_a_source_that_differs(tmp_path, monkeypatch):
     assert runner.run(4).best_error != a.best_error  # the seed reaches the program
     with pytest.raises(ProgramError, match="exited with status 1: toy_search: no function Q01 here"):
         make_runner("de", "toy_py", "Q01", 10, 10, 1200).run(3)
+    # the fields a command may name: a program that prints them back as its result
+    echo = "{python} -c \"import json; print(json.dumps({{'best_error': {function_number}, 'fes': {dim}}}))\""
+    register_programs({"echo": {"command": echo}})
+    r = make_runner("de", "echo", "Q04", 10, 10, 1200).run(3)
+    assert (r.best_error, r.fes_used, r.info["timed_by"]) == (4.0, 10, "process")
     register_programs({"toy_pinned": {**TOY, "sha256": "0" * 64}})
     with pytest.raises(InvalidInputError, match="has SHA-256 .* not the 0000"):
         make_runner("de", "toy_pinned", "F01", 10, 10, 1200)

@@ -15,7 +15,8 @@ experiment file's ``programs:``)::
         output: jsonl                          # or a regular expression (see below)
         timeout_s: 600                         # optional: a trial that runs longer fails
 
-**Fields** of ``build`` and ``command`` (``{name}``): ``function`` (our id, e.g. F01), ``dim``,
+**Fields** of ``build`` and ``command`` (``{name}``): ``function`` (our id, e.g. F01),
+``function_number`` (its trailing digits as a number, e.g. 1: programs that number their functions), ``dim``,
 ``popsize``, ``max_fes``, ``seed``, ``target``, ``max_time_s`` (empty without one), ``dtype``,
 ``source``, ``build`` (the program's build folder), ``python`` (this interpreter) and every
 parameter of the algorithm (DE: ``F``, ``CR``, ``bounds``). The command is split like a shell line
@@ -24,7 +25,8 @@ parameter of the algorithm (DE: ``F``, ``CR``, ``bounds``). The command is split
 **Output.** ``jsonl`` (the protocol for new programs): every line of standard output that is a JSON
 object with ``best_error`` is a progress point, the last one the result; optional keys ``fes``
 (evaluations used so far), ``time_s`` (the program's own clock, which then becomes the row's
-``wall_time_s``), ``x`` (the best point). Any other line is ignored. A *pattern* (a regular
+``wall_time_s``), ``x`` (the best point). Any other line is ignored. Where a program does not say how many
+evaluations it used, the row says the budget (``max_fes``). A *pattern* (a regular
 expression with the named groups ``best_error`` and optionally ``fes`` and ``time_s``) reads
 programs that print their own lines, such as the authors': each match is a point, the last the result.
 
@@ -164,7 +166,9 @@ class ExternalProgram(Implementation):
     def _fields(self, seed: int | None = None) -> dict:
         p = self.params
         values = {k: v for k, v in dataclasses.asdict(p).items() if k not in ("popsize", "max_fes", "target", "max_time_s")}
-        values.update(function=self.function.fid, dim=self.dim, popsize=p.popsize, max_fes=p.max_fes,
+        digits = re.search(r"(\d+)$", str(self.function.fid))
+        values.update(function=self.function.fid, function_number=int(digits.group(1)) if digits else "",
+                      dim=self.dim, popsize=p.popsize, max_fes=p.max_fes,
                       target=p.target, max_time_s="" if p.max_time_s is None else p.max_time_s, dtype=p.dtype,
                       source=self.spec.source, build=str(self.build_dir), python=sys.executable)
         if seed is not None:
