@@ -352,6 +352,7 @@ BAD_EXPERIMENTS = [  # (change to the smoke experiment, words of the error); Non
     ({"report": {"section": "nope"}}, "report: unknown report section 'nope'; known: janssen_cs1"),
     ({"plugins": ["no_such_plugin"]}, "plugin 'no_such_plugin' cannot be imported (No module named 'no_such_plugin')"),
     ({"instance_data_from": 5}, "5 is not of type 'string'"),
+    ({"programs": {"toy": {"output": "jsonl"}}}, "'command' is a required property"),
     ({"gpu": "maybe"}, "'maybe' is not one of ['auto', 'yes', 'no']"),
     ({"functions": None}, "'functions' is a required property; the schema says of functions: benchmark function ids"),
 ]

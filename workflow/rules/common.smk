@@ -365,15 +365,15 @@ def run_params(wildcards):
     # params change would re-run finished batches)
     concurrency = timing_mode(wildcards)
     if concurrency == "exclusive" and runs_on_gpu(wildcards) and (N_GPUS > 1 or CPU_LANE):
-        # alone on its GPU, beside batches on the other N - 1 (and a CPU lane's batch: "+cpu")
-        concurrency = f"exclusive-gpu:{N_GPUS}" + ("+cpu" if CPU_LANE else "")
+        # alone on its GPU, beside batches on the other N - 1 (and a CPU lane's batch: +cpu)
+        concurrency = f"exclusive-gpu:{N_GPUS}+cpu" if CPU_LANE else f"exclusive-gpu:{N_GPUS}"
     elif concurrency == "exclusive" and in_cpu_lane(wildcards):
         concurrency = f"exclusive-cpu:{N_GPUS + 1}"  # on a core of its own, at most N + 1 lanes timed at once
+    # an outside program's failed run is a row that says why, not a failed job
+    keep = " --keep-failed" if wildcards.implementation in EXPERIMENT.get("programs", {}) else ""
     return (configuration_args(wildcards) +
             f"--seed {EXPERIMENT['seed']} --first-trial {trials['first']} --trials {trials['count']} "
-            f"--suite {EXP} --concurrency {concurrency}"
-            # an outside program's failed run is a row that says why, not a failed job
-            + (" --keep-failed" if wildcards.implementation in EXPERIMENT.get("programs", {}) else ""))
+            f"--suite {EXP} --concurrency {concurrency}{keep}")
 
 
 def configuration_args(wildcards):
@@ -387,7 +387,7 @@ def configuration_args(wildcards):
     others = " ".join(f"--param {k}={v}" for k, v in sorted(params.items()) if k not in ("F", "CR", "bounds"))
     others += "".join(f" --plugin {m}" for m in EXPERIMENT.get("plugins", []))
     if EXPERIMENT.get("programs") and wildcards.implementation in EXPERIMENT["programs"]:
-        others += f" --programs {shlex.quote(_experiment_file(EXP))}"
+        others = f"{others} --programs {shlex.quote(_experiment_file(EXP))}"
     return (f"{common} {others} "
             f"--max-fes {max_fes(EXPERIMENT, int(wildcards.dim))} --target {EXPERIMENT['target']} "
             + (f"--max-time-s {EXPERIMENT['max_time_s']} " if EXPERIMENT.get("max_time_s") else ""))
