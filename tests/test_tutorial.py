@@ -68,7 +68,7 @@ def test_an_outside_program_runs_through_the_workflow_and_its_failed_run_is_a_ro
     write_tutorial(tmp_path)
     env = {**with_path(tmp_path), "GPUDE_BUILD_DIR": str(tmp_path / "builds")}
     res = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "--configfile",
-                          "config/experiments/outside.yaml", "--", "results/outside/trials.csv"],
+                          "config/experiments/outside.yaml", "--", "results/outside/stats/rank_sum_time.csv"],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
     trials = pd.read_csv(tmp_path / "results/outside/trials.csv")
@@ -79,3 +79,6 @@ def test_an_outside_program_runs_through_the_workflow_and_its_failed_run_is_a_ro
         "error:ProgramError: program 'toy' exited with status 1: toy_search: no function Q01 here").all()
     params = json.loads(toy.loc["F01", "params"].iloc[0])
     assert params["program"] == "toy" and len(params["source_sha256"]) == 64
+    # the rank-sum scores: on Q01 toy's failed runs rank below sequential's two finished ones
+    scores = pd.read_csv(tmp_path / "results/outside/stats/rank_sum_time.csv", index_col="function")
+    assert scores.loc["Q01", "toy"] == 0 and scores.loc["Q01", "sequential"] == 4
