@@ -102,7 +102,7 @@ def job_resources(text):
 def test_a_host_with_two_gpus_runs_two_gpu_batches_at_once(workdir, timing, gpu_batch, cpu_batch):
     # the limits come from the host (2 fake GPUs); what each batch takes, from its timing mode
     code, out = snakemake(workdir, "-n", "--cores", "2", *SMOKE, "--config", "gpu=yes", f"timing={timing}",
-                          env={"GPUDE_FAKE_GPUS": "2"})
+                          env={"GPUDE_FAKE_GPUS": "2", "GPUDE_CPU_LANE": "0"})
     assert code == 0, out
     resources = job_resources(out)
     assert resources["run_batch_gpu"] == {gpu_batch} and resources["run_batch"] == {cpu_batch}
@@ -110,9 +110,10 @@ def test_a_host_with_two_gpus_runs_two_gpu_batches_at_once(workdir, timing, gpu_
 
 @pytest.mark.parametrize("lane", ["1", "0"])
 def test_a_single_threaded_cpu_batch_runs_beside_the_gpu_batches_where_cores_are_free(workdir, lane):
-    # 2 GPUs and 8 cores: the GPU batches and sequential's take 1/3 of the slots each (three lanes
-    # timed at once, each on a core of its own) and say so in their rows; master_slave's pool still runs
-    # alone; GPUDE_CPU_LANE=0 (or too few cores: the test above) times CPU batches alone as before
+    # 2 GPUs and a lane (GPUDE_CPU_LANE=1: as on a machine with 4 cores or more): the GPU batches and
+    # sequential's take 1/3 of the slots each (three lanes timed at once, each on a core of its own) and
+    # say so in their rows; master_slave's pool still runs alone; GPUDE_CPU_LANE=0 (or, unset, a
+    # machine of fewer cores: this one in the test above) times CPU batches alone as before
     code, out = snakemake(workdir, "-n", "-p", "--cores", "8", *SMOKE, "--config", "gpu=yes", "timing=exclusive",
                           env={"GPUDE_FAKE_GPUS": "2", "GPUDE_CPU_LANE": lane})
     assert code == 0, out
@@ -139,7 +140,7 @@ def test_a_single_threaded_cpu_batch_runs_beside_the_gpu_batches_where_cores_are
 @pytest.mark.parametrize("gpus", ["1", "2"])
 def test_each_timed_batch_depends_on_its_warm_up_which_takes_no_exclusive_resource(workdir, gpus):
     code, out = snakemake(workdir, "-n", "--cores", "2", *SMOKE, "--config", "gpu=yes", "timing=exclusive",
-                          env={"GPUDE_FAKE_GPUS": gpus})
+                          env={"GPUDE_FAKE_GPUS": gpus, "GPUDE_CPU_LANE": "0"})
     assert code == 0, out
     jobs = out.split("\nrule ")
     warmups = {re.search(r"output: (\S+)", j).group(1): j for j in jobs if j.startswith("warmup:")}
@@ -513,7 +514,7 @@ def test_smoke_experiment_with_the_gpu_implementations_on_the_simulator(workdir)
     # A host with two (fake) GPUs: the GPU batches may run two at a time, each on a GPU it leases
     # (on a real GPU, with NUMBA_ENABLE_CUDASIM=0, the host's own GPUs: CUDA cannot open a fake one).
     simulated = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
-    fake = {"GPUDE_FAKE_GPUS": "2", "GPUDE_GPU_LOCK_DIR": str(workdir / "locks")} if simulated else {}
+    fake = {"GPUDE_FAKE_GPUS": "2", "GPUDE_GPU_LOCK_DIR": str(workdir / "locks"), "GPUDE_CPU_LANE": "0"} if simulated else {}
     code, out = snakemake(workdir, "--cores", "2", *SMOKE, "--config", "gpu=yes", "functions=[Q01]",
                           "trials=1", "max_fes=24", "--",
                           "results/smoke/trials.csv", "paper/smoke/table_agreement.csv", env=fake)

@@ -261,17 +261,20 @@ N_GPUS = local_gpu_count()
 def cpu_lane():
     """Whether a single-threaded CPU batch timed `exclusive` runs beside the GPU batches (its own
     lane) instead of alone: on a host whose GPUs are listed (real, or GPUDE_FAKE_GPUS) with a free core
-    for each GPU batch's host thread, for the lane and for the rest (--cores >= GPUs + 2); off on a
-    cluster and with GPUDE_CPU_LANE=0. Measured on an H100 host (results/benchmarks/host_sharing): a
-    process beside others that each keep a core busy is not measurably slower while cores are free.
-    A multi-threaded CPU batch (master_slave's pool) still runs alone."""
+    for each GPU batch's host thread, for the lane and for the rest (the machine's cores >= GPUs + 2:
+    the machine's, not --cores, so that the rows' labels, and with them the batches' params, do not
+    change with --cores); never on a cluster; GPUDE_CPU_LANE=0 turns it off, =1 on wherever GPUs are
+    listed. Measured on an H100 host (results/benchmarks/host_sharing): a process beside others that
+    each keep a core busy is not measurably slower while cores are free. A multi-threaded CPU batch
+    (master_slave's pool) still runs alone."""
     import os
 
     from gpude.gpu_lease import list_devices
 
-    if ON_CLUSTER or os.environ.get("GPUDE_CPU_LANE", "1") == "0" or not list_devices():
+    setting = os.environ.get("GPUDE_CPU_LANE", "auto")
+    if ON_CLUSTER or setting == "0" or not list_devices():
         return False
-    return workflow.cores >= N_GPUS + 2
+    return setting == "1" or len(os.sched_getaffinity(0)) >= N_GPUS + 2
 
 
 CPU_LANE = cpu_lane()

@@ -251,8 +251,8 @@ def build_gpu_masw(dtype, popsize: int, threads: int, layout: bool = False):
         moves, tally[2 b + 1] += the distinct parents of the step (for the traffic count). With
         ``swap`` the slot and its child exchange their stored rows (where): the child's values become
         the slot's without a copy, and the leaving row is where a later child is made; else
-        ``copy_moves`` copies them. (One thread ranking all mu + k entries took ~6,400 comparisons a
-        step, each a dependent load: a latency of the order of a D = 3e6 distance kernel.)"""
+        ``copy_moves`` copies them. (One thread ranking all mu + k entries made ~6,400 comparisons a
+        GA step, one after the other.)"""
         n = mu + k
         t, nt = cuda.threadIdx.x, cuda.blockDim.x
         r0 = b * (mu + off)
