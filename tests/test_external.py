@@ -110,6 +110,26 @@ def test_gpude_run_keeps_a_failed_trial_as_a_row(tmp_path):
     assert failed["status"].str.startswith("error:ProgramError: program 'toy' exited with status 1").all()
 
 
+def test_several_runs_in_one_call_each_line_a_trial(tmp_path, monkeypatch):
+    monkeypatch.setattr("gpude.implementations.external.BUILD_ROOT", tmp_path / "builds")
+    authors_line = r"Function:\s*(\d+)\s+Best fitness:\s*(?P<best_error>\S+)\s+Time:\s*(?P<time_s>\S+)"
+    runs = str(DATA / "runs.py")
+    register_programs({"batchy": {"command": f"{{python}} {runs} {{function_number}} {{trials}} 9",
+                                  "output": authors_line, "runs_per_call": "all"},
+                       "stops_early": {"command": f"{{python}} {runs} {{function_number}} {{trials}} 2",
+                                       "output": authors_line, "runs_per_call": "all"}})
+    runner = make_runner("de", "batchy", "F01", 10, 10, 1000)
+    assert runner.trials_per_launch > 1000
+    results = runner.run_batch([11, 12, 13])
+    assert [r.best_error for r in results] == [1.0, 0.5, 0.25]
+    assert [r.wall_time_s for r in results] == [0.01, 0.02, 0.03] and [r.seed for r in results] == [11, 12, 13]
+    short = make_runner("de", "stops_early", "F01", 10, 10, 1000).run_batch([1, 2, 3])
+    assert [r.best_error for r in short[:2]] == [1.0, 0.5]
+    assert isinstance(short[2], ProgramError) and "no result for trial 2 of its call's 3" in str(short[2])
+    with pytest.raises(InvalidInputError, match="runs_per_call must be one or all"):
+        ProgramSpec.from_mapping("x", {"command": "x", "runs_per_call": "some"})
+
+
 @pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler (cc) on this machine")
 def test_a_c_program_built_by_the_spec_and_read_by_a_pattern(tmp_path, monkeypatch):
     monkeypatch.setattr("gpude.implementations.external.BUILD_ROOT", tmp_path / "builds")

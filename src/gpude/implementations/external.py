@@ -13,12 +13,14 @@ experiment file's ``programs:``)::
         build: cc -O2 -o {build}/toy {source}/toy.c -lm   # optional, run once per source hash
         command: "{build}/toy --fid {function} --dim {dim} --np {popsize} --fes {max_fes} --seed {seed}"
         output: jsonl                          # or a regular expression (see below)
-        timeout_s: 600                         # optional: a trial that runs longer fails
+        timeout_s: 600                         # optional: a call that runs longer fails
+        runs_per_call: one                     # or all: one call makes a batch's trials ({trials})
 
 **Fields** of ``build`` and ``command`` (``{name}``): ``function`` (our id, e.g. F01),
 ``function_number`` (its trailing digits as a number, e.g. 1: programs that number their functions), ``dim``,
 ``popsize``, ``max_fes``, ``seed``, ``target``, ``max_time_s`` (empty without one), ``dtype``,
-``source``, ``build`` (the program's build folder), ``python`` (this interpreter) and every
+``source``, ``build`` (the program's build folder), ``python`` (this interpreter), ``trials`` (1, or
+with ``runs_per_call: all`` the batch's number of trials; ``seed`` is then the first trial's) and every
 parameter of the algorithm (DE: ``F``, ``CR``, ``bounds``). The command is split like a shell line
 (:func:`shlex.split`) and run without a shell, in the build folder.
 
@@ -29,6 +31,12 @@ object with ``best_error`` is a progress point, the last one the result; optiona
 evaluations it used, the row says the budget (``max_fes``). A *pattern* (a regular
 expression with the named groups ``best_error`` and optionally ``fes`` and ``time_s``) reads
 programs that print their own lines, such as the authors': each match is a point, the last the result.
+
+**Several runs per call** (``runs_per_call: all``): for programs that make ``{trials}`` runs in one
+process (the authors' take RUNS on their command line and fix their own seed, so separate calls
+would repeat one run): every point is one trial's result, in trial order (jsonl: the points of trial
+``t`` carry ``"trial": t``, the last of each its result). A trial the program leaves without a result
+fails alone.
 
 A trial whose program exits with another status than 0, prints no result or runs past its timeout
 raises :class:`ProgramError`; ``gpude run`` keeps it as a row whose ``status`` says why. The row's
@@ -78,6 +86,7 @@ class ProgramSpec:
     build: str = ""
     output: str = "jsonl"
     timeout_s: float = 0.0
+    runs_per_call: str = "one"
     description: str = ""
 
     @classmethod
@@ -106,6 +115,8 @@ class ProgramSpec:
                                         f"neither ({exc})") from exc
             if "best_error" not in groups:
                 raise InvalidInputError(f"{where}: the output pattern needs a named group (?P<best_error>...)")
+        if spec.get("runs_per_call", "one") not in ("one", "all"):
+            raise InvalidInputError(f"{where}: runs_per_call must be one or all, got {spec.get('runs_per_call')!r}")
         timeout = spec.get("timeout_s", 0) or 0
         if not isinstance(timeout, (int, float)) or timeout < 0:
             raise InvalidInputError(f"{where}: timeout_s must be a number of seconds >= 0, got {timeout!r}")
@@ -115,6 +126,7 @@ class ProgramSpec:
         return cls(name=name, command=str(spec["command"]), algorithm=str(spec.get("algorithm", "de")),
                    device=str(spec.get("device", "cpu")), source=source, sha256=str(spec.get("sha256", "") or ""),
                    build=str(spec.get("build", "") or ""), output=output, timeout_s=float(timeout),
+                   runs_per_call=str(spec.get("runs_per_call", "one")),
                    description=str(spec.get("description", "") or ""))
 
 
@@ -162,15 +174,17 @@ class ExternalProgram(Implementation):
         key = self.digest[:12] if self.digest else hashlib.sha256(spec.build.encode()).hexdigest()[:12]
         self.build_dir = BUILD_ROOT / f"{spec.name}-{key}"
         self._built = False
+        if spec.runs_per_call == "all":
+            self.trials_per_launch = 1_000_000  # gpude run hands a batch's trials over in one call
 
-    def _fields(self, seed: int | None = None) -> dict:
+    def _fields(self, seed: int | None = None, trials: int = 1) -> dict:
         p = self.params
         values = {k: v for k, v in dataclasses.asdict(p).items() if k not in ("popsize", "max_fes", "target", "max_time_s")}
         digits = re.search(r"(\d+)$", str(self.function.fid))
         values.update(function=self.function.fid, function_number=int(digits.group(1)) if digits else "",
                       dim=self.dim, popsize=p.popsize, max_fes=p.max_fes,
                       target=p.target, max_time_s="" if p.max_time_s is None else p.max_time_s, dtype=p.dtype,
-                      source=self.spec.source, build=str(self.build_dir), python=sys.executable)
+                      source=self.spec.source, build=str(self.build_dir), python=sys.executable, trials=trials)
         if seed is not None:
             values["seed"] = seed
         return values
@@ -195,8 +209,39 @@ class ExternalProgram(Implementation):
         self.build()  # (a trial of an outside program compiles nothing of ours)
 
     def run(self, seed: int) -> TrialResult:
+        outcome = self.run_batch([seed])[0]
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    def run_batch(self, seeds) -> list:
+        """The trials of ``seeds``: a call each, or (``runs_per_call: all``) one call for all of them;
+        a trial that failed is its :class:`ProgramError` in the list."""
+        if self.spec.runs_per_call == "one" and len(seeds) > 1:
+            out = []
+            for seed in seeds:
+                try:
+                    out.append(self.run_batch([seed])[0])
+                except ProgramError as exc:
+                    out.append(exc)
+            return out
+        points, measured, cmd = self._call(seeds[0], len(seeds))
+        if self.spec.runs_per_call == "one":
+            return [self._from_points(seeds[0], points, measured, cmd)]
+        per_trial = split_trials(points, len(seeds), self.spec.output)
+        out = []
+        for t, seed in enumerate(seeds):
+            if per_trial[t]:
+                out.append(self._from_points(seed, per_trial[t], measured / len(seeds), cmd))
+            else:
+                out.append(ProgramError(f"program {self.name!r} printed no result for trial {t} of its call's "
+                                        f"{len(seeds)}"))
+        return out
+
+    def _call(self, seed: int, trials: int):
+        """One process of the program: its points, its wall time and the command line."""
         self.build()
-        cmd = _format(self.spec.command, self._fields(seed), "command", self.name)
+        cmd = _format(self.spec.command, self._fields(seed, trials), "command", self.name)
         t0 = time.perf_counter()
         try:
             res = subprocess.run(shlex.split(cmd), cwd=self.build_dir, capture_output=True, text=True,
@@ -211,10 +256,11 @@ class ExternalProgram(Implementation):
             raise ProgramError(f"program {self.name!r} exited with status {res.returncode}: " + " | ".join(tail))
         points = read_points(res.stdout, self.spec.output)
         if not points:
-            raise ProgramError(f"program {self.name!r} printed no result ({'no JSON line with best_error' if self.spec.output == 'jsonl' else 'no match of its output pattern'})")
-        return self._result(seed, points, measured, cmd)
+            what = "no JSON line with best_error" if self.spec.output == "jsonl" else "no match of its output pattern"
+            raise ProgramError(f"program {self.name!r} printed no result ({what})")
+        return points, measured, cmd
 
-    def _result(self, seed, points, measured, cmd) -> TrialResult:
+    def _from_points(self, seed, points, measured, cmd) -> TrialResult:
         p = self.params
         last = points[-1]
         best = float(last["best_error"])
@@ -258,6 +304,17 @@ def read_points(stdout: str, output: str) -> list[dict]:
     for m in re.finditer(output, stdout, re.M):
         points.append({k: v for k, v in m.groupdict().items() if v is not None})
     return points
+
+
+def split_trials(points: list[dict], trials: int, output: str) -> list[list[dict]]:
+    """The points of a call of several runs, per trial: jsonl by their ``trial`` key, a pattern's
+    matches one per trial in order."""
+    per_trial: list[list[dict]] = [[] for _ in range(trials)]
+    for k, point in enumerate(points):
+        t = int(point.get("trial", -1)) if output == "jsonl" else k
+        if 0 <= t < trials:
+            per_trial[t].append(point)
+    return per_trial
 
 
 def register_programs(programs: dict, base: Path | None = None) -> list[str]:
