@@ -87,8 +87,15 @@ from .masw_sequential import HEADER, build_cpu_masw
 THREADS = 256
 BUCKET = 4
 MAX_BLOCKS = 4096
-#: threads of a trial's replacement block (each ranks some of the popsize + offspring entries)
+#: threads of a trial's replacement block (each ranks some of the popsize + offspring entries; one
+#: on numba's simulator, where every thread is a Python thread: the same moves, tested with several)
 RANK_THREADS = 128
+
+
+def rank_threads() -> int:
+    from ..gpu_runtime import simulator_enabled
+
+    return 1 if simulator_enabled() else RANK_THREADS
 #: trials per launch at most (the Solis-Wets decisions: a thread per trial in one block)
 MAX_TRIALS_PER_LAUNCH = 1024
 # device state vector
@@ -883,7 +890,7 @@ class MASWGPU(HostLoopImplementation):
                                                                     self.d_nmoves, self.d_replaced, self.d_tally,
                                                                     self.d_active, self.d_where,
                                                                     np.int32(self.swap_rows), self.d_rank),
-                                                B, RANK_THREADS, s),
+                                                B, rank_threads(), s),
             "copy_moves": PreboundLaunch(k["copy_moves"], (self.pop, self.d_moves, self.d_nmoves, np.int64(off)),
                                          (B * off, nb), nt, s),
         }
@@ -1023,7 +1030,7 @@ class MASWGPU(HostLoopImplementation):
                              self.d_keys, np.int64(self.unit), np.int64(self.W), float(p.alpha),
                              float(self.lower), float(self.upper), k64, o64, self.d_active, self.d_lay)
                 self._evaluate_children(k, active)
-            self._launch("replace_batch", B, RANK_THREADS, self.fit_all, np.int64(P), k64, o64, self.d_plan,
+            self._launch("replace_batch", B, rank_threads(), self.fit_all, np.int64(P), k64, o64, self.d_plan,
                          self.d_moves, self.d_nmoves, self.d_replaced, self.d_tally, self.d_active, self.d_where,
                          np.int32(self.swap_rows), self.d_rank)
             if not self.swap_rows:
