@@ -67,6 +67,10 @@ def test_trials_of_a_program_and_a_source_that_differs(tmp_path, monkeypatch):
     assert runner.run(4).best_error != a.best_error  # the seed reaches the program
     with pytest.raises(ProgramError, match="exited with status 1: toy_search: no function Q01 here"):
         make_runner("de", "toy_py", "Q01", 10, 10, 1200).run(3)
+    # a result that is no number is named as such
+    register_programs({"garbled": {"command": "{python} -c \"print('{{\\\"best_error\\\": \\\"abc\\\"}}')\""}})
+    with pytest.raises(ProgramError, match="printed a result gpude cannot read"):
+        make_runner("de", "garbled", "F01", 10, 10, 1200).run(3)
     # the fields a command may name: a program that prints them back as its result
     echo = "{python} -c \"import json; print(json.dumps({{'best_error': {function_number}, 'fes': {dim}}}))\""
     register_programs({"echo": {"command": echo}})

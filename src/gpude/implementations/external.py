@@ -190,19 +190,24 @@ class ExternalProgram(Implementation):
         return values
 
     def build(self) -> None:
-        """Run the build command once per source hash (a marker file says it succeeded)."""
+        """Run the build command once per source hash (a marker file says it succeeded), under a lock:
+        the workflow's warm-ups of several cells may start together."""
         if self._built:
             return
+        import fcntl
+
         self.build_dir.mkdir(parents=True, exist_ok=True)
         marker = self.build_dir / ".built"
-        if self.spec.build and not marker.exists():
-            cmd = _format(self.spec.build, self._fields(), "build", self.name)
-            res = subprocess.run(shlex.split(cmd), cwd=self.build_dir, capture_output=True, text=True)
-            if res.returncode != 0:
-                tail = (res.stdout + res.stderr).strip().splitlines()[-5:]
-                raise ProgramError(f"program {self.name!r} did not build (exit {res.returncode}): {cmd}: "
-                                   + " | ".join(tail))
-            marker.write_text(cmd + "\n")
+        with open(self.build_dir / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if self.spec.build and not marker.exists():
+                cmd = _format(self.spec.build, self._fields(), "build", self.name)
+                res = subprocess.run(shlex.split(cmd), cwd=self.build_dir, capture_output=True, text=True)
+                if res.returncode != 0:
+                    tail = (res.stdout + res.stderr).strip().splitlines()[-5:]
+                    raise ProgramError(f"program {self.name!r} did not build (exit {res.returncode}): {cmd}: "
+                                       + " | ".join(tail))
+                marker.write_text(cmd + "\n")
         self._built = True
 
     def warmup(self) -> None:
@@ -261,6 +266,13 @@ class ExternalProgram(Implementation):
         return points, measured, cmd
 
     def _from_points(self, seed, points, measured, cmd) -> TrialResult:
+        try:
+            return self._read_result(seed, points, measured, cmd)
+        except (TypeError, ValueError) as exc:
+            raise ProgramError(f"program {self.name!r} printed a result gpude cannot read ({exc}): "
+                               f"{points[-1]!r}") from None
+
+    def _read_result(self, seed, points, measured, cmd) -> TrialResult:
         p = self.params
         last = points[-1]
         best = float(last["best_error"])
