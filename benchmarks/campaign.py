@@ -59,7 +59,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import fnmatch
 import io
 import json
 import math
@@ -79,7 +78,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from fill_reference import CELL, DEFAULTS, _per_implementation, _per_implementation_text, gpude_command  # noqa: E402
+from fill_reference import (CELL, DEFAULTS, Cell, _per_implementation, _per_implementation_text,  # noqa: E402
+                            gpude_command, grid as reference_grid)
 from gpude.errors import GpudeError  # noqa: E402
 from gpude.io import read_csv, write_atomic, write_csv_atomic  # noqa: E402
 from gpude.report.sources import _real_gpu as _names_a_gpu, machine_label  # noqa: E402
@@ -88,31 +88,6 @@ from gpude.report.sources import _real_gpu as _names_a_gpu, machine_label  # noq
 RUN = "{algorithm}/{implementation}/{function}/d{dim}/np{popsize}/{dtype}/t{first}-{last}"
 #: keys of an algorithm's entry in an experiment that are not its parameters
 NOT_PARAMS = ("implementations", "popsizes")
-
-
-@dataclasses.dataclass(frozen=True)
-class Cell:
-    algorithm: str
-    implementation: str
-    function: str
-    dim: int
-    popsize: int
-    dtype: str
-    trials: int
-    per_launch: int
-    timing: str
-    #: trials 0 .. alone - 1 one per launch (timed), the others ``per_launch`` per launch
-    alone: int = 0
-
-    def launch_size(self, trial: int) -> int:
-        """How many trials share the launch that makes ``trial``."""
-        return 1 if trial < self.alone else self.per_launch
-
-    def key(self) -> tuple:
-        return tuple(getattr(self, k) for k in CELL)
-
-    def __str__(self) -> str:
-        return f"{self.algorithm}/{self.implementation} {self.function} D={self.dim} NP={self.popsize} {self.dtype}"
 
 
 @dataclasses.dataclass
@@ -156,33 +131,9 @@ def parse_trials(text: str | None) -> list[tuple[str, int]]:
 
 def grid(experiment: dict, trials_by_function=(), implementations=None, dtypes=None, alone: int = 0,
          per_launch: int | None = None, functions=None) -> list[Cell]:
-    """The experiment's cells (of its dtypes, or ``dtypes``) with their number of trials (the
-    experiment's, or more by ``--trials``); ``alone`` and ``per_launch``: ``--alone`` and
-    ``--per-launch`` (default: the experiment's ``trials_per_launch`` for every trial); ``functions``:
-    fnmatch patterns (``--functions``), the experiment's functions that match one."""
-    from gpude.functions.function import canonical_id
-    from gpude.problems import instance_dim, problem_set
-
-    cells = []
-    for algorithm, spec in experiment["algorithms"].items():
-        popsizes = spec.get("popsizes", experiment.get("popsizes"))
-        for implementation in spec["implementations"]:
-            if implementations and implementation not in implementations:
-                continue
-            trials = _per_implementation(experiment["trials"], implementation, algorithm)
-            size = per_launch or _per_implementation(experiment["trials_per_launch"], implementation, algorithm)
-            timing = _per_implementation_text(experiment["timing"], implementation, algorithm)
-            for function in map(canonical_id, experiment["functions"]):
-                if functions and not any(fnmatch.fnmatchcase(function, f) for f in functions):
-                    continue
-                n = max([trials] + [k for pattern, k in trials_by_function if fnmatch.fnmatchcase(function, pattern)])
-                dims = [instance_dim(function)] if problem_set(function) else experiment["dims"]
-                for dim in dims:
-                    for popsize in popsizes:
-                        for dtype in dtypes or experiment["dtypes"]:
-                            cells.append(Cell(algorithm, implementation, function, int(dim), int(popsize), dtype,
-                                              n, size, timing, alone if size > 1 else 0))
-    return cells
+    """The experiment's cells for a campaign (fill_reference.grid, the one grid of both tools)."""
+    return reference_grid(experiment, implementations, dtypes, trials_by_function=trials_by_function, alone=alone,
+                          per_launch=per_launch, functions=functions)
 
 
 # --- what a row must say to count -------------------------------------------------------------------

@@ -64,6 +64,10 @@ CELL = ["algorithm", "implementation", "function", "dim", "popsize", "dtype"]
 
 @dataclasses.dataclass(frozen=True)
 class Cell:
+    """One (algorithm, implementation, function, D, NP, dtype) of an experiment and how its trials are
+    made: by the workflow's batch jobs (``trials_per_job``, 0: all in one) or by a campaign's
+    processes (``per_launch`` trials a launch, ``timing``, the first ``alone`` one per launch). The one
+    cell of this script and of ``campaign.py``."""
     algorithm: str
     implementation: str
     function: str
@@ -71,10 +75,19 @@ class Cell:
     popsize: int
     dtype: str
     trials: int
-    trials_per_job: int
+    trials_per_job: int = 0
+    per_launch: int = 1
+    timing: str = "exclusive"
+    #: trials 0 .. alone - 1 one per launch (timed), the others ``per_launch`` per launch
+    alone: int = 0
 
     def chunks(self) -> list[int]:
-        return list(range((self.trials + self.trials_per_job - 1) // self.trials_per_job))
+        per_job = self.trials_per_job or self.trials
+        return list(range((self.trials + per_job - 1) // per_job))
+
+    def launch_size(self, trial: int) -> int:
+        """How many trials share the launch that makes ``trial``."""
+        return 1 if trial < self.alone else self.per_launch
 
     def batch(self, experiment: str, chunk: int) -> str:
         return BATCH.format(experiment=experiment, chunk=chunk, **self.key_dict())
@@ -89,8 +102,7 @@ class Cell:
         return tuple(getattr(self, k) for k in CELL)
 
     def __str__(self) -> str:
-        return (f"{self.algorithm}/{self.implementation} {self.function} D={self.dim} NP={self.popsize} "
-                f"{self.dtype} ({self.trials} trials)")
+        return f"{self.algorithm}/{self.implementation} {self.function} D={self.dim} NP={self.popsize} {self.dtype}"
 
 
 def load_experiment(path) -> dict:
@@ -107,9 +119,18 @@ def _per_implementation(value, implementation: str, algorithm: str) -> int:
     return int(value)
 
 
-def grid(experiment: dict, implementations=None, dtypes=None) -> list[Cell]:
-    """The experiment's cells (its dtypes, or ``dtypes``), of the given implementations (default all)."""
+def grid(experiment: dict, implementations=None, dtypes=None, *, trials_by_function=(), alone: int = 0,
+         per_launch: int | None = None, functions=None) -> list[Cell]:
+    """The experiment's cells (of its dtypes, or ``dtypes``; of the given implementations, default all)
+    with their number of trials: the experiment's, or more for the functions that match a pattern of
+    ``trials_by_function`` ((pattern, n) pairs: campaign.py's ``--trials``). ``alone`` and
+    ``per_launch``: campaign.py's ``--alone`` and ``--per-launch`` (default: the experiment's
+    ``trials_per_launch`` for every trial); ``functions``: fnmatch patterns, the experiment's functions
+    that match one."""
+    import fnmatch
+
     from gpude.functions.function import canonical_id
+    from gpude.problems import instance_dim, problem_set
 
     cells = []
     for algorithm, spec in experiment["algorithms"].items():
@@ -119,12 +140,19 @@ def grid(experiment: dict, implementations=None, dtypes=None) -> list[Cell]:
                 continue
             trials = _per_implementation(experiment["trials"], implementation, algorithm)
             per_job = _per_implementation(experiment["trials_per_job"], implementation, algorithm)
-            for function in experiment["functions"]:
-                for dim in experiment["dims"]:
+            size = per_launch or _per_implementation(experiment["trials_per_launch"], implementation, algorithm)
+            timing = _per_implementation_text(experiment["timing"], implementation, algorithm)
+            for function in map(canonical_id, experiment["functions"]):
+                if functions and not any(fnmatch.fnmatchcase(function, f) for f in functions):
+                    continue
+                n = max([trials] + [k for pattern, k in trials_by_function if fnmatch.fnmatchcase(function, pattern)])
+                dims = [instance_dim(function)] if problem_set(function) else experiment["dims"]
+                for dim in dims:
                     for popsize in popsizes:
                         for dtype in dtypes or experiment["dtypes"]:
-                            cells.append(Cell(algorithm, implementation, canonical_id(function), int(dim),
-                                              int(popsize), dtype, trials, per_job))
+                            cells.append(Cell(algorithm, implementation, function, int(dim), int(popsize), dtype,
+                                              n, trials_per_job=per_job, per_launch=size, timing=timing,
+                                              alone=alone if size > 1 else 0))
     return cells
 
 
@@ -139,7 +167,8 @@ def missing_cells(cells: list[Cell], reference: pd.DataFrame) -> list[Cell]:
     have = trials_per_cell(reference)
     partial = [c for c in cells if 0 < have.get(c.key(), 0) < c.trials]
     if partial:
-        raise GpudeError("cells with some of their trials: " + "; ".join(f"{c}: {have[c.key()]}" for c in partial))
+        raise GpudeError("cells with some of their trials: " + "; ".join(f"{c}: {have[c.key()]} of {c.trials}"
+                                                                      for c in partial))
     return [c for c in cells if have.get(c.key(), 0) == 0]
 
 

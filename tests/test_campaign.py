@@ -86,7 +86,7 @@ def test_a_reference_made_resumed_extended_and_remade(tmp_path, capsys, monkeypa
 
 
 def test_stale_reasons():
-    cell = campaign.Cell("de", "sequential", "N01", 2, 6, "float64", 2, 1, "exclusive")
+    cell = campaign.Cell("de", "sequential", "N01", 2, 6, "float64", 2, per_launch=1, timing="exclusive")
     row = {"params": json.dumps({"F": 0.5, "CR": 0.9, "bounds": "resample"}), "max_fes": 60, "max_time_s": None,
            "concurrency": "exclusive", "status": "ok"}
     assert campaign.stale_reason(row, TINY, cell) is None
@@ -95,13 +95,13 @@ def test_stale_reasons():
     assert "CR 0.1" in campaign.stale_reason({**row, "params": json.dumps({"F": 0.5, "CR": 0.1})}, TINY, cell)
     assert "max_fes 90" in campaign.stale_reason({**row, "max_fes": 90}, TINY, cell)
     assert campaign.stale_reason({**row, "status": "error: x"}, TINY, cell) == "failed"
-    shared = campaign.Cell("de", "sequential", "N01", 2, 6, "float64", 2, 1, "shared")
+    shared = campaign.Cell("de", "sequential", "N01", 2, 6, "float64", 2, per_launch=1, timing="shared")
     assert campaign.stale_reason({**row, "concurrency": "shared"}, TINY, shared) is None
 
 
 def test_a_reference_is_completed_on_the_machine_of_its_newest_gpu_rows():
     # the REPORT times one machine (GPU, CPU, cores): a GPU row made on another host is stale
-    cell = campaign.Cell("masw", "gpu", "L01", 100, 6, "float64", 2, 1, "exclusive")
+    cell = campaign.Cell("masw", "gpu", "L01", 100, 6, "float64", 2, per_launch=1, timing="exclusive")
     experiment = {"algorithms": {"masw": {"implementations": ["gpu"]}}, "max_fes": 60}
     row = lambda cores, stamp: {"params": "{}", "max_fes": 60, "concurrency": "exclusive", "status": "ok",  # noqa: E731
                                 "gpu": "NVIDIA H200", "cpu": "Xeon", "cpu_cores": cores, "timestamp_utc": stamp}
