@@ -52,11 +52,15 @@ def first_trial(implementation: str, function: str, cache: Path, work: Path, dim
             "process_s": round(wall, 3)}
 
 
-def import_time(implementation: str, cache: Path) -> float:
-    code = ("import gpude.cli, gpude.trial, gpude.registry as r; "
+def import_code(implementation: str) -> str:
+    """What a run imports before its setup: the command line and the implementation's module."""
+    return ("import gpude.cli, gpude.trial, gpude.registry as r; "
             f"r.get('de', {implementation!r}).load(check_device=False)")
+
+
+def import_time(implementation: str, cache: Path) -> float:
     start = time.time()
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO, timeout=300,
+    subprocess.run([sys.executable, "-c", import_code(implementation)], check=True, cwd=REPO, timeout=300,
                    env={**os.environ, "NUMBA_CACHE_DIR": str(cache)})
     return round(time.time() - start, 3)
 
@@ -75,9 +79,7 @@ def import_split(stderr: str) -> dict:
 
 def import_profile(implementation: str, cache: Path) -> dict:
     """Where the imports of :func:`import_time` go: seconds per top-level package."""
-    code = ("import gpude.cli, gpude.trial, gpude.registry as r; "
-            f"r.get('de', {implementation!r}).load(check_device=False)")
-    res = subprocess.run([sys.executable, "-X", "importtime", "-c", code], check=True, cwd=REPO, timeout=300,
+    res = subprocess.run([sys.executable, "-X", "importtime", "-c", import_code(implementation)], check=True, cwd=REPO, timeout=300,
                          capture_output=True, text=True, env={**os.environ, "NUMBA_CACHE_DIR": str(cache)})
     return import_split(res.stderr)
 

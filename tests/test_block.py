@@ -10,6 +10,7 @@ import pytest
 
 from gpude.errors import InvalidInputError
 from gpude.trial import make_runner
+from test_resident import bad_option_cases
 
 pytestmark = pytest.mark.cudasim
 
@@ -81,13 +82,8 @@ def test_a_second_batch_on_the_same_runner_starts_again():
     same(hit, runner("resident", max_fes=10 * NP, target=target).run(early))
 
 
-@pytest.mark.parametrize("options,msg", [
-    ({"blocks": 2}, "de/block takes no option blocks"),
-    ({"chunk_generations": 0}, "chunk_generations must be a positive integer"),
-    ({"trials_per_launch": 0}, "trials_per_launch must be a positive integer"),
-    ({"poll_every": 2}, "takes no option poll_every"),
-    ({"mutation": "best1"}, "runs DE/rand/1/bin only"),
-])
+@pytest.mark.parametrize("options,msg", [({"blocks": 2}, "de/block takes no option blocks"),
+                                         *bad_option_cases("block")])
 def test_bad_options_are_refused_clearly(options, msg):
     with pytest.raises(InvalidInputError, match=msg):
         runner("block", **options)

@@ -3,6 +3,7 @@ output readers, a build run once per source hash, trials through `gpude run` wit
 as a row, and a C program read by a pattern where a C compiler is installed."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -105,7 +106,7 @@ def test_gpude_run_keeps_a_failed_trial_as_a_row(tmp_path):
                               "--trials", "2", "--keep-failed", "--out-csv", str(out),
                               "--out-traces", str(tmp_path / f"{function}.npz")],
                              capture_output=True, text=True, timeout=300,
-                             env={**__import__("os").environ, "GPUDE_BUILD_DIR": str(tmp_path / "builds")})
+                             env={**os.environ, "GPUDE_BUILD_DIR": str(tmp_path / "builds")})
         assert res.returncode == 0, res.stderr[-2000:]
         rows.append(pd.read_csv(out))
     ok, failed = rows  # (Q01: exit status 1 unless --keep-failed, the rows written either way)

@@ -165,13 +165,16 @@ def test_under_a_time_budget_the_fe_budget_and_the_target_still_stop_the_run():
     assert hit.time_to_target_s == hit.wall_time_s
 
 
-@pytest.mark.parametrize("options,msg", [
-    ({"blocks": 0}, "blocks must be a positive integer"),
-    ({"chunk_generations": 0}, "chunk_generations must be a positive integer"),
-    ({"trials_per_launch": 0}, "trials_per_launch must be a positive integer"),
-    ({"poll_every": 2}, "de/resident takes no option poll_every"),
-    ({"mutation": "best1"}, "'resident' runs DE/rand/1/bin only"),
-])
+def bad_option_cases(implementation):
+    """The options resident and de/block refuse alike (resident's host side serves both)."""
+    return [({"chunk_generations": 0}, "chunk_generations must be a positive integer"),
+            ({"trials_per_launch": 0}, "trials_per_launch must be a positive integer"),
+            ({"poll_every": 2}, f"de/{implementation} takes no option poll_every"),
+            ({"mutation": "best1"}, f"'{implementation}' runs DE/rand/1/bin only")]
+
+
+@pytest.mark.parametrize("options,msg", [({"blocks": 0}, "blocks must be a positive integer"),
+                                         *bad_option_cases("resident")])
 def test_bad_options_are_refused_clearly(options, msg):
     with pytest.raises(InvalidInputError, match=msg):
         runner("resident", **options)

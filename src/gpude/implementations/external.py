@@ -164,8 +164,7 @@ class ExternalProgram(Implementation):
 
     def __init__(self, function, params, **options):
         super().__init__(function, params, **options)
-        spec = self.spec
-        self.algorithm, self.name, self.device = spec.algorithm, spec.name, spec.device
+        spec = self.spec  # (algorithm, name and device: class attributes of the program's subclass)
         self.digest = source_digest(spec.source) if spec.source else ""
         if spec.sha256 and self.digest != spec.sha256:
             raise InvalidInputError(f"program {spec.name!r}: its source {spec.source} has SHA-256 {self.digest}, not "

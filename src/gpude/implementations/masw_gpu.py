@@ -774,6 +774,7 @@ class MASWGPU(HostLoopImplementation):
             self.d_where = cuda.to_device(self.h_identity)
             self.h_where = pinned(B * (P + off), np.int64)
             self.d_rank = dev(B * (P + off), np.int32)  # the replacement's ranks (scratch)
+            self.rank_threads = rank_threads()
             # the GA steps of a cycle are queued without a host read: each has its own pinned inputs
             steps = -(-p.ssga_evals // off)
             self.h_cands = pinned((steps, B * off, nam + 2), np.int64)
@@ -890,7 +891,7 @@ class MASWGPU(HostLoopImplementation):
                                                                     self.d_nmoves, self.d_replaced, self.d_tally,
                                                                     self.d_active, self.d_where,
                                                                     np.int32(self.swap_rows), self.d_rank),
-                                                B, rank_threads(), s),
+                                                B, self.rank_threads, s),
             "copy_moves": PreboundLaunch(k["copy_moves"], (self.pop, self.d_moves, self.d_nmoves, np.int64(off)),
                                          (B * off, nb), nt, s),
         }
@@ -1030,7 +1031,7 @@ class MASWGPU(HostLoopImplementation):
                              self.d_keys, np.int64(self.unit), np.int64(self.W), float(p.alpha),
                              float(self.lower), float(self.upper), k64, o64, self.d_active, self.d_lay)
                 self._evaluate_children(k, active)
-            self._launch("replace_batch", B, rank_threads(), self.fit_all, np.int64(P), k64, o64, self.d_plan,
+            self._launch("replace_batch", B, self.rank_threads, self.fit_all, np.int64(P), k64, o64, self.d_plan,
                          self.d_moves, self.d_nmoves, self.d_replaced, self.d_tally, self.d_active, self.d_where,
                          np.int32(self.swap_rows), self.d_rank)
             if not self.swap_rows:
