@@ -8,7 +8,7 @@ and warmed up (``make_runner`` compiles and runs a short run of the same shapes)
 generation runs) are timed; a row per run gives the batch's wall time over its generations. The
 targets it measures against: ``many_threaded`` at NP 64 on a 512-task schedule at most 30 us per
 generation (issue 25 measured 288 us); ``all_gpu`` no slower than the authors' All-GPU DE
-(``benchmarks/side_by_side.py`` compares whole runs).
+(``config/experiments/side_by_side.yaml`` compares whole runs).
 
 A case is ``IMPLEMENTATION:FUNCTION:DIM:NP[:TRIALS]`` (DIM ``instance`` for a LOP or ETC instance,
 found through ``GPUDE_INSTANCE_DATA``; TRIALS per launch, default 1). Spans above 1 apply to the

@@ -6,10 +6,11 @@
 # Usage, on the GPU host from the repository root, after
 #   source .whl-slim/activate.sh .whl-slim >/dev/null && export NUMBA_ENABLE_CUDASIM=0 GPUDE_GIT_COMMIT=<sha>
 #   benchmarks/gpu_checks.sh STAGE [STAGE ...]
-# Stages: tests, fullsuite, speed, cpu_speed, side_by_side, block_side_by_side (issue 37),
+# Stages: tests, fullsuite, speed, cpu_speed, side_by_side, block_side_by_side (issue 37), scaling_curves (issue 38),
 # masw_floor_{L,C,count,quality} (issue 32; see each below). Instance files (speed) come from
 # .carry/kromer_instances.tgz (here: tar czf .carry/kromer_instances.tgz -C ../shared/wave2 etc lolib),
-# the authors' code (side_by_side) from .carry/authors_src.tgz (`benchmarks/side_by_side.py pack`).
+# the authors' code (side_by_side) from .authors/GPU-Accelerated-Evolutionary-Optimisation (`python -m
+# gpude.implementations.janssen pack`; carry it: it is git-ignored).
 # Locally, after the call: tar xzf <files_at>/<stage>.tar.gz.
 set -uo pipefail
 : "${OUT:?OUT must name the folder whose files come back}"
@@ -58,17 +59,43 @@ for stage in "$@"; do
       instances
       step master_slave_speed 540 python3 benchmarks/master_slave_speed.py --machine "$device" \
         --out "$dir/master_slave_speed_$device.csv" --seconds 1 --repeats 3 ;;
-    side_by_side)  # the authors' CUDA beside ours (issue 25 item 5); resumable: run it again to go on
-      step side_by_side 560 python3 benchmarks/side_by_side.py run --authors-src .carry/authors_src.tgz --resume \
-        --implementations ide,all_gpu:graph_generations=1,all_gpu,resident --trials-per-launch 1,30 \
-        --max-seconds 520
-      cp -r results/benchmarks/side_by_side "$dir/" 2>/dev/null ;;
+    side_by_side)  # issue 38: config/experiments/side_by_side.yaml's batches (the authors' CUDA programs as program
+      # specs, built by nvcc from the carried .authors/ tree, beside ours), interleaved, without Snakemake; about
+      # 20 minutes of one H100 in all. Resumable: carry the last call's results/side_by_side back (unpacked from its
+      # tarball) and run the stage again until steps.log says exit 0; then here
+      # `snakemake --cores all --configfile config/experiments/side_by_side.yaml --config gpu=yes` merges the
+      # batches and writes the REPORT's side-by-side table
+      step side_by_side 560 python3 -m gpude.implementations.janssen interleave \
+        --experiment config/experiments/side_by_side.yaml --max-seconds 480
+      mkdir -p "$dir/results" "$dir/logs"
+      cp -r results/side_by_side "$dir/results/" 2>/dev/null
+      cp -r logs/side_by_side "$dir/logs/" 2>/dev/null ;;
+    scaling_curves)  # issue 38 item 2: the scaling curves through the workflow (config/experiments/scaling_curves.yaml
+      # and scaling_curves_batched.yaml; an estimated 15-25 minutes of one H100 in all). Resumable: carry the last call's
+      # results/scaling_curves* back (unpacked from its tarball: the finished batches) and run the stage again
+      # until steps.log says exit 0 for both; then commit each results/<experiment>/{trials.csv,traces.npz} as
+      # results/reference/<machine>/<experiment>/ with a README (the REPORT's case study 1 section draws them).
+      # It needs snakemake: carry the wheelhouse of ../shared/gpu-host/wheelhouse.sh (.whl), not .whl-slim
+      t0=$SECONDS
+      for e in scaling_curves scaling_curves_batched; do
+        left=$((540 - (SECONDS - t0)))
+        [ "$left" -gt 30 ] || { echo "== $e: no time left in this call" | tee -a "$dir/steps.log"; continue; }
+        step "$e" "$left" snakemake --cores all --configfile "config/experiments/$e.yaml" --config gpu=yes \
+          --keep-going -- "results/$e/trials.csv"
+      done
+      mkdir -p "$dir/results" "$dir/logs"
+      cp -r results/scaling_curves results/scaling_curves_batched "$dir/results/" 2>/dev/null
+      cp -r logs/scaling_curves logs/scaling_curves_batched "$dir/logs/" 2>/dev/null ;;
     fullsuite)  # issue 37 item 1: every test on the real GPU (skips must say why; 3.5 min on 16 cores)
       step pytest 560 python3 -m pytest -q -n 16 -o addopts="" -p no:cacheprovider -rs tests/ ;;
-    block_side_by_side)  # issue 37 item 2: de/block (a block per trial) beside resident and the authors' iDE
-      step side_by_side 560 python3 benchmarks/side_by_side.py run --authors-src .carry/authors_src.tgz --resume \
-        --authors ide --implementations block,resident --trials-per-launch 1,30,132 --max-seconds 520
-      cp -r results/benchmarks/side_by_side "$dir/" 2>/dev/null ;;
+    block_side_by_side)  # issue 37 item 2: de/block (a block per trial) beside resident and the authors' iDE, 1 and
+      # 30 per launch (the side by side's batches; here merged with --config
+      # 'algorithms={de: {implementations: [authors_ide, block, block_x30, resident, resident_x30], F: 0.5, CR: 0.3}}')
+      step side_by_side 560 python3 -m gpude.implementations.janssen interleave --max-seconds 480 \
+        --experiment config/experiments/side_by_side.yaml --implementations authors_ide,block,block_x30,resident,resident_x30
+      mkdir -p "$dir/results" "$dir/logs"
+      cp -r results/side_by_side "$dir/results/" 2>/dev/null
+      cp -r logs/side_by_side "$dir/logs/" 2>/dev/null ;;
     masw_floor_L|masw_floor_C)  # issue 32: before (.carry/before.tgz: `git archive -o .carry/before.tgz 6358c87 src`) and
       # after at D = 1e5, 1e6, 3e6 for two function kinds each (L01 pointwise, L06 scan; C04 rotated head,
       # C13 Rosenbrock's next), C13 and L01 also with the GA's children evaluated as made. On a host with
@@ -89,7 +116,7 @@ for stage in "$@"; do
           --popsize 60 --max-fes 500000 --seed 20261122 --trials 5 --suite lastra \
           --out-csv "$dir/quality_$f.csv" --out-traces "$dir/quality_$f.npz"
       done ;;
-    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, speed, cpu_speed, side_by_side, block_side_by_side, masw_floor_L, masw_floor_C, masw_floor_count, masw_floor_quality)" >&2; exit 2 ;;
+    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, speed, cpu_speed, side_by_side, block_side_by_side, scaling_curves, masw_floor_L, masw_floor_C, masw_floor_count, masw_floor_quality)" >&2; exit 2 ;;
   esac
   tar czf "$OUT/$stage.tar.gz" -C "$OUT" "$stage" && rm -rf "$dir"
 done

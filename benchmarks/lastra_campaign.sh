@@ -15,7 +15,7 @@
 #   source .whl-slim/activate.sh .whl-slim >/dev/null && export NUMBA_ENABLE_CUDASIM=0 \
 #       GPUDE_GIT_COMMIT=<commit>; benchmarks/lastra_campaign.sh 'L0*'
 #
-# and here, after it: tar xzf <files_at>/campaign.tar.gz; python benchmarks/campaign.py merge \
+# and here, after it: tar xzf <files_at>/campaign.tar.gz; python -m gpude.campaign merge \
 #   --experiment config/experiments/lastra.yaml --reference results/reference/<machine>/lastra \
 #   --trials 'L06=20,C*=20' --out .campaign/lastra --trace-decades 0.1
 set -u
@@ -33,7 +33,7 @@ esac
 echo "lastra_campaign: $gpu -> results/reference/$machine/lastra; functions $functions; $seconds s"
 # the campaign stops starting runs that would end after SECONDS - 20 by their projection; `timeout`
 # is the backstop for a projection that was short
-timeout -s INT "$seconds" python3 benchmarks/campaign.py run --experiment config/experiments/lastra.yaml \
+timeout -s INT "$seconds" python3 -m gpude.campaign run --experiment config/experiments/lastra.yaml \
   --reference "results/reference/$machine/lastra" --trials 'L06=20,C*=20' --functions "$functions" \
   --alone 3 --per-launch 10 --out "$out" --max-seconds $((seconds - 20)) --setup-s 12 \
   > "$out/campaign_$(date -u +%Y%m%dT%H%M%S).log" 2>&1

@@ -1,4 +1,4 @@
-"""benchmarks/campaign.py: a reference made, completed and re-made over several time-limited calls.
+"""gpude.campaign (`python -m gpude.campaign`): a reference made, completed and re-made over several time-limited calls.
 
 A tiny experiment (de/sequential on the sphere, D = 2) runs for real through the rule's own `gpude
 run` command line; the checks are on what a campaign must guarantee: the workflow's seeds, resuming
@@ -14,14 +14,12 @@ import pandas as pd
 import pytest
 import yaml
 
+from gpude import campaign
+from gpude.campaign import fill_reference
+from gpude.errors import GpudeError
+from gpude.rng import trial_seed
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-import campaign  # noqa: E402
-import fill_reference  # noqa: E402
-
-from gpude.errors import GpudeError  # noqa: E402
-from gpude.rng import trial_seed  # noqa: E402
 
 TINY = {"name": "tiny", "seed": 7, "trials": 2, "trials_per_job": 2, "target": 0, "max_fes": 60,
         "algorithms": {"de": {"implementations": ["sequential"], "popsizes": [6], "F": 0.5, "CR": 0.9}},
@@ -118,7 +116,7 @@ def test_a_reference_is_completed_on_the_machine_of_its_newest_gpu_rows():
 
 def test_groups_projections_and_the_command_line():
     experiment = {**fill_reference.DEFAULTS, **TINY}
-    cells = campaign.grid(experiment, campaign.parse_trials("N0*=4"))
+    cells = campaign.grid(experiment, trials_by_function=campaign.parse_trials("N0*=4"))
     assert [(c.function, c.trials) for c in cells] == [("N01", 4), ("N09", 4)]
     ref = pd.DataFrame([{"algorithm": "de", "implementation": "sequential", "function": "N01", "dim": 2, "popsize": 6,
                          "dtype": "float64", "concurrency": "exclusive", "status": "ok", "wall_time_s": w}
@@ -141,7 +139,7 @@ def test_alone_trials_go_one_per_launch_first_and_the_rest_in_batches():
     # --alone 3 --per-launch 4: trials 0-2 of every cell one per launch (timed), before any batch;
     # the others 4 per launch, expected at the measured share of a batched trial's time
     experiment = {**fill_reference.DEFAULTS, **TINY}
-    cells = campaign.grid(experiment, campaign.parse_trials("N09=12"), alone=3, per_launch=4)
+    cells = campaign.grid(experiment, trials_by_function=campaign.parse_trials("N09=12"), alone=3, per_launch=4)
     assert [(c.function, c.trials, c.alone, c.per_launch) for c in cells] == [("N01", 2, 3, 4), ("N09", 12, 3, 4)]
     assert [cells[1].launch_size(t) for t in (0, 2, 3, 11)] == [1, 1, 4, 4]
     row = lambda size, trial, wall: {  # noqa: E731
@@ -166,7 +164,8 @@ def test_alone_trials_go_one_per_launch_first_and_the_rest_in_batches():
     made = {**row(4, 1, 5.0), "max_fes": 60, "max_time_s": None}
     assert "made 4 per launch" in campaign.stale_reason(made, experiment, cells[1])
     assert campaign.stale_reason({**made, "trial": 3}, experiment, cells[1]) is None
-    plain = campaign.grid(experiment, campaign.parse_trials("N09=12"))[1]  # no --alone: any batch counts
+    # no --alone: any batch counts
+    plain = campaign.grid(experiment, trials_by_function=campaign.parse_trials("N09=12"))[1]
     assert campaign.stale_reason(made, experiment, plain) is None
     assert campaign.batch_share([]) == {None: 1.0}
     assert [c.function for c in campaign.grid(experiment, functions=["N0?"])] == ["N01", "N09"]
@@ -181,6 +180,16 @@ def test_alone_needs_a_batch_size(tmp_path, capsys):
     assert "--alone takes a count >= 0" in capsys.readouterr().err
     assert _call("plan", tmp_path, experiment, "--functions", "L0*") == 1
     assert "no cell of the experiment matches --functions L0*" in capsys.readouterr().err
+
+
+def test_a_missing_file_is_one_line_not_a_traceback(tmp_path, capsys):
+    assert _call("plan", tmp_path, tmp_path / "nope.yaml") == 1
+    err = capsys.readouterr().err
+    assert err.startswith("campaign: --experiment") and "nope.yaml" in err and len(err.splitlines()) == 1
+    assert fill_reference.main(["missing", "--experiment", str(_experiment(tmp_path)), "--reference",
+                                str(tmp_path / "none")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("fill_reference:") and "trials.csv" in err and len(err.splitlines()) == 1
 
 
 def test_set_overrides_a_parameter_and_names_a_bad_one(tmp_path):

@@ -1,4 +1,4 @@
-"""benchmarks/fill_reference.py on Qin et al.'s reference: the four float32 cells it lacks, the workflow's
+"""gpude.campaign.fill_reference on Qin et al.'s reference: the four float32 cells it lacks, the workflow's
 batch files for them (a Snakemake dry run), and the merge of made-up batches into a copy of the
 reference that keeps every old row and trace."""
 
@@ -12,14 +12,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from gpude.campaign import fill_reference as fill
+from gpude.errors import GpudeError
+from gpude.io import write_csv_atomic
+from gpude.results import load_traces, merge_traces, thin_trace
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-import fill_reference as fill  # noqa: E402
-
-from gpude.errors import GpudeError  # noqa: E402
-from gpude.io import write_csv_atomic  # noqa: E402
-from gpude.results import load_traces, merge_traces, thin_trace  # noqa: E402
 
 QIN = ROOT / "results" / "reference" / "nvidia-h200" / "qin"
 EXPERIMENT = ROOT / "config" / "experiments" / "qin.yaml"
@@ -31,7 +29,13 @@ def test_batch_and_log_paths_are_the_workflows():
     common = (ROOT / "workflow" / "rules" / "common.smk").read_text()
     literal = re.search(r"^BATCH = \((.*?)\)$", common, re.S | re.M).group(1)
     assert "".join(ast.literal_eval(f"[{literal.replace(chr(10), ',')}]")) == fill.BATCH
-    assert f'"{fill.LOG}"' in (ROOT / "workflow" / "rules" / "run.smk").read_text()
+    run_smk = (ROOT / "workflow" / "rules" / "run.smk").read_text()
+    if 'batch_log("run_batch")' in run_smk:  # the log made from BATCH by common.smk's batch_log
+        scope = {"BATCH": fill.BATCH}
+        exec(re.search(r"^def batch_log\(step\):\n(?:(?:    .*)?\n)*", common, re.M).group(0), scope)
+        assert scope["batch_log"]("run_batch") == fill.LOG
+    else:
+        assert f'"{fill.LOG}"' in run_smk
 
 
 def test_the_qin_reference_lacks_the_four_float32_cells_its_readme_names():
@@ -55,7 +59,7 @@ def test_snakemake_dry_run_of_the_missing_batches_and_the_rules_own_commands(tmp
     shutil.copytree(QIN, tmp_path / "results/reference/nvidia-h200/qin")
     import subprocess
 
-    res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "fill_reference.py"), "run", "--dry-run",
+    res = subprocess.run([sys.executable, "-m", "gpude.campaign.fill_reference", "run", "--dry-run",
                           *FLOAT32, "--reference", "results/reference/nvidia-h200/qin", "--root", str(tmp_path),
                           "--", "-p"], capture_output=True, text=True, timeout=300)
     out = res.stdout + res.stderr

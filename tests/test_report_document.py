@@ -74,17 +74,15 @@ def test_case_study_1_section_puts_paper_authors_and_ours_side_by_side(paper_dir
     assert "Left out of the scores for having fewer trials" in text
     assert "(janssen_cs1/figure_time.png)" in text
     # no scaling CSV given: said plainly, no numbers
-    assert "### Time per run against NP and D" in text and "Not yet measured: no CSV in" in text
+    assert "### Time per run against NP and D" in text and "Not yet measured: no trials of" in text
 
 
 def test_case_study_1_section_draws_the_scaling_curves_of_its_study_input(paper_dir, tmp_path):
-    from test_report_gpu_scaling import DEVICE, synthetic_rows  # (synthetic rows, not measurements)
+    from test_report_gpu_scaling import DEVICE, write_synthetic  # (synthetic rows, not measurements)
 
     from gpude.report.document import section_class
 
-    folder = tmp_path / "scaling"
-    folder.mkdir()
-    synthetic_rows().to_csv(folder / "nvidia-h100-80gb-hbm3.csv", index=False)
+    folder = write_synthetic(tmp_path / "reference")
     section_class("janssen_cs1").write_outputs(case_study_trials(), {}, paper_dir, scaling=str(folder))
     with pytest.raises(Exception, match="reads no study input nope"):
         section_class("janssen_cs1").write_outputs(case_study_trials(), {}, paper_dir, nope="x")

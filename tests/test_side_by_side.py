@@ -1,259 +1,225 @@
-"""benchmarks/side_by_side.py without a GPU or nvcc: the plan's interleaving, the build command,
-the CSV schema and atomic write with injected runners, the summary's ratios and verdicts."""
+"""The side by side as an experiment (config/experiments/side_by_side.yaml) without a GPU or nvcc: its
+program specs, the authors' adapter (gpude.implementations.janssen: data folder, build with a stand-in nvcc,
+their line with FEs from their log), the REPORT section, and the workflow's dry run."""
 
-import importlib.util
+import shutil
+import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "side_by_side.py"
+from gpude.implementations.external import read_points, register_programs, source_digest, split_trials
+from gpude.report import side_by_side as section
 
-
-@pytest.fixture(scope="module")
-def sbs():
-    spec = importlib.util.spec_from_file_location("side_by_side", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # its dataclass looks the module up
-    spec.loader.exec_module(mod)
-    return mod
+ROOT = Path(__file__).resolve().parents[1]
+EXPERIMENT = ROOT / "config" / "experiments" / "side_by_side.yaml"
 
 
-def test_plan_interleaves_theirs_and_ours_per_function_and_repeat(sbs):
-    steps = sbs.plan(["F01", "F02"], ["ide", "resident", "all_gpu"], (1, 30), repeats=2)
-    first = [(s.function, s.source, s.implementation, s.trials_per_launch) for s in steps[:8]]
-    assert first == [
-        ("F01", "authors", "ide", 1), ("F01", "gpude", "ide", 1), ("F01", "gpude", "ide", 30),
-        ("F01", "gpude", "resident", 1), ("F01", "gpude", "resident", 30),
-        ("F01", "authors", "all_gpu", 1), ("F01", "gpude", "all_gpu", 1),
-        ("F01", "gpude", "all_gpu", 30)]
-    assert len(steps) == 2 * 2 * 8
-    assert [s.repeat for s in steps] == [0] * 16 + [1] * 16
-    assert [s.function for s in steps[:16]] == ["F01"] * 8 + ["F02"] * 8
-    # our seeds differ between repeats; theirs is fixed at 0
-    ours = {(s.repeat, s.trials_per_launch): s.seeds for s in steps
-            if s.source == "gpude" and s.implementation == "ide" and s.function == "F01"}
-    assert ours[(0, 1)] == (0,) and ours[(1, 1)] == (1,)
-    assert ours[(0, 30)] == tuple(range(30)) and ours[(1, 30)] == tuple(range(30, 60))
-    assert all(s.seeds == (0,) for s in steps if s.source == "authors")
-    assert len({s.key for s in steps}) == len(steps)
+@pytest.fixture(autouse=True)
+def registry_as_it_was():
+    """What a test registers (the programs, the plugin's second names) leaves with it: the plugin is
+    imported inside the tests only, never at collection, where other modules list the registry."""
+    from gpude import registry
+
+    registry._ensure_loaded()
+    saved = dict(registry._REGISTRY)
+    yield
+    registry._REGISTRY.clear()
+    registry._REGISTRY.update(saved)
 
 
-def test_plan_without_their_baseline_puts_ours_last_and_rejects_unknown(sbs):
-    steps = sbs.plan(["F03"], ["all_gpu", "resident"], (1,), authors=("all_gpu",))
-    assert [(s.source, s.implementation) for s in steps] == [
-        ("authors", "all_gpu"), ("gpude", "all_gpu"), ("gpude", "resident")]
-    with pytest.raises(SystemExit, match="no authors' program"):
-        sbs.plan(["F01"], ["ide"], authors=("naive_gpu",))
+@pytest.fixture()
+def janssen():
+    from gpude.implementations import janssen as module
+
+    module._register_aliases()
+    return module
 
 
-def test_an_implementation_with_options_is_measured_against_its_baseline(sbs):
-    assert sbs.split_implementation("all_gpu:graph_generations=32+poll_every=4") == \
-        ("all_gpu", {"graph_generations": 32, "poll_every": 4})
-    assert sbs.split_implementation("ide") == ("ide", {})
-    steps = sbs.plan(["F01"], ["all_gpu:graph_generations=32", "ide"], (1,))
-    assert [(s.source, s.implementation) for s in steps] == [
-        ("authors", "ide"), ("gpude", "ide"), ("authors", "all_gpu"), ("gpude", "all_gpu:graph_generations=32")]
-    with pytest.raises(SystemExit, match="name:key=value"):
-        sbs.split_implementation("all_gpu:32")
+def test_the_experiment_registers_both_programs_and_the_second_names(janssen):
+    from gpude import registry
+
+    spec = yaml.safe_load(EXPERIMENT.read_text())
+    assert register_programs(spec["programs"], ROOT) == ["authors_ide", "authors_de"]
+    for name, program in (("authors_ide", "all_gpu_ide"), ("authors_de", "all_gpu_de")):
+        entry = registry.get("de", name)
+        p = entry.load(check_device=False).spec
+        assert entry.needs_gpu and p.runs_per_call == "all" and p.sha256 == spec["programs"][name]["sha256"]
+        assert f"--program {program} {{function_number}} {{dim}} {{popsize}} {{trials}}" in p.command
+        assert janssen.NVCC_FLAGS in p.build and p.output == janssen.RUN_LINE
+        assert p.source == str(ROOT / ".authors" / "GPU-Accelerated-Evolutionary-Optimisation")
+    listed = spec["algorithms"]["de"]["implementations"]
+    assert {"ide_x30", "resident_x30", "all_gpu_x30"} <= set(listed)
+    for alias in ("ide_x30", "resident_x30", "all_gpu_x30"):
+        assert spec["trials_per_launch"][alias] == 30 and registry.get("de", alias).needs_gpu
+    assert (spec["max_fes"], spec["target"], spec["dims"], spec["popsizes"]) == (10_000_000, 1e-7, [100], [250])
 
 
-def test_our_runner_passes_an_implementations_options(sbs, monkeypatch):
-    import gpude.trial
-
-    made = []
-    monkeypatch.setattr(gpude.trial, "make_runner", lambda *a, **kw: made.append((a, kw)) or object())
-    runner = sbs.GpudeRunner(100, 250, 10**7, 0.5, 0.3, "float32", 1e-7)
-    runner.runner("all_gpu:graph_generations=32", "F01", 30)
-    (args, kw), = made
-    assert args[:2] == ("de", "all_gpu") and kw["graph_generations"] == 32 and kw["trials_per_launch"] == 30
-
-
-def test_build_command_has_the_anchors_flags(sbs, tmp_path):
-    cmd = sbs.build_command(Path("/a/src"), tmp_path, "ide", "nvcc", "sm_90", ["-I/x"])
-    assert cmd == ["nvcc", "-O3", "-arch=sm_90", "-Xcompiler", "-O3,-march=native", "-I/x", "-o",
-                   str(tmp_path / "authors_ide"), "/a/src/differential_evolution/all_gpu_ide.cu"]
-    assert sbs.build_command(Path("s"), tmp_path, "all_gpu")[-1].endswith("differential_evolution/all_gpu_de.cu")
-
-
-def test_missing_nvcc_is_named(sbs, monkeypatch):
-    monkeypatch.setattr(sbs.shutil, "which", lambda name: None)
-    with pytest.raises(SystemExit, match="nvcc not found"):
-        sbs.find_nvcc("nvcc")
-
-
-def test_parse_their_output(sbs, tmp_path):
-    out = ("Running all-gpu ide with popsize=250\nFunction: 3 Best fitness: 862.5 Time: 0.656\n"
-           "Function: 3 Best fitness: 1.2e+03 Time: 0.7\n3, 862.5, 1200, 1031, 1, 0.678, 0.02, 1e+07, 0\n")
-    assert sbs.parse_authors_output(out) == [dict(best_error=862.5, wall_s=0.656),
-                                             dict(best_error=1200.0, wall_s=0.7)]
+def test_their_line_and_the_fes_from_their_log(tmp_path, janssen):
+    printed = ("Running all-gpu ide with popsize=250\nFunction: 3 Best fitness: 862.5 Time: 0.656\n"
+               "Function: 3 Best fitness: 1.2e+03 Time: 0.7\n3, 862.5, 1200, 1031, 1, 0.678, 0.02, 1e+07, 0\n")
     log = tmp_path / "F03_D100_P250.txt"
-    log.write_text("all_gpu_ide/F03_D100_P250\nFitness 862.5 1200 \nevaluations 10000000 10000000 \n"
-                   "time (ms) 0.656 0.7 \n")
-    assert sbs.parse_authors_log(log) == [10_000_000, 10_000_000]
+    log.write_text("all_gpu_ide/F03_D100_P250\nFitness 862.5 1200 \nevaluations 10000000 9000000 \n")
+    assert janssen.log_fes(log) == [10_000_000, 9_000_000] and janssen.log_fes(tmp_path / "none") == []
+    points = read_points(janssen.with_fes(printed, janssen.log_fes(log)), janssen.RUN_LINE)
+    assert points == [{"best_error": "862.5", "time_s": "0.656", "fes": "10000000"},
+                      {"best_error": "1.2e+03", "time_s": "0.7", "fes": "9000000"}]
+    # their own line (no log): no fes, the row then says the budget
+    assert read_points(printed, janssen.RUN_LINE)[1] == {"best_error": "1.2e+03", "time_s": "0.7"}
+    assert [len(t) for t in split_trials(points, 3, janssen.RUN_LINE)] == [1, 1, 0]
 
 
-def test_pack_keeps_code_and_drops_the_files_we_carry_anyway(sbs, tmp_path):
-    src = tmp_path / "tree"
-    data = src / "numerical_benchmark" / "benchmark_data"
+def test_run_passes_their_output_through_with_fes(tmp_path, capsys, janssen):
+    build = tmp_path / "build"
+    (build / "output_data" / "all_gpu_de").mkdir(parents=True)
+    fake = build / "all_gpu_de"  # writes its log where theirs does (relative to its working directory)
+    fake.write_text("#!/bin/sh\necho \"Function: $1 Best fitness: 5.5 Time: 0.25\"\n"
+                    "printf 'evaluations 250 \\n' > output_data/all_gpu_de/F0$1_D$2_P$3.txt\nexit 0\n")
+    fake.chmod(0o755)
+    assert janssen.main(["run", "--build", str(build), "--program", "all_gpu_de", "4", "100", "250", "1"]) == 0
+    assert capsys.readouterr().out == "Function: 4 Best fitness: 5.5 Time: 0.25 FEs: 250\n"
+
+
+def _their_tree(root: Path, functions=range(5, 9), dims=(50, 100)) -> Path:
+    from gpude.implementations import janssen
+
+    data = root / "numerical_benchmark" / "benchmark_data"
     data.mkdir(parents=True)
-    (src / "differential_evolution").mkdir()
-    (src / "differential_evolution" / "all_gpu_ide.cu").write_text("int main(){}")
-    for name in ["M_1_D100.txt", "shift_data_1.txt", "shuffle_data_5_D100.txt"]:
-        (data / name).write_text("1 2 3")
-    (src / "COMMIT").write_text("c2b3ef8\n")
-    out = sbs.pack(tmp_path / "slim.tgz", src=src)
-    with tarfile.open(out) as tar:
-        names = sorted(tar.getnames())
-    assert names == ["COMMIT", "differential_evolution/all_gpu_ide.cu",
-                     "numerical_benchmark/benchmark_data/shuffle_data_5_D100.txt"]
-    unpacked = sbs.unpack_source(out, tmp_path / "build")
-    assert sbs.authors_commit(unpacked) == "c2b3ef8"
+    for k in functions:
+        for d in dims:
+            (data / f"shuffle_data_{k}_D{d}.txt").write_text("1 2 3\n")
+    for f in janssen.PROGRAMS.values():
+        (root / f).parent.mkdir(parents=True, exist_ok=True)
+        (root / f).write_text("int main() { return 0; }\n")
+    return root
 
 
-def test_rundir_fills_their_data_from_ours_checked(sbs, tmp_path):
-    src = tmp_path / "tree"
-    (src / "numerical_benchmark" / "benchmark_data").mkdir(parents=True)
-    run = sbs.prepare_rundir(src, tmp_path / "run", [1], 100)
-    got = run / "numerical_benchmark" / "benchmark_data" / "M_1_D100.txt"
-    assert sbs._sha256(got) == sbs.AUTHORS_DATA_SHA256["M_1_D100.txt"]
-    assert (run / "output_data" / "all_gpu_ide").is_dir() and (run / "output_data" / "all_gpu_de").is_dir()
-    with pytest.raises(SystemExit, match="shuffle_data_5_D100"):
-        sbs.prepare_rundir(src, tmp_path / "run2", [5], 100)
+def test_the_data_folder_is_filled_from_ours_sha_checked(tmp_path, janssen):
+    src = _their_tree(tmp_path / "src")
+    run = janssen.fill_data(src, tmp_path / "run", functions=[1, 5], dims=(100,))
+    data = run / "numerical_benchmark" / "benchmark_data"
+    assert sorted(p.name for p in data.iterdir()) == ["M_1_D100.txt", "M_5_D100.txt", "shift_data_1.txt",
+                                                      "shift_data_5.txt", "shuffle_data_5_D100.txt"]
+    assert janssen._sha256(data / "M_1_D100.txt") == janssen.AUTHORS_DATA_SHA256["M_1_D100.txt"]
+    assert all((run / "output_data" / p).is_dir() for p in janssen.PROGRAMS)
+    # a shuffle file their tree lacks (not among ours)
+    with pytest.raises(janssen.AuthorsDataError, match="shuffle_data_6_D100.txt is missing"):
+        janssen.fill_data(_their_tree(tmp_path / "bare", functions=[]), tmp_path / "r2", functions=[6], dims=(100,))
+    # a file of ours that is not the authors' bytes, and one that is absent
+    cec = tmp_path / "cec"
+    (cec / "cec2017").mkdir(parents=True)
+    (cec / "cec2017" / "M_3_D100.txt").write_text("0 0 0\n")
+    with pytest.raises(janssen.AuthorsDataError, match="differs from the authors' M_1_D100.txt"):
+        janssen.fill_data(src, tmp_path / "r3", functions=[1], dims=(100,), cec=cec)
+    with pytest.raises(janssen.AuthorsDataError, match="shift_data_1.txt is in neither"):
+        (cec / "cec2017" / "M_3_D100.txt").write_bytes((ROOT / "data/cec/cec2017/M_3_D100.txt").read_bytes())
+        janssen.fill_data(src, tmp_path / "r4", functions=[1], dims=(100,), cec=cec)
 
 
-PROV = dict(gpu="NVIDIA H100 80GB HBM3", host="gpuhost", git_commit="abc1234def", cpu="Xeon",
-            timestamp_utc="2026-11-25T00:00:00Z")
-THEIRS = {"ide": 0.7, "all_gpu": 1.8}
-OURS = {"ide": 0.5, "resident": 0.1, "all_gpu": 1.5}
-
-
-def fake_runners(calls):
-    def authors(step):
-        calls.append(step.key)
-        return [dict(best_error=100.0, wall_s=THEIRS[step.implementation], fes=10_000_000, seed=0,
-                     call_wall_s_per_run=1.0)]
-
-    def ours(step):
-        calls.append(step.key)
-        b = step.trials_per_launch
-        if step.implementation == "resident" and step.function == "F02":
-            raise RuntimeError("boom")
-        return [dict(best_error=50.0 + s, wall_s=OURS[step.implementation] / b, fes=10_000_000,
-                     seed=s, call_wall_s_per_run=OURS[step.implementation] / b) for s in step.seeds]
-    return authors, ours
-
-
-def run_args(sbs, tmp_path, *extra):
-    return sbs.parser().parse_args(["run", "--functions", "F01,F02", "--repeats", "2",
-                                    "--implementations", "ide,resident,all_gpu",
-                                    "--trials-per-launch", "1,3", "--out", str(tmp_path), *extra])
-
-
-def test_run_writes_the_schema_atomically_with_injected_runners(sbs, tmp_path, monkeypatch):
-    calls, writes = [], []
-    real = sbs.write_csv_atomic
-    monkeypatch.setattr(sbs, "write_csv_atomic", lambda frame, path: writes.append(Path(path)) or real(frame, path))
-    authors, ours = fake_runners(calls)
-    assert sbs.cmd_run(run_args(sbs, tmp_path), authors, ours, PROV) == 0
-    assert calls == [s.key for s in sbs.plan(["F01", "F02"], ["ide", "resident", "all_gpu"], (1, 3), 2)]
-    csv = tmp_path / "nvidia-h100-80gb-hbm3.csv"
-    assert set(writes) == {csv, tmp_path / "nvidia-h100-80gb-hbm3_runs.csv"}
-    assert not list(tmp_path.glob(".*.tmp"))  # no temporary file left behind
-    df = pd.read_csv(csv)
-    for col in ["function", "source", "implementation", "trials_per_launch", "trials", "wall_s_per_run",
-                "best_error_mean", "device", "host", "git_commit", "authors_commit", "timing", "notes"]:
-        assert col in df.columns, col
-    assert len(df) == 2 * (2 + 3 * 2)  # per function: 2 of theirs, 3 of ours x 2 batch sizes
-    key = df.set_index(["function", "source", "implementation", "trials_per_launch"])
-    assert key.loc[("F01", "authors", "ide", 1), "trials"] == 2
-    assert key.loc[("F01", "gpude", "ide", 3), "trials"] == 6
-    assert key.loc[("F01", "gpude", "ide", 3), "wall_s_per_run"] == pytest.approx(0.5 / 3)
-    assert key.loc[("F01", "gpude", "ide", 1), "best_error_mean"] == pytest.approx(50.5)
-    assert key.loc[("F02", "gpude", "resident", 1), "failed"] == 2
-    assert key.loc[("F02", "gpude", "resident", 1), "trials"] == 0
-    assert (df["device"] == PROV["gpu"]).all() and (df["host"] == "gpuhost").all()
-    # --resume runs only what failed
-    calls.clear()
-    assert sbs.cmd_run(run_args(sbs, tmp_path, "--resume"), authors, ours, PROV) == 0
-    assert {c[1:3] for c in calls} == {("F02", "gpude")} and {c[3] for c in calls} == {"resident"}
-
-
-def test_summary_ratios_and_verdicts(sbs, tmp_path):
-    authors, ours = fake_runners([])
-    sbs.cmd_run(run_args(sbs, tmp_path), authors, ours, PROV)
-    df, files = sbs.load_side_by_side(tmp_path)
-    rat = sbs.ratios(df).set_index(["function", "implementation", "trials_per_launch"])
-    assert rat.loc[("F01", "ide", 1), "ratio"] == pytest.approx(0.5 / 0.7)
-    assert rat.loc[("F01", "all_gpu", 1), "ratio"] == pytest.approx(1.5 / 1.8)
-    assert rat.loc[("F01", "resident", 3), "baseline"] == "ide"
-    v = {x["label"]: x for x in sbs.verdicts(sbs.ratios(df), PROV["gpu"], "resident")}
-    one = v["one trial <= 0.3x the authors' iDE"]
-    assert one["cells"]["F01"] == pytest.approx(0.1 / 0.7) and one["cells"]["F02"] is None
-    assert one["verdict"] == "met so far (1 of 10 measured)"
-    assert v["all_gpu <= 1.0x the authors' All-GPU DE"]["verdict"] == "met so far (2 of 10 measured)"
-    # 30 per launch was not measured here (3 was)
-    assert v["30 trials per launch, per run, <= 0.02x the authors' iDE (F01-F07)"]["verdict"] == "not measured"
-
-
-def test_verdicts_met_and_missed_on_a_full_synthetic_csv(sbs):
-    rows = []
-    for f in sbs.FUNCTIONS:
-        rows += [dict(device="G", function=f, source="authors", implementation="ide", trials_per_launch=1,
-                      wall_s_per_run=1.0),
-                 dict(device="G", function=f, source="authors", implementation="all_gpu", trials_per_launch=1,
-                      wall_s_per_run=2.0),
-                 dict(device="G", function=f, source="gpude", implementation="resident", trials_per_launch=1,
-                      wall_s_per_run=0.25 if f != "F10" else 0.4),
-                 dict(device="G", function=f, source="gpude", implementation="resident", trials_per_launch=30,
-                      wall_s_per_run=0.03 if f in sbs.FUNCTIONS[7:] else 0.01),
-                 dict(device="G", function=f, source="gpude", implementation="all_gpu", trials_per_launch=1,
-                      wall_s_per_run=1.9)]
-    v = [x["verdict"] for x in sbs.verdicts(sbs.ratios(pd.DataFrame(rows)), "G")]
-    assert v == ["missed on 1 of 10", "met", "met", "met"]
-
-
-def test_summary_section_replaces_only_its_own_part(sbs, tmp_path):
-    summary = tmp_path / "SUMMARY.md"
-    summary.write_text("# DE wall time\n\nkeep me\n")
-    args = sbs.parser().parse_args(["summarize", "--results", str(tmp_path / "none"), "--summary", str(summary)])
-    sbs.cmd_summarize(args)
-    text = summary.read_text()
-    assert text.startswith("# DE wall time\n\nkeep me\n") and "No side-by-side CSV yet" in text
-    authors, ours = fake_runners([])
-    sbs.cmd_run(run_args(sbs, tmp_path / "sbs"), authors, ours, PROV)
-    args = sbs.parser().parse_args(["summarize", "--results", str(tmp_path / "sbs"), "--summary", str(summary)])
-    sbs.cmd_summarize(args)
-    text = summary.read_text()
-    assert text.count(sbs.BEGIN) == 1 and "keep me" in text and "No side-by-side CSV yet" not in text
-    assert "### NVIDIA H100 80GB HBM3" in text and "0.71x" in text  # F01 ide: 0.5 / 0.7
-
-
-def test_build_runs_nvcc_once_per_command_and_source(sbs, tmp_path):
-    """A stand-in nvcc (a shell script) records its calls: a second build with the same command and
-    sources reuses the executables; a failing compiler stops with its message."""
-    log = tmp_path / "calls"
+def test_build_runs_nvcc_with_the_flags_and_names_a_missing_one(tmp_path, monkeypatch, janssen):
+    calls = tmp_path / "calls"
     nvcc = tmp_path / "nvcc"
-    nvcc.write_text('#!/bin/sh\necho "$@" >> ' + str(log) + '\nwhile [ "$1" != "-o" ]; do shift; done\n'
-                    'touch "$2"\n')
+    nvcc.write_text(f'#!/bin/sh\necho "$@" >> {calls}\nwhile [ "$1" != "-o" ]; do shift; done\ntouch "$2"\n')
     nvcc.chmod(0o755)
-    src = tmp_path / "src"
-    (src / "differential_evolution").mkdir(parents=True)
-    for f in sbs.AUTHORS_PROGRAMS.values():
-        (src / f).write_text("int main() { return 0; }\n")
-    exes = sbs.build(src, tmp_path / "build", ["ide", "all_gpu"], str(nvcc))
-    assert sorted(exes) == ["all_gpu", "ide"] and all(p.exists() for p in exes.values())
-    assert len(log.read_text().splitlines()) == 2
-    assert "-O3 -arch=sm_90 -Xcompiler -O3,-march=native -o" in log.read_text()
-    sbs.build(src, tmp_path / "build", ["ide", "all_gpu"], str(nvcc))
-    assert len(log.read_text().splitlines()) == 2  # up to date
-    (src / sbs.AUTHORS_PROGRAMS["ide"]).write_text("int main() { return 1; }\n")
-    sbs.build(src, tmp_path / "build", ["ide"], str(nvcc))
-    assert len(log.read_text().splitlines()) == 3  # a source changed
-    bad = tmp_path / "badcc"
-    bad.write_text("#!/bin/sh\necho 'error: curand.h: No such file' >&2\nexit 2\n")
-    bad.chmod(0o755)
-    with pytest.raises(SystemExit, match="curand.h"):
-        sbs.build(src, tmp_path / "build2", ["ide"], str(bad))
+    src = _their_tree(tmp_path / "src")
+    exe = janssen.build(src, tmp_path / "build", "all_gpu_ide", nvcc=str(nvcc))
+    assert exe.is_file() and (tmp_path / "build" / "numerical_benchmark" / "benchmark_data" / "M_10_D50.txt").is_file()
+    assert calls.read_text().strip() == (f"{janssen.NVCC_FLAGS} -o {tmp_path / 'build' / 'all_gpu_ide'} "
+                                         f"{src / 'differential_evolution' / 'all_gpu_ide.cu'}")
+    monkeypatch.setattr(janssen.shutil, "which", lambda name: None)
+    with pytest.raises(janssen.GpudeError, match="nvcc not found"):
+        janssen.build(src, tmp_path / "build", "all_gpu_ide")
+
+
+def test_pack_keeps_their_code_and_drops_the_files_we_carry(tmp_path, janssen):
+    src = _their_tree(tmp_path / "tree", functions=[5], dims=(100,))
+    data = src / "numerical_benchmark" / "benchmark_data"
+    (data / "M_1_D100.txt").write_text("1")
+    (data / "shift_data_1.txt").write_text("1")
+    (src / "COMMIT").write_text(janssen.AUTHORS_COMMIT + "\n")
+    out = janssen.pack(tmp_path / "slim", src=src)
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()) == [
+        "COMMIT", "differential_evolution/all_gpu_de.cu", "differential_evolution/all_gpu_ide.cu",
+        "numerical_benchmark/benchmark_data/shuffle_data_5_D100.txt"]
+    assert source_digest(out) == source_digest(janssen.pack(tmp_path / "again", src=src))
+
+
+def _trials(rows):
+    base = dict(dim=100, popsize=250, algorithm="de", status="budget", best_error=1.0, params="{}")
+    return pd.DataFrame([{**base, **r} for r in rows])
+
+
+FAKE = _trials(
+    [dict(gpu="NVIDIA H100", function=f, implementation="authors_ide", wall_time_s=1.0) for f in ("F01", "F02")]
+    + [dict(gpu="NVIDIA H100", function="F01", implementation="authors_de", wall_time_s=2.0)]
+    + [dict(gpu="NVIDIA H100", function=f, implementation="ide", wall_time_s=0.5) for f in ("F01", "F01", "F02")]
+    + [dict(gpu="NVIDIA H100", function="F01", implementation="ide_x30", wall_time_s=0.05,
+            params='{"trials_per_launch": 30}')]
+    + [dict(gpu="NVIDIA H100", function="F01", implementation="all_gpu", wall_time_s=3.0),
+       dict(gpu="NVIDIA H100", function="F01", implementation="all_gpu", wall_time_s=None,
+            status="error:ProgramError: boom")]
+    + [dict(gpu="numba-cuda-simulator", function="F01", implementation="ide", wall_time_s=9.0)])
+
+
+def test_the_table_divides_ours_by_the_authors_per_device_and_function():
+    t = section.side_by_side_table(FAKE).set_index(["function", "implementation", "trials_per_launch"])
+    assert len(t) == 4  # (the simulator's row is no GPU's)
+    assert t.loc[("F01", "ide", 1), ["n", "mean_s", "authors_mean_s", "ratio"]].tolist() == [2, 0.5, 1.0, 0.5]
+    assert t.loc[("F01", "ide_x30", 30), "ratio"] == pytest.approx(0.05)
+    assert t.loc[("F01", "all_gpu", 1), ["baseline", "n", "failed", "ratio"]].tolist() == ["authors_de", 1, 1, 1.5]
+    assert section.baseline_of("all_gpu_x30:graph_generations=32") == "authors_de"
+    text = section.render_table(section.side_by_side_table(FAKE))
+    assert "#### NVIDIA H100" in text and "| F01 | 1 (1) | 0.5 (2), 0.50x | 0.05 (1), 0.05x |" in text
+    assert "ide, 30/launch: s/run (n), ratio" in text and "3 (1, 1 failed), 1.50x" in text
+
+
+def test_the_section_says_what_to_run_without_gpu_rows(tmp_path):
+    paper = tmp_path / "paper" / "side_by_side"
+    paper.mkdir(parents=True)
+    section.write_outputs(FAKE[FAKE.gpu == "numba-cuda-simulator"], {}, paper)
+    spec = yaml.safe_load(EXPERIMENT.read_text())
+    text = section.SideBySide(spec, paper, tmp_path).render()
+    assert "No side-by-side rows from a GPU yet" in text and "benchmarks/gpu_checks.sh side_by_side" in text
+    section.write_outputs(FAKE, {}, paper)
+    text = section.SideBySide(spec, paper, tmp_path).render()
+    assert "| F02 | 1 (1) | 0.5 (1), 0.50x | - |" in text and "No side-by-side rows" not in text
+
+
+def test_the_workflow_lists_the_programs_jobs(tmp_path, janssen):
+    """(It also checks the experiment against the schema, and that `report: section: side_by_side` exists.)"""
+    for name in ("Snakefile", "workflow", "config", "profiles"):
+        if (ROOT / name).exists():
+            (shutil.copytree if (ROOT / name).is_dir() else shutil.copy)(ROOT / name, tmp_path / name)
+    res = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--cores", "2", "--configfile",
+                          "config/experiments/side_by_side.yaml", "--config", "gpu=yes", "functions=[F01]",
+                          "--", "results/side_by_side/trials.csv"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-3000:]
+    runs = [line for line in out.splitlines() if "gpude run " in line]
+    # per function: 3 one-run jobs of each program and of ide, resident, all_gpu; 2 of 30 of each _x30
+    assert len(runs) == 2 * 3 + 3 * 3 + 3 * 2
+    theirs = [line for line in runs if "--implementation authors_" in line]
+    assert len(theirs) == 6 and all("--programs" in line and "--keep-failed" in line and "--trials 1 " in line
+                                    for line in theirs)
+    assert all("--trials-per-launch 30" in line and "--trials 30 " in line for line in runs if "_x30 " in line)
+    assert all("--plugin gpude.implementations.janssen" in line and "--target 1e-07" in line for line in runs)
+    # the host without Snakemake runs the rule's very command lines (the experiment file's path aside)
+    spec = {**yaml.safe_load(EXPERIMENT.read_text()), "functions": ["F01"]}
+    ours = [job["run"] for job in janssen.interleaved_jobs(spec, "config/experiments/side_by_side.yaml")]
+    rule = sorted(line.split("Shell command: ", 1)[-1].split(" > logs/")[0].strip().replace(
+        str(tmp_path) + "/", "") for line in runs)
+    assert sorted(ours) == rule
+
+
+def test_the_interleaved_order_alternates_theirs_and_ours(janssen):
+    spec = {**yaml.safe_load(EXPERIMENT.read_text()), "functions": ["F01", "F02"]}
+    jobs = janssen.interleaved_jobs(spec, "x.yaml")
+    order = [(j["chunk"], j["function"], j["implementation"]) for j in jobs]
+    listed = spec["algorithms"]["de"]["implementations"]
+    assert order[:8] == [(0, "F01", i) for i in listed] and order[8:16] == [(0, "F02", i) for i in listed]
+    assert order[-1] == (2, "F02", "all_gpu")  # the x30 cells have 2 chunks, the rest 3
+    assert len(jobs) == 2 * (5 * 3 + 3 * 2) and len({j["stem"] for j in jobs}) == len(jobs)

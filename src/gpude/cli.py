@@ -234,11 +234,12 @@ def _cmd_run(args) -> int:
         for k, ((t, seed), r) in enumerate(zip(group, outcomes), start + 1):
             progress = f"[{k}/{len(seeds)}] trial {t} seed {seed}"
             if isinstance(r, Exception):
-                rows.append(failed_row(base, t, seed, r))
+                rows.append(failed_row(base, t, seed, r, args.setting))
                 results.append(None)
                 print(f"{progress}: FAILED {type(r).__name__}: {r}", file=sys.stderr)
                 continue
-            rows.append(trial_row(r, t, setup, str(args.out_traces), args.concurrency, suite=args.suite))
+            rows.append(trial_row(r, t, setup, str(args.out_traces), args.concurrency, suite=args.suite,
+                                  setting=args.setting))
             results.append(r)
             print(f"{progress}: best {r.best_error:.6g} fes {r.fes_used} time {r.wall_time_s:.3f}s"
                   f" (stopped by {r.stopped_by})", file=sys.stderr, flush=True)
@@ -457,6 +458,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="exit 0 even if trials failed (their rows say why in 'status'); without it a failed "
                         "trial makes the exit status 1")
     r.add_argument("--suite", default="", help="recorded in each row, e.g. the experiment name")
+    r.add_argument("--setting", default="", help="the parameter setting's label in an experiment with a "
+                                                 "parameter grid (e.g. F0.3_CR0.01): part of each row's run_id")
     r.add_argument("--out-csv", required=True)
     r.add_argument("--out-traces", required=True)
     r.set_defaults(func=_cmd_run)

@@ -52,13 +52,16 @@ def status_of(result: TrialResult) -> str:
 
 
 def run_id(algorithm: str, implementation: str, function: str, dim: int, popsize: int, dtype: str,
-           trial: int) -> str:
-    """A trial's id in every table: algorithm/implementation/function/dD/npNP/dtype/tT."""
-    return f"{algorithm}/{implementation}/{function}/d{dim}/np{popsize}/{dtype}/t{trial}"
+           trial: int, setting: str = "") -> str:
+    """A trial's id in every table: algorithm/implementation/function/dD/npNP/dtype/tT, with the
+    parameter setting after the implementation in an experiment with a parameter grid
+    (algorithm/implementation/F0.3_CR0.01/function/...: the trials of two settings share their seeds)."""
+    middle = f"{setting}/" if setting else ""
+    return f"{algorithm}/{implementation}/{middle}{function}/d{dim}/np{popsize}/{dtype}/t{trial}"
 
 
 def trial_row(result: TrialResult, trial: int, setup_time_s: float, trace_path: str = "",
-              concurrency: str = "unknown", suite: str = "") -> dict:
+              concurrency: str = "unknown", suite: str = "", setting: str = "") -> dict:
     """The row of one finished trial (provenance columns are added by :func:`write_batch`)."""
     p = result.params
     # the algorithm's parameters (DE: F, CR, bounds; jDE adds tau1, tau2, ...) and the options
@@ -66,7 +69,7 @@ def trial_row(result: TrialResult, trial: int, setup_time_s: float, trace_path: 
     params.update(result.info.get("options", {}))
     return {
         "run_id": run_id(result.algorithm, result.implementation, result.function, result.dim, result.popsize,
-                         p.dtype, trial),
+                         p.dtype, trial, setting),
         "suite": suite, "function": result.function, "dim": result.dim,
         "algorithm": result.algorithm, "implementation": result.implementation,
         "popsize": result.popsize, "params": json.dumps(params, sort_keys=True), "dtype": p.dtype,
@@ -111,14 +114,14 @@ def one_per_launch(rows: pd.DataFrame) -> pd.Series:
     return rows["params"].map(launch_size) == 1
 
 
-def failed_row(base: dict, trial: int, seed: int, exc: BaseException) -> dict:
+def failed_row(base: dict, trial: int, seed: int, exc: BaseException, setting: str = "") -> dict:
     """A trial that raised: kept as a row with its status, never dropped."""
     row = {c: None for c in COLUMNS}
     row.update(base, trial=trial, seed=seed, status=f"error:{type(exc).__name__}: {exc}"[:300])
     if all(k in base for k in ("algorithm", "implementation", "function", "dim", "popsize", "dtype")):
         # its id as a finished trial's: a merge tells the trials of one cell apart by it
         row["run_id"] = run_id(base["algorithm"], base["implementation"], base["function"], base["dim"],
-                               base["popsize"], base["dtype"], trial)
+                               base["popsize"], base["dtype"], trial, setting)
     return row
 
 

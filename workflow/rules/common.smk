@@ -48,6 +48,7 @@ def load_experiment(config):
     experiment["functions"] = check_functions(experiment)
     for function in experiment["functions"]:
         dims_of(experiment, function)  # an instance with a dimension not its own fails here
+    check_subgrids(experiment)
     for algorithm, spec in experiment["algorithms"].items():
         for implementation in spec["implementations"]:
             try:
@@ -144,6 +145,32 @@ def check_functions(experiment):
     return ids
 
 
+def check_subgrids(experiment):
+    """A subgrid's values must be the experiment's own (so that every check above covers them); its
+    function ids as the rows record them."""
+    from gpude.functions.function import canonical_id
+
+    own = {"functions": experiment["functions"], "dims": experiment["dims"],
+           "popsizes": {p for spec in experiment["algorithms"].values()
+                        for p in spec.get("popsizes", experiment.get("popsizes") or [])}}
+    for k, part in enumerate(experiment.get("subgrids", [])):
+        if "functions" in part:
+            part["functions"] = [canonical_id(f) for f in part["functions"]]
+        for key, values in part.items():
+            wrong = [v for v in values if v not in own[key]]
+            if wrong:
+                raise ValueError(f"experiment {experiment['name']}: subgrids[{k}].{key}: "
+                                 f"{', '.join(map(str, wrong))} not among the experiment's {key} "
+                                 f"({', '.join(map(str, sorted(own[key], key=str)))})")
+
+
+def in_subgrids(experiment, function, dim, popsize):
+    """Whether a cell runs: every cell without `subgrids`, else one that lies in any of them."""
+    cell = dict(functions=function, dims=dim, popsizes=popsize)
+    return "subgrids" not in experiment or any(
+        all(cell[key] in values for key, values in part.items()) for part in experiment["subgrids"])
+
+
 def dims_of(experiment, function):
     """The dimensions a function runs at: the experiment's dims, or an instance's own size."""
     from gpude.problems import instance_dim, problem_set
@@ -186,6 +213,26 @@ def algorithm_params(spec):
     return {k: v for k, v in spec.items() if k not in ("implementations", "popsizes")}
 
 
+def param_settings(spec):
+    """The algorithm's parameter settings as (label, parameters): one, labelled "", where every
+    parameter has one value; where some list several (grid axes, the schema's lists), one per
+    combination of their values, in the order the experiment gives the axes, labelled by the axes'
+    values (F0.3_CR0.01: a folder of the batches and a part of the trials' run_ids)."""
+    import itertools
+
+    params = algorithm_params(spec)
+    axes = [k for k, v in params.items() if isinstance(v, list)]
+    if not axes:
+        return [("", params)]
+    return [("_".join(f"{k}{v}" for k, v in zip(axes, values)), {**params, **dict(zip(axes, values))})
+            for values in itertools.product(*(params[k] for k in axes))]
+
+
+def has_param_grid(experiment):
+    """Whether any algorithm of the experiment lists several values for a parameter (a grid axis)."""
+    return any(isinstance(v, list) for spec in experiment["algorithms"].values() for v in algorithm_params(spec).values())
+
+
 def popsizes_of(experiment, algorithm):
     """The algorithm's population sizes: its own, or the experiment's."""
     return experiment["algorithms"][algorithm].get("popsizes", experiment.get("popsizes"))
@@ -210,8 +257,9 @@ def check_algorithm_params(experiment, algorithm, spec):
     try:
         for popsize in popsizes:
             first_dim = dims_of(experiment, experiment["functions"][0])[0]
-            Params(popsize=popsize, max_fes=max(popsize, max_fes(experiment, first_dim)),
-                   max_time_s=experiment.get("max_time_s"), **algorithm_params(spec))
+            for _, params in param_settings(spec):
+                Params(popsize=popsize, max_fes=max(popsize, max_fes(experiment, first_dim)),
+                       max_time_s=experiment.get("max_time_s"), **params)
     except GpudeError as exc:
         raise ValueError(f"experiment {experiment['name']}, algorithm {algorithm}: {exc}") from None
 
@@ -244,6 +292,38 @@ def local_gpu_count():
     from gpude.gpu_lease import list_devices
 
     return max(1, len(list_devices()))
+
+
+# Ctrl-C or SIGTERM on a cluster. Snakemake's own SIGTERM handler waits for every submitted job to
+# end (hours), cancelling none, and so was killed with its jobs running (`kill`, the time limit of a
+# job that runs Snakemake); the SLURM executor cancels its jobs only on Ctrl-C (KeyboardInterrupt).
+# Here SIGTERM takes Ctrl-C's path: `scancel` of the jobs in flight, then exit after at most one
+# status-check interval. `onstart` runs after the scheduler has set its own handler; the jobs' own
+# Snakemake runs no hooks; a local run keeps Snakemake's handler (its jobs are its children).
+onstart:
+    if not workflow.local_exec:
+        import signal
+
+        def _cancel_on_sigterm(signum, frame):
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: a second one would break off scancel
+            print("SIGTERM: cancelling the submitted jobs, then exiting", file=sys.stderr, flush=True)
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGTERM, _cancel_on_sigterm)
+
+
+# The executor cancels only the jobs in its list at that moment (those whose sbatch had returned,
+# less any a status check in progress has taken out of it), while its two submission threads go on
+# submitting the rest of the ready jobs (seen: 7 of 12 left queued after an early SIGTERM, and once
+# one submitted before it). A run that ends in error has waited for its jobs, unless
+# interrupted: whatever of it is still queued then (its jobs are named by its SLURM run ID) is left
+# behind, and cancelled here (tests/test_slurm.py).
+onerror:
+    run_id = getattr(getattr(workflow.scheduler, "_executor", None), "run_uuid", None)
+    if not workflow.local_exec and run_id:
+        import subprocess
+
+        subprocess.run(["scancel", "--name", run_id], check=False, timeout=60)
 
 
 # A cluster executor (profiles/slurm: `executor: slurm`, `jobs: N`) leaves Snakemake's `nodes` set;
@@ -318,14 +398,21 @@ def build_grid(experiment):
                 continue
             n = per_implementation(experiment, "trials", implementation, algorithm)
             per_job = per_implementation(experiment, "trials_per_job", implementation, algorithm)
-            for function in experiment["functions"]:
-                for dim in dims_of(experiment, function):
-                    for popsize in popsizes_of(experiment, algorithm):
-                        for dtype in experiment["dtypes"]:
-                            for chunk in range((n + per_job - 1) // per_job):
-                                jobs.append(dict(algorithm=algorithm, implementation=implementation,
-                                                 function=function, dim=dim, popsize=popsize,
-                                                 dtype=dtype, chunk=chunk))
+            # a parameter grid: every setting its own batches (a folder `setting`: "default" for an
+            # algorithm without grid axes beside one with them)
+            settings = [label or "default" for label, _ in param_settings(spec)] if has_param_grid(experiment) else [None]
+            for setting in settings:
+                for function in experiment["functions"]:
+                    for dim in dims_of(experiment, function):
+                        for popsize in popsizes_of(experiment, algorithm):
+                            if not in_subgrids(experiment, function, dim, popsize):
+                                continue
+                            for dtype in experiment["dtypes"]:
+                                for chunk in range((n + per_job - 1) // per_job):
+                                    jobs.append(dict(algorithm=algorithm, implementation=implementation,
+                                                     function=function, dim=dim, popsize=popsize,
+                                                     dtype=dtype, chunk=chunk,
+                                                     **({"setting": setting} if setting else {})))
     if dropped:
         print(f"gpude: no GPU on this machine: dropped {', '.join(sorted(dropped))} from experiment "
               f"{experiment['name']} (set gpu: yes to keep them, e.g. for a cluster)", file=sys.stderr)
@@ -337,6 +424,7 @@ def build_grid(experiment):
 wildcard_constraints:
     experiment="[A-Za-z0-9_-]+",
     chunk="[0-9]+",
+    setting="[^/]+",
 
 
 EXPERIMENT = load_experiment(config)
@@ -344,6 +432,24 @@ EXP = EXPERIMENT["name"]
 GRID = build_grid(EXPERIMENT)
 BATCH = ("results/{experiment}/batches/{algorithm}/{implementation}/{function}/d{dim}/np{popsize}/"
          "{dtype}/chunk{chunk}")
+# an experiment with a parameter grid: a folder per parameter setting (param_settings) after the
+# implementation's; without one, the batches stay where they were
+PARAM_GRID = has_param_grid(EXPERIMENT)
+if PARAM_GRID:
+    BATCH = BATCH.replace("{implementation}/", "{implementation}/{setting}/")
+
+
+def batch_log(step):
+    """The log of a batch's job of this step (run_batch, warmup): the batch's path under logs/."""
+    return f"logs/{{experiment}}/{step}/{BATCH.split('/batches/', 1)[1]}.log"
+
+
+def setting_params(wildcards):
+    """The algorithm's parameters of the batch's setting (the experiment's, without a grid)."""
+    spec = EXPERIMENT["algorithms"][wildcards.algorithm]
+    if not PARAM_GRID:
+        return algorithm_params(spec)
+    return {label or "default": params for label, params in param_settings(spec)}[wildcards.setting]
 
 
 def batch_files(ext):
@@ -374,15 +480,16 @@ def run_params(wildcards):
         concurrency = f"exclusive-cpu:{N_GPUS + 1}"  # on a core of its own, at most N + 1 lanes timed at once
     # an outside program's failed run is a row that says why, not a failed job
     keep = " --keep-failed" if wildcards.implementation in EXPERIMENT.get("programs", {}) else ""
+    setting = f" --setting {wildcards.setting}" if PARAM_GRID else ""  # a parameter grid: in the run_ids
     return (configuration_args(wildcards) +
             f"--seed {EXPERIMENT['seed']} --first-trial {trials['first']} --trials {trials['count']} "
-            f"--suite {EXP} --concurrency {concurrency}{keep}")
+            f"--suite {EXP} --concurrency {concurrency}{keep}{setting}")
 
 
 def configuration_args(wildcards):
     """What a batch builds and compiles (the algorithm's parameters, budget, target, plugins): the
     arguments its `gpude run` shares with its `gpude warmup`."""
-    params = algorithm_params(EXPERIMENT["algorithms"][wildcards.algorithm])
+    params = setting_params(wildcards)
     common = " ".join(f"--{k} {params[k]}" for k in ("F", "CR", "bounds") if k in params)
     per_launch = per_implementation(EXPERIMENT, "trials_per_launch", wildcards.implementation, wildcards.algorithm)
     if per_launch > 1:  # only then, so that results made before the key existed stay up to date
@@ -392,8 +499,13 @@ def configuration_args(wildcards):
     if EXPERIMENT.get("programs") and wildcards.implementation in EXPERIMENT["programs"]:
         others = f"{others} --programs {shlex.quote(_experiment_file(EXP))}"
     return (f"{common} {others} "
-            f"--max-fes {max_fes(EXPERIMENT, int(wildcards.dim))} --target {EXPERIMENT['target']} "
+            f"--max-fes {max_fes(EXPERIMENT, int(wildcards.dim))} {target_arg(EXPERIMENT['target'])} "
             + (f"--max-time-s {EXPERIMENT['max_time_s']} " if EXPERIMENT.get("max_time_s") else ""))
+
+
+def target_arg(target):
+    """``--target 1e-08``; ``--target=-inf`` for no target (argparse takes '-inf' alone for an option)."""
+    return f"--target {target}" if target >= 0 else f"--target={target}"
 
 
 # Compilation outside the timed window: a batch's `gpude warmup` job compiles what its `gpude run`
@@ -492,8 +604,21 @@ EXPERIMENT_FILES[EXP] = _experiment_file(EXP)
 
 
 def reference_tables(experiment):
-    """Committed trial tables of an experiment, one per machine that ran it."""
-    return sorted(str(p) for p in Path("results/reference").glob(f"*/{experiment}/trials.csv"))
+    """Committed trial tables of an experiment, one per machine that ran it: trials.csv, or
+    trials.csv.gz for a large one that no campaign completes any more (the GPU host's calls carry
+    the whole tree, 64 MiB with the wheels; pandas reads either)."""
+    tables = []
+    for folder in sorted(Path("results/reference").glob(f"*/{experiment}")):
+        found = [folder / name for name in ("trials.csv", "trials.csv.gz") if (folder / name).is_file()]
+        if len(found) > 1:
+            raise ValueError(f"{folder} holds both trials.csv and trials.csv.gz: keep one")
+        tables += [str(p) for p in found]
+    return tables
+
+
+def beside(table, name):
+    """The file ``name`` (traces.npz, rerun_check.csv) in the folder of a trials table."""
+    return str(Path(table).with_name(name))
 
 
 def paper_sources(wildcards):
@@ -529,7 +654,7 @@ def presentation_files(wildcards):
     """The CSVs the experiment's `report:` names (inputs of its paper tables, so a change re-runs them)."""
     presentation = _presentation(wildcards)
     # a reference's rerun check (`gpude rerun-check`) beside its trials.csv goes into the report too
-    reruns = [p.replace("trials.csv", "rerun_check.csv") for p in reference_tables(wildcards.experiment)]
+    reruns = [beside(p, "rerun_check.csv") for p in reference_tables(wildcards.experiment)]
     return [presentation[k] for k in ("published", "alone", "crosscheck") if presentation.get(k)] + \
         list(presentation.get("compare", {}).values()) + list(presentation.get("study_inputs", {}).values()) + \
         [p for p in reruns if Path(p).is_file()]

@@ -39,7 +39,7 @@ WALL_TIME_OUTPUTS = dict(
 rule paper_tables:
     input:
         trials=paper_sources,
-        traces=lambda wildcards: [p.replace("trials.csv", "traces.npz") for p in paper_sources(wildcards)],
+        traces=lambda wildcards: [beside(p, "traces.npz") for p in paper_sources(wildcards)],
         presentation=presentation_files,
     output:
         **WALL_TIME_OUTPUTS,

@@ -9,7 +9,7 @@ rule run_batch:
         trials=f"{BATCH}.csv",
         traces=f"{BATCH}.npz",
     log:
-        "logs/{experiment}/run_batch/{algorithm}/{implementation}/{function}/d{dim}/np{popsize}/{dtype}/chunk{chunk}.log",
+        batch_log("run_batch"),
     wildcard_constraints:
         implementation=implementations_on("cpu"),
     params:
@@ -47,7 +47,7 @@ rule warmup:
     output:
         WARMUP,
     log:
-        "logs/{experiment}/warmup/{algorithm}/{implementation}/{function}/d{dim}/np{popsize}/{dtype}/chunk{chunk}.log",
+        batch_log("warmup"),
     params:
         args=configuration_args,
     threads: 1

@@ -19,12 +19,14 @@ from .section import GENERIC_OUTPUTS, Section, _order, _read, fmt  # noqa: F401 
 def _sections():
     from .janssen import CaseStudy1, CaseStudy2
     from .kromer import Kromer
+    from .kromer_pilot import KromerPilot
     from .lastra import Lastra
     from .nashed import Nashed
     from .qin import Qin
+    from .side_by_side import SideBySide
 
     return {"janssen_cs1": CaseStudy1, "janssen_cs2": CaseStudy2, "qin": Qin, "nashed": Nashed, "lastra": Lastra,
-            "kromer": Kromer}
+            "kromer": Kromer, "kromer_pilot": KromerPilot, "side_by_side": SideBySide}
 
 
 def section_class(name: str | None) -> type[Section]:

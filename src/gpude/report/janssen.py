@@ -18,8 +18,9 @@ STUDY_INPUTS = ("scaling",)
 
 
 def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list[Path]:
-    """Case study 1's own outputs: the scaling curves of ``benchmarks/scaling.py`` (study input
-    ``scaling``: its CSV folder) as ``scaling.csv`` and ``figure_scaling_<device>``."""
+    """Case study 1's own outputs: the scaling curves of ``config/experiments/scaling_curves*.yaml``
+    (study input ``scaling``: the folder of their trial tables, results/reference) as ``scaling.csv``
+    and ``figure_scaling_<device>``."""
     unknown = set(inputs) - set(STUDY_INPUTS)
     if unknown:
         from ..errors import InvalidInputError

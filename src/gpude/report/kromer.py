@@ -34,7 +34,7 @@ make the same run for a seed and differ in speed only.
 
 **Values at a time t** are read from a run's trace: the best error of the last generation that ended
 by t (``gpude run``'s traces keep a point whenever the best fell by 0.01 decades, so a value read between
-points is at most 2.3% above the run's; a reference merged by ``benchmarks/campaign.py merge
+points is at most 2.3% above the run's; a reference merged by ``python -m gpude.campaign merge
 --trace-decades 0.1`` keeps one per 0.1 decade: up to 26% above; at t = the budget, the row's final best
 is used). The paper made separate
 5 s and 10 s (0.64 s and 27 s) runs; a run does not know its budget, so the best of a 10 s run at 5 s

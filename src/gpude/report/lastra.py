@@ -305,7 +305,7 @@ class Lastra(Section):
             f"from runs timed alone on their GPU of {self.machine} (`concurrency` exclusive) and made one per "
             "launch: a run made several per launch (`trials_per_launch` in its `params`: the campaigns make "
             "each cell's first three runs one per launch and the others ten per launch, "
-            "`benchmarks/campaign.py --alone 3 --per-launch 10`) records a fair share of its launch's time, "
+            "`python -m gpude.campaign run --alone 3 --per-launch 10`) records a fair share of its launch's time, "
             "and a run made while other processes shared the GPU, or on another host, time-slicing or another "
             "CPU: those count for quality only. The paper makes no statistical test (it compares means, "
             "standard deviations and medians, and finds 'no relevant differences' between its CPU and GPU "

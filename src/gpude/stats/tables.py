@@ -17,6 +17,11 @@ def with_competitors(trials: pd.DataFrame) -> pd.DataFrame:
     name the problem (function, and dimension where several are run)."""
     trials = trials.copy()
     varying = [c for c in ("algorithm", "implementation", "popsize", "dtype") if trials[c].nunique() > 1]
+    parts = trials["run_id"].astype(str).str.split("/") if "run_id" in trials else None
+    if parts is not None and (parts.str.len() == 8).any():
+        # a parameter grid: the run_id's setting (algorithm/implementation/F0.3_CR0.01/function/...)
+        trials["setting"] = [p[2] if len(p) == 8 else "" for p in parts]
+        varying.append("setting")
     trials["competitor"] = trials[varying or ["implementation"]].astype(str).agg("/".join, axis=1)
     if trials["dim"].nunique() > 1:
         trials["function"] = trials["function"].astype(str) + "/d" + trials["dim"].astype(str)

@@ -25,7 +25,7 @@ that a session's device time cut (e.g. Qin et al.'s iDE in float32: 44 of 48 cel
 
 Qin et al.'s four missing float32 cells, on the GPU host (see results/reference/nvidia-h200/qin/README.md):
 
-    python3 benchmarks/fill_reference.py fill --experiment config/experiments/qin.yaml \\
+    python3 -m gpude.campaign.fill_reference fill --experiment config/experiments/qin.yaml \\
         --reference results/reference/nvidia-h200/qin --implementations ide --dtypes float32 \\
         --trace-decades 0.1 --archive $OUT/qin_fill_float32.tar.gz [--via gpude]
 """
@@ -33,127 +33,31 @@ Qin et al.'s four missing float32 cells, on the GPU host (see results/reference/
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import io
-import os
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+from ..errors import GpudeError
+from . import cells as _cells
+from .cells import BATCH, CELL, DEFAULTS, LOG, ROOT, Cell, gpude_command, grid, rule_command
+from .merge import replace_checked
+from .run import write_tar
 
-from gpude.errors import GpudeError  # noqa: E402
-from gpude.io import write_atomic, write_csv_atomic  # noqa: E402
-
-#: the workflow's batch path (``BATCH`` in workflow/rules/common.smk; tests/test_fill_reference.py
-#: checks that the two agree)
-BATCH = ("results/{experiment}/batches/{algorithm}/{implementation}/{function}/d{dim}/np{popsize}/"
-         "{dtype}/chunk{chunk}")
-LOG = "logs/{experiment}/run_batch/{algorithm}/{implementation}/{function}/d{dim}/np{popsize}/{dtype}/chunk{chunk}.log"
-#: the schema's defaults (workflow/schemas/experiment.schema.yaml)
-DEFAULTS = {"trials": 30, "trials_per_job": 30, "trials_per_launch": 1, "seed": 20261121, "dtypes": ["float64"],
-            "target": 1.0e-8, "timing": "exclusive"}
-CELL = ["algorithm", "implementation", "function", "dim", "popsize", "dtype"]
-
-
-@dataclasses.dataclass(frozen=True)
-class Cell:
-    """One (algorithm, implementation, function, D, NP, dtype) of an experiment and how its trials are
-    made: by the workflow's batch jobs (``trials_per_job``, 0: all in one) or by a campaign's
-    processes (``per_launch`` trials a launch, ``timing``, the first ``alone`` one per launch). The one
-    cell of this script and of ``campaign.py``."""
-    algorithm: str
-    implementation: str
-    function: str
-    dim: int
-    popsize: int
-    dtype: str
-    trials: int
-    trials_per_job: int = 0
-    per_launch: int = 1
-    timing: str = "exclusive"
-    #: trials 0 .. alone - 1 one per launch (timed), the others ``per_launch`` per launch
-    alone: int = 0
-
-    def chunks(self) -> list[int]:
-        per_job = self.trials_per_job or self.trials
-        return list(range((self.trials + per_job - 1) // per_job))
-
-    def launch_size(self, trial: int) -> int:
-        """How many trials share the launch that makes ``trial``."""
-        return 1 if trial < self.alone else self.per_launch
-
-    def batch(self, experiment: str, chunk: int) -> str:
-        return BATCH.format(experiment=experiment, chunk=chunk, **self.key_dict())
-
-    def log(self, experiment: str, chunk: int) -> str:
-        return LOG.format(experiment=experiment, chunk=chunk, **self.key_dict())
-
-    def key_dict(self) -> dict:
-        return {k: getattr(self, k) for k in CELL}
-
-    def key(self) -> tuple:
-        return tuple(getattr(self, k) for k in CELL)
-
-    def __str__(self) -> str:
-        return f"{self.algorithm}/{self.implementation} {self.function} D={self.dim} NP={self.popsize} {self.dtype}"
+# (the batch and log paths, the schema's defaults and the rule's command line are the campaign's too)
+__all__ = ["BATCH", "DEFAULTS", "LOG", "Cell", "gpude_command", "grid", "load_experiment", "main", "merge",
+           "missing_cells", "rule_command", "snakemake_command", "verify"]
 
 
 def load_experiment(path) -> dict:
-    experiment = {**DEFAULTS, **yaml.safe_load(Path(path).read_text())}
+    experiment = _cells.load_experiment(path)
     if "instance" in map(str, experiment["dims"]):
         raise GpudeError(f"{path}: dims: instance (LOP/ETC) is not handled by this tool; give the cells' batch "
                          "files to snakemake yourself")
     return experiment
-
-
-def _per_implementation(value, implementation: str, algorithm: str) -> int:
-    if isinstance(value, dict):
-        return int(value.get(f"{algorithm}/{implementation}", value.get(implementation, value["default"])))
-    return int(value)
-
-
-def grid(experiment: dict, implementations=None, dtypes=None, *, trials_by_function=(), alone: int = 0,
-         per_launch: int | None = None, functions=None) -> list[Cell]:
-    """The experiment's cells (of its dtypes, or ``dtypes``; of the given implementations, default all)
-    with their number of trials: the experiment's, or more for the functions that match a pattern of
-    ``trials_by_function`` ((pattern, n) pairs: campaign.py's ``--trials``). ``alone`` and
-    ``per_launch``: campaign.py's ``--alone`` and ``--per-launch`` (default: the experiment's
-    ``trials_per_launch`` for every trial); ``functions``: fnmatch patterns, the experiment's functions
-    that match one."""
-    import fnmatch
-
-    from gpude.functions.function import canonical_id
-    from gpude.problems import instance_dim, problem_set
-
-    cells = []
-    for algorithm, spec in experiment["algorithms"].items():
-        popsizes = spec.get("popsizes", experiment.get("popsizes"))
-        for implementation in spec["implementations"]:
-            if implementations and implementation not in implementations:
-                continue
-            trials = _per_implementation(experiment["trials"], implementation, algorithm)
-            per_job = _per_implementation(experiment["trials_per_job"], implementation, algorithm)
-            size = per_launch or _per_implementation(experiment["trials_per_launch"], implementation, algorithm)
-            timing = _per_implementation_text(experiment["timing"], implementation, algorithm)
-            for function in map(canonical_id, experiment["functions"]):
-                if functions and not any(fnmatch.fnmatchcase(function, f) for f in functions):
-                    continue
-                n = max([trials] + [k for pattern, k in trials_by_function if fnmatch.fnmatchcase(function, pattern)])
-                dims = [instance_dim(function)] if problem_set(function) else experiment["dims"]
-                for dim in dims:
-                    for popsize in popsizes:
-                        for dtype in dtypes or experiment["dtypes"]:
-                            cells.append(Cell(algorithm, implementation, function, int(dim), int(popsize), dtype,
-                                              n, trials_per_job=per_job, per_launch=size, timing=timing,
-                                              alone=alone if size > 1 else 0))
-    return cells
 
 
 def trials_per_cell(reference: pd.DataFrame) -> dict[tuple, int]:
@@ -186,54 +90,6 @@ def snakemake_command(experiment_file, experiment: dict, cells: list[Cell], dtyp
     cmd = [sys.executable, "-m", "snakemake", *targets, "--cores", "all", "--scheduler", "greedy",
            "--configfile", str(experiment_file), "--config", "gpu=yes", f"dtypes=[{','.join(all_dtypes)}]"]
     return cmd + (["-n"] if dry_run else []) + list(extra)
-
-
-def _max_fes(experiment: dict, dim: int) -> int:
-    budget = experiment["max_fes"]
-    return int({str(k): v for k, v in budget.items()}[str(dim)]) if isinstance(budget, dict) else int(budget)
-
-
-def rule_command(experiment: dict, cell: Cell, chunk: int) -> str:
-    """The shell command rule run_batch runs for one batch: ``run_params`` of workflow/rules/common.smk
-    and the rule's shell line, rebuilt here for a host without Snakemake (tests/test_fill_reference.py
-    checks it against ``snakemake -n -p``)."""
-    first = chunk * cell.trials_per_job
-    count = min(cell.trials_per_job, cell.trials - first)
-    batch = cell.batch(experiment["name"], chunk)
-    return gpude_command(experiment, cell, first, count, batch, cell.log(experiment["name"], chunk))
-
-
-def gpude_command(experiment: dict, cell: Cell, first: int, count: int, out_stem: str, log: str,
-                  concurrency: str | None = None, per_launch: int | None = None) -> str:
-    """The rule's command for trials ``first .. first + count - 1`` of a cell (anything with the
-    fields of :data:`CELL`), written to
-    ``<out_stem>.csv``/``.npz`` with its output in ``log`` (benchmarks/campaign.py uses it too);
-    ``concurrency`` replaces the experiment's timing in the rows (``exclusive-gpu:N``: alone on one
-    of N GPUs, as the workflow records it on a host of several); ``per_launch`` replaces the
-    experiment's ``trials_per_launch`` (a campaign's runs timed one per launch, or batched)."""
-    spec = experiment["algorithms"][cell.algorithm]
-    params = {k: v for k, v in spec.items() if k not in ("implementations", "popsizes")}
-    concurrency = concurrency or _per_implementation_text(experiment["timing"], cell.implementation, cell.algorithm)
-    common = " ".join(f"--{k} {params[k]}" for k in ("F", "CR", "bounds") if k in params)
-    if per_launch is None:
-        per_launch = _per_implementation(experiment["trials_per_launch"], cell.implementation, cell.algorithm)
-    if per_launch > 1:
-        common += f" --trials-per-launch {per_launch}"
-    others = " ".join(f"--param {k}={v}" for k, v in sorted(params.items()) if k not in ("F", "CR", "bounds"))
-    others += "".join(f" --plugin {m}" for m in experiment.get("plugins", []))
-    args = (f"{common} {others} --max-fes {_max_fes(experiment, cell.dim)} --target {experiment['target']} "
-            + (f"--max-time-s {experiment['max_time_s']} " if experiment.get("max_time_s") else "") +
-            f"--seed {experiment['seed']} --first-trial {first} --trials {count} --suite {experiment['name']} "
-            f"--concurrency {concurrency}")
-    return (f"python3 -m gpude run --algorithm {cell.algorithm} --implementation {cell.implementation} "
-            f"--function {cell.function} --dim {cell.dim} --popsize {cell.popsize} --dtype {cell.dtype} {args} "
-            f"--out-csv {out_stem}.csv --out-traces {out_stem}.npz > {log} 2>&1")
-
-
-def _per_implementation_text(value, implementation: str, algorithm: str) -> str:
-    if isinstance(value, dict):
-        return str(value.get(f"{algorithm}/{implementation}", value.get(implementation, value["default"])))
-    return str(value)
 
 
 def run(experiment_file, experiment, cells, dtypes, root: Path, dry_run=False, extra=(), via="snakemake") -> int:
@@ -271,8 +127,6 @@ def run(experiment_file, experiment, cells, dtypes, root: Path, dry_run=False, e
 def merge(reference_dir: Path, batches: list[Path], trace_decades: float | None = None) -> pd.DataFrame:
     """Append the batches' rows and traces to the reference (see the module docstring); returns the
     merged table. Nothing is written unless every check passes."""
-    from gpude.results import load_traces, merge_traces
-
     trials_path, traces_path = reference_dir / "trials.csv", reference_dir / "traces.npz"
     old_text = trials_path.read_text()
     old = pd.read_csv(io.StringIO(old_text))
@@ -286,28 +140,19 @@ def merge(reference_dir: Path, batches: list[Path], trace_decades: float | None 
         raise GpudeError(f"{len(failed)} new trial(s) failed, e.g. {failed['run_id'].iloc[0]}: "
                          f"{failed['status'].iloc[0]}; nothing was merged")
     merged = pd.concat([old, new], ignore_index=True)  # the old columns first, in their order
-    staging = reference_dir / ".fill_reference"
-    staging.mkdir(exist_ok=True)
-    try:
-        # the new traces thinned as the reference's were, keyed by run_id; the old ones copied as they are
-        thinned = staging / "new_traces.npz"
-        merge_traces([(pd.read_csv(b), str(b.with_suffix(".npz"))) for b in batches], thinned, decades=trace_decades)
-        merge_traces([(old, str(traces_path)), (new, str(thinned))], staging / "traces.npz")
-        write_csv_atomic(merged, staging / "trials.csv")
-        check_merge(old, old_text, new, staging / "trials.csv", traces_path, staging / "traces.npz", load_traces)
-        os.replace(staging / "traces.npz", traces_path)
-        os.replace(staging / "trials.csv", trials_path)  # last: the table names the traces
-    finally:
-        for p in staging.glob("*"):
-            p.unlink()
-        staging.rmdir()
+    # the new traces thinned as the reference's were, keyed by run_id; the old ones copied as they are
+    replace_checked(reference_dir, ".fill_reference", [(pd.read_csv(b), b.with_suffix(".npz")) for b in batches],
+                    [(old, str(traces_path))], new, merged, trace_decades,
+                    lambda csv, npz: check_merge(old, old_text, new, csv, traces_path, npz))
     print(f"fill_reference: {len(new)} trial(s) of {len(batches)} batch file(s) added to {trials_path} "
           f"({len(old)} before, {len(merged)} now)")
     return merged
 
 
-def check_merge(old, old_text, new, merged_csv, old_traces, merged_traces, load_traces) -> None:
+def check_merge(old, old_text, new, merged_csv, old_traces, merged_traces) -> None:
     """The merged files hold the old rows and traces unchanged and the new ones once each."""
+    from ..results import load_traces
+
     merged = pd.read_csv(merged_csv)
     again = merged.iloc[:len(old)][list(old.columns)]
     pd.testing.assert_frame_equal(again.reset_index(drop=True), old.reset_index(drop=True), check_dtype=False)
@@ -332,8 +177,8 @@ def check_merge(old, old_text, new, merged_csv, old_traces, merged_traces, load_
 
 def verify(experiment: dict, cells: list[Cell], reference_dir: Path) -> list[str]:
     """Problems with the reference for the cells: missing or extra trials, traces, seeds ([] = none)."""
-    from gpude.results import load_traces
-    from gpude.rng import trial_seed
+    from ..results import load_traces
+    from ..rng import trial_seed
 
     table = pd.read_csv(reference_dir / "trials.csv")
     traces = load_traces(reference_dir / "traces.npz")
@@ -370,17 +215,13 @@ def archive(path: Path, root: Path, experiment_name: str, cells: list[Cell], ref
                         c.log(experiment_name, k)]
     members += [str((reference_dir / name).resolve().relative_to(root.resolve())) for name in
                 ("trials.csv", "traces.npz")]
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for m in members:
-            if (root / m).exists():
-                tar.add(root / m, arcname=m)
-    write_atomic(path, buf.getvalue())
+    write_tar(path, [(root / m, m) for m in members if (root / m).exists()])
     print(f"fill_reference: packed {len(members)} file(s) into {path}")
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], usage="%(prog)s ACTION [options] [-- SNAKEMAKE ARGS]",
+    p = argparse.ArgumentParser(prog="python -m gpude.campaign.fill_reference", description=__doc__.split("\n\n")[0],
+                                usage="%(prog)s ACTION [options] [-- SNAKEMAKE ARGS]",
                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     p.add_argument("action", choices=("missing", "run", "merge", "verify", "fill"))
     p.add_argument("--experiment", type=Path, required=True, help="config/experiments/<name>.yaml")
@@ -402,11 +243,11 @@ def main(argv=None) -> int:
     root = args.root.resolve()
     experiment_file = args.experiment if args.experiment.is_absolute() else root / args.experiment
     reference_dir = args.reference if args.reference.is_absolute() else root / args.reference
-    experiment = load_experiment(experiment_file)
     implementations = args.implementations.split(",") if args.implementations else None
     dtypes = args.dtypes.split(",") if args.dtypes else None
-    cells = grid(experiment, implementations, dtypes)
     try:
+        experiment = load_experiment(experiment_file)
+        cells = grid(experiment, implementations, dtypes)
         if args.action == "verify":
             return _report_verify(experiment, cells, reference_dir)
         reference = pd.read_csv(reference_dir / "trials.csv")
@@ -428,7 +269,8 @@ def main(argv=None) -> int:
                 return code  # a batch failed: nothing merged (its log comes back in the archive)
             absent = [b for b in batches if not b.is_file()]
             if absent:
-                raise GpudeError(f"batch file(s) missing, e.g. {absent[0]}: run them first (`fill_reference.py run`)")
+                raise GpudeError(f"batch file(s) missing, e.g. {absent[0]}: run them first "
+                                 "(`python -m gpude.campaign.fill_reference run`)")
             if todo:
                 merge(reference_dir, batches, args.trace_decades)
             return _report_verify(experiment, cells, reference_dir)
@@ -436,7 +278,7 @@ def main(argv=None) -> int:
             # whatever ran comes back, merged or not (a failed merge can be redone from the batch files)
             if args.action == "fill" and args.archive:
                 archive(args.archive, root, name, todo, reference_dir)
-    except GpudeError as exc:
+    except (GpudeError, OSError) as exc:  # (OSError: a file missing or unreadable)
         print(f"fill_reference: {exc}", file=sys.stderr)
         return 1
 

@@ -1,10 +1,22 @@
-"""Summary of the Krömer parameter pilot (``benchmarks/kromer_pilot.py``): which F and CR to use, per
-problem class, and whether one choice serves every class.
+"""Krömer et al.'s unstated DE parameters: the parameter pilot's summary, which F and CR to use per
+problem class, and whether one choice serves every class (issue 38: formerly
+``benchmarks/kromer_pilot.py`` and ``kromer_pilot_summary.py``).
 
-Reads every stage file of the pilot (``results/benchmarks/kromer_pilot/<stage>.csv.gz``, one row per
-readout of one run) and writes ``SUMMARY.md`` and ``SUMMARY.csv`` beside them:
+The pilot's stages are the experiments ``config/experiments/kromer_pilot_*.yaml`` (``de/sequential``
+over a grid of F x CR [x NP], one run per core, at the paper's budgets); where a later stage's
+settings were picked from an earlier stage's results, the file holds the pilot's picks and says so.
+Their rows become readout rows (:func:`readouts`: one per run and readout, from the run's trace with
+:func:`gpude.report.kromer.best_at`), the same rows as the pilot's own stage files
+(``results/benchmarks/kromer_pilot/<stage>.csv.gz``, the committed legacy input read by
+:func:`legacy_rows`; its README says what they are). Each experiment's report section (``report:
+section: kromer_pilot``) summarises its own runs (``pilot_summary.md``/``.csv``); the summary across
+stages, as the pilot's ``SUMMARY.md``, comes from this module's command line:
 
-    python benchmarks/kromer_pilot_summary.py [--pilot DIR] [--out-md FILE] [--out-csv FILE]
+    python -m gpude.report.kromer_pilot [--legacy results/benchmarks/kromer_pilot]
+        [--trials results/kromer_pilot_etc_cr/trials.csv ...] --out-md FILE [--out-csv FILE]
+
+(``--trials`` reads the ``traces.npz`` beside each table; ``--gpu-rates`` the H200's FEs per second,
+default ``results/benchmarks/kromer_pilot/inputs/gpu_rates.csv``).
 
 **Measure.** ETC: the fit after the budget over the paper's GPU fit at NP 64 for the same matrix
 (Table 4; the paper's lambda is unknown, so this is a common scale per matrix, not a claim of equal
@@ -18,7 +30,11 @@ N-LOLIB (Table 3); Rastrigin: each D (128, 256, 512).
 ones; Table 4's and Tables 2-3's CPU columns) and at the FEs the H200's many-threaded DE made in the
 same times (``gpu_fes``: a run's trajectory per seed is the same on every DE implementation, so this
 is the GPU's value at that budget). They are summarised separately: a choice at one need not be the
-choice at the other.
+choice at the other. A workflow run is read from its trace, which the workflow thins to 0.01 decades
+(a value between trace points is at most 2.3% above the run's); the pilot's own rows were read from
+the full trace. The GPU's FEs per second: the median of the H200 references' many-threaded DE (CR
+0.1) at this NP (ETC: over its matrices; LOP: this matrix; Rastrigin: this D), frozen in
+``inputs/gpu_rates.csv``.
 
 **Choice** per (problem, NP, readout, time, class): the (F, CR) with the lowest median measure over
 the class's runs (every matrix x seed), among the configurations run on all of them (a stage cut short
@@ -34,20 +50,20 @@ Deterministic: the same CSVs give the same files.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+from ..io import write_atomic, write_csv_atomic
+from .section import Section
 
-from gpude.io import write_atomic, write_csv_atomic  # noqa: E402
-
-PILOT_DIR = ROOT / "results" / "benchmarks" / "kromer_pilot"
-TABLE4 = ROOT / "paper" / "published" / "kromer_table4.csv"
-ETC_TABLE = ROOT / "data" / "etc" / "instances.csv"
+_ROOT = Path(__file__).resolve().parents[3]
+PILOT_DIR = _ROOT / "results" / "benchmarks" / "kromer_pilot"
+GPU_RATES = PILOT_DIR / "inputs" / "gpu_rates.csv"
+TABLE4 = _ROOT / "paper" / "published" / "kromer_table4.csv"
 #: the F and CR of the committed kromer_* experiments, chosen by the first 2 s pilot
 PROTOCOL = (0.5, 0.1)
 #: a class is served by the common choice when its median is within this fraction of the class best
@@ -55,31 +71,91 @@ SERVED_TOLERANCE = 0.05
 MEASURE_NAMES = {"etc": "fit / paper's GPU fit at NP 64", "lop": "error %", "rastrigin": "f"}
 UNIT = ["problem", "popsize", "readout", "at_s"]
 CONFIG = ["F", "CR"]
+#: the readout times of each problem (the paper's budgets and earlier ones), seconds
+READOUT_S = {"etc": (5.0, 10.0, 20.0, 30.0), "lop": (5.0, 10.0), "rastrigin": (0.64, 27.0)}
+#: the committed experiment of each problem whose H200 rates the GPU readouts use
+RATE_EXPERIMENT = {"etc": "kromer_etc", "lop": "kromer_lop", "rastrigin": "kromer_rastrigin"}
+STUDY_INPUTS = ("gpu_rates", "table4")
 
 
-# --- classes and measure ----------------------------------------------------------------------
+# --- readout rows: from the workflow's trials and traces, or the pilot's own stage files ----------
 
-def etc_consistency() -> dict[str, str]:
-    """ETC matrix (the paper's name) -> consistent / inconsistent / semi-consistent."""
-    table = pd.read_csv(ETC_TABLE)
-    return dict(zip(table["paper_name"], table["consistency"]))
+def problem_of(function: str) -> str:
+    """etc, lop or rastrigin (N09) for a trial row's function."""
+    from ..instances import catalog
+
+    if function in catalog("etc"):
+        return "etc"
+    if function in catalog("lop"):
+        return "lop"
+    return "rastrigin"
 
 
-def problem_class(problem: str, instance: str, dim: int) -> str:
-    """The class a run's instance belongs to (the unit of the per-class choice)."""
-    if problem == "etc":
-        return "ETC " + etc_consistency()[instance]
+def gpu_fes_per_s(rates: pd.DataFrame | None, problem: str, instance: str, dim, popsize: int):
+    """Median FEs per second of the H200 reference's many-threaded DE for this problem at this NP
+    (ETC: over its matrices; LOP: this matrix; Rastrigin: this D); None without one."""
+    if rates is None or not len(rates):
+        return None
+    t = rates[(rates["experiment"] == RATE_EXPERIMENT[problem]) & (rates["implementation"] == "many_threaded")
+              & (rates["wall_time_s"] > 0) & (rates["popsize"] == popsize)]
     if problem == "lop":
-        return "N-LOLIB" if instance.startswith("N-") else "LOLIB"
-    return f"Rastrigin D={int(dim)}"
+        t = t[t["function"] == instance]
+    elif problem == "rastrigin":
+        t = t[t["dim"].astype(str) == str(dim)]
+    return float((t["fes_used"] / t["wall_time_s"]).median()) if len(t) else None
 
 
-def paper_gpu_fit_np64() -> dict[str, float]:
-    """Table 4's GPU fit at NP 64 per ETC matrix: the common scale of the ETC measure."""
-    table = pd.read_csv(TABLE4, comment="#")
-    gpu = table[(table["implementation"] == "gpu") & (table["popsize"] == 64)]
-    return dict(zip(gpu["etc"], gpu["fitness"].astype(float)))
+def readouts(trials: pd.DataFrame, traces: dict, rates: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per run and readout, as the pilot's stage files have them: at each CPU time
+    (``cpu_time``: :func:`gpude.report.kromer.best_at` on the run's trace) and at the FEs the H200's
+    GPU makes in that time (``gpu_fes``: the best of the last trace point within those FEs; reached
+    if the run made them or stopped at its target). ``best_error`` is the REPORT's measure (LOP:
+    error %); runs that failed are left out."""
+    from .kromer import best_at
 
+    ok = trials[~trials["status"].astype(str).str.startswith("error")]
+    optima = None
+    rows = []
+    for r in ok.to_dict("records"):
+        problem = problem_of(r["function"])
+        params = json.loads(r["params"]) if isinstance(r.get("params"), str) and r["params"] else {}
+        trace = traces.get((r.get("source"), r["run_id"]))
+        scale = 1.0
+        if problem == "lop":
+            if optima is None:
+                from ..problems.lop import optima as lop_optima
+
+                optima = lop_optima()["optimum"]
+            scale = 100.0 / float(optima[r["function"]])
+        base = {"problem": problem, "instance": r["function"], "dim": int(r["dim"]), "popsize": int(r["popsize"]),
+                "F": round(float(params.get("F", np.nan)), 12), "CR": round(float(params.get("CR", np.nan)), 12),
+                "seed": int(r["seed"]), "trial": int(r["trial"]), "max_time_s": r["max_time_s"],
+                "max_fes": int(r["max_fes"]), "run_best_error": r["best_error"], "run_fes_used": r["fes_used"],
+                "run_stopped_by": r["status"], "run_id": r["run_id"], "source": r.get("source", "")}
+        for key in ("machine", "git_commit", "cpu", "cpu_cores", "boot_id"):
+            if key in r:
+                base[key] = r[key]
+        rate = gpu_fes_per_s(rates, problem, r["function"], r["dim"], int(r["popsize"]))
+        for t in READOUT_S[problem]:
+            value = best_at(trace, t, r["best_error"], r["max_time_s"])
+            last = trace["time_s"][-1] if trace is not None and len(trace["time_s"]) else np.inf
+            reached = bool(np.isfinite(value)) and not (r["status"] == "budget" and last < t)
+            rows.append({**base, "readout": "cpu_time", "at_s": t, "reached": reached,
+                         "best_error": value * scale if reached else np.nan})
+            if rate is None:
+                continue
+            target_fes = int(round(rate * t))
+            reached = bool(r["fes_used"] >= target_fes or r["status"] == "target") and trace is not None
+            value = np.nan
+            if reached and len(trace["fes"]):
+                j = max(int(np.searchsorted(trace["fes"], target_fes, side="right")) - 1, 0)
+                value = float(trace["best_error"][j]) * scale
+            rows.append({**base, "readout": "gpu_fes", "at_s": t, "reached": reached and np.isfinite(value),
+                         "best_error": value, "at_fes": target_fes})
+    return pd.DataFrame(rows)
+
+
+# --- the pilot's own stage files (the committed legacy input) --------------------------------------
 
 def stage_files(pilot_dir) -> list[Path]:
     """The pilot's stage files (``<stage>.csv.gz``, or a plain ``.csv``), not the SUMMARY files."""
@@ -94,31 +170,58 @@ def read_stage(path) -> pd.DataFrame:
     return pd.read_csv(path, **exact)
 
 
-def load_rows(pilot_dir=PILOT_DIR, reached_only: bool = True) -> pd.DataFrame:
-    """Every readout row of the pilot's stage CSVs (not the SUMMARY files), with ``class`` and
-    ``measure``; rows of runs that did not reach a readout are dropped unless ``reached_only`` is
-    False."""
-    frames = [read_stage(p) for p in stage_files(pilot_dir)]
-    frames = [f for f in frames if len(f)]
-    if not frames:
+def legacy_rows(pilot_dir=PILOT_DIR) -> pd.DataFrame:
+    """Every readout row of the pilot's stage files, before :func:`prepare` (F and CR as the grid has
+    them: some calls wrote 0.7 as 0.69999999999999984)."""
+    frames = [f for f in (read_stage(p) for p in stage_files(pilot_dir)) if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def prepare(rows: pd.DataFrame, reached_only: bool = True, table4=None) -> pd.DataFrame:
+    """Readout rows (legacy or :func:`readouts`) with ``class`` and ``measure``; F and CR rounded to
+    the grid's values; a run named twice kept once; rows of runs that did not reach a readout
+    dropped unless ``reached_only`` is False."""
+    if not len(rows):
         return pd.DataFrame()
-    rows = pd.concat(frames, ignore_index=True)
-    # F and CR as the grid has them: some calls wrote 0.7 as 0.69999999999999984 (a value 2e-16 off,
-    # which one CSV parser rounds to 0.7 and another keeps apart, splitting a configuration in two)
+    rows = rows.copy()
     rows["F"], rows["CR"] = rows["F"].round(12), rows["CR"].round(12)
     key = ["problem", "instance", "dim", "popsize", "F", "CR", "seed", "max_time_s", "max_fes", "readout", "at_s"]
-    rows = rows.drop_duplicates(key, keep="first")  # a run named by two stages' plans ran once, but be safe
+    rows = rows.drop_duplicates(key, keep="first")
     if reached_only:
         rows = rows[rows["reached"].astype(bool) & rows["best_error"].notna()].copy()
-    return add_measure(rows)
+    return add_measure(rows, table4)
 
 
-def add_measure(rows: pd.DataFrame) -> pd.DataFrame:
+def etc_consistency() -> dict[str, str]:
+    """ETC matrix (the paper's name) -> consistent / inconsistent / semi-consistent."""
+    from ..instances import table_dir
+
+    table = pd.read_csv(table_dir("etc") / "instances.csv")
+    return dict(zip(table["paper_name"], table["consistency"]))
+
+
+def problem_class(problem: str, instance: str, dim: int) -> str:
+    """The class a run's instance belongs to (the unit of the per-class choice)."""
+    if problem == "etc":
+        return "ETC " + etc_consistency()[instance]
+    if problem == "lop":
+        return "N-LOLIB" if instance.startswith("N-") else "LOLIB"
+    return f"Rastrigin D={int(dim)}"
+
+
+def paper_gpu_fit_np64(table4=None) -> dict[str, float]:
+    """Table 4's GPU fit at NP 64 per ETC matrix: the common scale of the ETC measure."""
+    table = pd.read_csv(table4 or TABLE4, comment="#")
+    gpu = table[(table["implementation"] == "gpu") & (table["popsize"] == 64)]
+    return dict(zip(gpu["etc"], gpu["fitness"].astype(float)))
+
+
+def add_measure(rows: pd.DataFrame, table4=None) -> pd.DataFrame:
     """Columns ``class`` and ``measure`` (see the module docstring)."""
     if not len(rows):
         return rows.assign(**{"class": [], "measure": []})
     consistency = etc_consistency() if (rows["problem"] == "etc").any() else {}
-    paper = paper_gpu_fit_np64() if (rows["problem"] == "etc").any() else {}
+    paper = paper_gpu_fit_np64(table4) if (rows["problem"] == "etc").any() else {}
     classes, measures = [], []
     for problem, instance, dim, best in zip(rows["problem"], rows["instance"], rows["dim"], rows["best_error"]):
         if problem == "etc":
@@ -286,17 +389,21 @@ def _readout_name(readout: str, at_s: float) -> str:
 def render(rows: pd.DataFrame, table: pd.DataFrame, verdict: pd.DataFrame, sources: list[str],
            unreached: pd.DataFrame | None = None) -> str:
     lines = ["# Krömer et al.'s DE parameters: the pilot", "",
-             "Made by `benchmarks/kromer_pilot_summary.py` from " + ", ".join(f"`{s}`" for s in sources) +
-             " (`benchmarks/kromer_pilot.py`: `de/sequential`, one run per process and core). The measure, the "
-             "classes, the choices and 'served' are defined in the summary script's docstring. In short: per class "
+             "Made by `python -m gpude.report.kromer_pilot` from " + ", ".join(f"`{s}`" for s in sources) +
+             " (`de/sequential`, one run per process and core). The measure, the "
+             "classes, the choices and 'served' are defined in `gpude.report.kromer_pilot`'s docstring. In short: per class "
              "the lowest median; the common choice has the lowest mean rank over the classes; a class is served "
              f"when the common choice's median is within {SERVED_TOLERANCE:.0%} of the class best's.", ""]
     if not len(rows):
         return "\n".join(lines + ["No pilot rows yet.", ""])
-    machines = rows.drop_duplicates(["cpu", "cpu_cores", "boot_id"]).groupby(["cpu", "cpu_cores"]).size()
-    commits = sorted(set(map(str, rows["git_commit"])))
-    lines += ["Machines: " + ", ".join(f"{c} ({int(k)} cores, {n} boot(s))" for (c, k), n in machines.items()) +
-              f"; commits {', '.join(commits)}; at most {int(rows['jobs'].max())} runs at once.", "",
+    if {"cpu", "cpu_cores", "boot_id", "git_commit"} <= set(rows):
+        machines = rows.drop_duplicates(["cpu", "cpu_cores", "boot_id"]).groupby(["cpu", "cpu_cores"]).size()
+        commits = sorted(set(map(str, rows["git_commit"])))
+        at_once = (f"; at most {int(rows['jobs'].max())} runs at once"
+                   if "jobs" in rows and rows["jobs"].notna().any() else "")
+        lines += ["Machines: " + ", ".join(f"{c} ({int(k)} cores, {n} boot(s))" for (c, k), n in machines.items()) +
+                  f"; commits {', '.join(commits)}{at_once}.", ""]
+    lines += [
               "A CPU time's values are Table 4's / Tables 2-3's CPU column; the GPU-equivalent FEs of a time are what "
               "the H200's many-threaded DE made in that time (its FEs per second in "
               "the H200 references of CR = 0.1, `results/benchmarks/kromer_pilot/inputs/gpu_rates.csv`): one seed makes the same run on every implementation, so "
@@ -366,12 +473,13 @@ def _ordered(sub: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts) if parts else sub
 
 
-def summarise(pilot_dir=PILOT_DIR, out_md=None, out_csv=None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Write SUMMARY.md and SUMMARY.csv (the per-configuration table with the choices marked)."""
-    pilot_dir = Path(pilot_dir)
-    out_md = Path(out_md) if out_md else pilot_dir / "SUMMARY.md"
-    out_csv = Path(out_csv) if out_csv else pilot_dir / "SUMMARY.csv"
-    rows = load_rows(pilot_dir)
+
+
+def summarise(rows: pd.DataFrame, sources: list[str], out_md, out_csv=None, table4=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Write the summary (markdown) and the per-configuration table with the choices marked (CSV)
+    from readout rows (legacy and/or :func:`readouts`)."""
+    everything = prepare(rows, reached_only=False, table4=table4)
+    rows = prepare(rows, table4=table4)
     table = config_table(rows)
     verdict = verdicts(table, rows) if len(table) else pd.DataFrame(columns=[*UNIT, "class"])
     marked = table.copy()
@@ -382,26 +490,77 @@ def summarise(pilot_dir=PILOT_DIR, out_md=None, out_csv=None) -> tuple[pd.DataFr
         marked["class_choice"] = (marked["F"] == marked["choice_F"]) & (marked["CR"] == marked["choice_CR"])
         marked["common_choice"] = (marked["F"] == marked["common_F"]) & (marked["CR"] == marked["common_CR"])
         marked = marked.drop(columns=["choice_F", "choice_CR", "common_F", "common_CR"])
-    sources = sorted(str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(p) for p in stage_files(pilot_dir))
-    everything = load_rows(pilot_dir, reached_only=False)
     unreached = None
     if len(everything):
         counts = everything.assign(missed=~everything["reached"].astype(bool)).groupby(UNIT).agg(
             missed=("missed", "sum"), runs=("missed", "size")).reset_index()
         unreached = counts[counts["missed"] > 0]
-    write_csv_atomic(marked, out_csv)
+    if out_csv:
+        write_csv_atomic(marked, out_csv)
     write_atomic(out_md, render(rows, table, verdict, sources, unreached))
     return marked, verdict
 
 
+# --- the report section ----------------------------------------------------------------------------
+
+def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list[Path]:
+    """``gpude paper --study kromer_pilot``: the experiment's readout rows (``pilot_readouts.csv``) and
+    its summary (``pilot_summary.md``, ``pilot_summary.csv``)."""
+    unknown = set(inputs) - set(STUDY_INPUTS)
+    if unknown:
+        from ..errors import InvalidInputError
+
+        raise InvalidInputError(f"the kromer_pilot section reads no {', '.join(sorted(unknown))}; "
+                                f"its inputs (report: study_inputs:): {', '.join(STUDY_INPUTS)}")
+    out_dir = Path(out_dir)
+    rates = pd.read_csv(inputs["gpu_rates"]) if inputs.get("gpu_rates") else None
+    rows = readouts(trials, traces, rates)
+    written = [write_csv_atomic(rows, out_dir / "pilot_readouts.csv")]
+    sources = sorted({str(s) for s in trials.get("source", pd.Series(dtype=str)).dropna()})
+    summarise(rows, sources, out_dir / "pilot_summary.md", out_dir / "pilot_summary.csv", inputs.get("table4"))
+    return written + [out_dir / "pilot_summary.md", out_dir / "pilot_summary.csv"]
+
+
+class KromerPilot(Section):
+    """An experiment of the Krömer parameter pilot: its settings and its summary (the choices per
+    class at each readout), below the experiment's generic tables."""
+
+    generic_outputs = ()  # every run takes its time budget: wall-time tables say nothing
+    write_outputs = staticmethod(write_outputs)
+
+    def body(self) -> str:
+        summary = self.dir / "pilot_summary.md"
+        text = summary.read_text().split("\n", 2)[-1] if summary.is_file() else "No pilot summary yet.\n"
+        text = text.replace("\n## ", "\n### ")
+        return "\n".join([self.settings(), "", self.sources(), text])
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--pilot", type=Path, default=PILOT_DIR, help="folder of the pilot's stage files")
-    p.add_argument("--out-md", type=Path, help="default: <pilot>/SUMMARY.md")
-    p.add_argument("--out-csv", type=Path, help="default: <pilot>/SUMMARY.csv")
+    p.add_argument("--legacy", type=Path, action="append", default=[],
+                   help="a folder of the pilot's own stage files (results/benchmarks/kromer_pilot)")
+    p.add_argument("--trials", type=Path, action="append", default=[],
+                   help="a pilot experiment's trials.csv (its traces.npz beside it)")
+    p.add_argument("--gpu-rates", type=Path, default=GPU_RATES)
+    p.add_argument("--table4", type=Path, default=TABLE4)
+    p.add_argument("--out-md", type=Path, required=True)
+    p.add_argument("--out-csv", type=Path)
     args = p.parse_args(argv)
-    _, verdict = summarise(args.pilot, args.out_md, args.out_csv)
-    print(f"wrote {args.out_md or args.pilot / 'SUMMARY.md'} ({len(verdict)} class choices)")
+    frames, sources = [], []
+    for folder in args.legacy:
+        frames.append(legacy_rows(folder))
+        sources += [str(s.resolve().relative_to(_ROOT)) if s.resolve().is_relative_to(_ROOT) else str(s)
+                    for s in stage_files(folder)]
+    if args.trials:
+        from .sources import load_sources
+
+        trials, traces = load_sources([str(t) for t in args.trials])
+        frames.append(readouts(trials, traces, pd.read_csv(args.gpu_rates) if args.gpu_rates.is_file() else None))
+        sources += [str(t) for t in args.trials]
+    frames = [f for f in frames if len(f)]
+    rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    _, verdict = summarise(rows, sorted(sources), args.out_md, args.out_csv, args.table4)
+    print(f"wrote {args.out_md} ({len(verdict)} class choices)")
     return 0
 
 

@@ -1,0 +1,224 @@
+"""What a campaign has to run: the trials a reference lacks or holds stale, what a campaign's folder
+has made already, each trial's expected seconds, and the processes (groups of trials) that make them."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..io import read_csv
+from ..report.sources import _real_gpu as _names_a_gpu, machine_label
+from .cells import CELL, NOT_PARAMS, Cell, budget, launch_size, row_key, run_id
+
+#: a campaign's file for trials ``first .. first + count - 1`` of a cell, under ``--out``
+RUN = "{algorithm}/{implementation}/{function}/d{dim}/np{popsize}/{dtype}/t{first}-{last}"
+
+
+@dataclasses.dataclass
+class Group:
+    """Contiguous trials of one cell, run by one process."""
+    cell: Cell
+    first: int
+    count: int
+    expected_s: float
+    per_launch: int = 1
+
+    def stem(self) -> str:
+        return RUN.format(first=self.first, last=self.first + self.count - 1, **self.cell.key_dict())
+
+
+# --- what a row must say to count -------------------------------------------------------------------
+
+def _same(a, b) -> bool:
+    try:
+        return math.isclose(float(a), float(b), rel_tol=1e-12, abs_tol=0.0)
+    except (TypeError, ValueError):
+        return str(a) == str(b)
+
+
+def real_gpu(name) -> bool:
+    """A GPU's name (a CPU row's, or a row read back without one, names none)."""
+    return _names_a_gpu(name) and str(name) != "nan"
+
+
+def stale_reason(row: dict, experiment: dict, cell: Cell, machine: str | None = None) -> str | None:
+    """Why a reference row does not count for the experiment as it stands (None: it counts);
+    ``machine``: the reference's machine (:func:`reference_machine`): a GPU row made on another (the
+    same GPU in a host of other CPUs or cores) is stale, as the REPORT times one machine."""
+    if str(row.get("status", "")).startswith("error"):
+        return "failed"
+    if machine and real_gpu(row.get("gpu")) and machine_label(row) != machine:
+        return f"made on {machine_label(row)} (the reference's machine: {machine})"
+    params = json.loads(row["params"]) if isinstance(row.get("params"), str) else {}
+    spec = experiment["algorithms"][cell.algorithm]
+    for key, value in spec.items():
+        if key in NOT_PARAMS:
+            continue
+        if key not in params or not _same(params[key], value):
+            return f"{key} {params.get(key)} (experiment: {value})"
+    fes = budget(experiment, cell.dim)
+    if not _same(row["max_fes"], fes):
+        return f"max_fes {row['max_fes']} (experiment: {fes})"
+    time_budget = experiment.get("max_time_s")
+    if time_budget is not None and not _same(row.get("max_time_s"), time_budget):
+        return f"max_time_s {row.get('max_time_s')} (experiment: {time_budget})"
+    if cell.timing == "exclusive" and not str(row.get("concurrency", "")).startswith("exclusive"):
+        return f"timed {row.get('concurrency')} (experiment: exclusive)"
+    made = launch_size(row)
+    if cell.alone and "trial" in row and int(row["trial"]) < cell.alone and made > 1:
+        # (without --alone a trial may have been made in any batch: its error counts)
+        return f"made {made} per launch (trials below {cell.alone}: one per launch, timed)"
+    return None
+
+
+def reference_machine(reference: pd.DataFrame) -> str | None:
+    """The machine of the reference's newest GPU row: the one a campaign completes it on (the rows of
+    other machines are stale, :func:`stale_reason`); None for a reference without GPU rows."""
+    if not len(reference) or "gpu" not in reference or "timestamp_utc" not in reference:
+        return None
+    gpu_rows = reference[[real_gpu(g) for g in reference["gpu"]]]
+    if not len(gpu_rows):
+        return None
+    return machine_label(gpu_rows.sort_values("timestamp_utc").iloc[-1].to_dict())
+
+
+def todo(cells: list[Cell], experiment: dict, reference: pd.DataFrame, done: set = frozenset(),
+         machine: str | None = None):
+    """Per cell the trials to run: ``(cell, [trial, ...], {trial: stale reason})``; ``done`` holds the
+    run_ids a campaign's folder has already made; ``machine`` as in :func:`stale_reason`."""
+    rows = {(row_key(r), int(r["trial"])): r for r in reference.to_dict("records")}
+    out = []
+    for c in cells:
+        need, stale = [], {}
+        for t in range(c.trials):
+            r = rows.get((c.key(), t))
+            reason = None if r is None else stale_reason(r, experiment, c, machine)
+            if r is not None and reason is None:
+                continue
+            if run_id(c, t) in done:
+                continue
+            need.append(t)
+            if reason is not None:
+                stale[t] = reason
+        if need:
+            out.append((c, need, stale))
+    return out
+
+
+def campaign_rows(out: Path, experiment: dict, cells: list[Cell]) -> list[tuple[pd.DataFrame, Path]]:
+    """The campaign folder's finished files whose rows count for the experiment as it stands:
+    (rows, their .npz). A file made under other parameters (an earlier campaign) is left out."""
+    by_key = {c.key(): c for c in cells}
+    found = []
+    for csv in sorted(out.rglob("t*-*.csv")):
+        npz = csv.with_suffix(".npz")
+        if not npz.is_file():
+            continue
+        rows = read_csv(csv)
+        cells_of = [by_key.get(row_key(r)) for r in rows.to_dict("records")]
+        if all(c is not None and stale_reason(r, experiment, c) is None
+               for r, c in zip(rows.to_dict("records"), cells_of)):
+            found.append((rows, npz))
+    return found
+
+
+# --- how long a run takes -----------------------------------------------------------------------------
+
+def _exclusive_ok(tables: list[pd.DataFrame]) -> pd.DataFrame | None:
+    """The tables' rows together, less the failed ones and those not timed exclusive (None: no rows)."""
+    rows = pd.concat([t for t in tables if len(t)], ignore_index=True) if any(len(t) for t in tables) else None
+    if rows is None:
+        return None
+    return rows[rows["concurrency"].astype(str).str.startswith("exclusive")
+                & ~rows["status"].astype(str).str.startswith("error")]
+
+
+def projections(experiment: dict, cells: list[Cell], tables: list[pd.DataFrame], default_s: float) -> dict:
+    """Expected seconds of one trial per cell (see the package's docstring)."""
+    if experiment.get("max_time_s"):
+        return {c.key(): float(experiment["max_time_s"]) / (c.per_launch if c.per_launch > 1 else 1) + 0.5
+                for c in cells}
+    ok = _exclusive_ok(tables)
+    med = {}
+    if ok is not None:
+        for key, g in ok.groupby(CELL):
+            if "params" in g:  # a batched row's time is a share of its launch's: the runs alone if any
+                one = g[[launch_size(r) == 1 for r in g.to_dict("records")]]
+                g = one if len(one) else g
+            med[row_key(dict(zip(CELL, key)))] = float(g["wall_time_s"].median())
+    out = {}
+    for c in cells:
+        if c.key() in med:
+            out[c.key()] = med[c.key()]
+            continue
+        same_function = sorted((k[3], v) for k, v in med.items() if k[:3] == c.key()[:3] and k[4:] == c.key()[4:])
+        same_dim = [v for k, v in med.items() if k[3] == c.dim and k[:2] == c.key()[:2]]
+        if same_function:
+            d, v = min(same_function, key=lambda kv: abs(math.log(kv[0] / c.dim)))
+            out[c.key()] = v * c.dim / d
+        elif same_dim:
+            out[c.key()] = float(np.median(same_dim))
+        else:
+            out[c.key()] = default_s
+    return out
+
+
+def batch_share(tables: list[pd.DataFrame]) -> dict:
+    """Per D, the median over cells of (a batched trial's time) / (a trial's alone): what a trial
+    costs in a batch, measured where a cell has both (``1.0`` where none has: a batch then is
+    expected to take its trials' time alone, an upper bound). Key ``None``: every D's median."""
+    rows = _exclusive_ok(tables)
+    if rows is None or "params" not in rows:
+        return {None: 1.0}
+    rows = rows.assign(_size=[launch_size(r) for r in rows.to_dict("records")])
+    ratios = []
+    for key, g in rows.groupby(CELL):
+        alone, batched = g[g["_size"] == 1]["wall_time_s"], g[g["_size"] > 1]["wall_time_s"]
+        if len(alone) and len(batched):
+            ratios.append((int(key[3]), float(batched.median() / alone.median())))
+    out = {None: float(np.median([r for _, r in ratios])) if ratios else 1.0}
+    for dim in {d for d, _ in ratios}:
+        out[dim] = float(np.median([r for d, r in ratios if d == dim]))
+    return out
+
+
+def groups(work, expected: dict, group: int, share: dict | None = None) -> list[Group]:
+    """Contiguous missing trials of a cell in groups: a launch's worth for batched trials, else at
+    most ``group`` trials per process; with ``--alone``, every cell's one-per-launch groups first.
+    ``share``: :func:`batch_share` (a batched trial's expected time is its time alone times it)."""
+    share = share or {None: 1.0}
+    alone, batched = [], []
+    for cell, trials, _ in work:
+        run = [trials[0]]
+        for t in trials[1:] + [None]:
+            size = cell.launch_size(run[0])
+            if (t is not None and t == run[-1] + 1 and cell.launch_size(t) == size
+                    and len(run) < (size if size > 1 else group)):
+                run.append(t)
+                continue
+            per = expected[cell.key()]
+            if size > 1 and cell.alone:  # ``per``: a trial alone
+                seconds = len(run) * per * share.get(cell.dim, share[None])
+            elif size > 1:  # ``per``: the cell's batched trials' share (a whole launch's worth, at most)
+                seconds = math.ceil(len(run) / size) * size * per
+            else:
+                seconds = len(run) * per
+            (batched if size > 1 and cell.alone else alone).append(Group(cell, run[0], len(run), seconds, size))
+            if t is not None:
+                run = [t]
+    return alone + batched
+
+
+def ranges(values: list[int]) -> str:
+    """``[0, 1, 2, 5]`` as ``0-2,5``."""
+    parts, start = [], values[0]
+    for a, b in zip(values, values[1:] + [None]):
+        if b != a + 1:
+            parts.append(f"{start}" if start == a else f"{start}-{a}")
+            start = b
+    return ",".join(parts)

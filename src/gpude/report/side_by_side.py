@@ -1,0 +1,143 @@
+"""REPORT.md section of the side by side (``config/experiments/side_by_side.yaml``): the authors' CUDA
+programs (All-GPU iDE, All-GPU DE; :mod:`gpude.implementations.janssen`) and ours on the same GPU, per
+function: the authors' time per run, ours, the ratio ours / theirs, n, and the device.
+
+``gpude paper --study side_by_side`` writes ``side_by_side.csv`` (:func:`side_by_side_table`) from the
+experiment's trials (the committed reference and this machine's run); the section reads it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from ..io import write_csv_atomic
+from .section import Section, _read, fmt
+from .sources import machine_labels
+from .trial_params import trials_per_launch
+
+#: the authors' programs (their implementation names in the experiment) -> their model's name
+AUTHORS = {"authors_ide": "All-GPU iDE", "authors_de": "All-GPU DE"}
+#: ours measured against the All-GPU DE; every other of ours against the All-GPU iDE
+AGAINST_DE = ("all_gpu",)
+COLUMNS = ["device", "function", "implementation", "trials_per_launch", "baseline", "n", "failed", "mean_s",
+           "authors_mean_s", "authors_n", "ratio", "mean_error"]
+WHAT_TO_RUN = ("on a GPU host with nvcc, the authors' slim tree in `.authors/` "
+               "(`python -m gpude.implementations.janssen pack`), run `bash benchmarks/gpu_checks.sh side_by_side` "
+               "(or `snakemake --cores all --configfile config/experiments/side_by_side.yaml`)")
+
+
+def baseline_of(implementation: str) -> str:
+    """The authors' program an implementation of ours is measured against (``all_gpu``, its
+    ``_x30`` name and ``all_gpu:options``: the All-GPU DE; the rest: the All-GPU iDE)."""
+    base = str(implementation).split(":")[0].removesuffix("_x30")
+    return "authors_de" if base in AGAINST_DE else "authors_ide"
+
+
+def _label(implementation: str, per_launch: int) -> str:
+    """``ide_x30`` at 30 per launch -> ``ide, 30/launch`` (options kept: ``all_gpu:graph_generations=32``)."""
+    base = str(implementation).replace("_x30", "", 1)
+    return base if int(per_launch) == 1 else f"{base}, {int(per_launch)}/launch"
+
+
+def side_by_side_table(trials: pd.DataFrame) -> pd.DataFrame:
+    """One row per device, function and implementation of ours: n, mean wall time per run, the
+    authors' (same device and function) and the ratio ours / theirs. A failed trial counts in
+    ``failed``, never in a mean. Rows of a machine without a real GPU (the simulator's) are left out."""
+    if not len(trials):
+        return pd.DataFrame(columns=COLUMNS)
+    # the device: the machine as every table names it (GPU / CPU; a row that saw no GPU, e.g. a process
+    # that never initialised CUDA, named by its host's GPU rows), a machine without a real GPU left out
+    labels = trials["machine"] if "machine" in trials else pd.Series(machine_labels(trials), index=trials.index)
+    t = trials.assign(device=labels.astype(str), trials_per_launch=trials_per_launch(trials))
+    t = t[t["device"].str.contains(" / ", regex=False)]
+    ok = t[t["wall_time_s"].notna() & t["status"].astype(str).isin(["budget", "target", "time"])] \
+        if "status" in t else t[t["wall_time_s"].notna()]
+    keys = ["device", "function", "implementation", "trials_per_launch"]
+    agg = ok.groupby(keys).agg(n=("wall_time_s", "size"), mean_s=("wall_time_s", "mean"),
+                               mean_error=("best_error", "mean"))
+    failed = t.groupby(keys).size().sub(agg["n"], fill_value=0).rename("failed")
+    agg = agg.join(failed, how="outer").reset_index()
+    agg["n"] = agg["n"].fillna(0).astype(int)
+    agg["failed"] = agg["failed"].fillna(0).astype(int)
+    theirs = agg[agg["implementation"].isin(list(AUTHORS))].set_index(["device", "function", "implementation"])
+    ours = agg[~agg["implementation"].isin(list(AUTHORS))].copy()
+    ours["baseline"] = ours["implementation"].map(baseline_of)
+    idx = list(zip(ours["device"], ours["function"], ours["baseline"]))
+    ours["authors_mean_s"] = [theirs["mean_s"].get(k) for k in idx]
+    ours["authors_n"] = [theirs["n"].get(k) for k in idx]
+    ours["ratio"] = ours["mean_s"] / pd.to_numeric(ours["authors_mean_s"])
+    return ours[COLUMNS].sort_values(["device", "baseline", "implementation", "trials_per_launch", "function"],
+                                     ascending=[True, False, True, True, True]).reset_index(drop=True)
+
+
+def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list[Path]:
+    if inputs:
+        from ..errors import InvalidInputError
+
+        raise InvalidInputError(f"the side_by_side section reads no study inputs; got {', '.join(inputs)}")
+    return [write_csv_atomic(side_by_side_table(trials), Path(out_dir) / "side_by_side.csv")]
+
+
+def render_table(table: pd.DataFrame) -> str:
+    """Per device and authors' program, a table: function | theirs (n) | each of ours: s (n), ratio."""
+    if not len(table):
+        return f"No side-by-side rows from a GPU yet: {WHAT_TO_RUN}.\n"
+    lines = []
+    for device, d in table.groupby("device", sort=True):
+        lines += [f"#### {device}", ""]
+        for base in ("authors_ide", "authors_de"):
+            b = d[d["baseline"] == base]
+            if not len(b):
+                continue
+            cols = list(dict.fromkeys(zip(b["implementation"], b["trials_per_launch"])))
+            head = ["function", f"authors' {AUTHORS[base]}: s/run (n)"] + \
+                [f"{_label(i, k)}: s/run (n), ratio" for i, k in cols]
+            lines += ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+            for function, f in b.groupby("function", sort=True):
+                first = f.iloc[0]
+                cells = [str(function), f"{fmt(first['authors_mean_s'])} ({fmt(first['authors_n'], '{:.0f}')})"]
+                by = f.set_index(["implementation", "trials_per_launch"])
+                for key in cols:
+                    if key not in by.index:
+                        cells.append("-")
+                        continue
+                    r = by.loc[key]
+                    failed = f", {int(r['failed'])} failed" if r["failed"] else ""
+                    cells.append(f"{fmt(r['mean_s'])} ({int(r['n'])}{failed}), {fmt(r['ratio'], '{:.2f}')}x")
+                lines.append("| " + " | ".join(cells) + " |")
+            lines.append("")
+    return "\n".join(lines)
+
+
+class SideBySide(Section):
+    """The side by side: ratios to the authors' own programs on the same GPU."""
+
+    write_outputs = staticmethod(write_outputs)
+    generic_outputs = ("time",)
+
+    def __init__(self, spec, paper_dir, report_dir):
+        super().__init__(spec, paper_dir, report_dir)
+        self.table = _read(self.dir / "side_by_side.csv")
+
+    def title(self) -> str:
+        return "Side by side: the authors' CUDA programs and ours on one GPU (Janssen et al., case study 1)"
+
+    def body(self) -> str:
+        s = self.spec
+        intro = (f"Experiment `{s['name']}` (`config/experiments/{s['name']}.yaml`): the authors' All-GPU iDE and "
+                 "All-GPU DE (DylanJanssen/GPU-Accelerated-Evolutionary-Optimisation at c2b3ef8, built with nvcc "
+                 "-O3 -arch=sm_90 by `gpude.implementations.janssen`, unpatched: their seed 0, F, CR, budget and "
+                 "float32 "
+                 "are fixed in their code) as program specs, and ours, in case study 1's setting: D = "
+                 f"{', '.join(map(str, s['dims']))}, NP = {', '.join(map(str, s['popsizes']))}, F = 0.5, CR = 0.3, "
+                 f"{s['max_fes']} FEs, float32, stop at {s.get('target', 1e-7):g} (theirs: below 10e-8). Ratio = our "
+                 "mean wall seconds per run / the authors' on the same device and function (below 1 we are faster); "
+                 "theirs is timed by CUDA events inside their program (no process start, CUDA context or data "
+                 "loading), ours is the trial's `wall_time_s` after a warm-up; with n per launch ours is a run's "
+                 "fair share of the launch. `ide`, `resident`: against the All-GPU iDE; `all_gpu`: against the "
+                 "All-GPU DE. Every job is timed alone on its GPU, and a cell's runs are spread over several jobs.")
+        return "\n".join([intro, "", "### Time per run, ours / the authors'", "", render_table(self.table),
+                          "### Final error", "", self.error_markdown(),
+                          self.sources()])
