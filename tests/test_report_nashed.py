@@ -124,6 +124,7 @@ def test_gpude_paper_writes_the_wall_time_outputs_only_for_a_study_that_wants_th
     if study:  # the study's own outputs are tested above
         monkeypatch.setattr(section_class(study), "write_outputs", staticmethod(lambda *a, **k: []))
     out = tmp_path / "paper"
+    (tmp_path / "trials.csv").write_text("run_id\n")  # read by the patched load_sources; the CLI checks it is there
     assert cli.main(["paper", "--trials", str(tmp_path / "trials.csv"), "--out-dir", str(out)]
                     + (["--study", study] if study else [])) == 0
     written = {p.name for p in out.iterdir()}

@@ -152,8 +152,10 @@ def test_each_timed_batch_depends_on_its_warm_up_which_takes_no_exclusive_resour
     assert resources["run_batch_gpu"] == {f"gpu=1, timing_slot={1000 // int(gpus)}"}
 
 
-# (the Krömer pilot's ten stage files parse in one process: tests/test_kromer_pilot.py)
-EXPERIMENTS = sorted(p.name for p in (ROOT / "config/experiments").glob("*.yaml") if not p.name.startswith("kromer_pilot_"))
+# (the Krömer pilot's ten stage files parse in one process: tests/test_kromer_pilot.py; the two
+# scaling-curve files in one process too: tests/test_scaling_curves.py)
+EXPERIMENTS = sorted(p.name for p in (ROOT / "config/experiments").glob("*.yaml")
+                     if not p.name.startswith(("kromer_pilot_", "scaling_curves")))
 
 
 def test_the_experiments_are_there():
@@ -353,6 +355,11 @@ BAD_EXPERIMENTS = [  # (change to the smoke experiment, words of the error); Non
     ({"programs": {"toy": {"output": "jsonl"}}}, "'command' is a required property"),
     ({"gpu": "maybe"}, "'maybe' is not one of ['auto', 'yes', 'no']"),
     ({"functions": None}, "'functions' is a required property; the schema says of functions: benchmark function ids"),
+    # a value of the wrong type for the keys whose cases above are the workflow's own checks (issue 39)
+    ({"report": 5}, "; the schema says of report: "),
+    ({"plugins": "no_such_plugin"}, "; the schema says of plugins: "),
+    ({"subgrids": 3}, "; the schema says of subgrids: "),
+    ({"trials_per_launch": 0}, "; the schema says of trials_per_launch: "),
 ]
 
 
@@ -430,6 +437,15 @@ def test_every_experiment_key_has_a_bad_value_case():
     schema = yaml.safe_load((ROOT / "workflow/schemas/experiment.schema.yaml").read_text())
     tried = {key for change, _ in BAD_EXPERIMENTS for key in change}
     assert set(schema["properties"]) - tried == set()
+
+
+@pytest.mark.parametrize("key", sorted(yaml.safe_load((ROOT / "workflow/schemas/experiment.schema.yaml")
+                                                   .read_text())["properties"]))
+def test_every_key_with_a_wrong_value_gets_the_schemas_message(bad_experiment_errors, key):
+    # every key of the schema has a case whose error is the schema's readable one: where the bad
+    # value is, and what the schema says of the key (an unknown key: the 'colour' case names it)
+    errors = [error for (change, _), error in zip(BAD_EXPERIMENTS, bad_experiment_errors) if key in change]
+    assert any(error and f"; the schema says of {key}: " in error for error in errors), errors
 
 
 def test_lint_is_clean(workdir):

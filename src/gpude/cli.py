@@ -19,12 +19,89 @@ export-ioh  an experiment's trials and traces in IOHprofiler's format (IOHanalyz
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 import time
 
 import numpy as np
 
-from .errors import GpudeError
+from .errors import GpudeError, OneLineArgumentParser as _Parser
+
+
+def _int_at_least(low: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"takes an integer >= {low}, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"takes an integer >= {low}, got {text!r}")
+        return value
+
+    parse.__name__ = f"integer >= {low}"
+    return parse
+
+
+def _float_above(low: float):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not value > low or not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"takes a finite number > {low:g}, got {text!r}")
+        return value
+
+    parse.__name__ = "number"
+    return parse
+
+
+def _number(text: str) -> float:
+    """A finite float; its range is the algorithm's to check."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"takes a finite number, got {text!r}")
+    return value
+
+
+def _target(text: str) -> float:
+    """A target error: a finite number, or -inf for none (its sign is the algorithm's to check)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) or value == -math.inf):
+        raise argparse.ArgumentTypeError(f"takes a number (-inf: no target), got {text!r}")
+    return value
+
+
+def _seed_list(text: str) -> list[int]:
+    try:
+        seeds = [int(s) for s in text.split(",")]
+    except ValueError:
+        seeds = []
+    if not seeds or any(s < 0 for s in seeds):
+        raise argparse.ArgumentTypeError(f"takes comma-separated integers >= 0 (e.g. 1,2,3), got {text!r}")
+    return seeds
+
+
+def _gpu_choice(text: str) -> str:
+    if text in ("any", "shared") or text.isdigit() or text.startswith(("GPU-", "MIG-")):
+        return text
+    raise argparse.ArgumentTypeError(f"takes any, shared, a GPU index or a GPU UUID (GPU-...), got {text!r}")
+
+
+# `gpude run`/`warmup` flags that are also parameters of gpude.trial.make_runner: `--param KEY=VALUE`
+# refuses them (one way to say each thing) and names the flag
+_FLAG_PARAMS = {"algorithm": "--algorithm", "implementation": "--implementation", "function": "--function",
+                "dim": "--dim", "popsize": "--popsize", "max_fes": "--max-fes", "F": "--F", "CR": "--CR",
+                "bounds": "--bounds", "dtype": "--dtype", "target": "--target", "max_time_s": "--max-time-s",
+                "workers": "--workers", "members_per_block": "--members-per-block",
+                "trials_per_launch": "--trials-per-launch"}
 
 
 def _cmd_eval(args) -> int:
@@ -33,7 +110,7 @@ def _cmd_eval(args) -> int:
     f = get_function(args.function, args.dim)
     try:
         X = np.load(args.points, allow_pickle=False)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, EOFError) as exc:
         raise GpudeError(f"cannot read points from {args.points!r}: {exc} "
                          f"(expected a .npy file holding an (n, {args.dim}) array)") from exc
     errors = np.atleast_1d(f.evaluate(X, device=args.device, dtype=args.dtype,
@@ -127,8 +204,12 @@ def _runner_options(args) -> dict:
     options = {}
     for item in args.param or []:  # algorithm parameters beyond F and CR, e.g. jDE's tau1=0.1
         key, _, value = item.partition("=")
-        if not value:
+        if not value or not key:
             raise GpudeError(f"--param expects KEY=VALUE, got {item!r}")
+        flag = _FLAG_PARAMS.get(key.replace("-", "_"))
+        if flag:
+            raise GpudeError(f"--param {item}: {key} is a flag of `gpude {args.command}`; "
+                             f"give {flag} {value} instead")
         options[key] = _number_or_text(value)
     if args.workers is not None:
         options["workers"] = args.workers
@@ -205,13 +286,16 @@ def _cmd_run(args) -> int:
     from .results import failed_row, trial_row, write_batch
     from .rng import trial_seed
 
+    if (args.out_csv is None) != (args.out_traces is None):
+        raise GpudeError("--out-csv and --out-traces go together (the batch's rows and their traces); "
+                         "give both, or neither to print the trials and write nothing")
     options = _runner_options(args)
     lease = _lease_gpu(args)  # before CUDA starts: it reads CUDA_VISIBLE_DEVICES once
     from .functions.function import canonical_id
 
     function = canonical_id(args.function)  # F01 for f01; an instance's name as in the paper
     trials = range(args.first_trial, args.first_trial + args.trials)
-    seeds = ([int(s) for s in args.seeds.split(",")] if args.seeds else
+    seeds = (list(args.seeds) if args.seeds else
              [trial_seed(args.seed, function, args.dim, args.popsize, t) for t in trials])
     if args.seeds:
         trials = range(args.first_trial, args.first_trial + len(seeds))
@@ -243,7 +327,16 @@ def _cmd_run(args) -> int:
             results.append(r)
             print(f"{progress}: best {r.best_error:.6g} fes {r.fes_used} time {r.wall_time_s:.3f}s"
                   f" (stopped by {r.stopped_by})", file=sys.stderr, flush=True)
-    write_batch(rows, results, args.out_csv, args.out_traces)
+    done = [r for r in results if r is not None]
+    print(f"{args.implementation} {function} D={args.dim} NP={args.popsize}: {len(done)}/{len(results)} trials"
+          + (f", best error {min(r.best_error for r in done):.6g} (median "
+             f"{float(np.median([r.best_error for r in done])):.6g}), FEs {min(r.fes_used for r in done)}-"
+             f"{max(r.fes_used for r in done)}, time {sum(r.wall_time_s for r in done):.3f}s in all"
+             if done else "")
+          + (f" -> {args.out_csv}" if args.out_csv else " (nothing written: --out-csv and --out-traces keep "
+             "the rows and traces)"), file=sys.stderr, flush=True)
+    if args.out_csv:
+        write_batch(rows, results, args.out_csv, args.out_traces)
     if lease is not None:
         lease.release()
         print(f"gpude: GPU {lease.device.index} ({lease.device.uuid}) released at {time.time():.3f}",
@@ -337,18 +430,26 @@ def _cmd_paper(args) -> int:
     from .report.timing import write_all
     from .stats.tables import with_competitors, write_statistics
 
+    # the command line first, then every input, before anything is written
+    wanted = section_class(args.study).generic_outputs  # the study's choice of the generic outputs
+    compare, inputs = {}, {}
+    for item in args.compare or []:
+        label, _, path = item.partition("=")
+        if not path or not label:
+            raise GpudeError(f"--compare expects LABEL=PATH, got {item!r}")
+        compare[label] = path
+    for item in args.study_input or []:
+        name, _, path = item.partition("=")
+        if not path or not name:
+            raise GpudeError(f"--study-input expects NAME=PATH, got {item!r}")
+        inputs[name] = path
     trials, traces = load_sources(args.trials)
     # tables and figures are per competitor: the implementation where only it varies (case study
     # 1), else e.g. algorithm/implementation/popsize (case study 2)
     labelled = with_competitors(trials).assign(implementation=lambda d: d["competitor"])
     published = read_csv(args.published, comment="#") if args.published else None
-    others = {}
-    for item in args.compare or []:
-        label, _, path = item.partition("=")
-        if not path:
-            raise GpudeError(f"--compare expects LABEL=PATH, got {item!r}")
-        others[label] = read_csv(path, comment="#")
-    wanted = section_class(args.study).generic_outputs  # the study's choice of the generic outputs
+    others = {label: read_csv(path, comment="#") for label, path in compare.items()}
+    alone = read_csv(args.alone) if args.alone else None
     files = write_all(labelled, args.out_dir, published, others, time="time" in wanted)
     files["convergence"] = figures(labelled, traces, args.out_dir)
     files["scatter"] = error_vs_time(labelled, args.out_dir)
@@ -358,35 +459,44 @@ def _cmd_paper(args) -> int:
         files["scaling"] = time_vs_popsize(cells, args.out_dir)
     files["stats"] = list(write_statistics(trials, Path(args.out_dir) / "stats").values())
     if args.study:  # the study's own tables and figures (e.g. Nashed et al.'s Table 2 and Fig. 2)
-        inputs = {}
-        for item in args.study_input or []:
-            name, _, path = item.partition("=")
-            if not path:
-                raise GpudeError(f"--study-input expects NAME=PATH, got {item!r}")
-            inputs[name] = path
         files["study"] = section_class(args.study).write_outputs(trials, traces, args.out_dir, **inputs)
     reruns = [Path(p).with_name("rerun_check.csv") for p in args.trials]
     reruns = [read_csv(p).assign(source=str(p)) for p in reruns if p.is_file()]
     if reruns:  # trials run twice (`gpude rerun-check`): the report says how the sessions compare
         files["reruns"] = write_csv_atomic(pd.concat(reruns, ignore_index=True),
                                            Path(args.out_dir) / "rerun_check.csv")
-    if args.alone:  # the same trials run one at a time, beside these (run several per launch)
+    if alone is not None:  # the same trials run one at a time, beside these (run several per launch)
         from .report.batching import alone_vs_batched
 
-        files["alone"] = write_csv_atomic(alone_vs_batched(with_competitors(trials), read_csv(args.alone)),
+        files["alone"] = write_csv_atomic(alone_vs_batched(with_competitors(trials), alone),
                                           Path(args.out_dir) / "table_alone_vs_batched.csv")
     print("wrote", ", ".join(str(p) for v in files.values() for p in (v if isinstance(v, list) else [v])))
     return 0
 
 
 def _cmd_report(args) -> int:
+    from pathlib import Path
+
+    import yaml
+
     from .report.document import build
 
     sections = []
     for item in args.section:
         yaml_path, _, paper_dir = item.partition("=")
-        if not paper_dir:
+        if not paper_dir or not yaml_path:
             raise GpudeError(f"--section expects EXPERIMENT_YAML=PAPER_DIR, got {item!r}")
+        try:
+            spec = yaml.safe_load(Path(yaml_path).read_text())
+        except OSError as exc:
+            raise GpudeError(f"--section {item}: {yaml_path}: {exc.strerror or exc}") from None
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            raise GpudeError(f"--section {item}: {yaml_path} is not a readable YAML file "
+                             f"({' '.join(str(exc).split())})") from None
+        if not isinstance(spec, dict):
+            raise GpudeError(f"--section {item}: {yaml_path} is not an experiment file (a YAML mapping)")
+        if not Path(paper_dir).is_dir():
+            raise GpudeError(f"--section {item}: {paper_dir} is not a folder (`gpude paper --out-dir` writes it)")
         sections.append((yaml_path, paper_dir))
     print("wrote", build(sections, args.out))
     return 0
@@ -397,15 +507,17 @@ def _add_configuration_arguments(r) -> None:
     r.add_argument("--algorithm", default="de")
     r.add_argument("--implementation", required=True, help="see `gpude list`")
     r.add_argument("--function", required=True)
-    r.add_argument("--dim", type=int, required=True)
-    r.add_argument("--popsize", type=int, required=True)
-    r.add_argument("--max-fes", type=float, required=True, help="budget of function evaluations")
-    r.add_argument("--F", type=float, help="differential weight (jDE: every individual's initial F); "
+    r.add_argument("--dim", type=_int_at_least(1), required=True)
+    r.add_argument("--popsize", type=_int_at_least(1), required=True)
+    r.add_argument("--max-fes", type=_float_above(0), required=True, help="budget of function evaluations")
+    r.add_argument("--F", type=_number, help="differential weight (jDE: every individual's initial F); "
                    "default: the algorithm's (0.5)")
-    r.add_argument("--CR", type=float, help="crossover rate (jDE: the initial CR); default: the "
+    r.add_argument("--CR", type=_number, help="crossover rate (jDE: the initial CR); default: the "
                    "algorithm's (DE 0.3, jDE 0.9)")
     r.add_argument("--param", action="append", metavar="KEY=VALUE",
-                   help="another parameter of the algorithm, e.g. --param tau1=0.1 --param index_scheme=displacement")
+                   help="another parameter of the algorithm, e.g. --param tau1=0.1 --param index_scheme=displacement "
+                        "(not one that has its own flag: --F, --CR, --bounds, --dtype, --target, --max-time-s, "
+                        "--workers, --members-per-block, --trials-per-launch; those are refused)")
     r.add_argument("--plugin", action="append", metavar="MODULE",
                    help="import this module first (it registers its own algorithms and implementations; "
                         "docs/tutorial.md)")
@@ -414,41 +526,42 @@ def _add_configuration_arguments(r) -> None:
                         "implementations (docs/tutorial.md)")
     r.add_argument("--bounds", help="bound handling; DE: resample (default), clip or midpoint; PSO: its own modes")
     r.add_argument("--dtype", choices=("float64", "float32"), default="float64")
-    r.add_argument("--target", type=float, default=1e-8)
-    r.add_argument("--max-time-s", type=float,
+    r.add_argument("--target", type=_target, default=1e-8, help="stop a trial at this error (default 1e-8; "
+                   "--target=-inf: no target)")
+    r.add_argument("--max-time-s", type=_float_above(0),
                    help="wall-clock budget per trial in seconds (with --max-fes and --target: whichever comes "
                         "first); in a batch of trials per launch every trial gets the whole budget, concurrently")
-    r.add_argument("--workers", type=int, help="master_slave: worker threads (default: all cores)")
-    r.add_argument("--members-per-block", type=int, help="ide: override the occupancy-driven choice")
-    r.add_argument("--trials-per-launch", type=int,
+    r.add_argument("--workers", type=_int_at_least(1), help="master_slave: worker threads (default: all cores)")
+    r.add_argument("--members-per-block", type=_int_at_least(1), help="ide: override the occupancy-driven choice")
+    r.add_argument("--trials-per-launch", type=_int_at_least(1),
                    help="all_gpu, ide, cudade, fpde, cujde: advance this many trials together, one launch per operator "
                         "and generation for all of them; each trial's wall time is its fair share "
                         "of the group's (default 1)")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gpude", description=__doc__.split("\n")[0])
+    p = _Parser(prog="gpude", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
 
     e = sub.add_parser("eval", help="evaluate points stored in a .npy file")
     e.add_argument("function", help="F01..F10 or Q01..Q04")
-    e.add_argument("--dim", type=int, required=True, help="10, 30, 50 or 100")
+    e.add_argument("--dim", type=_int_at_least(1), required=True, help="10, 30, 50 or 100")
     e.add_argument("--points", required=True, help=".npy file with an (n, dim) array")
     e.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
     e.add_argument("--dtype", choices=("float64", "float32"), default="float64")
-    e.add_argument("--threads", type=int, default=1, help="CPU threads (default 1)")
+    e.add_argument("--threads", type=_int_at_least(1), default=1, help="CPU threads (default 1)")
     e.set_defaults(func=_cmd_eval)
 
     r = sub.add_parser("run", help="run all trials of one configuration; one CSV row per trial")
     _add_configuration_arguments(r)
     seeds = r.add_mutually_exclusive_group()
-    seeds.add_argument("--seeds", help="comma-separated explicit seeds, one trial each")
-    seeds.add_argument("--seed", type=int, default=0,
+    seeds.add_argument("--seeds", type=_seed_list, help="comma-separated explicit seeds, one trial each")
+    seeds.add_argument("--seed", type=_int_at_least(0), default=0,
                        help="experiment seed; trial seeds derive from it and (function, dim, popsize, trial)")
-    r.add_argument("--trials", type=int, default=1)
-    r.add_argument("--first-trial", type=int, default=0,
+    r.add_argument("--trials", type=_int_at_least(1), default=1, help="number of trials (default 1)")
+    r.add_argument("--first-trial", type=_int_at_least(0), default=0,
                    help="index of the first trial (a chunk of a longer cell keeps its trials' seeds)")
-    r.add_argument("--gpu", default="any", metavar="any|INDEX|UUID|shared",
+    r.add_argument("--gpu", type=_gpu_choice, default="any", metavar="any|INDEX|UUID|shared",
                    help="GPU implementations: lease a GPU of this host for the run (any free one, waiting "
                         "while all are leased; or the one named), so that runs never share a GPU; 'shared' "
                         "takes no lease (CUDA's default device, which other runs may use too); rows record "
@@ -460,8 +573,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--suite", default="", help="recorded in each row, e.g. the experiment name")
     r.add_argument("--setting", default="", help="the parameter setting's label in an experiment with a "
                                                  "parameter grid (e.g. F0.3_CR0.01): part of each row's run_id")
-    r.add_argument("--out-csv", required=True)
-    r.add_argument("--out-traces", required=True)
+    r.add_argument("--out-csv", help="the batch's rows (one per trial), written at the end; without --out-csv "
+                   "and --out-traces the run prints each trial and a summary and writes nothing")
+    r.add_argument("--out-traces", help="the trials' convergence traces (.npz); goes with --out-csv")
     r.set_defaults(func=_cmd_run)
 
     w = sub.add_parser("warmup", help="compile what a `run` of this configuration needs into numba's on-disk "
@@ -473,7 +587,7 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("merge", help="concatenate batch CSVs into one trials table (atomic)")
     m.add_argument("--out", required=True)
     m.add_argument("--traces-out", help="also merge the batches' .npz traces into this file")
-    m.add_argument("--trace-decades", type=float,
+    m.add_argument("--trace-decades", type=_float_above(0),
                    help="thin the merged traces to a point per this many decades of best error (runs keep "
                         "one per 0.01; e.g. 0.05 for reference results that fall through many decades)")
     m.add_argument("inputs", nargs="*",
@@ -554,10 +668,92 @@ def main(argv=None) -> int:
         return fetch.main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
+        _check_inputs(args)
+        _check_outputs(args)
         return args.func(args)
     except (GpudeError, RuntimeError) as exc:  # CECDataError is a RuntimeError
-        print(f"gpude {args.command}: error: {exc}", file=sys.stderr)
+        print(f"gpude {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a file named on the command line that cannot be read or written
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"gpude {args.command}: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # no traceback reaches a user; tests/test_cli_battery.py finds these
+        if os.environ.get("GPUDE_DEBUG"):
+            raise
+        print(f"gpude {args.command}: internal error: {type(exc).__name__}: {_one_line(exc)} (a bug in gpude: "
+              "please report it; GPUDE_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return 2
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+# the options that name a file (or a folder) a command writes: refused before any work when the path
+# is of the wrong kind
+_OUTPUT_FILES = {"out_csv": "--out-csv", "out_traces": "--out-traces", "traces_out": "--traces-out", "out": "--out"}
+_OUTPUT_FOLDERS = {"out_dir": "--out-dir"}
+
+
+# the options that name files (or folders) a command reads, by (command, dest): "table" (a CSV: it ends
+# with a newline), "folder", or "table after =" and "path after =" (LABEL=PATH; a path: a file or a
+# folder); each is checked before any work, so that a missing or broken input leaves nothing
+# half-written. --section of `report`, --programs of `run`/`warmup` (YAML) and --points of `eval`
+# (.npy) are checked by their commands
+_INPUTS = {("merge", "inputs"): "table", ("rerun-check", "reference"): "table",
+           ("rerun-check", "rerun"): "table", ("stats", "trials"): "table", ("paper", "trials"): "table",
+           ("paper", "alone"): "table", ("paper", "published"): "table", ("paper", "compare"): "table after =",
+           ("paper", "study_input"): "path after =", ("export-ioh", "results"): "folder"}
+
+
+def _check_inputs(args) -> None:
+    from pathlib import Path
+
+    for (command, dest), kind in _INPUTS.items():
+        values = getattr(args, dest, None) if command == args.command else None
+        for value in (values if isinstance(values, list) else [values] if values else []):
+            flag = dest if dest in ("inputs", "results") else "--" + dest.replace("_", "-")
+            text = value.partition("=")[2] if kind.endswith(" after =") else value
+            if not text:
+                continue  # LABEL=PATH without a PATH: the command says what it expects
+            path = Path(text)
+            if kind == "folder":
+                if not path.is_dir():
+                    raise GpudeError(f"{flag} {value}: {'is a file' if path.exists() else 'no such folder'}; "
+                                     f"{flag} takes a folder")
+                continue
+            if not path.exists():
+                raise GpudeError(f"{flag} {value}: no such file")
+            if kind == "path after =" and path.is_dir():
+                continue
+            if path.is_dir():
+                raise GpudeError(f"{flag} {value}: is a folder; {flag} takes a file")
+            with open(path, "rb") as fh:  # unreadable: an OSError, one line in main()
+                fh.seek(0, os.SEEK_END)
+                if fh.tell() == 0:
+                    raise GpudeError(f"{flag} {value}: the file is empty")
+                fh.seek(-1, os.SEEK_END)
+                # (a compressed table, e.g. a reference's trials.csv.gz, ends however its format does)
+                compressed = path.suffix in (".gz", ".bz2", ".xz", ".zip", ".zst")
+                if kind.startswith("table") and not compressed and fh.read(1) != b"\n":
+                    raise GpudeError(f"{flag} {value}: the table ends mid-line, truncated? (the tables gpude "
+                                     "writes end with a newline)")
+
+
+def _check_outputs(args) -> None:
+    from pathlib import Path
+
+    folders = dict(_OUTPUT_FOLDERS, **({"out": "--out"} if args.command == "export-ioh" else {}))
+    for dest, flag in {**_OUTPUT_FILES, **folders}.items():
+        value = getattr(args, dest, None)
+        if not value:
+            continue
+        path = Path(value)
+        if dest in folders and path.exists() and not path.is_dir():
+            raise GpudeError(f"{flag} {value}: is a file; {flag} takes a folder (created if missing)")
+        if dest not in folders and path.is_dir():
+            raise GpudeError(f"{flag} {value}: is a folder; {flag} takes a file path")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 
 class GpudeError(Exception):
     """Base class of gpude's own errors."""
@@ -40,3 +42,11 @@ def is_out_of_memory(exc: BaseException) -> bool:
     """Whether a CUDA error (driver or runtime, as numba raises it) is an out-of-memory error."""
     text = f"{type(exc).__name__} {exc}".lower()
     return "out_of_memory" in text or "out of memory" in text or getattr(exc, "code", None) == 2
+
+
+class OneLineArgumentParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line on stderr, exit status 2 (the usage is a
+    ``--help`` away): the command line interfaces' parser (gpude.cli, ``gpude fetch-data``)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (`{self.prog} --help` lists the options)\n")

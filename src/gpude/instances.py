@@ -15,7 +15,6 @@ naming the command that restores it. ``GPUDE_INSTANCE_DATA=DIR`` puts the instan
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import os
 import shutil
@@ -162,8 +161,13 @@ def fetch(kind: str, source: Path | None = None, force: bool = False, out=None) 
                 raise InstanceDataError(f"{path} is altered (its sha256 differs from {SUMS_NAME}); "
                                         f"`gpude fetch-data {kind} --force` replaces it")
         todo.append(name)
+    if source is not None and todo and Path(source).exists() and not Path(source).is_dir():
+        raise InstanceDataError(f"--from {source} is a file: an offline copy is a folder with the layout "
+                                f"of data/{kind}/")
+    created = [p for p in (dest, *dest.parents) if not p.exists()]  # removed again if nothing is written
     dest.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{kind}.staging-", dir=dest))
+    written = False
     try:
         for name in todo:
             data = (Path(source) / name).read_bytes() if source is not None else _download(kind, name)
@@ -177,17 +181,25 @@ def fetch(kind: str, source: Path | None = None, force: bool = False, out=None) 
         for name in todo:
             (dest / name).parent.mkdir(parents=True, exist_ok=True)
             os.replace(staging / name, dest / name)
+            written = True
     except FileNotFoundError as exc:
         raise InstanceDataError(f"{exc.filename} is missing from the offline copy: --from expects the "
                                 f"layout of data/{kind}/ (e.g. {next(iter(sums))})") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        for folder in created if not written else []:  # innermost first: nothing half-made is left
+            try:
+                folder.rmdir()
+            except OSError:
+                break
     print(f"{kind}: {len(todo)} file(s) written, {len(sums) - len(todo)} already intact, in {dest}", file=out or sys.stdout)
     return todo
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="gpude fetch-data lolib|etc",
+    from .errors import OneLineArgumentParser  # errors in one line
+
+    p = OneLineArgumentParser(prog="gpude fetch-data lolib|etc",
                                 description="Download Kromer et al.'s instance files and verify them.")
     p.add_argument("kind", choices=("lolib", "etc"))
     p.add_argument("--from", dest="source", type=Path, help="an offline copy with the layout of data/<kind>/")

@@ -58,7 +58,12 @@ def read_csv(path, **kwargs):
 
     if int(pd.__version__.split(".")[0]) < 3:
         kwargs.setdefault("float_precision", "round_trip")
-    return pd.read_csv(path, **kwargs)
+    try:
+        return pd.read_csv(path, **kwargs)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        from .errors import InvalidInputError
+
+        raise InvalidInputError(f"{path}: not a readable CSV table ({' '.join(str(exc).split())})") from exc
 
 
 def save_figure(fig, stem, dpi: int = 150, formats=("png", "pdf")) -> list[Path]:

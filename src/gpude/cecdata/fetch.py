@@ -18,7 +18,6 @@ list and provenance rewritten.
 
 from __future__ import annotations
 
-import argparse
 import datetime as _dt
 import hashlib
 import os
@@ -392,7 +391,9 @@ def main(argv: list[str] | None = None) -> int:
     int
         Exit status: 0 on success (data written, restored or already up to date), 1 on failure.
     """
-    parser = argparse.ArgumentParser(
+    from ..errors import OneLineArgumentParser  # errors in one line
+
+    parser = OneLineArgumentParser(
         prog="python -m gpude.cecdata.fetch",
         description=f"Extract the official CEC input data from the opfunu {OPFUNU_VERSION} wheel on PyPI "
         "into the gpude data folder, with checksums and provenance.",

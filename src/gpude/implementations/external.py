@@ -358,7 +358,12 @@ def load_programs(path: str | Path | None) -> list[str]:
     p = Path(path)
     if not p.is_file():
         raise InvalidInputError(f"--programs {p}: no such file (an experiment file with a 'programs:' key)")
-    data = yaml.safe_load(p.read_text()) or {}
+    try:
+        data = yaml.safe_load(p.read_text()) or {}
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"--programs {p}: not a readable YAML file ({' '.join(str(exc).split())})") from None
+    if not data:
+        raise InvalidInputError(f"--programs {p}: the file is empty (an experiment file with a 'programs:' key)")
     if not isinstance(data, dict) or not isinstance(data.get("programs", {}), dict):
         raise InvalidInputError(f"--programs {p}: expected a mapping with a 'programs:' mapping of name -> spec")
     return register_programs(data.get("programs", {}))
