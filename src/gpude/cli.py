@@ -45,10 +45,7 @@ def _int_at_least(low: int):
 
 def _float_above(low: float):
     def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
+        value = _float_or_nan(text)
         if not value > low or not math.isfinite(value):
             raise argparse.ArgumentTypeError(f"takes a finite number > {low:g}, got {text!r}")
         return value
@@ -57,12 +54,17 @@ def _float_above(low: float):
     return parse
 
 
+def _float_or_nan(text: str) -> float:
+    """``float(text)``, NaN for text that is no number (which every check below refuses)."""
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
+
+
 def _number(text: str) -> float:
     """A finite float; its range is the algorithm's to check."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
+    value = _float_or_nan(text)
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"takes a finite number, got {text!r}")
     return value
@@ -70,10 +72,7 @@ def _number(text: str) -> float:
 
 def _target(text: str) -> float:
     """A target error: a finite number, or -inf for none (its sign is the algorithm's to check)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
+    value = _float_or_nan(text)
     if not (math.isfinite(value) or value == -math.inf):
         raise argparse.ArgumentTypeError(f"takes a number (-inf: no target), got {text!r}")
     return value
