@@ -57,7 +57,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import write_atomic, write_csv_atomic
+from ..io import read_csv, write_atomic, write_csv_atomic
 from .section import Section
 
 _ROOT = Path(__file__).resolve().parents[3]
@@ -164,10 +164,9 @@ def stage_files(pilot_dir) -> list[Path]:
 
 
 def read_stage(path) -> pd.DataFrame:
-    """A stage file, its floats exactly as written (pandas 2's default parser can be an ulp off, and a
-    stage file rewritten through it drifts; pandas 3 parses exactly and deprecates the option)."""
-    exact = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
-    return pd.read_csv(path, **exact)
+    """A stage file, its floats exactly as written (:func:`gpude.io.read_csv`: a stage file rewritten
+    through pandas 2's default parser would drift by an ulp)."""
+    return read_csv(path)
 
 
 def legacy_rows(pilot_dir=PILOT_DIR) -> pd.DataFrame:
