@@ -135,6 +135,28 @@ def test_groups_projections_and_the_command_line():
         campaign.parse_trials("L06:20")
 
 
+def test_a_function_without_rows_at_a_d_is_projected_by_its_ratio_to_its_peers():
+    # time need not be linear in D (Lastra's MA-SW-Chains: a fixed part dominates): A, twice as slow as
+    # B and C at D = 1e5, is expected at twice their 3e6 median, not 30x its own 1e5 time
+    experiment = {"algorithms": {"masw": {"implementations": ["gpu"]}}, "max_fes": 60}
+    row = lambda f, d, w, popsize=6: {  # noqa: E731
+        "algorithm": "masw", "implementation": "gpu", "function": f, "dim": d, "popsize": popsize,
+        "dtype": "float64", "concurrency": "exclusive", "status": "ok", "wall_time_s": w}
+    table = pd.DataFrame([row("A", 100_000, 20.0), row("B", 100_000, 10.0), row("C", 100_000, 10.0),
+                          row("B", 3_000_000, 40.0), row("C", 3_000_000, 40.0),
+                          # another popsize: no peers of A's (else its peers' 1e5 median would be 505)
+                          row("Y", 100_000, 1000.0, popsize=60), row("Z", 100_000, 1000.0, popsize=60)])
+    cell = lambda f, d: campaign.Cell("masw", "gpu", f, d, 6, "float64", 2, timing="exclusive")  # noqa: E731
+    cells = [cell("A", 3_000_000), cell("A", 5_000_000), cell("A", 100_000), cell("D", 3_000_000),
+             cell("E", 7)]
+    expected = campaign.projections(experiment, cells, [table], default_s=99.0)
+    assert expected[cells[0].key()] == pytest.approx(80.0)  # 40 x 20 / 10, not 20 x 30 = 600
+    assert expected[cells[1].key()] == pytest.approx(1000.0)  # no peer at 5e6: A's 1e5 scaled linearly
+    assert expected[cells[2].key()] == 20.0  # its own rows
+    assert expected[cells[3].key()] == 40.0  # no rows of its own: the other functions' median at 3e6
+    assert expected[cells[4].key()] == 99.0  # nothing to go by
+
+
 def test_alone_trials_go_one_per_launch_first_and_the_rest_in_batches():
     # --alone 3 --per-launch 4: trials 0-2 of every cell one per launch (timed), before any batch;
     # the others 4 per launch, expected at the measured share of a batched trial's time

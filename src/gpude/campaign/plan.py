@@ -156,13 +156,25 @@ def projections(experiment: dict, cells: list[Cell], tables: list[pd.DataFrame],
         if c.key() in med:
             out[c.key()] = med[c.key()]
             continue
-        same_function = sorted((k[3], v) for k, v in med.items() if k[:3] == c.key()[:3] and k[4:] == c.key()[4:])
+        same_function = {k[3]: v for k, v in med.items() if k[:3] == c.key()[:3] and k[4:] == c.key()[4:]}
         same_dim = [v for k, v in med.items() if k[3] == c.dim and k[:2] == c.key()[:2]]
-        if same_function:
-            d, v = min(same_function, key=lambda kv: abs(math.log(kv[0] / c.dim)))
-            out[c.key()] = v * c.dim / d
+        # peers: the other functions of the same algorithm, implementation, popsize and dtype, per D
+        peers: dict = {}
+        for k, v in med.items():
+            if k[:2] == c.key()[:2] and k[4:] == c.key()[4:] and k[2] != c.function:
+                peers.setdefault(k[3], []).append(v)
+        shared = [d for d in same_function if d in peers]
+        nearest = lambda ds: min(ds, key=lambda d: abs(math.log(d / c.dim)))  # noqa: E731
+        if c.dim in peers and shared:
+            # time need not be linear in D (a fixed part may dominate): the peers' median at this D,
+            # scaled by this function's measured ratio to its peers at the nearest D both have
+            d = nearest(shared)
+            out[c.key()] = float(np.median(peers[c.dim])) * same_function[d] / float(np.median(peers[d]))
         elif same_dim:
             out[c.key()] = float(np.median(same_dim))
+        elif same_function:
+            d = nearest(same_function)
+            out[c.key()] = same_function[d] * c.dim / d
         else:
             out[c.key()] = default_s
     return out
