@@ -65,7 +65,7 @@ for stage in "$@"; do
       # tarball) and run the stage again until steps.log says exit 0; then here
       # `snakemake --cores all --configfile config/experiments/side_by_side.yaml --config gpu=yes` merges the
       # batches and writes the REPORT's side-by-side table
-      step side_by_side 560 python3 -m gpude.implementations.janssen interleave \
+      step side_by_side 560 python3 -m gpude.campaign interleave \
         --experiment config/experiments/side_by_side.yaml --max-seconds 480
       mkdir -p "$dir/results" "$dir/logs"
       cp -r results/side_by_side "$dir/results/" 2>/dev/null
@@ -91,7 +91,7 @@ for stage in "$@"; do
     block_side_by_side)  # issue 37 item 2: de/block (a block per trial) beside resident and the authors' iDE, 1 and
       # 30 per launch (the side by side's batches; here merged with --config
       # 'algorithms={de: {implementations: [authors_ide, block, block_x30, resident, resident_x30], F: 0.5, CR: 0.3}}')
-      step side_by_side 560 python3 -m gpude.implementations.janssen interleave --max-seconds 480 \
+      step side_by_side 560 python3 -m gpude.campaign interleave --max-seconds 480 \
         --experiment config/experiments/side_by_side.yaml --implementations authors_ide,block,block_x30,resident,resident_x30
       mkdir -p "$dir/results" "$dir/logs"
       cp -r results/side_by_side "$dir/results/" 2>/dev/null

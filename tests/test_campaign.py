@@ -135,6 +135,28 @@ def test_groups_projections_and_the_command_line():
         campaign.parse_trials("L06:20")
 
 
+def test_the_command_line_parses_without_a_target_and_names_an_outside_programs_spec():
+    """The campaign writes its lines with gpude.commands, as the workflow does: "no target" as
+    ``--target=-inf`` (argparse refuses ``--target -inf``), and an outside program's batch with the
+    experiment's file and --keep-failed."""
+    import shlex
+
+    from gpude.cli import build_parser
+
+    experiment = {**fill_reference.DEFAULTS, **TINY, "target": float("-inf")}
+    cell = campaign.grid(experiment)[0]
+    cmd = fill_reference.gpude_command(experiment, cell, 0, 2, "out/x", "out/x.log")
+    assert "--target=-inf " in cmd
+    args = build_parser().parse_args(shlex.split(cmd.split(" > ")[0])[3:])  # after `python3 -m gpude`
+    assert args.target == float("-inf") and args.first_trial == 0 and args.trials == 2
+    outside = {**experiment, "programs": {"sequential": {}}}
+    with pytest.raises(GpudeError, match="--programs"):
+        fill_reference.gpude_command(outside, cell, 0, 2, "out/x", "out/x.log")
+    cmd = fill_reference.gpude_command(outside, cell, 0, 2, "out/x", "out/x.log", experiment_file="my exp.yaml")
+    assert "--programs 'my exp.yaml'" in cmd and "--keep-failed" in cmd
+    assert build_parser().parse_args(shlex.split(cmd.split(" > ")[0])[3:]).keep_failed
+
+
 def test_a_function_without_rows_at_a_d_is_projected_by_its_ratio_to_its_peers():
     # time need not be linear in D (Lastra's MA-SW-Chains: a fixed part dominates): A, twice as slow as
     # B and C at D = 1e5, is expected at twice their 3e6 median, not 30x its own 1e5 time

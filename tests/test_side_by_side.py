@@ -208,16 +208,22 @@ def test_the_workflow_lists_the_programs_jobs(tmp_path, janssen):
     assert all("--trials-per-launch 30" in line and "--trials 30 " in line for line in runs if "_x30 " in line)
     assert all("--plugin gpude.implementations.janssen" in line and "--target 1e-07" in line for line in runs)
     # the host without Snakemake runs the rule's very command lines (the experiment file's path aside)
-    spec = {**yaml.safe_load(EXPERIMENT.read_text()), "functions": ["F01"]}
-    ours = [job["run"] for job in janssen.interleaved_jobs(spec, "config/experiments/side_by_side.yaml")]
+    from gpude.campaign.cells import load_experiment
+    from gpude.campaign.interleave import interleaved_jobs
+
+    spec = {**load_experiment(EXPERIMENT), "functions": ["F01"]}
+    ours = [job["run"] for job in interleaved_jobs(spec, "config/experiments/side_by_side.yaml")]
     rule = sorted(line.split("Shell command: ", 1)[-1].split(" > logs/")[0].strip().replace(
         str(tmp_path) + "/", "") for line in runs)
     assert sorted(ours) == rule
 
 
-def test_the_interleaved_order_alternates_theirs_and_ours(janssen):
-    spec = {**yaml.safe_load(EXPERIMENT.read_text()), "functions": ["F01", "F02"]}
-    jobs = janssen.interleaved_jobs(spec, "x.yaml")
+def test_the_interleaved_order_alternates_theirs_and_ours():
+    from gpude.campaign.cells import load_experiment
+    from gpude.campaign.interleave import interleaved_jobs
+
+    spec = {**load_experiment(EXPERIMENT), "functions": ["F01", "F02"]}
+    jobs = interleaved_jobs(spec, "x.yaml")
     order = [(j["chunk"], j["function"], j["implementation"]) for j in jobs]
     listed = spec["algorithms"]["de"]["implementations"]
     assert order[:8] == [(0, "F01", i) for i in listed] and order[8:16] == [(0, "F02", i) for i in listed]

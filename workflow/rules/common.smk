@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 from snakemake.utils import validate
 
-from gpude import registry
+from gpude import commands, registry
 from gpude.errors import GpudeError
 
 
@@ -478,34 +478,21 @@ def run_params(wildcards):
         concurrency = f"exclusive-gpu:{N_GPUS}+cpu" if CPU_LANE else f"exclusive-gpu:{N_GPUS}"
     elif concurrency == "exclusive" and in_cpu_lane(wildcards):
         concurrency = f"exclusive-cpu:{N_GPUS + 1}"  # on a core of its own, at most N + 1 lanes timed at once
-    # an outside program's failed run is a row that says why, not a failed job
-    keep = " --keep-failed" if wildcards.implementation in EXPERIMENT.get("programs", {}) else ""
-    setting = f" --setting {wildcards.setting}" if PARAM_GRID else ""  # a parameter grid: in the run_ids
-    return (configuration_args(wildcards) +
-            f"--seed {EXPERIMENT['seed']} --first-trial {trials['first']} --trials {trials['count']} "
-            f"--suite {EXP} --concurrency {concurrency}{keep}{setting}")
+    return commands.run_args(configuration_args(wildcards), seed=EXPERIMENT["seed"], first=trials["first"],
+                             count=trials["count"], suite=EXP, concurrency=concurrency,
+                             keep_failed=wildcards.implementation in EXPERIMENT.get("programs", {}),
+                             setting=wildcards.setting if PARAM_GRID else None)  # a grid: in the run_ids
 
 
 def configuration_args(wildcards):
     """What a batch builds and compiles (the algorithm's parameters, budget, target, plugins): the
-    arguments its `gpude run` shares with its `gpude warmup`."""
-    params = setting_params(wildcards)
-    common = " ".join(f"--{k} {params[k]}" for k in ("F", "CR", "bounds") if k in params)
-    per_launch = per_implementation(EXPERIMENT, "trials_per_launch", wildcards.implementation, wildcards.algorithm)
-    if per_launch > 1:  # only then, so that results made before the key existed stay up to date
-        common += f" --trials-per-launch {per_launch}"
-    others = " ".join(f"--param {k}={v}" for k, v in sorted(params.items()) if k not in ("F", "CR", "bounds"))
-    others += "".join(f" --plugin {m}" for m in EXPERIMENT.get("plugins", []))
-    if EXPERIMENT.get("programs") and wildcards.implementation in EXPERIMENT["programs"]:
-        others = f"{others} --programs {shlex.quote(_experiment_file(EXP))}"
-    return (f"{common} {others} "
-            f"--max-fes {max_fes(EXPERIMENT, int(wildcards.dim))} {target_arg(EXPERIMENT['target'])} "
-            + (f"--max-time-s {EXPERIMENT['max_time_s']} " if EXPERIMENT.get("max_time_s") else ""))
-
-
-def target_arg(target):
-    """``--target 1e-08``; ``--target=-inf`` for no target (argparse takes '-inf' alone for an option)."""
-    return f"--target {target}" if target >= 0 else f"--target={target}"
+    arguments its `gpude run` shares with its `gpude warmup` (gpude.commands writes them)."""
+    programs = EXPERIMENT.get("programs") and wildcards.implementation in EXPERIMENT["programs"]
+    return commands.configuration_args(
+        setting_params(wildcards), max_fes=max_fes(EXPERIMENT, int(wildcards.dim)), target=EXPERIMENT["target"],
+        per_launch=per_implementation(EXPERIMENT, "trials_per_launch", wildcards.implementation, wildcards.algorithm),
+        plugins=EXPERIMENT.get("plugins", []), max_time_s=EXPERIMENT.get("max_time_s"),
+        programs_file=_experiment_file(EXP) if programs else None)
 
 
 # Compilation outside the timed window: a batch's `gpude warmup` job compiles what its `gpude run`

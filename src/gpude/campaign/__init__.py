@@ -58,11 +58,13 @@ the reference's rows name (a reference holds one machine kind).
     python -m gpude.campaign merge --experiment config/experiments/lastra.yaml \\
         --reference results/reference/nvidia-h100/lastra --out .campaign/lastra --trace-decades 0.1
 
-The module, one job a file: ``cells`` (the one ``Cell`` and ``grid``, the rule's ``gpude run`` command
-line), ``plan`` (what a reference lacks or holds stale, projections, groups), ``run`` (the host's
+The module, one job a file: ``cells`` (the one ``Cell`` and ``grid``, a cell's ``gpude run`` command
+line, written by :mod:`gpude.commands` as the workflow's rules write theirs), ``plan`` (what a reference lacks or holds stale, projections, groups), ``run`` (the host's
 call), ``merge`` (the checked merge, ``CAMPAIGNS.md``), ``cli`` (this command line) and
 ``fill_reference`` (a reference's missing *cells* through the workflow's own rule and Snakemake:
-``python -m gpude.campaign.fill_reference missing|run|merge|verify|fill``). Nothing of the package's
+``python -m gpude.campaign.fill_reference missing|run|merge|verify|fill``) and ``interleave`` (an
+experiment's batch jobs in an order where implementations alternate, on a host without Snakemake:
+``python -m gpude.campaign interleave``). Nothing of the package's
 core imports it (docs/architecture.md, "Completing a reference").
 """
 

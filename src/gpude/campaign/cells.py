@@ -9,6 +9,7 @@ from pathlib import Path
 
 import yaml
 
+from .. import commands
 from ..errors import GpudeError
 from ..provenance import REPO
 
@@ -169,38 +170,41 @@ def launch_size(row: dict) -> int:
 
 # --- the workflow rule's command line ---------------------------------------------------------------
 
-def rule_command(experiment: dict, cell: Cell, chunk: int) -> str:
+def rule_command(experiment: dict, cell: Cell, chunk: int, experiment_file: str | None = None) -> str:
     """The shell command rule run_batch runs for one batch: ``run_params`` of workflow/rules/common.smk
     and the rule's shell line, rebuilt here for a host without Snakemake (tests/test_fill_reference.py
     checks it against ``snakemake -n -p``)."""
     first = chunk * cell.trials_per_job
     count = min(cell.trials_per_job, cell.trials - first)
     batch = cell.batch(experiment["name"], chunk)
-    return gpude_command(experiment, cell, first, count, batch, cell.log(experiment["name"], chunk))
+    return gpude_command(experiment, cell, first, count, batch, cell.log(experiment["name"], chunk),
+                         experiment_file=experiment_file)
 
 
 def gpude_command(experiment: dict, cell: Cell, first: int, count: int, out_stem: str, log: str,
-                  concurrency: str | None = None, per_launch: int | None = None) -> str:
+                  concurrency: str | None = None, per_launch: int | None = None,
+                  experiment_file: str | None = None) -> str:
     """The rule's command for trials ``first .. first + count - 1`` of a cell (anything with the
     fields of :data:`CELL`), written to ``<out_stem>.csv``/``.npz`` with its output in ``log`` (the
     campaign's runs use it too); ``concurrency`` replaces the experiment's timing in the rows
     (``exclusive-gpu:N``: alone on one of N GPUs, as the workflow records it on a host of several);
     ``per_launch`` replaces the experiment's ``trials_per_launch`` (a campaign's runs timed one per
-    launch, or batched)."""
+    launch, or batched); ``experiment_file``: the experiment's file, which an outside program's batch
+    names (``--programs``; its experiment has ``programs:``)."""
     spec = experiment["algorithms"][cell.algorithm]
-    params = {k: v for k, v in spec.items() if k not in NOT_PARAMS}
     concurrency = concurrency or per_implementation(experiment["timing"], cell.implementation, cell.algorithm, str)
-    common = " ".join(f"--{k} {params[k]}" for k in ("F", "CR", "bounds") if k in params)
     if per_launch is None:
         per_launch = per_implementation(experiment["trials_per_launch"], cell.implementation, cell.algorithm)
-    if per_launch > 1:
-        common += f" --trials-per-launch {per_launch}"
-    others = " ".join(f"--param {k}={v}" for k, v in sorted(params.items()) if k not in ("F", "CR", "bounds"))
-    others += "".join(f" --plugin {m}" for m in experiment.get("plugins", []))
-    args = (f"{common} {others} --max-fes {int(budget(experiment, cell.dim))} --target {experiment['target']} "
-            + (f"--max-time-s {experiment['max_time_s']} " if experiment.get("max_time_s") else "") +
-            f"--seed {experiment['seed']} --first-trial {first} --trials {count} --suite {experiment['name']} "
-            f"--concurrency {concurrency}")
-    return (f"python3 -m gpude run --algorithm {cell.algorithm} --implementation {cell.implementation} "
-            f"--function {cell.function} --dim {cell.dim} --popsize {cell.popsize} --dtype {cell.dtype} {args} "
-            f"--out-csv {out_stem}.csv --out-traces {out_stem}.npz > {log} 2>&1")
+    program = cell.implementation in experiment.get("programs", {})
+    if program and not experiment_file:
+        raise GpudeError(f"{cell.implementation} is an outside program of the experiment: its command names the "
+                         "experiment's file (--programs), give it")
+    configuration = commands.configuration_args(
+        {k: v for k, v in spec.items() if k not in NOT_PARAMS}, max_fes=int(budget(experiment, cell.dim)),
+        target=experiment["target"], per_launch=per_launch, plugins=experiment.get("plugins", []),
+        max_time_s=experiment.get("max_time_s"), programs_file=experiment_file if program else None)
+    args = commands.run_args(configuration, seed=experiment["seed"], first=first, count=count,
+                             suite=experiment["name"], concurrency=concurrency, keep_failed=program)
+    cell_args = commands.cell_args(cell.algorithm, cell.implementation, cell.function, cell.dim, cell.popsize,
+                                   cell.dtype)
+    return f"{commands.run_command(cell_args, args, out_stem)} > {log} 2>&1"

@@ -1,5 +1,6 @@
 """``python -m gpude.campaign plan|run|merge|pack``: the campaign's command line (the package's
-docstring); every error a one-line message, exit status 1."""
+docstring); every error a one-line message, exit status 1. ``python -m gpude.campaign interleave``
+is :mod:`gpude.campaign.interleave`'s (its own options)."""
 
 from __future__ import annotations
 
@@ -21,10 +22,16 @@ from .run import (archive, check_machine, host_gpus, host_machine, pack_instance
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["interleave"]:
+        from .interleave import main as interleave
+
+        return interleave(argv[1:])
     doc = sys.modules[__package__].__doc__
     p = argparse.ArgumentParser(prog="python -m gpude.campaign", description=doc.split("\n\n")[0], epilog=doc,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("action", choices=("plan", "run", "merge", "pack"))
+    p.add_argument("action", choices=("plan", "run", "merge", "pack"),
+                   help="(and `interleave`, with options of its own: `interleave --help`)")
     p.add_argument("--experiment", type=Path, required=True, help="config/experiments/<name>.yaml")
     p.add_argument("--reference", type=Path, required=True, help="results/reference/<machine>/<name>")
     p.add_argument("--set", action="append", default=[], metavar="ALGORITHM.KEY=VALUE",
@@ -128,7 +135,7 @@ def main(argv=None) -> int:
                 os.environ["GPUDE_INSTANCE_DATA"] = folder  # the runs' processes inherit it
             gpus = args.gpus if args.gpus else host_gpus()
             stats = run_groups(experiment, plan, out, args.max_seconds, max(1, args.jobs), args.setup_s,
-                               args.dry_run, root, max(1, gpus))
+                               args.dry_run, root, max(1, gpus), str(args.experiment))
         print(f"campaign: {stats['ran']} process(es) ran, {stats['failed']} failed, "
               f"{stats['skipped_time']} left for the next call")
         if args.archive:

@@ -106,7 +106,7 @@ def run(experiment_file, experiment, cells, dtypes, root: Path, dry_run=False, e
     for c in cells:
         for k in c.chunks():
             batch = root / c.batch(experiment["name"], k)
-            command = rule_command(experiment, c, k)
+            command = rule_command(experiment, c, k, str(experiment_file))
             if Path(f"{batch}.csv").is_file():
                 print(f"fill_reference: {batch}.csv is there already")
                 continue

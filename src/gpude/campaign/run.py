@@ -55,7 +55,7 @@ def check_machine(reference: pd.DataFrame, cells: list[Cell]) -> None:
 
 
 def run(experiment: dict, plan: list[Group], out: Path, max_seconds: float, jobs: int, setup_s: float,
-        dry_run: bool = False, root: Path = ROOT, gpus: int = 1) -> dict:
+        dry_run: bool = False, root: Path = ROOT, gpus: int = 1, experiment_file: str | None = None) -> dict:
     """Run the groups while they fit: the shared-timed ones ``jobs`` at a time; then the exclusive GPU
     ones ``gpus`` at a time (each ``gpude run`` leases a GPU of its own; rows say ``exclusive-gpu:N``
     where N > 1); then the exclusive CPU ones, one at a time. Nothing of one phase runs beside the next."""
@@ -74,7 +74,7 @@ def run(experiment: dict, plan: list[Group], out: Path, max_seconds: float, jobs
         for suffix in (".csv", ".npz", ".log"):  # an earlier campaign's file that no longer counts
             Path(f"{stem}{suffix}").unlink(missing_ok=True)
         cmd = gpude_command(experiment, g.cell, g.first, g.count, str(stem), f"{stem}.log", concurrency,
-                            g.per_launch)
+                            g.per_launch, experiment_file)
         launch = f", {g.per_launch} per launch" if g.per_launch > 1 else ""
         print(f"campaign: [{time.monotonic() - t0:6.0f} s] {g.cell} trials {g.first}..{g.first + g.count - 1} "
               f"(expected {g.expected_s:.0f} s{launch})", flush=True)

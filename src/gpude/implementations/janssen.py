@@ -8,7 +8,6 @@ implementations: ``config/experiments/side_by_side.yaml`` names each program as 
     python -m gpude.implementations.janssen pack --git-dir DIR --out .authors/GPU-Accelerated-Evolutionary-Optimisation
     python -m gpude.implementations.janssen build --source SRC --build BUILD --program all_gpu_ide [--nvcc-flags ...]
     python -m gpude.implementations.janssen run --build BUILD --program all_gpu_ide FUNC D NP RUNS
-    python3 -m gpude.implementations.janssen interleave --experiment EXPERIMENT.yaml --max-seconds 520
 
 ``pack`` makes the slim source tree the spec's ``sha256`` pins (their code and the small files it
 reads, 0.3 MB instead of 12 MB, plus a ``COMMIT`` file): their rotation and shift files are
@@ -28,9 +27,8 @@ the ``evaluations`` line of their log file (what their program counted; the line
 when the log does not list that run), so the spec's pattern (:data:`RUN_LINE`) reads best error,
 their time and their FEs.
 
-``interleave`` runs the experiment's batch jobs on a GPU host that has no Snakemake (the wheelhouse
-carries none), with the workflow rule's own command lines, in an order where theirs and ours
-alternate (chunk by chunk, function by function); the workflow then merges what it wrote.
+On a GPU host without Snakemake the experiment runs through ``python -m gpude.campaign interleave``
+(:mod:`gpude.campaign.interleave`: the rules' own command lines, theirs and ours alternating).
 
 The module is also a plugin (``plugins: [gpude.implementations.janssen]``): it registers ``ide_x30``,
 ``resident_x30``, ``all_gpu_x30`` and ``block_x30``, our implementations under a second name (rows say
@@ -291,121 +289,6 @@ if __name__ != "__main__":  # (as `python -m`, this is a build or a run of their
     _register_aliases()
 
 
-# ------------------------------------------------------------------ the experiment without Snakemake
-#: the workflow's batch files (BATCH in workflow/rules/common.smk)
-BATCH = ("results/{experiment}/batches/{algorithm}/{implementation}/{function}/d{dim}/np{popsize}/"
-         "{dtype}/chunk{chunk}")
-
-
-def _per(experiment: dict, key: str, implementation: str, default):
-    value = experiment.get(key, default)
-    return value.get(implementation, value["default"]) if isinstance(value, dict) else value
-
-
-def interleaved_jobs(experiment: dict, path: str) -> list[dict]:
-    """The experiment's batch jobs in the order :func:`interleave` runs them, each with the workflow
-    rule's own ``gpude warmup`` and ``gpude run`` command lines (``run_params`` and
-    ``configuration_args`` in workflow/rules/common.smk, on a host of one GPU: the tests compare them
-    with ``snakemake -n -p``): chunk by chunk, within a chunk function by function, within a function
-    the implementations in the experiment's order, so that theirs and ours alternate and drift hits
-    both. One algorithm, numeric dims, a single max_fes: the side by side's shape."""
-    (algorithm, spec), = experiment["algorithms"].items()
-    params = {k: v for k, v in spec.items() if k not in ("implementations", "popsizes")}
-    programs = experiment.get("programs", {})
-    cells = []
-    for implementation in spec["implementations"]:
-        n = _per(experiment, "trials", implementation, 30)
-        per_job = _per(experiment, "trials_per_job", implementation, 30)
-        cells.append((implementation, n, per_job, -(-n // per_job)))
-    jobs = []
-    for chunk in range(max(c[3] for c in cells)):
-        for function in experiment["functions"]:
-            for dim in experiment["dims"]:
-                for popsize in experiment["popsizes"]:
-                    for dtype in experiment.get("dtypes", ["float64"]):
-                        for implementation, n, per_job, chunks in cells:
-                            if chunk >= chunks:
-                                continue
-                            stem = BATCH.format(experiment=experiment["name"], algorithm=algorithm,
-                                                implementation=implementation, function=function, dim=dim,
-                                                popsize=popsize, dtype=dtype, chunk=chunk)
-                            common = " ".join(f"--{k} {params[k]}" for k in ("F", "CR", "bounds") if k in params)
-                            per_launch = _per(experiment, "trials_per_launch", implementation, 1)
-                            if per_launch > 1:
-                                common += f" --trials-per-launch {per_launch}"
-                            others = " ".join(f"--param {k}={v}" for k, v in sorted(params.items())
-                                              if k not in ("F", "CR", "bounds"))
-                            others += "".join(f" --plugin {m}" for m in experiment.get("plugins", []))
-                            if implementation in programs:
-                                others += f" --programs {shlex.quote(path)}"
-                            config = (f"{common} {others} --max-fes {experiment['max_fes']} "
-                                      f"--target {experiment.get('target', 1e-8)} ")
-                            cell = (f"--algorithm {algorithm} --implementation {implementation} --function {function} "
-                                    f"--dim {dim} --popsize {popsize} --dtype {dtype} ")
-                            first = chunk * per_job
-                            keep = " --keep-failed" if implementation in programs else ""
-                            run = (f"python3 -m gpude run {cell}{config}--seed {experiment['seed']} --first-trial "
-                                   f"{first} --trials {min(per_job, n - first)} --suite {experiment['name']} "
-                                   f"--concurrency {_per(experiment, 'timing', implementation, 'exclusive')}{keep} "
-                                   f"--out-csv {stem}.csv --out-traces {stem}.npz")
-                            warmup = f"python3 -m gpude warmup {cell}{config}--out {stem}.warmup.json"
-                            jobs.append(dict(stem=stem, implementation=implementation, function=function,
-                                             chunk=chunk, warmup=warmup, run=run))
-    return jobs
-
-
-def interleave(path: str, max_seconds: float | None = None, dry_run: bool = False, workers: int | None = None,
-               implementations: list[str] | None = None) -> int:
-    """Run the experiment's batch jobs (:func:`interleaved_jobs`) on a GPU host without Snakemake: first
-    the warm-ups of the jobs to do, ``workers`` at a time (as the workflow runs them: compiling only,
-    before any timed batch), then the batches one at a time in their interleaved order, skipping those
-    whose files exist (a later call goes on); no batch starts after ``max_seconds``. The workflow then
-    merges the batch files as its own (``snakemake --config gpu=yes``, README "Side by side with the
-    authors' code"). ``implementations`` replaces the experiment's list (e.g. issue 37's ``block``
-    beside ``resident`` and the authors' iDE). Returns the number of jobs that failed."""
-    import os
-    import time
-    from concurrent.futures import ThreadPoolExecutor
-
-    import yaml
-
-    experiment = yaml.safe_load(Path(path).read_text())
-    if implementations:
-        (spec,) = experiment["algorithms"].values()
-        spec["implementations"] = list(implementations)
-    start = time.monotonic()
-    jobs = interleaved_jobs(experiment, path)
-    todo = [j for j in jobs if not (Path(j["stem"] + ".csv").is_file() and Path(j["stem"] + ".npz").is_file())]
-    print(f"{len(jobs)} batch jobs, {len(jobs) - len(todo)} done before", flush=True)
-    if dry_run:
-        for job in todo:
-            print(job["warmup"], job["run"], sep="\n")
-        return 0
-
-    def call(job, what):
-        Path(job["stem"]).parent.mkdir(parents=True, exist_ok=True)
-        log = Path("logs", experiment["name"], "run_batch" if what == "run" else "warmup",
-                    job["stem"].split("/batches/", 1)[1] + ".log")
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with open(log, "w") as out:
-            return subprocess.run(shlex.split(job[what]), stdout=out, stderr=subprocess.STDOUT).returncode
-
-    cold = [j for j in todo if not Path(j["stem"] + ".warmup.json").is_file()]
-    with ThreadPoolExecutor(workers or max(1, (os.cpu_count() or 2) - 1)) as pool:
-        codes = list(pool.map(lambda j: call(j, "warmup"), cold))
-    failed = sum(1 for c in codes if c)
-    print(f"{len(cold)} warm-ups, {failed} failed, at {time.monotonic() - start:.0f} s", flush=True)
-    for k, job in enumerate(todo):
-        if max_seconds is not None and time.monotonic() - start > max_seconds:
-            print(f"out of time after {k} of {len(todo)} batches: run the same command again to go on", flush=True)
-            break
-        rc = call(job, "run")
-        failed += rc != 0
-        print(f"[{k + 1}/{len(todo)}] {job['implementation']} {job['function']} chunk{job['chunk']}: exit {rc} "
-              f"at {time.monotonic() - start:.0f} s", flush=True)
-    return failed
-
-
 # ------------------------------------------------------------------ command line
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m gpude.implementations.janssen", description=__doc__.split("\n")[0])
@@ -421,11 +304,6 @@ def main(argv=None) -> int:
     b.add_argument("--program", required=True, choices=sorted(PROGRAMS))
     b.add_argument("--nvcc-flags", default=NVCC_FLAGS)
     b.add_argument("--nvcc", default="nvcc")
-    i = sub.add_parser("interleave", help="an experiment's batch jobs, interleaved, on a host without Snakemake")
-    i.add_argument("--experiment", default="config/experiments/side_by_side.yaml")
-    i.add_argument("--max-seconds", type=float, default=None, help="start no job after this")
-    i.add_argument("--dry-run", action="store_true", help="print the command lines only")
-    i.add_argument("--implementations", default="", help="instead of the experiment's, comma-separated")
     r = sub.add_parser("run", help="one call of a built program, FEs appended to its lines")
     r.add_argument("--build", required=True)
     r.add_argument("--program", required=True, choices=sorted(PROGRAMS))
@@ -445,9 +323,6 @@ def main(argv=None) -> int:
         if args.command == "build":
             print(f"built {build(Path(args.source), Path(args.build), args.program, args.nvcc_flags, args.nvcc)}")
             return 0
-        if args.command == "interleave":
-            return 1 if interleave(args.experiment, args.max_seconds, args.dry_run,
-                                   implementations=[i for i in args.implementations.split(",") if i]) else 0
         return run(Path(args.build), args.program, args.function, args.dim, args.popsize, args.runs)
     except GpudeError as exc:
         print(f"gpude.implementations.janssen: {exc}", file=sys.stderr)

@@ -1,0 +1,136 @@
+"""An experiment's batch jobs on a GPU host without Snakemake (the wheelhouse carries none), with the
+workflow rules' own ``gpude warmup`` and ``gpude run`` command lines (:mod:`gpude.commands`), in an
+order where implementations alternate, so that a drift of the machine hits each alike: chunk by chunk,
+within a chunk function by function, within a function the implementations in the experiment's order
+(the side by side with the authors' programs: theirs and ours alternate). The workflow then merges
+the batch files as its own (``snakemake --config gpu=yes``, README "Side by side with the authors'
+code")::
+
+    python -m gpude.campaign interleave --experiment config/experiments/side_by_side.yaml --max-seconds 520
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from .. import commands
+from ..errors import GpudeError
+from .cells import BATCH, NOT_PARAMS, budget, load_experiment, per_implementation
+
+
+def interleaved_jobs(experiment: dict, path: str) -> list[dict]:
+    """The experiment's batch jobs (``experiment`` with the schema's defaults, as
+    :func:`gpude.campaign.cells.load_experiment` reads it; ``path``: its file, which an outside
+    program's batch names) in the order :func:`interleave` runs them, each with the rules' command
+    lines as the workflow writes them on a host of one GPU (tests compare them with ``snakemake -n
+    -p``). One algorithm and numeric dims: the side by side's shape."""
+    if len(experiment["algorithms"]) != 1:
+        raise GpudeError(f"interleave runs an experiment of one algorithm; {experiment['name']} has "
+                         f"{', '.join(experiment['algorithms'])}")
+    (algorithm, spec), = experiment["algorithms"].items()
+    params = {k: v for k, v in spec.items() if k not in NOT_PARAMS}
+    programs = experiment.get("programs", {})
+    cells = []
+    for implementation in spec["implementations"]:
+        n = per_implementation(experiment["trials"], implementation, algorithm)
+        per_job = per_implementation(experiment["trials_per_job"], implementation, algorithm)
+        cells.append((implementation, n, per_job, -(-n // per_job)))
+    jobs = []
+    for chunk in range(max(c[3] for c in cells)):
+        for function in experiment["functions"]:
+            for dim in experiment["dims"]:
+                for popsize in spec.get("popsizes", experiment.get("popsizes")):
+                    for dtype in experiment["dtypes"]:
+                        for implementation, n, per_job, chunks in cells:
+                            if chunk >= chunks:
+                                continue
+                            stem = BATCH.format(experiment=experiment["name"], algorithm=algorithm,
+                                                implementation=implementation, function=function, dim=dim,
+                                                popsize=popsize, dtype=dtype, chunk=chunk)
+                            program = implementation in programs
+                            configuration = commands.configuration_args(
+                                params, max_fes=int(budget(experiment, dim)), target=experiment["target"],
+                                per_launch=per_implementation(experiment["trials_per_launch"], implementation,
+                                                              algorithm),
+                                plugins=experiment.get("plugins", []), max_time_s=experiment.get("max_time_s"),
+                                programs_file=path if program else None)
+                            first = chunk * per_job
+                            args = commands.run_args(
+                                configuration, seed=experiment["seed"], first=first, count=min(per_job, n - first),
+                                suite=experiment["name"], keep_failed=program,
+                                concurrency=per_implementation(experiment["timing"], implementation, algorithm, str))
+                            cell = commands.cell_args(algorithm, implementation, function, dim, popsize, dtype)
+                            jobs.append(dict(stem=stem, implementation=implementation, function=function,
+                                             chunk=chunk, run=commands.run_command(cell, args, stem),
+                                             warmup=commands.warmup_command(cell, configuration,
+                                                                            f"{stem}.warmup.json")))
+    return jobs
+
+
+def interleave(path: str, max_seconds: float | None = None, dry_run: bool = False, workers: int | None = None,
+               implementations: list[str] | None = None) -> int:
+    """Run the experiment's batch jobs (:func:`interleaved_jobs`): first the warm-ups of the jobs to
+    do, ``workers`` at a time (as the workflow runs them: compiling only, before any timed batch), then
+    the batches one at a time in their interleaved order, skipping those whose files exist (a later
+    call goes on); no batch starts after ``max_seconds``. ``implementations`` replaces the
+    experiment's list (e.g. ``block`` beside ``resident`` and the authors' iDE). Returns the number of
+    jobs that failed."""
+    experiment = load_experiment(path)
+    if implementations:
+        (spec,) = experiment["algorithms"].values()
+        spec["implementations"] = list(implementations)
+    start = time.monotonic()
+    jobs = interleaved_jobs(experiment, str(path))
+    todo = [j for j in jobs if not (Path(j["stem"] + ".csv").is_file() and Path(j["stem"] + ".npz").is_file())]
+    print(f"{len(jobs)} batch jobs, {len(jobs) - len(todo)} done before", flush=True)
+    if dry_run:
+        for job in todo:
+            print(job["warmup"], job["run"], sep="\n")
+        return 0
+
+    def call(job, what):
+        Path(job["stem"]).parent.mkdir(parents=True, exist_ok=True)
+        log = Path("logs", experiment["name"], "run_batch" if what == "run" else "warmup",
+                   job["stem"].split("/batches/", 1)[1] + ".log")
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "w") as out:
+            return subprocess.run(shlex.split(job[what]), stdout=out, stderr=subprocess.STDOUT).returncode
+
+    cold = [j for j in todo if not Path(j["stem"] + ".warmup.json").is_file()]
+    with ThreadPoolExecutor(workers or max(1, (os.cpu_count() or 2) - 1)) as pool:
+        codes = list(pool.map(lambda j: call(j, "warmup"), cold))
+    failed = sum(1 for c in codes if c)
+    print(f"{len(cold)} warm-ups, {failed} failed, at {time.monotonic() - start:.0f} s", flush=True)
+    for k, job in enumerate(todo):
+        if max_seconds is not None and time.monotonic() - start > max_seconds:
+            print(f"out of time after {k} of {len(todo)} batches: run the same command again to go on", flush=True)
+            break
+        rc = call(job, "run")
+        failed += rc != 0
+        print(f"[{k + 1}/{len(todo)}] {job['implementation']} {job['function']} chunk{job['chunk']}: exit {rc} "
+              f"at {time.monotonic() - start:.0f} s", flush=True)
+    return failed
+
+
+def main(argv=None) -> int:
+    """``python -m gpude.campaign interleave``; errors are one line, exit status 1."""
+    p = argparse.ArgumentParser(prog="python -m gpude.campaign interleave",
+                                description="an experiment's batch jobs, interleaved, on a host without Snakemake")
+    p.add_argument("--experiment", default="config/experiments/side_by_side.yaml")
+    p.add_argument("--max-seconds", type=float, default=None, help="start no job after this")
+    p.add_argument("--dry-run", action="store_true", help="print the command lines only")
+    p.add_argument("--implementations", default="", help="instead of the experiment's, comma-separated")
+    args = p.parse_args(argv)
+    try:
+        return 1 if interleave(args.experiment, args.max_seconds, args.dry_run,
+                               implementations=[i for i in args.implementations.split(",") if i]) else 0
+    except (GpudeError, OSError) as exc:
+        print(f"campaign interleave: {exc}", file=sys.stderr)
+        return 1
