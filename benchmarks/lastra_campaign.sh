@@ -31,11 +31,11 @@ case "$gpu" in
   *) echo "lastra_campaign: no H100 or H200 here (nvidia-smi says '${gpu}'): which reference?" >&2; exit 2 ;;
 esac
 echo "lastra_campaign: $gpu -> results/reference/$machine/lastra; functions $functions; $seconds s"
-# the campaign stops starting runs that would end after SECONDS - 20 by their projection; `timeout`
+# the campaign stops starting runs that would end after SECONDS - 30 by their projection; `timeout`
 # is the backstop for a projection that was short
 timeout -s INT "$seconds" python3 -m gpude.campaign run --experiment config/experiments/lastra.yaml \
   --reference "results/reference/$machine/lastra" --trials 'L06=20,C*=20' --functions "$functions" \
-  --alone 3 --per-launch 10 --out "$out" --max-seconds $((seconds - 20)) --setup-s 12 \
+  --alone 3 --per-launch 10 --out "$out" --max-seconds $((seconds - 30)) --setup-s 12 \
   > "$out/campaign_$(date -u +%Y%m%dT%H%M%S).log" 2>&1
 rc=$?
 tail -n 30 "$out"/campaign_*.log | tail -n 30

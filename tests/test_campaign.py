@@ -287,3 +287,33 @@ def test_exclusive_gpu_runs_go_one_per_gpu_and_say_so(tmp_path, monkeypatch, cap
     rows = pd.read_csv(tmp_path / "ref" / "trials.csv")
     assert list(rows["concurrency"]) == ["exclusive-gpu:2"] * 2
     assert _call("plan", tmp_path, experiment) == 0 and "0 to run" in capsys.readouterr().out
+
+
+def test_an_interrupt_stops_the_running_processes_and_keeps_what_ran(tmp_path, monkeypatch, capsys):
+    """The host script's backstop (`timeout -s INT`) interrupts a call whose projection was short: the
+    campaign stops the processes still running (a process group each), reports them in one line, and
+    returns what ran; no traceback."""
+    from gpude.campaign import run as run_module
+
+    experiment = {**fill_reference.DEFAULTS, **TINY}
+    cells = campaign.grid(experiment)
+    plan = campaign.groups([(c, [0, 1], {}) for c in cells], {c.key(): 1.0 for c in cells}, group=2)
+    started = []
+    monkeypatch.setattr(run_module, "gpude_command", lambda *a, **k: "sleep 60")
+    monkeypatch.setattr(run_module, "runs_on_gpu", lambda cell: False)
+    real_popen = run_module.subprocess.Popen
+
+    def popen(*args, **kwargs):
+        started.append(real_popen(*args, **kwargs))
+        return started[-1]
+
+    def sleep(_):
+        raise KeyboardInterrupt  # the interrupt arrives while the first process runs
+
+    monkeypatch.setattr(run_module.subprocess, "Popen", popen)
+    monkeypatch.setattr(run_module.time, "sleep", sleep)
+    stats = run_module.run(experiment, plan, tmp_path / "out", max_seconds=100, jobs=1, setup_s=0)
+    assert stats == {"ran": 0, "failed": 0, "skipped_time": 0, "interrupted": 1}
+    assert len(started) == 1 and started[0].poll() is not None  # stopped, not left running
+    err = capsys.readouterr().err
+    assert "interrupted: de/sequential N01" in err and "Traceback" not in err

@@ -136,11 +136,12 @@ def main(argv=None) -> int:
             gpus = args.gpus if args.gpus else host_gpus()
             stats = run_groups(experiment, plan, out, args.max_seconds, max(1, args.jobs), args.setup_s,
                                args.dry_run, root, max(1, gpus), str(args.experiment))
-        print(f"campaign: {stats['ran']} process(es) ran, {stats['failed']} failed, "
+        stopped = f", {stats['interrupted']} stopped by an interrupt" if stats["interrupted"] else ""
+        print(f"campaign: {stats['ran']} process(es) ran, {stats['failed']} failed{stopped}, "
               f"{stats['skipped_time']} left for the next call")
         if args.archive:
             archive(resolve(args.archive), out, root)
-        return 1 if stats["failed"] else 0
+        return 1 if stats["failed"] else (130 if stats["interrupted"] else 0)
     except (GpudeError, OSError) as exc:  # (OSError: a file missing or unreadable)
         print(f"campaign: {exc}", file=sys.stderr)
         return 1

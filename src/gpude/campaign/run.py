@@ -4,6 +4,8 @@ processes run while they fit in the call's time, the instance files carried in a
 from __future__ import annotations
 
 import io
+import os
+import signal
 import subprocess
 import sys
 import tarfile
@@ -58,10 +60,13 @@ def run(experiment: dict, plan: list[Group], out: Path, max_seconds: float, jobs
         dry_run: bool = False, root: Path = ROOT, gpus: int = 1, experiment_file: str | None = None) -> dict:
     """Run the groups while they fit: the shared-timed ones ``jobs`` at a time; then the exclusive GPU
     ones ``gpus`` at a time (each ``gpude run`` leases a GPU of its own; rows say ``exclusive-gpu:N``
-    where N > 1); then the exclusive CPU ones, one at a time. Nothing of one phase runs beside the next."""
+    where N > 1); then the exclusive CPU ones, one at a time. Nothing of one phase runs beside the next.
+    Interrupted (Ctrl-C, or the host script's ``timeout -s INT`` backstop), it stops the processes
+    still running (their files are written whole at their end, so none is half-kept) and returns
+    what ran, with ``interrupted``: how many it stopped."""
     t0 = time.monotonic()
     left = lambda: max_seconds - (time.monotonic() - t0)  # noqa: E731
-    stats = {"ran": 0, "failed": 0, "skipped_time": 0}
+    stats = {"ran": 0, "failed": 0, "skipped_time": 0, "interrupted": 0}
     pending = list(plan)  # (the plan leaves out the trials whose files in ``out`` count)
     on_gpu = {g.cell.key(): runs_on_gpu(g.cell) for g in pending}
     shared = [g for g in pending if g.cell.timing != "exclusive"]
@@ -81,7 +86,8 @@ def run(experiment: dict, plan: list[Group], out: Path, max_seconds: float, jobs
         if dry_run:
             print(f"campaign:   {cmd}")
             return None
-        return subprocess.Popen(cmd, shell=True, cwd=root)
+        # a session of its own: an interrupt stops the shell and the run it started
+        return subprocess.Popen(cmd, shell=True, cwd=root, start_new_session=True)
 
     def finished(g, proc):
         code = proc.wait()
@@ -93,6 +99,24 @@ def run(experiment: dict, plan: list[Group], out: Path, max_seconds: float, jobs
 
     def pool(groups, width, concurrency=None):
         queue, running = list(groups), []
+        try:
+            fill(queue, running, width, concurrency)
+        except KeyboardInterrupt:
+            for g, proc in running:
+                if proc.poll() is None:
+                    try:
+                        os.killpg(proc.pid, signal.SIGTERM)
+                    except ProcessLookupError:  # (ended in between)
+                        pass
+                    proc.wait()
+                    stats["interrupted"] += 1
+                    print(f"campaign: interrupted: {g.cell} trials {g.first}..{g.first + g.count - 1} stopped "
+                          "(none of its trials kept)", file=sys.stderr, flush=True)
+                else:
+                    finished(g, proc)
+            raise
+
+    def fill(queue, running, width, concurrency):
         while queue or running:
             while queue and len(running) < width:
                 g = queue.pop(0)
@@ -111,9 +135,12 @@ def run(experiment: dict, plan: list[Group], out: Path, max_seconds: float, jobs
             if running and not done:
                 time.sleep(0.2)
 
-    pool(shared, jobs, f"shared:{jobs}")  # the rows say how many ran side by side (at most)
-    pool(exclusive_gpu, gpus, f"exclusive-gpu:{gpus}" if gpus > 1 else None)
-    pool(exclusive_cpu, 1)
+    try:
+        pool(shared, jobs, f"shared:{jobs}")  # the rows say how many ran side by side (at most)
+        pool(exclusive_gpu, gpus, f"exclusive-gpu:{gpus}" if gpus > 1 else None)
+        pool(exclusive_cpu, 1)
+    except KeyboardInterrupt:
+        pass
     return stats
 
 
