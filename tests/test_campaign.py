@@ -190,16 +190,19 @@ def test_alone_trials_go_one_per_launch_first_and_the_rest_in_batches():
         "algorithm": "de", "implementation": "sequential", "function": "N09", "dim": 2, "popsize": 6,
         "dtype": "float64", "concurrency": "exclusive-gpu:2", "status": "ok", "wall_time_s": wall, "trial": trial,
         "params": json.dumps({"F": 0.5, "CR": 0.9, "trials_per_launch": size} if size > 1 else {"F": 0.5, "CR": 0.9})}
-    table = pd.DataFrame([row(1, 0, 10.0), row(1, 1, 12.0), row(4, 3, 4.0), row(4, 4, 5.0)])
+    table = pd.DataFrame([row(1, 0, 10.0), row(1, 1, 12.0), row(4, 3, 4.0), row(4, 4, 5.0),
+                          {**row(1, 0, 10.0), "function": "N01"}, {**row(4, 3, 9.0), "function": "N01"}])
     share = campaign.batch_share([table])
-    assert share[2] == pytest.approx(4.5 / 11.0) and share[None] == share[2]
+    # per cell where it has both (N09 4.5 / 11, N01 9 / 10), per D the cells' median
+    assert share[cells[1].key()] == pytest.approx(4.5 / 11.0) and share[cells[0].key()] == pytest.approx(0.9)
+    assert share[2] == pytest.approx((4.5 / 11.0 + 0.9) / 2) and share[None] == share[2]
     expected = campaign.projections(experiment, cells, [table], default_s=99.0)
     assert expected[cells[1].key()] == 11.0  # the runs alone only: a batched row's time is a share
     work = [(cells[0], [0, 1], {}), (cells[1], [2, 5, 6, 7, 8, 9, 10, 11], {})]
     plan = campaign.groups(work, expected, group=5, share=share)
     assert [(g.cell.function, g.first, g.count, g.per_launch) for g in plan] == [
         ("N01", 0, 2, 1), ("N09", 2, 1, 1), ("N09", 5, 4, 4), ("N09", 9, 3, 4)]
-    assert plan[2].expected_s == pytest.approx(4 * 11.0 * 4.5 / 11.0)
+    assert plan[2].expected_s == pytest.approx(4 * 11.0 * 4.5 / 11.0)  # the cell's own share, not the D's
     cmd = fill_reference.gpude_command(experiment, cells[1], 5, 4, "o/x", "o/x.log", per_launch=plan[2].per_launch)
     assert "--trials-per-launch 4" in cmd and "--first-trial 5 --trials 4" in cmd
     assert "--trials-per-launch" not in fill_reference.gpude_command(experiment, cells[1], 2, 1, "o/x", "o/x.log",

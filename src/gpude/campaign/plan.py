@@ -181,19 +181,24 @@ def projections(experiment: dict, cells: list[Cell], tables: list[pd.DataFrame],
 
 
 def batch_share(tables: list[pd.DataFrame]) -> dict:
-    """Per D, the median over cells of (a batched trial's time) / (a trial's alone): what a trial
-    costs in a batch, measured where a cell has both (``1.0`` where none has: a batch then is
-    expected to take its trials' time alone, an upper bound). Key ``None``: every D's median."""
+    """What a trial costs in a batch: (a batched trial's time) / (a trial's alone), the medians of a
+    cell that has both. Keyed by the cell's key (:meth:`Cell.key`) where the cell has both (it
+    depends on the function: e.g. 0.35 for Lastra's pointwise functions at D = 1e5 and 0.6 for the
+    rotated ones, measured), by D the median over the cells of that D, and by ``None`` every D's
+    median (``1.0`` where no cell has both: a batch then is expected to take its trials' time alone,
+    an upper bound)."""
     rows = _exclusive_ok(tables)
     if rows is None or "params" not in rows:
         return {None: 1.0}
     rows = rows.assign(_size=[launch_size(r) for r in rows.to_dict("records")])
-    ratios = []
+    ratios, out = [], {}
     for key, g in rows.groupby(CELL):
         alone, batched = g[g["_size"] == 1]["wall_time_s"], g[g["_size"] > 1]["wall_time_s"]
         if len(alone) and len(batched):
-            ratios.append((int(key[3]), float(batched.median() / alone.median())))
-    out = {None: float(np.median([r for _, r in ratios])) if ratios else 1.0}
+            ratio = float(batched.median() / alone.median())
+            ratios.append((int(key[3]), ratio))
+            out[row_key(dict(zip(CELL, key)))] = ratio
+    out[None] = float(np.median([r for _, r in ratios])) if ratios else 1.0
     for dim in {d for d, _ in ratios}:
         out[dim] = float(np.median([r for d, r in ratios if d == dim]))
     return out
@@ -215,7 +220,7 @@ def groups(work, expected: dict, group: int, share: dict | None = None) -> list[
                 continue
             per = expected[cell.key()]
             if size > 1 and cell.alone:  # ``per``: a trial alone
-                seconds = len(run) * per * share.get(cell.dim, share[None])
+                seconds = len(run) * per * share.get(cell.key(), share.get(cell.dim, share[None]))
             elif size > 1:  # ``per``: the cell's batched trials' share (a whole launch's worth, at most)
                 seconds = math.ceil(len(run) / size) * size * per
             else:
