@@ -6,7 +6,8 @@
 # FUNCTIONS: fnmatch patterns of the experiment's functions (e.g. 'L0*' for part 1, 'C01,C02,C03' for
 # part 2); SECONDS: the call's budget (default 540, under the device's 600 s per command).
 # The reference is the one of the host's GPU (results/reference/nvidia-h100/lastra on H100s,
-# nvidia-h200/lastra on H200s: a reference holds one machine kind). Each cell's first three runs go
+# nvidia-h200/lastra on H200s: a reference holds one machine kind; a host of the same GPU but other
+# cores, e.g. four H200s for the two-H200 reference, makes only the batched runs). Each cell's first three runs go
 # one per launch (the timed ones), the others ten per launch (`--alone 3 --per-launch 10`); the
 # paper's numbers of runs: 10 per cell, 20 for L06 and the CEC 2010 functions. Whatever has finished
 # when the time is up is packed into $OUT/campaign.tar.gz (a run still going is lost, not half-kept:

@@ -112,6 +112,43 @@ def test_a_reference_is_completed_on_the_machine_of_its_newest_gpu_rows():
     cpu_row = {**row(16, "x"), "gpu": "none"}  # a CPU implementation's row: its GPU is not asked
     assert campaign.stale_reason(cpu_row, experiment, cell, machine) is None
     assert campaign.reference_machine(reference.assign(gpu="none")) is None
+    # a row made several per launch counts from any host of the same GPU (its time is not used), and
+    # the reference's machine is that of its newest row made one per launch
+    batched = lambda cores, stamp, gpu="NVIDIA H200": {  # noqa: E731
+        **row(cores, stamp), "gpu": gpu, "params": json.dumps({"trials_per_launch": 10})}
+    assert campaign.stale_reason(batched(64, "x"), experiment, cell, machine) is None
+    assert "made on NVIDIA H100" in campaign.stale_reason(batched(64, "x", "NVIDIA H100"), experiment, cell, machine)
+    newer = pd.concat([reference, pd.DataFrame([batched(64, "2026-11-27T00:00")])], ignore_index=True)
+    assert campaign.reference_machine(newer) == "NVIDIA H200 / Xeon x32"
+
+
+def test_a_host_of_the_same_gpu_makes_only_the_batched_runs(tmp_path, monkeypatch, capsys):
+    """Another host of the reference's GPU (e.g. four H200s beside 64 cores for a reference of two
+    beside 32) makes the runs made several per launch and leaves those made one per launch (timed)
+    to the reference's machine; a host of another GPU is refused in one line."""
+    from gpude.campaign import cli
+
+    experiment = _experiment(tmp_path, trials=4, algorithms={"de": {"implementations": ["all_gpu"], "popsizes": [6],
+                                                                    "F": 0.5, "CR": 0.9}})
+    (tmp_path / "ref").mkdir()
+    pd.DataFrame([{"run_id": "x", "algorithm": "de", "implementation": "all_gpu", "function": "N01", "dim": 2,
+                   "popsize": 6, "dtype": "float64", "trial": 0, "params": "{}", "max_fes": 60, "max_time_s": None,
+                   "concurrency": "exclusive", "status": "ok", "wall_time_s": 1.0, "gpu": "NVIDIA H200",
+                   "cpu": "Xeon", "cpu_cores": 32, "timestamp_utc": "2026-11-26T10:00:00Z"}]).to_csv(
+        tmp_path / "ref" / "trials.csv", index=False)
+    planned = []
+    monkeypatch.setattr(cli, "run_groups", lambda experiment, plan, *a, **k: planned.extend(plan) or
+                        {"ran": len(plan), "failed": 0, "skipped_time": 0, "interrupted": 0})
+    monkeypatch.setattr(cli, "check_machine", lambda reference, cells: None)
+    monkeypatch.setattr(cli, "host_machine", lambda: "NVIDIA H200 / Xeon x64")
+    assert _call("run", tmp_path, experiment, "--alone", "1", "--per-launch", "3") == 0
+    out = capsys.readouterr().out
+    assert "it makes only the runs made several per launch" in out and "left for the reference's machine" in out
+    assert planned and all(g.per_launch == 3 for g in planned)
+    assert sorted((g.cell.function, g.first, g.count) for g in planned) == [("N01", 1, 3), ("N09", 1, 3)]
+    monkeypatch.setattr(cli, "host_machine", lambda: "NVIDIA H100 / Xeon x64")
+    assert _call("run", tmp_path, experiment, "--alone", "1", "--per-launch", "3") == 1
+    assert "times would not compare" in capsys.readouterr().err
 
 
 def test_groups_projections_and_the_command_line():

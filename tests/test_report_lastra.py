@@ -51,6 +51,18 @@ def test_runtime_uses_exclusive_runs_and_extrapolates_the_cpu_linearly(trials):
     assert "C18" not in t.index.get_level_values("function")  # the CEC functions have their own table
 
 
+def test_the_times_are_of_the_machine_of_most_timed_runs_the_errors_of_every_host_of_its_gpu(trials):
+    """Another host of the same GPU (more cores) made more runs, all several per launch: the tables
+    still time the machine of the runs made one per launch; those runs' errors count."""
+    other = pd.DataFrame([{**run("L01", 100_000, 3.0, 2500.0, trial=3 + k), "machine": "GPU X / CPU x4",
+                           "gpu": "GPU X", "params": '{"trials_per_launch": 10}'} for k in range(10)])
+    both = pd.concat([trials.assign(gpu="GPU X", params="{}"), other], ignore_index=True)
+    assert lastra.main_machine(both) == "GPU X / CPU x1"
+    t = lastra.runtime_table(both).set_index(["function", "dim"])
+    assert t.loc[("L01", 100_000), "n"] == 2 and t.loc[("L01", 100_000), "gpu_s"] == pytest.approx(20.0)
+    assert lastra.quality_table(both).set_index(["function", "dim"]).loc[("L01", 100_000), "n"] == 13
+
+
 def test_quality_reports_objectives_with_the_bias_and_all_runs(trials):
     q = lastra.quality_table(trials).set_index(["function", "dim"])
     row = q.loc[("L01", 100_000)]

@@ -46,7 +46,13 @@ another instance of the same machine kind:
   --instance-data`` on the offline GPU host.
 
 Every row names its instance (``boot_id``) and GPU; ``run`` refuses a host whose GPU is not the one
-the reference's rows name (a reference holds one machine kind).
+the reference's rows name (a reference holds one machine kind). The REPORT times one machine (GPU,
+CPU and cores: the machine of the reference's newest row made one per launch), so a row made one per
+launch on another is stale; a row made several per launch counts from any host of the same GPU (its
+result does not depend on the host around the GPU; its time is a share, never used). On such a host
+(e.g. four H200s beside 64 cores for a reference made on two beside 32) ``run`` makes only the
+batched runs and leaves those made one per launch to the reference's machine; ``--new-machine``
+makes the host the reference's machine instead.
 
     python -m gpude.campaign plan --experiment config/experiments/lastra.yaml \\
         --reference results/reference/nvidia-h100/lastra --trials 'L06=20,C*=20'

@@ -16,7 +16,7 @@ from ..errors import GpudeError
 from ..io import read_csv
 from .cells import CELL, ROOT, grid, load_experiment, parse_trials
 from .merge import merge
-from .plan import batch_share, campaign_rows, groups, projections, ranges, reference_machine, todo
+from .plan import batch_share, campaign_rows, groups, machine_gpu, projections, ranges, reference_machine, todo
 from .run import (archive, check_machine, host_gpus, host_machine, pack_instances, run as run_groups, runs_on_gpu,
                   unpack_instances)
 
@@ -99,19 +99,31 @@ def main(argv=None) -> int:
             return 0
         done = set().union(*(set(rows["run_id"]) for rows, _ in found)) if found else set()
         machine = reference_machine(reference)
+        batched_only = False  # a host of the reference's GPU but not its machine: the untimed runs only
         if args.action == "run" and not args.dry_run and machine and any(runs_on_gpu(c) for c in cells):
             here = host_machine()
-            if here != machine and not args.new_machine:
+            if here != machine and not args.new_machine and machine_gpu(here) != machine_gpu(machine):
                 raise GpudeError(f"the reference's newest runs were made on {machine}, this host is {here}: its "
                                  "times would not compare; run on that machine, or give --new-machine to make "
                                  "this one the reference's (every row of another is then re-made here)")
-            machine = here
+            if here != machine and not args.new_machine:
+                batched_only = True
+                print(f"campaign: this host ({here}) has the reference's GPU but is not its machine: it makes "
+                      "only the runs made several per launch (their errors count; their times are shares, "
+                      f"which the REPORT does not use); the runs made one per launch wait for {machine}")
+            else:
+                machine = here
         if machine:
             print(f"campaign: the reference's machine: {machine} (rows of another are re-made)")
         work = todo(cells, experiment, reference, done, machine)
         tables = [reference] + [rows for rows, _ in found]
         expected = projections(experiment, cells, tables, args.default_run_s)
         plan = groups(work, expected, args.group, batch_share(tables))
+        if batched_only:
+            waiting = [g for g in plan if g.per_launch == 1]
+            plan = [g for g in plan if g.per_launch > 1]
+            print(f"campaign: {sum(g.count for g in waiting)} trial(s) made one per launch left for the "
+                  "reference's machine")
         total = sum(g.expected_s for g in plan) + args.setup_s * len(plan)
         need = sum(len(t) for _, t, _ in work)
         stale = sum(len(s) for _, _, s in work)

@@ -46,14 +46,22 @@ def real_gpu(name) -> bool:
     return _names_a_gpu(name) and str(name) != "nan"
 
 
+def machine_gpu(machine: str) -> str:
+    """The GPU of a machine label ('<GPU> / <CPU> x<cores>')."""
+    return machine.split(" / ")[0]
+
+
 def stale_reason(row: dict, experiment: dict, cell: Cell, machine: str | None = None) -> str | None:
     """Why a reference row does not count for the experiment as it stands (None: it counts);
-    ``machine``: the reference's machine (:func:`reference_machine`): a GPU row made on another (the
-    same GPU in a host of other CPUs or cores) is stale, as the REPORT times one machine."""
+    ``machine``: the reference's machine (:func:`reference_machine`): a GPU row made one per launch on
+    another (the same GPU in a host of other CPUs or cores) is stale, as the REPORT times one machine;
+    a row made several per launch counts from any host of the same GPU (its time is a share the
+    REPORT does not use; its result does not depend on the host around the GPU)."""
     if str(row.get("status", "")).startswith("error"):
         return "failed"
     if machine and real_gpu(row.get("gpu")) and machine_label(row) != machine:
-        return f"made on {machine_label(row)} (the reference's machine: {machine})"
+        if launch_size(row) == 1 or str(row.get("gpu")) != machine_gpu(machine):
+            return f"made on {machine_label(row)} (the reference's machine: {machine})"
     params = json.loads(row["params"]) if isinstance(row.get("params"), str) else {}
     spec = experiment["algorithms"][cell.algorithm]
     for key, value in spec.items():
@@ -77,13 +85,17 @@ def stale_reason(row: dict, experiment: dict, cell: Cell, machine: str | None = 
 
 
 def reference_machine(reference: pd.DataFrame) -> str | None:
-    """The machine of the reference's newest GPU row: the one a campaign completes it on (the rows of
-    other machines are stale, :func:`stale_reason`); None for a reference without GPU rows."""
+    """The machine of the reference's newest GPU row made one per launch (a timed run; else of its
+    newest GPU row): the one a campaign completes it on (the timed rows of other machines are stale,
+    :func:`stale_reason`); None for a reference without GPU rows."""
     if not len(reference) or "gpu" not in reference or "timestamp_utc" not in reference:
         return None
     gpu_rows = reference[[real_gpu(g) for g in reference["gpu"]]]
     if not len(gpu_rows):
         return None
+    if "params" in gpu_rows:
+        timed = gpu_rows[[launch_size(r) == 1 for r in gpu_rows.to_dict("records")]]
+        gpu_rows = timed if len(timed) else gpu_rows
     return machine_label(gpu_rows.sort_values("timestamp_utc").iloc[-1].to_dict())
 
 

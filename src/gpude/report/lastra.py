@@ -75,7 +75,12 @@ def quality_runs(trials: pd.DataFrame) -> pd.DataFrame:
 
 
 def main_machine(trials: pd.DataFrame) -> str | None:
+    """The machine whose times the tables use: the one with the most GPU runs timed alone and made one
+    per launch (another host of the same GPU may add runs made several per launch: their errors count,
+    their times are shares and do not); of all GPU runs where none is timed so."""
     runs = _gpu_runs(trials)
+    timed = runs[timed_alone(runs["concurrency"]) & one_per_launch(runs)]
+    runs = timed if len(timed) else runs
     return runs["machine"].value_counts().index[0] if len(runs) else None
 
 
