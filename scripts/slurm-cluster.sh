@@ -65,8 +65,14 @@ start() {
   install
   configure
   running munged || su munge -s /bin/sh -c /usr/sbin/munged
-  running slurmctld || /usr/sbin/slurmctld
+  # -c: forget the jobs an earlier cluster saved in StateSaveLocation. A disk that held a cluster
+  # (a machine image made while tests ran) otherwise brings their jobs back, and the node stays
+  # `mix` running them instead of taking the tests' jobs.
+  running slurmctld || /usr/sbin/slurmctld -c
   running slurmd || /usr/sbin/slurmd
+  # A cluster that was already running starts empty too: its jobs are not the tests'.
+  for _ in $(seq 10); do squeue -h >/dev/null 2>&1 && break; sleep 1; done
+  squeue -h -o '%i' 2>/dev/null | xargs -r scancel 2>/dev/null || true
   for _ in $(seq 60); do  # until the node takes jobs
     if sinfo -h -o '%T' 2>/dev/null | grep -qx idle; then sinfo; return 0; fi
     sleep 1
