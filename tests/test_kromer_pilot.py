@@ -79,18 +79,34 @@ def test_the_schema_takes_a_list_of_values_as_a_grid_axis():
     assert errors({"F": [0.5, 0.5]}) and errors({"CR": [[0.1]]})  # a value twice; a list of lists
 
 
-def test_a_pilot_experiment_dry_runs_one_batch_per_setting(tmp_path):
-    """The etc-f experiment of the consistent matrices: 4 matrices x 3 F x 2 CR, one batch of 2 trials
-    each; each batch's setting in its path and run_ids (--setting), its F and CR on the command line."""
+#: the ten stage files, as the workflow's folder names them
+PILOT_FILES = sorted(f"config/experiments/kromer_pilot_{n}.yaml" for files in STAGES.values() for n in files)
+ETC_F_CONSISTENT = "config/experiments/kromer_pilot_etc_f_consistent.yaml"
+
+
+def test_the_pilot_experiments_parse_without_gpu_and_dry_run_one_batch_per_setting(tmp_path):
+    """The ten stage files through Snakemake's parse, with no GPU (no simulator, no visible GPU), as on a
+    laptop, all in one process (tests/_parse_experiments.py; one `snakemake -n` each would cost ~3 s
+    apiece). The etc-f one of the consistent matrices on to its dry run (`snakemake -n -p`'s): 4 matrices
+    x 3 F x 2 CR, one batch of 2 trials each; each batch's setting in its path and run_ids (--setting),
+    its F and CR on the command line."""
+    import os
+
     from test_workflow import copy_workflow
 
-    copy_workflow(tmp_path)
-    res = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--cores", "2", "--configfile",
-                          "config/experiments/kromer_pilot_etc_f_consistent.yaml", "--config", "gpu=no"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    out = res.stdout + res.stderr
-    assert res.returncode == 0, out[-3000:]
-    runs = [line for line in out.splitlines() if "gpude run " in line]
+    work = copy_workflow(tmp_path)
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "0", "CUDA_VISIBLE_DEVICES": ""}
+    others = [name for name in PILOT_FILES if name != ETC_F_CONSISTENT]
+    res = subprocess.run([sys.executable, str(ROOT / "tests/_parse_experiments.py"), "parsed.json", *others,
+                          "--dry-run", ETC_F_CONSISTENT], cwd=work, capture_output=True, text=True, timeout=600,
+                         env=env)
+    assert res.returncode == 0, res.stderr[-2000:]
+    parsed = json.loads((work / "parsed.json").read_text())
+    assert {name: run["error"] for name, run in parsed.items()} == {name: None for name in PILOT_FILES}
+    assert sorted(p.name for p in (ROOT / "config/experiments").glob("kromer_pilot_*.yaml")) == \
+        sorted(Path(n).name for n in PILOT_FILES)
+
+    runs = [line for line in parsed[ETC_F_CONSISTENT]["stderr"].splitlines() if "gpude run " in line]
     assert len(runs) == 4 * 3 * 2
     seen = set()
     for line in runs:
@@ -99,24 +115,6 @@ def test_a_pilot_experiment_dry_runs_one_batch_per_setting(tmp_path):
         assert setting == f"F{F}_CR{CR}" and f"/de/sequential/{setting}/" in line and "--trials 2 " in line
         seen.add((re.search(r"--function (\S+)", line).group(1), float(F), float(CR)))
     assert len(seen) == 24 and {cr for _, _, cr in seen} == {0.005, 0.01}
-
-
-def test_every_pilot_experiment_parses_on_a_machine_without_gpu(tmp_path):
-    """The ten stage files through Snakemake's parse, in one process (tests/_parse_experiments.py; one
-    `snakemake -n` each would cost ~3 s apiece): no GPU, as on a laptop."""
-    import os
-
-    from test_workflow import copy_workflow
-
-    work = copy_workflow(tmp_path)
-    names = sorted(f"config/experiments/kromer_pilot_{n}.yaml" for files in STAGES.values() for n in files)
-    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "0", "CUDA_VISIBLE_DEVICES": ""}
-    res = subprocess.run([sys.executable, str(ROOT / "tests/_parse_experiments.py"), "errors.json", *names],
-                         cwd=work, capture_output=True, text=True, timeout=600, env=env)
-    assert res.returncode == 0, res.stderr[-2000:]
-    assert json.loads((work / "errors.json").read_text()) == {n: None for n in names}
-    assert sorted(p.name for p in (ROOT / "config/experiments").glob("kromer_pilot_*.yaml")) == \
-        sorted(Path(n).name for n in names)
 
 
 def test_a_run_id_names_its_setting_and_the_generic_tables_tell_settings_apart():

@@ -57,15 +57,18 @@ def plan(implementations):
     return points
 
 
-@pytest.mark.parametrize("name,implementations,per_launch", [("scaling_curves", ("ide", "resident", "all_gpu"), 1),
-                                                             ("scaling_curves_batched", ("ide",), 30)])
-def test_the_sweeps_are_the_batch_jobs(parsed, name, implementations, per_launch):
-    grid, args = parsed[name]["grid"], parsed[name]["args"]
-    cells = [(j["implementation"], j["function"], j["dim"], j["popsize"]) for j in grid]
-    assert len(cells) == len(set(cells)) == 23 * len(implementations)  # one job per point (the shared one once)
-    assert set(cells) == plan(implementations)
-    assert {j["dtype"] for j in grid} == {"float32"} and {j["chunk"] for j in grid} == {0}
-    # no target (every run spends the 1e7 FEs), F and CR of case study 1, the trials of one job
-    assert "--target=-inf" in args and "--max-fes 10000000" in args and "--F 0.5 --CR 0.3" in args
-    assert ("--trials-per-launch 30" in args) == (per_launch > 1)
-    assert f"--trials {30 if per_launch > 1 else 3} " in args and "--concurrency exclusive" in args
+def test_the_sweeps_are_the_batch_jobs(parsed):
+    # both experiments in one test: one parse for both (the cases of a parametrized test could run on
+    # two xdist workers, each parsing)
+    for name, implementations, per_launch in [("scaling_curves", ("ide", "resident", "all_gpu"), 1),
+                                              ("scaling_curves_batched", ("ide",), 30)]:
+        grid, args = parsed[name]["grid"], parsed[name]["args"]
+        cells = [(j["implementation"], j["function"], j["dim"], j["popsize"]) for j in grid]
+        # one job per point (the shared one once)
+        assert len(cells) == len(set(cells)) == 23 * len(implementations), name
+        assert set(cells) == plan(implementations), name
+        assert {j["dtype"] for j in grid} == {"float32"} and {j["chunk"] for j in grid} == {0}, name
+        # no target (every run spends the 1e7 FEs), F and CR of case study 1, the trials of one job
+        assert "--target=-inf" in args and "--max-fes 10000000" in args and "--F 0.5 --CR 0.3" in args, (name, args)
+        assert ("--trials-per-launch 30" in args) == (per_launch > 1), (name, args)
+        assert f"--trials {30 if per_launch > 1 else 3} " in args and "--concurrency exclusive" in args, (name, args)

@@ -1,7 +1,8 @@
 """The workflow on a real SLURM cluster (`-m slurm`): the smoke experiment through
 `--workflow-profile profiles/slurm`, every batch submitted with sbatch, the run ending in bounded time,
 and its trials equal to a local run's; under faults (issue 38): a batch cancelled with scancel is
-reported and the same command then completes the trials, and a SIGTERM cancels the workflow's SLURM
+reported and the same command then completes the trials (one cluster run of the smoke experiment
+serves both: its first batch to run is cancelled), and a SIGTERM cancels the workflow's SLURM
 jobs and ends Snakemake. Needs a cluster: `scripts/slurm-cluster.sh start` makes a
 one-node one on this machine (as root; .ci/run does it before the tests)."""
 
@@ -61,74 +62,7 @@ def run_bounded(args, cwd, timeout_s):
     return proc.returncode, out
 
 
-def test_the_smoke_experiment_runs_on_slurm_as_it_runs_here(cluster, tmp_path):
-    cluster_dir, local_dir = tmp_path / "cluster", tmp_path / "local"
-    for d in (cluster_dir, local_dir):
-        d.mkdir()
-        copy_workflow(d)
-    target = ("--", "results/smoke/trials.csv")
-    # no --cores: a cluster run needs none (the master-slave batches take a node's CPUs, from sinfo).
-    # Status checks every 5 s instead of the plugin's 40, so that the test is short.
-    code, out = run_bounded(["--workflow-profile", "profiles/slurm", *SMOKE, "--config", "gpu=no",
-                             "--slurm-init-seconds-before-status-checks", "5", *target], cluster_dir, BOUND_S)
-    assert code == 0, out[-4000:]
-    # every batch went through sbatch: one SLURM job id per batch, each logged by its job
-    submitted = dict(re.findall(r"Job \d+ has been submitted with SLURM jobid (\d+) \(log: (\S+)\)", out))
-    batches = sorted((cluster_dir / "results/smoke/batches").rglob("chunk*.csv"))
-    batch_logs = [log for log in submitted.values() if "/rule_run_batch/" in log]
-    assert len(batches) == 8 and len(batch_logs) == len(batches), out[-4000:]
-    for job_id, log in submitted.items():  # each ran as that SLURM job, in this run's folder
-        if "/rule_run_batch/" in log:
-            job = subprocess.run(["scontrol", "show", "job", job_id], capture_output=True, text=True).stdout
-            assert "JobState=COMPLETED" in job and f"WorkDir={cluster_dir}" in job, job
-    assert "merge_trials" not in " ".join(submitted.values())  # a local rule
-
-    code, out = run_bounded(["--cores", "2", *SMOKE, "--config", "gpu=no", *target], local_dir, BOUND_S)
-    assert code == 0, out[-4000:]
-    on_cluster = pd.read_csv(cluster_dir / "results/smoke/trials.csv")
-    here = pd.read_csv(local_dir / "results/smoke/trials.csv")
-    assert len(on_cluster) == 12
-    pd.testing.assert_frame_equal(on_cluster[DETERMINISTIC].sort_values("run_id", ignore_index=True),
-                                  here[DETERMINISTIC].sort_values("run_id", ignore_index=True))
-
-
-# --- the cluster path under faults (issue 38): a batch cancelled with scancel, Snakemake sent SIGTERM ---
-
-#: One-trial batches of the plain-Python DE (no JIT: nothing to compile, whatever numba's cache
-#: holds), each trial stopped by a time budget, so that a batch is still running when it is cancelled.
-FAULTS = """name: faults
-description: SLURM fault tests (tests/test_slurm.py)
-seed: 7
-trials: {trials}
-trials_per_job: 1
-algorithms:
-  de:
-    implementations: [high_level]
-functions: [F01]
-dims: [10]
-popsizes: [8]
-max_fes: 100000000
-max_time_s: {seconds}
-timing: shared
-"""
-BATCHES = "results/faults/batches/de/high_level/F01/d10/np8/float64"
-
-
-def faults_args(first_check_s):
-    """The command of a fault test: status checks every `first_check_s` seconds until a job is in
-    flight, then 10 s longer after each check that sees none end (the plugin's rule; back to
-    `first_check_s` once one ends). A batch here takes 6-12 s from sbatch to its end (the job's own
-    Snakemake reads the workflow first): 2 s makes the second check, 13-14 s after sbatch, see it ended."""
-    return ("--workflow-profile", "profiles/slurm", "--configfile", "faults.yaml",
-            "--slurm-init-seconds-before-status-checks", str(first_check_s), "--", "results/faults/trials.csv")
-
 LIVE = "PD,R,CG,S,CF,RQ"  # squeue states of a job not yet ended
-
-
-def faults_workdir(tmp_path, trials, seconds):
-    copy_workflow(tmp_path)
-    (tmp_path / "faults.yaml").write_text(FAULTS.format(trials=trials, seconds=seconds))
-    return tmp_path
 
 
 def jobs_of(workdir, states=LIVE) -> dict[str, tuple[str, str]]:
@@ -171,43 +105,150 @@ def start_snakemake():
             subprocess.run(["scancel", *left])
 
 
-def test_a_cancelled_batch_is_reported_and_a_rerun_completes_the_trials(cluster, tmp_path, start_snakemake):
-    workdir = faults_workdir(tmp_path, trials=2, seconds=2)
-    run = start_snakemake(faults_args(2), workdir)
-    # chunk 0's batch, once its trial runs (its log says so), is cancelled as a user or the admin would
-    log0 = workdir / "logs/faults/run_batch/de/high_level/F01/d10/np8/float64/chunk0.log"
-    wait_for(lambda: log0.is_file() and "setup" in log0.read_text(), BOUND_S, "chunk 0's trial starts")
-    job0 = [i for i, (_, comment) in jobs_of(workdir).items() if comment.endswith("_float64_0")]
-    assert job0, f"chunk 0's batch ended before it could be cancelled: {jobs_of(workdir, 'all')}"
-    job0 = job0[0]
-    subprocess.run(["scancel", job0], check=True)
+def wait_to_end(proc, what):
     try:
-        run.wait(timeout=BOUND_S)
+        proc.wait(timeout=BOUND_S)
     except subprocess.TimeoutExpired:
-        pytest.fail(f"snakemake did not end after its job was cancelled:\n{run.output()[-4000:]}")
-    out = run.output()
-    assert run.returncode != 0, out[-4000:]
+        pytest.fail(f"snakemake did not end within {BOUND_S} s {what}:\n{proc.output()[-4000:]}")
+    return proc.returncode, proc.output()
+
+
+def submitted_jobs(out) -> dict[str, str]:
+    """SLURM job id -> its log, of every job a run's output says it submitted."""
+    return dict(re.findall(r"Job \d+ has been submitted with SLURM jobid (\d+) \(log: (\S+)\)", out))
+
+
+# --- the smoke experiment on the cluster, a batch of it cancelled there (issue 38) ---
+
+# no --cores: a cluster run needs none (the master-slave batches take a node's CPUs, from sinfo).
+# Status checks every 2 s instead of the plugin's 40 while a job is in flight, 10 s longer after each
+# check that sees none end (the plugin's rule; back to 2 s once one ends), so that the test is short: a
+# batch takes 6-12 s from sbatch to its end (the job's own Snakemake reads the workflow first), and the
+# second check, 13-14 s after sbatch, sees the re-run's one batch ended.
+SMOKE_ON_SLURM = ("--workflow-profile", "profiles/slurm", *SMOKE, "--config", "gpu=no",
+                  "--slurm-init-seconds-before-status-checks", "2", "--", "results/smoke/trials.csv")
+#: a batch's SLURM job comment: rule_run_batch_wildcards_<its wildcards, joined by _>
+BATCH_JOB = re.compile(r"rule_run_batch_wildcards_(smoke_de_(\w+)_(F01|Q01)_10_8_float64_(\d+))")
+
+
+def job_state(job):
+    return re.search(r"JobState=(\w+)", subprocess.run(["scontrol", "show", "job", job], capture_output=True,
+                                                        text=True).stdout).group(1)
+
+
+def cancel_a_running_batch(workdir):
+    """Cancel the first batch of the smoke experiment that runs on the cluster, as a user or the admin
+    would, once the batch itself runs (its `gpude run` has made its log; the cluster runs one batch at a
+    time, each job ~9 s, the first ~6 s its own Snakemake reading the workflow); should that job end
+    first, the next one. Its job id, its wildcards (as in its SLURM log's path) and its batch's path."""
+    while True:
+        running = wait_for(lambda: jobs_of(workdir, "R"), BOUND_S, "a batch of the smoke experiment runs on SLURM")
+        job, (_, comment) = next(iter(running.items()))
+        match = BATCH_JOB.fullmatch(comment)
+        assert match, f"not a batch of the smoke experiment: {comment}"
+        wildcards, implementation, function, chunk = match.groups()
+        batch = f"de/{implementation}/{function}/d10/np8/float64/chunk{chunk}"
+        log = workdir / f"logs/smoke/run_batch/{batch}.log"
+        wait_for(lambda: log.is_file() or job not in jobs_of(workdir), BOUND_S, f"{batch} runs")
+        subprocess.run(["scancel", job], check=True)  # (0 also for a job that has ended)
+        if wait_for(lambda: job not in jobs_of(workdir) and job_state(job), 60, f"job {job} ends") == "CANCELLED":
+            return job, wildcards, f"results/smoke/batches/{batch}"
+
+
+def test_the_smoke_experiment_runs_on_slurm_as_it_runs_here_after_a_cancelled_batch(cluster, tmp_path,
+                                                                                      start_snakemake):
+    # One cluster run for both: the smoke experiment through sbatch, as a user would run it, under a
+    # fault: a batch cancelled with scancel while it runs; the run reports it and stops; the same
+    # command then completes the trials, which are those of a run here (made meanwhile: the cluster
+    # runs mostly wait on SLURM).
+    workdir, local_dir = tmp_path / "cluster", tmp_path / "local"
+    for d in (workdir, local_dir):
+        d.mkdir()
+        copy_workflow(d)
+    here = start_snakemake(["--cores", "2", *SMOKE, "--config", "gpu=no", "--", "results/smoke/trials.csv"],
+                           local_dir)
+    run = start_snakemake(SMOKE_ON_SLURM, workdir)
+    job0, wildcards, cancelled = cancel_a_running_batch(workdir)
+    code, out = wait_to_end(run, "after its job was cancelled")
+    assert code != 0, out[-4000:]
     # reported: the failed job, its SLURM id and state, its outputs
     assert "Error in rule run_batch" in out and f"SLURM-job '{job0}' failed, SLURM status is: 'CANCELLED'" in out, out
-    assert f"{BATCHES}/chunk0.csv" in out.split("Error in rule run_batch")[1]
-    # the cancelled batch left nothing, the other one finished
-    batches = workdir / BATCHES
-    assert not list(batches.glob("chunk0*")), sorted(batches.iterdir())
-    finished = (batches / "chunk1.csv").read_bytes()
-    assert (batches / "chunk1.npz").is_file()
+    assert f"{cancelled}.csv" in out.split("Error in rule run_batch")[1]
+    # the cancelled batch left nothing; the run waited for the others, in flight, which finished
+    batches = workdir / "results/smoke/batches"
+    after_first = {p: p.read_bytes() for p in batches.rglob("chunk*")}
+    assert not [p for p in after_first if str(p).startswith(str(workdir / cancelled))], sorted(after_first)
+    finished = [p for p in after_first if p.suffix == ".csv"]
+    assert len(finished) == 7 and all(p.with_suffix(".npz") in after_first for p in finished), sorted(after_first)
+    first = submitted_jobs(out)
 
-    rerun = start_snakemake(faults_args(2), workdir)  # the same command
-    rerun.wait(timeout=BOUND_S)
-    out = rerun.output()
-    assert rerun.returncode == 0, out[-4000:]
-    submitted = re.findall(r"submitted with SLURM jobid \d+ \(log: (\S+)\)", out)
-    assert len(submitted) == 1 and "_float64_0/" in submitted[0], out  # only the cancelled batch ran again
-    assert (batches / "chunk1.csv").read_bytes() == finished
-    trials = pd.read_csv(workdir / "results/faults/trials.csv")
-    assert sorted(trials["trial"]) == [0, 1] and trials["run_id"].is_unique, trials  # none lost, none twice
-    before = pd.read_csv(io.BytesIO(finished))
-    columns = [c for c in before.columns if c not in ("trace_path", "trace_index")]
-    pd.testing.assert_frame_equal(trials.loc[trials["trial"] == 1, columns].reset_index(drop=True), before[columns])
+    code, out = run_bounded(SMOKE_ON_SLURM, workdir, BOUND_S)  # the same command
+    assert code == 0, out[-4000:]
+    again = submitted_jobs(out)
+    # only the cancelled batch ran again; the finished ones are as they were
+    assert len(again) == 1 and f"/rule_run_batch/{wildcards}/" in next(iter(again.values())), out
+    assert not [p for p, data in after_first.items() if p.read_bytes() != data]
+    trials = pd.read_csv(workdir / "results/smoke/trials.csv")
+    assert len(trials) == 12 and trials["run_id"].is_unique, trials  # none lost, none twice
+    for path in finished:  # the finished batches' rows, as they were
+        before = pd.read_csv(io.BytesIO(after_first[path]))
+        columns = [c for c in before.columns if c not in ("trace_path", "trace_index")]
+        merged = trials[trials["run_id"].isin(before["run_id"])].sort_values("run_id", ignore_index=True)
+        pd.testing.assert_frame_equal(merged[columns], before[columns].sort_values("run_id", ignore_index=True))
+
+    # every batch went through sbatch: one SLURM job per batch (the cancelled one's again in the second
+    # run), each logged by its job, each run as that job in this run's folder; the merge is a local rule
+    batch_logs = [log for log in first.values() if "/rule_run_batch/" in log]
+    assert len(list(batches.rglob("chunk*.csv"))) == 8 and len(batch_logs) == 8, first
+    for job_id, log in {**first, **again}.items():
+        if "/rule_run_batch/" in log:
+            job = subprocess.run(["scontrol", "show", "job", job_id], capture_output=True, text=True).stdout
+            ended = "CANCELLED" if job_id == job0 else "COMPLETED"
+            assert f"JobState={ended}" in job and f"WorkDir={workdir}" in job, job
+    assert "merge_trials" not in " ".join([*first.values(), *again.values()])
+
+    # the same trials as the smoke experiment's run here
+    code, out = wait_to_end(here, "(the run here)")
+    assert code == 0, out[-4000:]
+    on_cluster = trials.sort_values("run_id", ignore_index=True)
+    local = pd.read_csv(local_dir / "results/smoke/trials.csv").sort_values("run_id", ignore_index=True)
+    pd.testing.assert_frame_equal(on_cluster[DETERMINISTIC], local[DETERMINISTIC])
+
+
+# --- Snakemake sent SIGTERM on the cluster (issue 38) ---
+
+#: One-trial batches of the plain-Python DE (no JIT: nothing to compile, whatever numba's cache
+#: holds), each trial stopped by a time budget, so that the batches are still running at the SIGTERM.
+FAULTS = """name: faults
+description: SLURM fault tests (tests/test_slurm.py)
+seed: 7
+trials: {trials}
+trials_per_job: 1
+algorithms:
+  de:
+    implementations: [high_level]
+functions: [F01]
+dims: [10]
+popsizes: [8]
+max_fes: 100000000
+max_time_s: {seconds}
+timing: shared
+"""
+BATCHES = "results/faults/batches/de/high_level/F01/d10/np8/float64"
+
+
+def faults_args(first_check_s):
+    """The command of a fault test: status checks every `first_check_s` seconds until a job is in
+    flight, then 10 s longer after each check that sees none end (the plugin's rule; back to
+    `first_check_s` once one ends)."""
+    return ("--workflow-profile", "profiles/slurm", "--configfile", "faults.yaml",
+            "--slurm-init-seconds-before-status-checks", str(first_check_s), "--", "results/faults/trials.csv")
+
+
+def faults_workdir(tmp_path, trials, seconds):
+    copy_workflow(tmp_path)
+    (tmp_path / "faults.yaml").write_text(FAULTS.format(trials=trials, seconds=seconds))
+    return tmp_path
 
 
 def test_snakemake_cancels_its_slurm_jobs_and_exits_on_sigterm(cluster, tmp_path, start_snakemake):

@@ -1,6 +1,7 @@
 """The Snakemake workflow: dry-run job counts, config validation, lint, and the smoke experiment
 end to end (CPU implementations; GPU ones are dropped on a machine without a GPU)."""
 
+import hashlib
 import json
 import os
 import re
@@ -13,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from _helpers import once_per_run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -50,10 +52,25 @@ def job_counts(text):
     return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", text, re.M)}
 
 
+@pytest.fixture(scope="session")
+def smoke_dry_run(tmp_path_factory):
+    """``smoke_dry_run(*config, env=...)``: (exit status, output) of `snakemake -n -p --cores 2` of the
+    smoke experiment with these --config values and this environment, each made once per test run
+    (_helpers.once_per_run): several tests below read the same dry run."""
+    def dry_run(*config, env=None):
+        def make(folder):
+            return snakemake(copy_workflow(folder), "-n", "-p", "--cores", "2", *SMOKE, "--config", *config, env=env)
+
+        key = hashlib.sha1(repr((config, sorted((env or {}).items()))).encode()).hexdigest()[:12]
+        return tuple(once_per_run(tmp_path_factory, f"smoke_dry_run_{key}", make))
+
+    return dry_run
+
+
 @pytest.mark.parametrize("gpu,cpu_jobs,gpu_jobs", [("no", 8, 0), ("yes", 8, 12)])
-def test_dry_run_builds_one_job_per_cell_and_chunk(workdir, gpu, cpu_jobs, gpu_jobs):
+def test_dry_run_builds_one_job_per_cell_and_chunk(smoke_dry_run, gpu, cpu_jobs, gpu_jobs):
     # smoke: 2 functions x 1 dim x 1 popsize x 1 dtype x 2 chunks (3 trials, 2 per job)
-    code, out = snakemake(workdir, "-n", "--quiet", "rules", "--cores", "2", *SMOKE, "--config", f"gpu={gpu}")
+    code, out = smoke_dry_run(f"gpu={gpu}")
     assert code == 0, out
     counts = job_counts(out)
     assert counts.get("run_batch", 0) == cpu_jobs and counts.get("run_batch_gpu", 0) == gpu_jobs
@@ -66,7 +83,7 @@ def test_dry_run_builds_one_job_per_cell_and_chunk(workdir, gpu, cpu_jobs, gpu_j
         assert "dropped de/all_gpu, de/ide, de/naive_gpu" in out
 
 
-def test_wall_time_tables_only_for_experiments_whose_report_wants_them(workdir):
+def test_wall_time_tables_only_for_experiments_whose_report_wants_them(smoke_dry_run):
     # a study with a time budget (its report section's generic_outputs) gets no wall-time tables or
     # figure; a fixed-FE study (and an experiment with the generic section) still does
     from gpude.report.document import section_class
@@ -74,7 +91,7 @@ def test_wall_time_tables_only_for_experiments_whose_report_wants_them(workdir):
     for study in TIME_BUDGET_STUDIES:
         spec = yaml.safe_load((ROOT / f"config/experiments/{study}.yaml").read_text())
         assert "max_time_s" in spec and "time" not in section_class(spec["report"]["section"]).generic_outputs
-    code, out = snakemake(workdir, "-n", "--cores", "1", *SMOKE, "--config", "gpu=no")
+    code, out = smoke_dry_run("gpu=no")
     assert code == 0, out[-3000:]
     jobs = {re.search(r"wildcards: experiment=(\w+)", j).group(1): j for j in out.split("\nrule ")
             if j.startswith("paper_tables")}
@@ -99,10 +116,9 @@ def job_resources(text):
     ("shared", "gpu=1, timing_slot=1", "gpu=0, timing_slot=1"),
     ("host", "gpu=2, timing_slot=1000", "gpu=2, timing_slot=1000"),      # alone on the host
 ])
-def test_a_host_with_two_gpus_runs_two_gpu_batches_at_once(workdir, timing, gpu_batch, cpu_batch):
+def test_a_host_with_two_gpus_runs_two_gpu_batches_at_once(smoke_dry_run, timing, gpu_batch, cpu_batch):
     # the limits come from the host (2 fake GPUs); what each batch takes, from its timing mode
-    code, out = snakemake(workdir, "-n", "--cores", "2", *SMOKE, "--config", "gpu=yes", f"timing={timing}",
-                          env={"GPUDE_FAKE_GPUS": "2", "GPUDE_CPU_LANE": "0"})
+    code, out = smoke_dry_run("gpu=yes", f"timing={timing}", env={"GPUDE_FAKE_GPUS": "2", "GPUDE_CPU_LANE": "0"})
     assert code == 0, out
     resources = job_resources(out)
     assert resources["run_batch_gpu"] == {gpu_batch} and resources["run_batch"] == {cpu_batch}
@@ -133,9 +149,9 @@ def test_a_single_threaded_cpu_batch_runs_beside_the_gpu_batches_where_cores_are
 
 
 @pytest.mark.parametrize("gpus", ["1", "2"])
-def test_each_timed_batch_depends_on_its_warm_up_which_takes_no_exclusive_resource(workdir, gpus):
-    code, out = snakemake(workdir, "-n", "--cores", "2", *SMOKE, "--config", "gpu=yes", "timing=exclusive",
-                          env={"GPUDE_FAKE_GPUS": gpus, "GPUDE_CPU_LANE": "0"})
+def test_each_timed_batch_depends_on_its_warm_up_which_takes_no_exclusive_resource(smoke_dry_run, gpus):
+    # (with 2 GPUs, the two-GPU test's exclusive case's dry run)
+    code, out = smoke_dry_run("gpu=yes", "timing=exclusive", env={"GPUDE_FAKE_GPUS": gpus, "GPUDE_CPU_LANE": "0"})
     assert code == 0, out
     jobs = out.split("\nrule ")
     warmups = {re.search(r"output: (\S+)", j).group(1): j for j in jobs if j.startswith("warmup:")}
@@ -163,19 +179,23 @@ def test_the_experiments_are_there():
             "kromer_lop.yaml"} <= set(EXPERIMENTS)
 
 
-@pytest.mark.parametrize("name", EXPERIMENTS)  # one test each: the workers share them out
-def test_a_machine_without_gpu_parses_every_experiment(workdir, name):
-    # no simulator and no visible GPU, as on a laptop: the GPU implementations' classes are looked
-    # at (their options) but never asked for a device, and their jobs are dropped with a notice
-    import os
-
+def test_a_machine_without_gpu_parses_every_experiment(tmp_path):
+    # no simulator and no visible GPU, as on a laptop: the GPU implementations' classes are looked at
+    # (their options) but never asked for a device, and their jobs are dropped with a notice. Every
+    # experiment's dry run (`snakemake -n -p`'s) through Snakemake's API, all in one process
+    # (tests/_parse_experiments.py): a `snakemake -n` process each spent ~3 s starting up.
+    copy_workflow(tmp_path)
     env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "0", "CUDA_VISIBLE_DEVICES": ""}
-    path = workdir / "config/experiments" / name
-    res = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--quiet", "rules", "--cores", "1",
-                          "--configfile", str(path.relative_to(workdir))],
-                         cwd=workdir, capture_output=True, text=True, timeout=600, env=env)
-    assert res.returncode == 0, (path.name, res.stderr[-2000:])
-    assert "dropped" in res.stderr or "ide" not in path.read_text(), path.name
+    dry_runs = [arg for name in EXPERIMENTS for arg in ("--dry-run", f"config/experiments/{name}")]
+    res = subprocess.run([sys.executable, str(ROOT / "tests/_parse_experiments.py"), "dry_runs.json", *dry_runs],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
+    assert res.returncode == 0, res.stderr[-2000:]
+    runs = {Path(path).name: run for path, run in json.loads((tmp_path / "dry_runs.json").read_text()).items()}
+    assert sorted(runs) == EXPERIMENTS
+    for name, run in runs.items():
+        assert run["error"] is None, (name, run["error"], run["stderr"][-2000:])
+        assert "Job stats:" in run["stderr"], (name, run["stderr"][-2000:])  # the DAG built, its jobs listed
+        assert "dropped" in run["stderr"] or "ide" not in (ROOT / "config/experiments" / name).read_text(), name
 
 
 def test_default_experiment_grid(workdir):
@@ -214,7 +234,7 @@ def test_paper_experiment_grid(workdir):
     assert counts["run_batch"] == 2 * 10 * 30 and counts["run_batch_gpu"] == 10 * 30 + 2 * 10 * 3
 
 
-def test_case_study_2_grid(workdir):
+def test_case_study_2_grid(workdir, smoke_dry_run):
     # iDE and cujDE, 10 functions x 4 population sizes, a cell's 30 trials in one job, on the GPU
     code, out = snakemake(workdir, "-n", "--quiet", "rules", "--cores", "2", "--configfile",
                           "config/experiments/janssen_cs2.yaml", "--config", "gpu=yes")
@@ -234,7 +254,7 @@ def test_case_study_2_grid(workdir):
     assert all("--F 0.5 --CR 0.3" in line for line in ide)
     assert all("--trials-per-launch 30" in line and "--trials 30" in line for line in cujde + ide)
     # an experiment without the key launches one trial at a time, with no flag (finished jobs stay done)
-    code, out = snakemake(workdir, "-n", "-p", "--cores", "2", *SMOKE, "--config", "gpu=yes")
+    code, out = smoke_dry_run("gpu=yes")
     assert code == 0 and "--trials-per-launch" not in out, out[-2000:]
 
 
@@ -370,17 +390,30 @@ def write_bad(workdir, change, name="bad.yaml"):
     return name
 
 
-@pytest.fixture(scope="module")
-def bad_experiment_errors(tmp_path_factory):
-    """What parsing the workflow with each bad experiment raised, all parsed in one process (once per
-    xdist worker that runs a case: a few seconds, against ~2.5 s for each case in a process of its own)."""
-    work = copy_workflow(tmp_path_factory.mktemp("bad_experiments"))
-    files = [write_bad(work, change, f"bad{k}.yaml") for k, (change, _) in enumerate(BAD_EXPERIMENTS)]
-    res = subprocess.run([sys.executable, str(ROOT / "tests/_parse_experiments.py"), "errors.json", *files],
-                         cwd=work, capture_output=True, text=True, timeout=600)
-    assert res.returncode == 0, res.stderr[-2000:]
-    errors = json.loads((work / "errors.json").read_text())
-    return [errors[f] for f in files]
+GOOD = "config/experiments/smoke.yaml"
+
+
+@pytest.fixture(scope="session")
+def parsed_experiments(tmp_path_factory):
+    """{file: what parsing the workflow with it raised (None: it parsed)}, of the good smoke experiment
+    (first) and of each bad experiment (bad<k>.yaml: BAD_EXPERIMENTS[k]), all parsed in one process,
+    once per test run (_helpers.once_per_run: a few seconds, against ~2.5 s for each case in a
+    process of its own)."""
+    def parse(work):
+        copy_workflow(work)
+        files = [write_bad(work, change, f"bad{k}.yaml") for k, (change, _) in enumerate(BAD_EXPERIMENTS)]
+        res = subprocess.run([sys.executable, str(ROOT / "tests/_parse_experiments.py"), "errors.json", GOOD, *files],
+                             cwd=work, capture_output=True, text=True, timeout=600)
+        assert res.returncode == 0, res.stderr[-2000:]
+        return {f: parsed["error"] for f, parsed in json.loads((work / "errors.json").read_text()).items()}
+
+    return once_per_run(tmp_path_factory, "parsed_experiments", parse)
+
+
+@pytest.fixture(scope="session")
+def bad_experiment_errors(parsed_experiments):
+    """What parsing the workflow with each bad experiment raised, in the order of BAD_EXPERIMENTS."""
+    return [parsed_experiments[f"bad{k}.yaml"] for k in range(len(BAD_EXPERIMENTS))]
 
 
 @pytest.mark.parametrize("case", range(len(BAD_EXPERIMENTS)), ids=[str(c) for c, _ in BAD_EXPERIMENTS])
@@ -424,13 +457,9 @@ def test_bad_experiments_say_so_on_the_command_line(workdir, change, message):
     assert message in out, out[-2000:]
 
 
-def test_the_good_experiment_parses_in_one_process(tmp_path):
-    # the parse of tests/_parse_experiments.py raises nothing for a good experiment
-    work = copy_workflow(tmp_path)
-    res = subprocess.run([sys.executable, str(ROOT / "tests/_parse_experiments.py"), "errors.json",
-                          "config/experiments/smoke.yaml"], cwd=work, capture_output=True, text=True, timeout=600)
-    assert res.returncode == 0, res.stderr[-2000:]
-    assert json.loads((work / "errors.json").read_text()) == {"config/experiments/smoke.yaml": None}
+def test_the_good_experiment_parses_in_one_process(parsed_experiments):
+    # the parse of tests/_parse_experiments.py raises nothing for a good experiment (in the bad ones' process)
+    assert parsed_experiments[GOOD] is None
 
 
 def test_every_experiment_key_has_a_bad_value_case():
