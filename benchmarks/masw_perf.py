@@ -119,7 +119,8 @@ def child(fid: str, dim: int, cycles: int, ls_mode: str = "", batch: int = 1, ga
     return dict(fid=fid, dim=dim, cycles=cycles, compile_s=compile_s, init_s=float(times[0]), batch=batch,
                 cycle_s=[float(v) for v in np.diff(times)], best_error=r.best_error, fes=r.fes_used,
                 phase_s=getattr(runner, "phase_s", {}), counts=getattr(runner, "counts", None),
-                ls_mode=getattr(runner, "ls_mode", "steps"), device=_device_name(cuda), **_ls_kernel(runner))
+                ls_mode=getattr(runner, "ls_mode", "steps"), ls_dual=getattr(runner, "ls_dual", False),
+                device=_device_name(cuda), **_ls_kernel(runner))
 
 
 def _ls_kernel(runner) -> dict:
@@ -198,11 +199,12 @@ def measure(fid, dim, cycles, src=None, ls_mode="", batch=1, ncu_log: Path | Non
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-def traffic_rows(c: dict, version: str, has_perm: bool, ls_mode: str = "") -> dict:
+def traffic_rows(c: dict, version: str, has_perm: bool, ls_mode: str = "", dual: bool = False) -> dict:
     """Rows of D values moved by the run (the model in the docstring), split GA / LS. ``version``
     "before" is the old code's model; every other version (after, after-bB, after-ga-fused, a
     ``--variant``) is this tree's, its local search the steps' model where ``ls_mode`` (or the
-    version) says "steps", else the fused application's."""
+    version) says "steps", else the fused application's: a pass per evaluation, or per step where
+    ``dual`` (``ls_dual``: both candidates in one pass)."""
     o = 1.0 + (0.5 if has_perm else 0.0)  # o, and the int32 permutation read with it (float64 rows)
     minus = c["ls_evaluations"] - c["ls_steps"]
     steps_ls = (4 + 1 + o) * c["ls_steps"] + (4 + 1 + o) * minus + 3 * c["ls_steps"] + 2 * c["ls_accepted"]
@@ -215,7 +217,8 @@ def traffic_rows(c: dict, version: str, has_perm: bool, ls_mode: str = "") -> di
     # (counter ``copies``; rows of runs before it had no such counter: every move was a copy)
     ga = c["dist_rows"] + c["parent_rows"] + c["children"] + read_back + o * c["ga_steps"] + \
         2 * c.get("copies", c["moves"])
-    ls = (3 + o) * c["ls_evaluations"] + 5 * c["ls_accepted"]
+    passes = c["ls_steps"] if dual else c["ls_evaluations"]
+    ls = (3 + o) * passes + 5 * c["ls_accepted"]
     if ls_mode == "steps" or version == "after-steps":
         ls = steps_ls
     return dict(ga=ga, ls=ls)
@@ -410,7 +413,7 @@ def main(argv=None) -> int:
                 fused_ga = version == "after-ga-fused" or (variants.get(version[len("after-"):]) or {}).get(
                     "ga_mode") == "fused"
                 t = traffic_rows({**counts, "fused_children": counts["children"]} if fused_ga else counts, version,
-                                 has_perm, m["ls_mode"])
+                                 has_perm, m["ls_mode"], dual=m.get("ls_dual", False))
                 fes = m["fes"] - POPSIZE
                 init_rows = 3 * POPSIZE + 1
                 bytes_per_fe = (t["ga"] + t["ls"]) * dim * item / fes

@@ -49,6 +49,9 @@ def test_traffic_model_by_hand():
     steps = masw_perf.traffic_rows(counts, "after", has_perm=False, ls_mode="steps")
     assert steps == dict(ga=after["ga"], ls=before["ls"])
     assert masw_perf.traffic_rows(counts, "after-steps", has_perm=False) == steps
+    # ls_dual: one pass per step (3 here, not 5: x, b and o read, d written), the accepted step's update
+    assert masw_perf.traffic_rows(counts, "after-dual", has_perm=False, dual=True) == dict(ga=after["ga"],
+                                                                                           ls=4 * 3 + 5)
 
 
 def test_variants_are_parsed_into_options():

@@ -89,6 +89,33 @@ def test_the_perturbation_drawn_again_makes_the_same_run(fid, dim):
         make_runner("masw", "gpu", "L01", 24, NP, MAX_FES, ls_regen=1)
 
 
+DUAL_CASES = [("L02", 43 * SCALE), ("C04", 100 * SCALE)]
+
+
+@pytest.mark.parametrize("fid,dim", DUAL_CASES, ids=[c[0] for c in DUAL_CASES])
+def test_both_candidates_summed_in_one_pass_make_the_same_run(fid, dim):
+    # ls_dual: a step's '+' and '-' candidates summed in one pass (one draw of d), the '-' sums those the
+    # second pass makes in the same order: the same run bit for bit, the same evaluations counted
+    # (pointwise with the unrolled loop and a remainder; C04: the rotated head group apart)
+    single_runner, single = run("gpu", fid, dim, threads=8, ls_mode="fused")
+    runner, dual = run("gpu", fid, dim, threads=8, ls_mode="fused", ls_dual=True)
+    assert runner.ls_dual and not single_runner.ls_dual
+    # steps whose '-' candidate was needed (and so came from the one pass), and accepted steps
+    assert runner.counts["ls_evaluations"] > runner.counts["ls_steps"] and runner.ls_improved > 0
+    np.testing.assert_array_equal(dual.trace["best_error"], single.trace["best_error"])
+    np.testing.assert_array_equal(dual.best_x, single.best_x)
+    assert runner.counts == single_runner.counts
+
+
+def test_dual_is_a_flag_and_changes_nothing_where_the_terms_read_other_coordinates():
+    with pytest.raises(InvalidInputError, match="ls_dual must be True or False"):
+        make_runner("masw", "gpu", "L01", 24, NP, MAX_FES, ls_dual="yes")
+    # Rosenbrock's next coordinate and Schwefel 1.2's scan: one candidate a pass, as without it
+    for fid in ("C13", "L06"):
+        assert make_runner("masw", "gpu", fid, 100, NP, MAX_FES, ls_mode="fused", ls_dual=True).ls_dual is False
+    assert make_runner("masw", "gpu", "L01", 100, NP, MAX_FES, ls_mode="steps", ls_dual=True).ls_dual is False
+
+
 def test_rows_in_position_order_make_the_same_run():
     # layout="position" (C13's default: Rosenbrock's next coordinate through a permutation) keeps x[perm[k]]
     # at index k, so nothing is gathered; each index draws its coordinate's numbers (initial population,

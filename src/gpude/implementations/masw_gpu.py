@@ -562,6 +562,13 @@ class MASWGPU(HostLoopImplementation):
     ls_regen : bool
         The fused local search draws each step's perturbation again where the '-' candidate and the
         update need it instead of storing it (default False; the same run).
+    ls_dual : bool
+        The fused local search sums a step's '+' and '-' candidates in one pass over x, the bias and
+        the shift (one draw of the perturbation), so that a failed '+' costs no second pass: about
+        half the local search's reads and grid barriers where most steps fail (default False until
+        a GPU has timed it; the same run bit for bit). Pointwise terms and the rotated head group
+        only (:func:`gpude.implementations.masw_gpu_ls.dual_supported`): for Rosenbrock's next
+        coordinate and Schwefel 1.2's scan it changes nothing, and ``ls_dual`` reads False after.
     ls_min_blocks : int
         Blocks per SM the fused local search's kernel is compiled to keep resident (launch bounds,
         0-32; 0: none). Default: 2 for pointwise terms and the rotated head, 3 for Schwefel 1.2 from
@@ -595,10 +602,10 @@ class MASWGPU(HostLoopImplementation):
     def __init__(self, function, params, threads: int | None = None, ls_mode: str | None = None,
                  quiet: bool = False, trials_per_launch: int = 1, ga_mode: str | None = None,
                  ls_unroll: int | None = None, ls_min_blocks: int | None = None, ls_regen: bool = False,
-                 layout: str | None = None, **options):
+                 layout: str | None = None, ls_dual: bool = False, **options):
         super().__init__(function, params, **options)
         require_positive_int("trials_per_launch", trials_per_launch)
-        from .masw_gpu_ls import UNROLLS, fused_options
+        from .masw_gpu_ls import UNROLLS, dual_supported, fused_options
 
         fusable = getattr(function, "streaming", False) and hasattr(function, "code")
         # the fused kernel's options measured best for the function's kind and D, unless given
@@ -614,6 +621,9 @@ class MASWGPU(HostLoopImplementation):
         if not isinstance(ls_regen, bool):
             raise InvalidInputError(f"ls_regen must be True or False (the fused local search draws its perturbation "
                                     f"again instead of storing it), got {ls_regen!r}")
+        if not isinstance(ls_dual, bool):
+            raise InvalidInputError(f"ls_dual must be True or False (the fused local search sums a step's two "
+                                    f"candidates in one pass), got {ls_dual!r}")
         self.ls_unroll, self.ls_min_blocks, self.ls_regen = ls_unroll, ls_min_blocks, ls_regen
         if trials_per_launch > MAX_TRIALS_PER_LAUNCH:
             raise InvalidInputError(f"masw/gpu runs at most {MAX_TRIALS_PER_LAUNCH} trials per launch (a "
@@ -626,6 +636,8 @@ class MASWGPU(HostLoopImplementation):
         self.ls_mode = _mode("ls_mode", ls_mode, ("fused", "steps"), fusable,
                              f"a large-scale function (its terms are compiled into the local search's kernel); "
                              f"{function.fid} is evaluated through its own evaluator")
+        # (in effect: the fused kernel, on a kind whose terms it can sum for both candidates at once)
+        self.ls_dual = ls_dual and self.ls_mode == "fused" and dual_supported(function.code)
         from .masw_gpu_ga import fusable as ga_fusable
 
         # "fused" becomes ga_mode's default once a GPU has timed it (benchmarks/masw_perf.py --ga-fused-too)
@@ -826,7 +838,7 @@ class MASWGPU(HostLoopImplementation):
         _, _, has_perm, _, m = f.evaluator_args(T)
         position = self.layout == "position"  # the function without its permutation; lay in perm's place
         kernel = build_sw_application(f.code, D, m, has_perm and not position, self.threads, T, self.ls_unroll,
-                                      self.ls_min_blocks, self.ls_regen, layout=position)
+                                      self.ls_min_blocks, self.ls_regen, layout=position, dual=self.ls_dual)
         self.sw_kernel = kernel
         o, perm, M = self.ev.data
         perm = self.d_lay if position else perm
@@ -835,9 +847,9 @@ class MASWGPU(HostLoopImplementation):
             return [self.x_ls[b], self.bias, np.int64(0), self.d[b], self.st[b], np.uint64(0), np.int64(0),
                     np.int64(self.W), o, perm, M, partials, float(self.lower), float(self.upper)]
 
-        grid = cooperative_blocks(kernel, args(0, cuda.device_array((2, 2, 2), np.float64)), self.threads, D)
+        grid = cooperative_blocks(kernel, args(0, cuda.device_array((2, 2, 4), np.float64)), self.threads, D)
         # the applications run one after the other on one stream: they share the partials
-        self.ls_partials = cuda.device_array((2, grid + 1, 2), np.float64)
+        self.ls_partials = cuda.device_array((2, grid + 1, 4), np.float64)
         self.ls_grid = grid
         self.sw_applications = [PreboundLaunch(kernel, tuple(args(b, self.ls_partials)), grid, self.threads,
                                                self.stream, variable={"row": 2, "key": 5, "unit": 6})

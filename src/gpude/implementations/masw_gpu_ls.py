@@ -95,6 +95,12 @@ def fused_options(code: int, dim: int) -> dict:
     return {"ls_unroll": 1, "ls_min_blocks": 0}
 
 
+def dual_supported(code: int) -> bool:
+    """Whether the fused kernel can sum a step's two candidates in one pass (``dual``): pointwise terms
+    and the rotated head, not Rosenbrock's next coordinate (a neighbour's term) or Schwefel 1.2's scan."""
+    return kind(code) in ("pointwise", "head")
+
+
 def default_ls_mode(code: int, dim: int) -> str:
     """``"fused"`` where one cooperative launch per application was measured faster, else ``"steps"``."""
     limit = FUSED_MAX_DIM[kind(code)]
@@ -107,7 +113,8 @@ def pointwise(code: int) -> bool:
 
 
 def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: int, dtype,
-                         unroll: int = 1, min_blocks: int = 0, regen: bool = False, layout: bool = False):
+                         unroll: int = 1, min_blocks: int = 0, regen: bool = False, layout: bool = False,
+                         dual: bool = False):
     """The cooperative kernel for one (function code, D, head size m, permutation?, threads, dtype).
 
     ``unroll`` (1 or 4): coordinates an evaluation's loop loads before it computes any of them (x, b,
@@ -119,12 +126,17 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
     what the '+' evaluation stored (a row less written and one less read per step; the same numbers,
     so the same run; not yet timed on a GPU). ``layout``: x's index s holds coordinate ``perm[s]`` (rows
     in position order, ``has_perm`` False: the function's terms read no permutation, and the kernel's
-    ``perm`` argument is the layout's), so index s draws coordinate perm[s]'s numbers.
+    ``perm`` argument is the layout's), so index s draws coordinate perm[s]'s numbers. ``dual``: a
+    step's '+' and '-' candidates summed in one pass over x, b and o, from one draw of d (pointwise
+    terms and the rotated head; Rosenbrock's next coordinate and Schwefel 1.2's scan ignore it): a
+    failed '+' costs no second pass, no second grid barrier and no reads of x, b, o and d again; the
+    '-' sums are those the second pass makes, in the same order, so the run is the same bit for bit
+    (:func:`dual_supported`; not yet timed on a GPU).
 
     ``sw_apply[grid, threads](x, bias, row, dv, st, key, unit0, W, o, perm, M, partials, lower, upper)``
     runs Solis-Wets steps on x (a working copy) with the chain's bias ``bias[row]`` until ``st[USED]``
     reaches ``st[BUDGET]``; step t draws from unit ``unit0 + t``, its perturbation kept in ``dv``. ``partials`` is float64 of shape
-    ``(2, grid + 1, 2)``.
+    ``(2, grid + 1, 4)`` (a pass's two sums per block, and the '-' candidate's two with ``dual``).
     """
     T = np.dtype(dtype).type
     MAX_PENDING = int(MAX_PENDING_HALVINGS)  # read at build time (the tests lower it)
@@ -132,8 +144,9 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
         raise ValueError(f"unroll must be one of {UNROLLS}, got {unroll!r}")
     if code in NEXT_CODES or code == SCHWEFEL12:
         unroll = 1  # a neighbour's or a segment's coordinates: the plain loop
+    dual = bool(dual) and dual_supported(code)
     key_ = (int(code), int(dim), int(m), bool(has_perm), int(threads), np.dtype(dtype).name, MAX_PENDING,
-            int(unroll), int(min_blocks), bool(regen), bool(layout))
+            int(unroll), int(min_blocks), bool(regen), bool(layout), dual)
     with _LOCK:
         if key_ in _KERNELS:
             return _KERNELS[key_]
@@ -151,6 +164,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
     UNROLL = int(unroll)
     REGEN = bool(regen)  # the perturbation drawn again where it is needed, never stored
     LD = COMPUTE if REGEN else LOAD
+    DUAL = dual  # both candidates in one pass (see the docstring)
     # the streaming evaluator's pieces: a loop index's (position, index) in its order (memory order
     # for a permuted row whose terms read their own position) and a term added to the sums
     streaming = device_functions(code, dim, m, has_perm, threads)
@@ -199,13 +213,20 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
         return k, p, coordinate(perm, p), x[p], b[p], shift(o, k, p), d
 
     @cuda.jit(device=True)
+    def perturbation(mode, p, q, dp, dv, key, unit, W, rho):
+        """The step's d of coordinate p (coordinate q's draw): ``dp`` as ``load`` read it (LOAD), or
+        drawn, and stored in dv (STORE)."""
+        if mode == LOAD:
+            return dp
+        d = dif(key, int64(unit) * W + H + 2 * q, rho)
+        if mode == STORE:
+            dv[p] = d
+        return d
+
+    @cuda.jit(device=True)
     def y_from(sign, mode, p, q, xp, bp, op, dp, dv, scale, key, unit, W, rho, lower, upper):
         """``y_at`` of coordinate p from its reads (``load``): the same arithmetic."""
-        d = dp
-        if mode != LOAD:
-            d = dif(key, int64(unit) * W + H + 2 * q, rho)
-            if mode == STORE:
-                dv[p] = d
+        d = perturbation(mode, p, q, dp, dv, key, unit, W, rho)
         bt = bp * scale
         c = plus(xp, bt, d, lower, upper) if sign > 0 else minus(xp, bt, d, lower, upper)
         return float64(c) - float64(op)
@@ -240,18 +261,30 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
         return r0, r1
 
     @cuda.jit(device=True)
-    def total(partials, par, col, nb, red0, red1, tid):
-        """Every block sums the blocks' partials (column col) in the same order."""
+    def total(partials, par, col, col1, nb, red0, red1, tid):
+        """Every block sums the blocks' partials (columns col and col1) in the same order."""
         s0, s1 = 0.0, ONE1
         j = tid
         while j < nb:
             s0 += partials[par, j, col]
             if PROD:
-                s1 *= partials[par, j, 1]
+                s1 *= partials[par, j, col1]
             elif not SCAN:
-                s1 += partials[par, j, 1]
+                s1 += partials[par, j, col1]
             j += NT
         return block_reduce(s0, s1, red0, red1, tid)
+
+    @cuda.jit(device=True)
+    def rotate_head(yh, rh, M, tid):
+        """rh <- the head group yh rotated (block 0's threads, a coordinate each; after the barrier that
+        completes yh, before the one that completes rh). Rosenbrock's head is not rotated."""
+        cuda.syncthreads()
+        if CODE != ROSEN_HEAD:
+            t = tid
+            while t < M_:
+                rh[t] = rotated(yh, M, t, M_)
+                t += NT
+        cuda.syncthreads()
 
     @cuda.jit(device=True)
     def evaluate(sign, x, b, dv, scale, o, perm, M, key, unit, W, rho, lower, upper, partials, par,
@@ -305,7 +338,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
             if tid == 0:
                 partials[par, bid, 1] = acc
             grid.sync()
-            s0, _ = total(partials, par, 1, nb, red0, red1, tid)
+            s0, _ = total(partials, par, 1, 1, nb, red0, red1, tid)
             return s0
         s0, s1 = 0.0, ONE1
         j = J0 + bid * NT + tid
@@ -344,19 +377,94 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
             while t < M_:
                 yh[t] = y_at(sign, own, x, b, dv, scale, o, perm, t, key, unit, W, rho, lower, upper)
                 t += NT
-            cuda.syncthreads()
-            if CODE != ROSEN_HEAD:
-                t = tid
-                while t < M_:
-                    rh[t] = rotated(yh, M, t, M_)
-                    t += NT
-            cuda.syncthreads()
+            rotate_head(yh, rh, M, tid)
             if tid == 0:
                 partials[par, nb, 0] = head_from(CODE, yh, rh, M_)
         grid.sync()
-        s0, s1 = total(partials, par, 0, nb, red0, red1, tid)
+        s0, s1 = total(partials, par, 0, 1, nb, red0, red1, tid)
         head = partials[par, nb, 0] if HEAD else 0.0
         return close(CODE, s0, s1, head, D, M_)
+
+    @cuda.jit(device=True)
+    def pair_from(mode, p, q, xp, bp, op, dp, dv, scale, key, unit, W, rho, lower, upper):
+        """Coordinate p's '+' and '-' candidates less o_p (``y_from``'s arithmetic), from one draw
+        (or read) of the step's perturbation."""
+        d = perturbation(mode, p, q, dp, dv, key, unit, W, rho)
+        bt = bp * scale
+        return (float64(plus(xp, bt, d, lower, upper)) - float64(op),
+                float64(minus(xp, bt, d, lower, upper)) - float64(op))
+
+    @cuda.jit(device=True)
+    def add_pair(sp0, sp1, sm0, sm1, mode, k, p, q, xp, bp, op, dp, dv, scale, key, unit, W, rho, lower, upper):
+        """Both candidates' sums with the term of a coordinate ``load`` read (``add_loaded``'s rule)."""
+        if k < K0:
+            return sp0, sp1, sm0, sm1
+        yp, ym = pair_from(mode, p, q, xp, bp, op, dp, dv, scale, key, unit, W, rho, lower, upper)
+        sp0, sp1 = add_term(sp0, sp1, k, yp, 0.0)
+        sm0, sm1 = add_term(sm0, sm1, k, ym, 0.0)
+        return sp0, sp1, sm0, sm1
+
+    @cuda.jit(device=True)
+    def evaluate_both(x, b, dv, scale, o, perm, M, key, unit, W, rho, lower, upper, partials, par,
+                      red0, red1, yh, rh, yh2, rh2):
+        """(f('+') - f(x*), f('-') - f(x*)) of the step, in one pass: ``evaluate``'s loop, sums, head
+        group and closing formula for each candidate, the perturbation drawn once (and stored, but
+        with ``regen``). Pointwise terms and the rotated head only (``dual_supported``)."""
+        own = COMPUTE if REGEN else STORE
+        grid = cuda.cg.this_grid()
+        tid, bid, nb = cuda.threadIdx.x, cuda.blockIdx.x, cuda.gridDim.x
+        sp0, sp1, sm0, sm1 = 0.0, ONE1, 0.0, ONE1
+        j = J0 + bid * NT + tid
+        step = nb * NT
+        if UNROLL == 4:  # as evaluate's: four coordinates' reads before any is computed
+            while j + 3 * step < D:
+                k0, p0, q0, x0, b0, o0, d0 = load(own, x, b, dv, o, perm, j)
+                k1, p1, q1, x1, b1, o1, d1 = load(own, x, b, dv, o, perm, j + step)
+                k2, p2, q2, x2, b2, o2, d2 = load(own, x, b, dv, o, perm, j + 2 * step)
+                k3, p3, q3, x3, b3, o3, d3 = load(own, x, b, dv, o, perm, j + 3 * step)
+                sp0, sp1, sm0, sm1 = add_pair(sp0, sp1, sm0, sm1, own, k0, p0, q0, x0, b0, o0, d0, dv, scale, key,
+                                              unit, W, rho, lower, upper)
+                sp0, sp1, sm0, sm1 = add_pair(sp0, sp1, sm0, sm1, own, k1, p1, q1, x1, b1, o1, d1, dv, scale, key,
+                                              unit, W, rho, lower, upper)
+                sp0, sp1, sm0, sm1 = add_pair(sp0, sp1, sm0, sm1, own, k2, p2, q2, x2, b2, o2, d2, dv, scale, key,
+                                              unit, W, rho, lower, upper)
+                sp0, sp1, sm0, sm1 = add_pair(sp0, sp1, sm0, sm1, own, k3, p3, q3, x3, b3, o3, d3, dv, scale, key,
+                                              unit, W, rho, lower, upper)
+                j += 4 * step
+        while j < D:
+            k, p = position(perm, j)
+            if k >= K0:  # (a head coordinate: block 0 has it)
+                q = coordinate(perm, p)
+                sp0, sp1, sm0, sm1 = add_pair(sp0, sp1, sm0, sm1, own, k, p, q, x[p], b[p], shift(o, k, p), 0.0,
+                                              dv, scale, key, unit, W, rho, lower, upper)
+            j += step
+        sp0, sp1 = block_reduce(sp0, sp1, red0, red1, tid)
+        sm0, sm1 = block_reduce(sm0, sm1, red0, red1, tid)
+        if tid == 0:
+            partials[par, bid, 0] = sp0
+            partials[par, bid, 1] = sp1
+            partials[par, bid, 2] = sm0
+            partials[par, bid, 3] = sm1
+        if HEAD and bid == 0:  # the m head coordinates, a thread per coordinate, each candidate's
+            t = tid
+            while t < M_:
+                p = perm[t] if PERM else t
+                y_plus, y_minus = pair_from(own, p, coordinate(perm, p), x[p], b[p], shift(o, t, p), 0.0, dv,
+                                            scale, key, unit, W, rho, lower, upper)
+                yh[t] = y_plus
+                yh2[t] = y_minus
+                t += NT
+            rotate_head(yh, rh, M, tid)
+            rotate_head(yh2, rh2, M, tid)
+            if tid == 0:
+                partials[par, nb, 0] = head_from(CODE, yh, rh, M_)
+                partials[par, nb, 2] = head_from(CODE, yh2, rh2, M_)
+        grid.sync()
+        sp0, sp1 = total(partials, par, 0, 1, nb, red0, red1, tid)
+        sm0, sm1 = total(partials, par, 2, 3, nb, red0, red1, tid)
+        head_p = partials[par, nb, 0] if HEAD else 0.0
+        head_m = partials[par, nb, 2] if HEAD else 0.0
+        return close(CODE, sp0, sp1, head_p, D, M_), close(CODE, sm0, sm1, head_m, D, M_)
 
     @cuda.jit(device=True)
     def fold_scale(b, scale):
@@ -381,6 +489,8 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
         buf = cuda.shared.array(NT, float64)
         yh = cuda.shared.array(HM, float64)
         rh = cuda.shared.array(HM, float64)
+        yh2 = cuda.shared.array(HM, float64)  # (dual: the '-' candidate's head group)
+        rh2 = cuda.shared.array(HM, float64)
         grid = cuda.cg.this_grid()
         b = bias[row]
         f_ls, rho = st[F_LS], st[RHO]
@@ -391,17 +501,25 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
         j0, stride = cuda.blockIdx.x * NT + cuda.threadIdx.x, cuda.gridDim.x * NT
         while used < budget:
             unit = unit0 + t
-            f = evaluate(1, x, b, dv, scale, o, perm, M, key, unit, W, rho, lower, upper, partials, par,
-                         red0, red1, buf, yh, rh)
+            f_minus = 0.0
+            if DUAL:
+                f, f_minus = evaluate_both(x, b, dv, scale, o, perm, M, key, unit, W, rho, lower, upper, partials,
+                                           par, red0, red1, yh, rh, yh2, rh2)
+            else:
+                f = evaluate(1, x, b, dv, scale, o, perm, M, key, unit, W, rho, lower, upper, partials, par,
+                             red0, red1, buf, yh, rh)
             par = 1 - par
             used += 1
             outcome = 0
             if f < f_ls:
                 outcome, f_ls = 1, f
             elif used < budget:
-                f = evaluate(-1, x, b, dv, scale, o, perm, M, key, unit, W, rho, lower, upper, partials, par,
-                             red0, red1, buf, yh, rh)
-                par = 1 - par
+                if DUAL:  # summed in the same pass: an evaluation made, no second pass
+                    f = f_minus
+                else:
+                    f = evaluate(-1, x, b, dv, scale, o, perm, M, key, unit, W, rho, lower, upper, partials, par,
+                                 red0, red1, buf, yh, rh)
+                    par = 1 - par
                 used += 1
                 if f < f_ls:
                     outcome, f_ls = -1, f
