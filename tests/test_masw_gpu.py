@@ -107,6 +107,21 @@ def test_both_candidates_summed_in_one_pass_make_the_same_run(fid, dim):
     assert runner.counts == single_runner.counts
 
 
+SHARE_CASES = [("C13", 100 * SCALE, "position"), ("C13", 100 * SCALE, "natural")]
+
+
+@pytest.mark.parametrize("fid,dim,layout", SHARE_CASES, ids=[c[2] for c in SHARE_CASES])
+def test_a_neighbour_taken_from_the_thread_that_computes_it_makes_the_same_run(fid, dim, layout):
+    # ls_share_next: Rosenbrock's next coordinate from shared memory (the tile's last position computes
+    # its own; D = 100 with 8 threads leaves a part tile): the same values in the same order, bit for bit
+    kw = dict(threads=8, ls_mode="fused", layout=layout)
+    _, drawn = run("gpu", fid, dim, **kw)
+    runner, shared = run("gpu", fid, dim, ls_share_next=True, **kw)
+    assert runner.ls_share_next and runner.ls_improved > 0
+    np.testing.assert_array_equal(shared.trace["best_error"], drawn.trace["best_error"])
+    np.testing.assert_array_equal(shared.best_x, drawn.best_x)
+
+
 def test_dual_is_a_flag_and_changes_nothing_where_the_terms_read_other_coordinates():
     with pytest.raises(InvalidInputError, match="ls_dual must be True or False"):
         make_runner("masw", "gpu", "L01", 24, NP, MAX_FES, ls_dual="yes")
@@ -114,6 +129,11 @@ def test_dual_is_a_flag_and_changes_nothing_where_the_terms_read_other_coordinat
     for fid in ("C13", "L06"):
         assert make_runner("masw", "gpu", fid, 100, NP, MAX_FES, ls_mode="fused", ls_dual=True).ls_dual is False
     assert make_runner("masw", "gpu", "L01", 100, NP, MAX_FES, ls_mode="steps", ls_dual=True).ls_dual is False
+    # ls_share_next likewise: a flag, for Rosenbrock's next coordinate only
+    with pytest.raises(InvalidInputError, match="ls_share_next must be True or False"):
+        make_runner("masw", "gpu", "C13", 100, NP, MAX_FES, ls_share_next=1)
+    assert make_runner("masw", "gpu", "L01", 100, NP, MAX_FES, ls_mode="fused", ls_share_next=True).ls_share_next \
+        is False
 
 
 def test_rows_in_position_order_make_the_same_run():

@@ -569,6 +569,12 @@ class MASWGPU(HostLoopImplementation):
         a GPU has timed it; the same run bit for bit). Pointwise terms and the rotated head group
         only (:func:`gpude.implementations.masw_gpu_ls.dual_supported`): for Rosenbrock's next
         coordinate and Schwefel 1.2's scan it changes nothing, and ``ls_dual`` reads False after.
+    ls_share_next : bool
+        Rosenbrock's next coordinate (C13, C18, C20) in the fused local search: a coordinate's term
+        takes its neighbour's value from the thread that computes it (shared memory) instead of
+        drawing the neighbour's perturbation and reading its x, bias and shift again (default False
+        until a GPU has timed it; the same run bit for bit; other kinds: no effect, and
+        ``ls_share_next`` reads False after).
     ls_min_blocks : int
         Blocks per SM the fused local search's kernel is compiled to keep resident (launch bounds,
         0-32; 0: none). Default: 2 for pointwise terms and the rotated head, 3 for Schwefel 1.2 from
@@ -602,10 +608,10 @@ class MASWGPU(HostLoopImplementation):
     def __init__(self, function, params, threads: int | None = None, ls_mode: str | None = None,
                  quiet: bool = False, trials_per_launch: int = 1, ga_mode: str | None = None,
                  ls_unroll: int | None = None, ls_min_blocks: int | None = None, ls_regen: bool = False,
-                 layout: str | None = None, ls_dual: bool = False, **options):
+                 layout: str | None = None, ls_dual: bool = False, ls_share_next: bool = False, **options):
         super().__init__(function, params, **options)
         require_positive_int("trials_per_launch", trials_per_launch)
-        from .masw_gpu_ls import UNROLLS, dual_supported, fused_options
+        from .masw_gpu_ls import UNROLLS, dual_supported, fused_options, kind
 
         fusable = getattr(function, "streaming", False) and hasattr(function, "code")
         # the fused kernel's options measured best for the function's kind and D, unless given
@@ -621,9 +627,11 @@ class MASWGPU(HostLoopImplementation):
         if not isinstance(ls_regen, bool):
             raise InvalidInputError(f"ls_regen must be True or False (the fused local search draws its perturbation "
                                     f"again instead of storing it), got {ls_regen!r}")
-        if not isinstance(ls_dual, bool):
-            raise InvalidInputError(f"ls_dual must be True or False (the fused local search sums a step's two "
-                                    f"candidates in one pass), got {ls_dual!r}")
+        for name, value, what in (("ls_dual", ls_dual, "sums a step's two candidates in one pass"),
+                                  ("ls_share_next", ls_share_next, "takes a neighbour's value from the thread "
+                                                                   "that computes it")):
+            if not isinstance(value, bool):
+                raise InvalidInputError(f"{name} must be True or False (the fused local search {what}), got {value!r}")
         self.ls_unroll, self.ls_min_blocks, self.ls_regen = ls_unroll, ls_min_blocks, ls_regen
         if trials_per_launch > MAX_TRIALS_PER_LAUNCH:
             raise InvalidInputError(f"masw/gpu runs at most {MAX_TRIALS_PER_LAUNCH} trials per launch (a "
@@ -638,6 +646,7 @@ class MASWGPU(HostLoopImplementation):
                              f"{function.fid} is evaluated through its own evaluator")
         # (in effect: the fused kernel, on a kind whose terms it can sum for both candidates at once)
         self.ls_dual = ls_dual and self.ls_mode == "fused" and dual_supported(function.code)
+        self.ls_share_next = ls_share_next and self.ls_mode == "fused" and kind(function.code) == "next"
         from .masw_gpu_ga import fusable as ga_fusable
 
         # "fused" becomes ga_mode's default once a GPU has timed it (benchmarks/masw_perf.py --ga-fused-too)
@@ -838,7 +847,8 @@ class MASWGPU(HostLoopImplementation):
         _, _, has_perm, _, m = f.evaluator_args(T)
         position = self.layout == "position"  # the function without its permutation; lay in perm's place
         kernel = build_sw_application(f.code, D, m, has_perm and not position, self.threads, T, self.ls_unroll,
-                                      self.ls_min_blocks, self.ls_regen, layout=position, dual=self.ls_dual)
+                                      self.ls_min_blocks, self.ls_regen, layout=position, dual=self.ls_dual,
+                                      share_next=self.ls_share_next)
         self.sw_kernel = kernel
         o, perm, M = self.ev.data
         perm = self.d_lay if position else perm

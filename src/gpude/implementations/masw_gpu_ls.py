@@ -114,7 +114,7 @@ def pointwise(code: int) -> bool:
 
 def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: int, dtype,
                          unroll: int = 1, min_blocks: int = 0, regen: bool = False, layout: bool = False,
-                         dual: bool = False):
+                         dual: bool = False, share_next: bool = False):
     """The cooperative kernel for one (function code, D, head size m, permutation?, threads, dtype).
 
     ``unroll`` (1 or 4): coordinates an evaluation's loop loads before it computes any of them (x, b,
@@ -131,7 +131,11 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
     terms and the rotated head; Rosenbrock's next coordinate and Schwefel 1.2's scan ignore it): a
     failed '+' costs no second pass, no second grid barrier and no reads of x, b, o and d again; the
     '-' sums are those the second pass makes, in the same order, so the run is the same bit for bit
-    (:func:`dual_supported`; not yet timed on a GPU).
+    (:func:`dual_supported`; not yet timed on a GPU). ``share_next`` (Rosenbrock's next coordinate
+    only): a block's threads take coordinates k, k + 1, ... of a tile together, and coordinate k's term
+    takes its neighbour's value from the thread that computes it (shared memory) instead of drawing the
+    neighbour's perturbation and reading its x, b and o again; only a tile's last coordinate computes
+    its neighbour. The same values summed in the same order: the same run bit for bit (not yet timed).
 
     ``sw_apply[grid, threads](x, bias, row, dv, st, key, unit0, W, o, perm, M, partials, lower, upper)``
     runs Solis-Wets steps on x (a working copy) with the chain's bias ``bias[row]`` until ``st[USED]``
@@ -145,8 +149,9 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
     if code in NEXT_CODES or code == SCHWEFEL12:
         unroll = 1  # a neighbour's or a segment's coordinates: the plain loop
     dual = bool(dual) and dual_supported(code)
+    share_next = bool(share_next) and kind(code) == "next"
     key_ = (int(code), int(dim), int(m), bool(has_perm), int(threads), np.dtype(dtype).name, MAX_PENDING,
-            int(unroll), int(min_blocks), bool(regen), bool(layout), dual)
+            int(unroll), int(min_blocks), bool(regen), bool(layout), dual, share_next)
     with _LOCK:
         if key_ in _KERNELS:
             return _KERNELS[key_]
@@ -165,6 +170,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
     REGEN = bool(regen)  # the perturbation drawn again where it is needed, never stored
     LD = COMPUTE if REGEN else LOAD
     DUAL = dual  # both candidates in one pass (see the docstring)
+    SHARE = share_next  # a neighbour's value from the thread that computes it (see the docstring)
     # the streaming evaluator's pieces: a loop index's (position, index) in its order (memory order
     # for a permuted row whose terms read their own position) and a term added to the sums
     streaming = device_functions(code, dim, m, has_perm, threads)
@@ -358,6 +364,30 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
                 s0, s1 = add_loaded(s0, s1, sign, own, k3, p3, q3, x3, b3, o3, d3, dv, scale, key, unit, W, rho,
                                     lower, upper)
                 j += 4 * step
+        if SHARE:  # tiles of NT consecutive positions (k = j here): every thread of the block goes round
+            base = J0 + bid * NT
+            while base < D:
+                j = base + tid
+                k = j
+                y = 0.0
+                if j < D:
+                    k, p = position(perm, j)
+                    c = candidate(sign, own, x, b, dv, scale, p, coordinate(perm, p), key, unit, W, rho, lower, upper)
+                    y = float64(c) - shift(o, k, p)
+                buf[tid] = y
+                cuda.syncthreads()
+                if j < D:
+                    y_next = 0.0
+                    if k + 1 < D:
+                        if tid + 1 < NT:
+                            y_next = buf[tid + 1]
+                        else:  # the tile's last position: its neighbour is the next tile's first
+                            y_next = y_at(sign, other, x, b, dv, scale, o, perm, k + 1, key, unit, W, rho, lower,
+                                          upper)
+                    s0, s1 = add_term(s0, s1, k, y, y_next)
+                cuda.syncthreads()  # everyone has read buf before the next tile writes it
+                base += step
+            j = D  # (nothing left for the plain loop)
         while j < D:
             k, p = position(perm, j)
             if k >= K0:  # (in memory order a head coordinate comes by: block 0 has it)
