@@ -105,6 +105,8 @@ def test_both_candidates_summed_in_one_pass_make_the_same_run(fid, dim):
     np.testing.assert_array_equal(dual.trace["best_error"], single.trace["best_error"])
     np.testing.assert_array_equal(dual.best_x, single.best_x)
     assert runner.counts == single_runner.counts
+    # the rows say how each run was made
+    assert dual.info["options"]["ls_dual"] is True and single.info["options"]["ls_dual"] is False
 
 
 SHARE_CASES = [("C13", 100 * SCALE, "position"), ("C13", 100 * SCALE, "natural")]
@@ -118,6 +120,7 @@ def test_a_neighbour_taken_from_the_thread_that_computes_it_makes_the_same_run(f
     _, drawn = run("gpu", fid, dim, **kw)
     runner, shared = run("gpu", fid, dim, ls_share_next=True, **kw)
     assert runner.ls_share_next and runner.ls_improved > 0
+    assert shared.info["options"]["ls_share_next"] is True and shared.info["options"]["layout"] == layout
     np.testing.assert_array_equal(shared.trace["best_error"], drawn.trace["best_error"])
     np.testing.assert_array_equal(shared.best_x, drawn.best_x)
 

@@ -136,5 +136,8 @@ def test_gpude_run_groups_masw_gpu_trials(tmp_path):
     assert main(argv) == 0
     rows = pd.read_csv(out)
     assert [json.loads(p)["trials_per_launch"] for p in rows.params] == [2, 2]
+    # how the runs were made, beside the algorithm's parameters (Q04 is no large-scale function: the steps)
+    assert {k: json.loads(rows.params[0])[k] for k in ("ls_mode", "ga_mode", "layout", "ls_intensity")} == \
+        {"ls_mode": "steps", "ga_mode": "separate", "layout": "natural", "ls_intensity": 2}
     assert (rows.status == "budget").all() and rows.best_error.nunique() == 2
     # (that each row is its trial's run alone: tests/test_masw_gpu.py, in process)

@@ -1257,8 +1257,18 @@ class MASWGPU(HostLoopImplementation):
             results.append(self._result(
                 seed, best[b], best_x[b], fes[b], gens[b], shares[b], hit_fes[b],
                 float(charged[b]) if hit else None, trace, stopped[b],
-                options={"trials_per_launch": B}, batch_wall_time_s=wall))
+                options={**self.run_options(), "trials_per_launch": B}, batch_wall_time_s=wall))
         return results
+
+    def run_options(self) -> dict:
+        """The options a result records beside ``trials_per_launch`` (the batch's size): how the run was
+        made. They change its time, not its result (each is the same run bit for bit), so that rows of
+        one cell made two ways can be told apart, e.g. before and after a default changes."""
+        options = {"ls_mode": self.ls_mode, "ga_mode": self.ga_mode, "layout": self.layout, "threads": self.threads}
+        if self.ls_mode == "fused":
+            options.update(ls_unroll=self.ls_unroll, ls_min_blocks=self.ls_min_blocks, ls_regen=self.ls_regen,
+                           ls_dual=self.ls_dual, ls_share_next=self.ls_share_next)
+        return options
 
     def _natural(self, rows: np.ndarray) -> np.ndarray:
         """Rows in the function's coordinate order (``layout="position"`` keeps them in position order)."""
