@@ -33,6 +33,14 @@ def test_param_that_is_a_flag_is_refused_naming_the_flag(param, flag, tmp_path, 
     assert list(tmp_path.iterdir()) == []
 
 
+def test_param_values_are_numbers_booleans_or_text():
+    # a boolean option (masw/gpu's ls_dual, say) reaches the implementation as a bool, as the workflow
+    # writes an experiment file's `true` (Python's True) and as a user types it
+    args = cli.build_parser().parse_args(RUN + ["--param", "a=true", "--param", "b=False", "--param", "c=3",
+                                                "--param", "d=0.5", "--param", "e=exp"])
+    assert cli._runner_options(args) == {"a": True, "b": False, "c": 3, "d": 0.5, "e": "exp"}
+
+
 def test_param_help_says_which_flags_it_refuses():
     run = next(a for a in cli.build_parser()._actions if a.dest == "command").choices["run"]
     text = " ".join(next(a for a in run._actions if a.dest == "param").help.split())

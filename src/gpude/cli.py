@@ -185,6 +185,10 @@ def _cmd_list(args) -> int:
 
 
 def _number_or_text(value: str):
+    """A --param value: an int, a float, a bool (true/false, any case: the workflow writes YAML's
+    booleans as Python's True/False), else the text."""
+    if value.lower() in ("true", "false"):
+        return value.lower() == "true"
     for kind in (int, float):
         try:
             return kind(value)
