@@ -566,9 +566,9 @@ class MASWGPU(HostLoopImplementation):
         The fused local search sums a step's '+' and '-' candidates in one pass over x, the bias and
         the shift (one draw of the perturbation), so that a failed '+' costs no second pass: about
         half the local search's reads and grid barriers where most steps fail (default False until
-        a GPU has timed it; the same run bit for bit). Pointwise terms and the rotated head group
-        only (:func:`gpude.implementations.masw_gpu_ls.dual_supported`): for Rosenbrock's next
-        coordinate and Schwefel 1.2's scan it changes nothing, and ``ls_dual`` reads False after.
+        a GPU has timed it; the same run bit for bit). Pointwise terms, the rotated head group and
+        Schwefel 1.2's scan (:func:`gpude.implementations.masw_gpu_ls.dual_supported`): for
+        Rosenbrock's next coordinate it changes nothing, and ``ls_dual`` reads False after.
     ls_share_next : bool
         Rosenbrock's next coordinate (C13, C18, C20) in the fused local search: a coordinate's term
         takes its neighbour's value from the thread that computes it (shared memory) instead of

@@ -96,9 +96,9 @@ def fused_options(code: int, dim: int) -> dict:
 
 
 def dual_supported(code: int) -> bool:
-    """Whether the fused kernel can sum a step's two candidates in one pass (``dual``): pointwise terms
-    and the rotated head, not Rosenbrock's next coordinate (a neighbour's term) or Schwefel 1.2's scan."""
-    return kind(code) in ("pointwise", "head")
+    """Whether the fused kernel can sum a step's two candidates in one pass (``dual``): pointwise terms,
+    the rotated head and Schwefel 1.2's scan, not Rosenbrock's next coordinate (a neighbour's term)."""
+    return kind(code) in ("pointwise", "head", "scan")
 
 
 def default_ls_mode(code: int, dim: int) -> str:
@@ -128,7 +128,8 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
     in position order, ``has_perm`` False: the function's terms read no permutation, and the kernel's
     ``perm`` argument is the layout's), so index s draws coordinate perm[s]'s numbers. ``dual``: a
     step's '+' and '-' candidates summed in one pass over x, b and o, from one draw of d (pointwise
-    terms and the rotated head; Rosenbrock's next coordinate and Schwefel 1.2's scan ignore it): a
+    terms, the rotated head and Schwefel 1.2's scan, its two passes each for both; Rosenbrock's next
+    coordinate ignores it): a
     failed '+' costs no second pass, no second grid barrier and no reads of x, b, o and d again; the
     '-' sums are those the second pass makes, in the same order, so the run is the same bit for bit
     (:func:`dual_supported`; not yet timed on a GPU). ``share_next`` (Rosenbrock's next coordinate
@@ -281,6 +282,22 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
         return block_reduce(s0, s1, red0, red1, tid)
 
     @cuda.jit(device=True)
+    def scan_tile(buf, buf2, two, tid):
+        """buf (and buf2, if ``two``) <- its inclusive prefix sums over the block's threads
+        (Hillis-Steele; every thread of the block, each having written its own entry)."""
+        cuda.syncthreads()
+        h = 1
+        while h < NT:
+            v = buf[tid - h] if tid >= h else 0.0
+            v2 = buf2[tid - h] if two and tid >= h else 0.0
+            cuda.syncthreads()
+            buf[tid] += v
+            if two:
+                buf2[tid] += v2
+            cuda.syncthreads()
+            h *= 2
+
+    @cuda.jit(device=True)
     def rotate_head(yh, rh, M, tid):
         """rh <- the head group yh rotated (block 0's threads, a coordinate each; after the barrier that
         completes yh, before the one that completes rh). Rosenbrock's head is not rotated."""
@@ -326,14 +343,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
                 k = base + tid
                 buf[tid] = y_at(sign, LD, x, b, dv, scale, o, perm, k, key, unit, W, rho, lower, upper) \
                     if k < end else 0.0  # stored by this thread before the barrier
-                cuda.syncthreads()
-                h = 1
-                while h < NT:
-                    v = buf[tid - h] if tid >= h else 0.0
-                    cuda.syncthreads()
-                    buf[tid] += v
-                    cuda.syncthreads()
-                    h *= 2
+                scan_tile(buf, buf, False, tid)
                 if k < end:
                     q = offset + buf[tid]
                     acc += q * q
@@ -425,6 +435,14 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
                 float64(minus(xp, bt, d, lower, upper)) - float64(op))
 
     @cuda.jit(device=True)
+    def pair_at(mode, x, b, dv, scale, o, perm, k, key, unit, W, rho, lower, upper):
+        """``pair_from`` of position k (``y_at``'s reads)."""
+        p = perm[k] if PERM else k
+        dp = dv[p] if mode == LOAD else 0.0
+        return pair_from(mode, p, coordinate(perm, p), x[p], b[p], shift(o, k, p), dp, dv, scale, key, unit, W, rho,
+                         lower, upper)
+
+    @cuda.jit(device=True)
     def add_pair(sp0, sp1, sm0, sm1, mode, k, p, q, xp, bp, op, dp, dv, scale, key, unit, W, rho, lower, upper):
         """Both candidates' sums with the term of a coordinate ``load`` read (``add_loaded``'s rule)."""
         if k < K0:
@@ -436,13 +454,62 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
 
     @cuda.jit(device=True)
     def evaluate_both(x, b, dv, scale, o, perm, M, key, unit, W, rho, lower, upper, partials, par,
-                      red0, red1, yh, rh, yh2, rh2):
+                      red0, red1, buf, buf2, yh, rh, yh2, rh2):
         """(f('+') - f(x*), f('-') - f(x*)) of the step, in one pass: ``evaluate``'s loop, sums, head
-        group and closing formula for each candidate, the perturbation drawn once (and stored, but
-        with ``regen``). Pointwise terms and the rotated head only (``dual_supported``)."""
+        group, scan and closing formula for each candidate, the perturbation drawn once (and stored,
+        but with ``regen``). Not for Rosenbrock's next coordinate (``dual_supported``)."""
         own = COMPUTE if REGEN else STORE
         grid = cuda.cg.this_grid()
         tid, bid, nb = cuda.threadIdx.x, cuda.blockIdx.x, cuda.gridDim.x
+        if SCAN:  # evaluate's two passes (segment sums, then the scan), each for both candidates
+            seg = (D + nb - 1) // nb
+            start, end = bid * seg, min(D, (bid + 1) * seg)
+            sp, sm = 0.0, 0.0
+            k = start + tid
+            while k < end:
+                yp, ym = pair_at(own, x, b, dv, scale, o, perm, k, key, unit, W, rho, lower, upper)
+                sp += yp
+                sm += ym
+                k += NT
+            sp, sm = block_reduce(sp, sm, red0, red1, tid)  # (both summed: a product only for Griewank)
+            if tid == 0:
+                partials[par, bid, 0] = sp
+                partials[par, bid, 2] = sm
+            grid.sync()
+            sp, sm = 0.0, 0.0
+            j = tid
+            while j < bid:
+                sp += partials[par, j, 0]
+                sm += partials[par, j, 2]
+                j += NT
+            off_p, off_m = block_reduce(sp, sm, red0, red1, tid)
+            acc_p, acc_m = 0.0, 0.0
+            base = start
+            while base < end:
+                k = base + tid
+                yp, ym = 0.0, 0.0
+                if k < end:
+                    yp, ym = pair_at(LD, x, b, dv, scale, o, perm, k, key, unit, W, rho, lower, upper)
+                buf[tid] = yp
+                buf2[tid] = ym
+                scan_tile(buf, buf2, True, tid)
+                if k < end:
+                    q = off_p + buf[tid]
+                    acc_p += q * q
+                    q = off_m + buf2[tid]
+                    acc_m += q * q
+                off_p += buf[NT - 1]
+                off_m += buf2[NT - 1]
+                cuda.syncthreads()
+                base += NT
+            acc_p, acc_m = block_reduce(acc_p, acc_m, red0, red1, tid)
+            if tid == 0:
+                partials[par, bid, 1] = acc_p
+                partials[par, bid, 3] = acc_m
+            grid.sync()
+            f_plus, _ = total(partials, par, 1, 1, nb, red0, red1, tid)
+            f_minus, _ = total(partials, par, 3, 3, nb, red0, red1, tid)
+            return f_plus, f_minus
         sp0, sp1, sm0, sm1 = 0.0, ONE1, 0.0, ONE1
         j = J0 + bid * NT + tid
         step = nb * NT
@@ -478,9 +545,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
         if HEAD and bid == 0:  # the m head coordinates, a thread per coordinate, each candidate's
             t = tid
             while t < M_:
-                p = perm[t] if PERM else t
-                y_plus, y_minus = pair_from(own, p, coordinate(perm, p), x[p], b[p], shift(o, t, p), 0.0, dv,
-                                            scale, key, unit, W, rho, lower, upper)
+                y_plus, y_minus = pair_at(own, x, b, dv, scale, o, perm, t, key, unit, W, rho, lower, upper)
                 yh[t] = y_plus
                 yh2[t] = y_minus
                 t += NT
@@ -517,6 +582,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
         red0 = cuda.shared.array(NT, float64)
         red1 = cuda.shared.array(NT, float64)
         buf = cuda.shared.array(NT, float64)
+        buf2 = cuda.shared.array(NT, float64)  # (dual: the '-' candidate's scan)
         yh = cuda.shared.array(HM, float64)
         rh = cuda.shared.array(HM, float64)
         yh2 = cuda.shared.array(HM, float64)  # (dual: the '-' candidate's head group)
@@ -534,7 +600,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
             f_minus = 0.0
             if DUAL:
                 f, f_minus = evaluate_both(x, b, dv, scale, o, perm, M, key, unit, W, rho, lower, upper, partials,
-                                           par, red0, red1, yh, rh, yh2, rh2)
+                                           par, red0, red1, buf, buf2, yh, rh, yh2, rh2)
             else:
                 f = evaluate(1, x, b, dv, scale, o, perm, M, key, unit, W, rho, lower, upper, partials, par,
                              red0, red1, buf, yh, rh)
