@@ -128,11 +128,13 @@ for stage in "$@"; do
       step masw_perf_dual_scan 540 python3 benchmarks/masw_perf.py --out "$dir/masw_perf" \
         --dims 100000,1000000,3000000 --functions L06 --cycles 3 --variant dual:ls_dual=true ;;
     masw_share_next)  # Rosenbrock's next coordinate (C13) in the fused local search with its neighbour from
-      # shared memory (ls_share_next), beside the default (the steps from D = 1e6) and the plain fused kernel;
-      # ~6 minutes of one GPU (on a two-GPU host beside masw_dual: CUDA_VISIBLE_DEVICES=0 / =1)
+      # shared memory (ls_share_next), alone and with ls_dual, beside the default (the steps from D = 1e6; the
+      # plain fused kernel took twice their time at 3e6); ~8 minutes of one GPU (on a two-GPU host beside
+      # masw_dual: CUDA_VISIBLE_DEVICES=0 / =1)
       step masw_perf_share_next 540 python3 benchmarks/masw_perf.py --out "$dir/masw_perf" \
-        --dims 100000,1000000,3000000 --functions C13 --cycles 3 --variant fused:ls_mode=fused \
-        --variant sharenext:ls_mode=fused,ls_share_next=true ;;
+        --dims 100000,1000000,3000000 --functions C13 --cycles 3 \
+        --variant sharenext:ls_mode=fused,ls_share_next=true \
+        --variant sharedual:ls_mode=fused,ls_share_next=true,ls_dual=true ;;
     *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, speed, cpu_speed, side_by_side, block_side_by_side, scaling_curves, masw_floor_L, masw_floor_C, masw_floor_count, masw_floor_quality, masw_dual, masw_dual_scan, masw_share_next)" >&2; exit 2 ;;
   esac
   tar czf "$OUT/$stage.tar.gz" -C "$OUT" "$stage" && rm -rf "$dir"

@@ -122,6 +122,11 @@ def test_a_neighbour_taken_from_the_thread_that_computes_it_makes_the_same_run(f
     runner, shared = run("gpu", fid, dim, ls_share_next=True, **kw)
     assert runner.ls_share_next and runner.ls_improved > 0
     assert shared.info["options"]["ls_share_next"] is True and shared.info["options"]["layout"] == layout
+    # and with ls_dual, both candidates in one pass, their neighbours shared alike
+    runner, both = run("gpu", fid, dim, ls_share_next=True, ls_dual=True, **kw)
+    assert runner.ls_dual and runner.counts["ls_evaluations"] > runner.counts["ls_steps"]
+    np.testing.assert_array_equal(both.trace["best_error"], drawn.trace["best_error"])
+    np.testing.assert_array_equal(both.best_x, drawn.best_x)
     np.testing.assert_array_equal(shared.trace["best_error"], drawn.trace["best_error"])
     np.testing.assert_array_equal(shared.best_x, drawn.best_x)
 
@@ -129,7 +134,7 @@ def test_a_neighbour_taken_from_the_thread_that_computes_it_makes_the_same_run(f
 def test_dual_is_a_flag_and_changes_nothing_where_the_terms_read_other_coordinates():
     with pytest.raises(InvalidInputError, match="ls_dual must be True or False"):
         make_runner("masw", "gpu", "L01", 24, NP, MAX_FES, ls_dual="yes")
-    # Rosenbrock's next coordinate: one candidate a pass, as without it
+    # Rosenbrock's next coordinate: one candidate a pass, as without it, unless its neighbours are shared
     assert make_runner("masw", "gpu", "C13", 100, NP, MAX_FES, ls_mode="fused", ls_dual=True).ls_dual is False
     assert make_runner("masw", "gpu", "L01", 100, NP, MAX_FES, ls_mode="steps", ls_dual=True).ls_dual is False
     # ls_share_next likewise: a flag, for Rosenbrock's next coordinate only

@@ -566,9 +566,10 @@ class MASWGPU(HostLoopImplementation):
         The fused local search sums a step's '+' and '-' candidates in one pass over x, the bias and
         the shift (one draw of the perturbation), so that a failed '+' costs no second pass: about
         half the local search's reads and grid barriers where most steps fail (default False until
-        a GPU has timed it; the same run bit for bit). Pointwise terms, the rotated head group and
-        Schwefel 1.2's scan (:func:`gpude.implementations.masw_gpu_ls.dual_supported`): for
-        Rosenbrock's next coordinate it changes nothing, and ``ls_dual`` reads False after.
+        a GPU has timed it; the same run bit for bit). Pointwise terms, the rotated head group,
+        Schwefel 1.2's scan and, with ``ls_share_next``, Rosenbrock's next coordinate
+        (:func:`gpude.implementations.masw_gpu_ls.dual_supported`); elsewhere it changes nothing, and
+        ``ls_dual`` reads False after.
     ls_share_next : bool
         Rosenbrock's next coordinate (C13, C18, C20) in the fused local search: a coordinate's term
         takes its neighbour's value from the thread that computes it (shared memory) instead of
@@ -645,8 +646,8 @@ class MASWGPU(HostLoopImplementation):
                              f"a large-scale function (its terms are compiled into the local search's kernel); "
                              f"{function.fid} is evaluated through its own evaluator")
         # (in effect: the fused kernel, on a kind whose terms it can sum for both candidates at once)
-        self.ls_dual = ls_dual and self.ls_mode == "fused" and dual_supported(function.code)
         self.ls_share_next = ls_share_next and self.ls_mode == "fused" and kind(function.code) == "next"
+        self.ls_dual = ls_dual and self.ls_mode == "fused" and dual_supported(function.code, self.ls_share_next)
         from .masw_gpu_ga import fusable as ga_fusable
 
         # "fused" becomes ga_mode's default once a GPU has timed it (benchmarks/masw_perf.py --ga-fused-too)

@@ -95,10 +95,11 @@ def fused_options(code: int, dim: int) -> dict:
     return {"ls_unroll": 1, "ls_min_blocks": 0}
 
 
-def dual_supported(code: int) -> bool:
+def dual_supported(code: int, share_next: bool = False) -> bool:
     """Whether the fused kernel can sum a step's two candidates in one pass (``dual``): pointwise terms,
-    the rotated head and Schwefel 1.2's scan, not Rosenbrock's next coordinate (a neighbour's term)."""
-    return kind(code) in ("pointwise", "head", "scan")
+    the rotated head and Schwefel 1.2's scan; Rosenbrock's next coordinate with ``share_next`` (both
+    candidates' neighbours from shared memory), not without (each neighbour drawn again)."""
+    return kind(code) in ("pointwise", "head", "scan") or (share_next and kind(code) == "next")
 
 
 def default_ls_mode(code: int, dim: int) -> str:
@@ -129,7 +130,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
     ``perm`` argument is the layout's), so index s draws coordinate perm[s]'s numbers. ``dual``: a
     step's '+' and '-' candidates summed in one pass over x, b and o, from one draw of d (pointwise
     terms, the rotated head and Schwefel 1.2's scan, its two passes each for both; Rosenbrock's next
-    coordinate ignores it): a
+    coordinate with ``share_next`` only): a
     failed '+' costs no second pass, no second grid barrier and no reads of x, b, o and d again; the
     '-' sums are those the second pass makes, in the same order, so the run is the same bit for bit
     (:func:`dual_supported`; not yet timed on a GPU). ``share_next`` (Rosenbrock's next coordinate
@@ -149,8 +150,8 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
         raise ValueError(f"unroll must be one of {UNROLLS}, got {unroll!r}")
     if code in NEXT_CODES or code == SCHWEFEL12:
         unroll = 1  # a neighbour's or a segment's coordinates: the plain loop
-    dual = bool(dual) and dual_supported(code)
     share_next = bool(share_next) and kind(code) == "next"
+    dual = bool(dual) and dual_supported(code, share_next)
     key_ = (int(code), int(dim), int(m), bool(has_perm), int(threads), np.dtype(dtype).name, MAX_PENDING,
             int(unroll), int(min_blocks), bool(regen), bool(layout), dual, share_next)
     with _LOCK:
@@ -457,7 +458,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
                       red0, red1, buf, buf2, yh, rh, yh2, rh2):
         """(f('+') - f(x*), f('-') - f(x*)) of the step, in one pass: ``evaluate``'s loop, sums, head
         group, scan and closing formula for each candidate, the perturbation drawn once (and stored,
-        but with ``regen``). Not for Rosenbrock's next coordinate (``dual_supported``)."""
+        but with ``regen``). Rosenbrock's next coordinate with ``share_next`` only (``dual_supported``)."""
         own = COMPUTE if REGEN else STORE
         grid = cuda.cg.this_grid()
         tid, bid, nb = cuda.threadIdx.x, cuda.blockIdx.x, cuda.gridDim.x
@@ -528,6 +529,32 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
                 sp0, sp1, sm0, sm1 = add_pair(sp0, sp1, sm0, sm1, own, k3, p3, q3, x3, b3, o3, d3, dv, scale, key,
                                               unit, W, rho, lower, upper)
                 j += 4 * step
+        if SHARE:  # Rosenbrock's next coordinate: evaluate's tiles, both candidates' neighbours shared
+            base = J0 + bid * NT
+            while base < D:
+                j = base + tid
+                k = j
+                yp, ym = 0.0, 0.0
+                if j < D:
+                    k, p = position(perm, j)
+                    yp, ym = pair_from(own, p, coordinate(perm, p), x[p], b[p], shift(o, k, p), 0.0, dv, scale, key,
+                                       unit, W, rho, lower, upper)
+                buf[tid] = yp
+                buf2[tid] = ym
+                cuda.syncthreads()
+                if j < D:
+                    next_p, next_m = 0.0, 0.0
+                    if k + 1 < D:
+                        if tid + 1 < NT:
+                            next_p, next_m = buf[tid + 1], buf2[tid + 1]
+                        else:  # the tile's last position: drawn, not stored (its own thread stores it)
+                            next_p, next_m = pair_at(COMPUTE, x, b, dv, scale, o, perm, k + 1, key, unit, W, rho,
+                                                     lower, upper)
+                    sp0, sp1 = add_term(sp0, sp1, k, yp, next_p)
+                    sm0, sm1 = add_term(sm0, sm1, k, ym, next_m)
+                cuda.syncthreads()  # everyone has read the tile before the next one is written
+                base += step
+            j = D  # (nothing left for the plain loop)
         while j < D:
             k, p = position(perm, j)
             if k >= K0:  # (a head coordinate: block 0 has it)
