@@ -128,12 +128,11 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
     so the same run; not yet timed on a GPU). ``layout``: x's index s holds coordinate ``perm[s]`` (rows
     in position order, ``has_perm`` False: the function's terms read no permutation, and the kernel's
     ``perm`` argument is the layout's), so index s draws coordinate perm[s]'s numbers. ``dual``: a
-    step's '+' and '-' candidates summed in one pass over x, b and o, from one draw of d (pointwise
-    terms, the rotated head and Schwefel 1.2's scan, its two passes each for both; Rosenbrock's next
-    coordinate with ``share_next`` only): a
-    failed '+' costs no second pass, no second grid barrier and no reads of x, b, o and d again; the
-    '-' sums are those the second pass makes, in the same order, so the run is the same bit for bit
-    (:func:`dual_supported`; not yet timed on a GPU). ``share_next`` (Rosenbrock's next coordinate
+    step's '+' and '-' candidates summed in one pass over x, b and o, from one draw of d: a failed '+'
+    costs no second pass, no second grid barrier and no reads of x, b, o and d again; the '-' sums are
+    those the second pass makes, in the same order, so the run is the same bit for bit (pointwise
+    terms, the rotated head, Schwefel 1.2's scan with its two passes each for both, and Rosenbrock's
+    next coordinate with ``share_next``: :func:`dual_supported`; not yet timed on a GPU). ``share_next`` (Rosenbrock's next coordinate
     only): a block's threads take coordinates k, k + 1, ... of a tile together, and coordinate k's term
     takes its neighbour's value from the thread that computes it (shared memory) instead of drawing the
     neighbour's perturbation and reading its x, b and o again; only a tile's last coordinate computes
