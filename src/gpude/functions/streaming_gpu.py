@@ -156,6 +156,18 @@ def device_functions(code: int, dim: int, m: int, has_perm: bool, threads: int):
         return s0 + a, (s1 * c if PROD else s1 + c)
 
     @cuda.jit(device=True)
+    def rotate_head(yh, rh, M, tid):
+        """rh <- the head group yh rotated (a block's threads, a coordinate each; after the barrier that
+        completes yh, before the one that completes rh). Rosenbrock's head is not rotated."""
+        cuda.syncthreads()
+        if CODE != ROSEN_HEAD:
+            t = tid
+            while t < M_:
+                rh[t] = rotated(yh, M, t, M_)
+                t += T
+        cuda.syncthreads()
+
+    @cuda.jit(device=True)
     def block_reduce(s0, s1, red0, red1, tid, nthreads):
         red0[tid] = s0
         red1[tid] = s1
@@ -206,13 +218,7 @@ def device_functions(code: int, dim: int, m: int, has_perm: bool, threads: int):
             while t < M_:
                 yh[t] = value(x, o, perm, t)
                 t += T
-            cuda.syncthreads()
-            if CODE != ROSEN_HEAD:
-                t = tid
-                while t < M_:
-                    rh[t] = rotated(yh, M, t, M_)
-                    t += T
-            cuda.syncthreads()
+            rotate_head(yh, rh, M, tid)
             if tid == 0:
                 head = head_from(CODE, yh, rh, M_)
         if tid == 0:
@@ -220,7 +226,7 @@ def device_functions(code: int, dim: int, m: int, has_perm: bool, threads: int):
             out[row] = s0 if CODE == SCHWEFEL12 else close(CODE, s0, s1, head, D, M_)
 
     fns = SimpleNamespace(value=value, shift=shift, position=position, add_term=add_term, block_reduce=block_reduce,
-                          close_row=close_row, K0=K0, J0=J0, ONE1=ONE1, NEXT=NEXT, HEAD=HEAD, INV=INV, OPOS=OPOS)
+                          rotate_head=rotate_head, close_row=close_row, K0=K0, J0=J0, ONE1=ONE1, NEXT=NEXT, HEAD=HEAD, INV=INV, OPOS=OPOS)
     with _LOCK:
         _KERNELS[key] = fns
     return fns

@@ -625,10 +625,8 @@ class MASWGPU(HostLoopImplementation):
         if isinstance(ls_min_blocks, bool) or not isinstance(ls_min_blocks, int) or not 0 <= ls_min_blocks <= 32:
             raise InvalidInputError(f"ls_min_blocks must be an integer in [0, 32] (resident blocks per SM asked of "
                                     f"the fused local search's compiler; 0: none), got {ls_min_blocks!r}")
-        if not isinstance(ls_regen, bool):
-            raise InvalidInputError(f"ls_regen must be True or False (the fused local search draws its perturbation "
-                                    f"again instead of storing it), got {ls_regen!r}")
-        for name, value, what in (("ls_dual", ls_dual, "sums a step's two candidates in one pass"),
+        for name, value, what in (("ls_regen", ls_regen, "draws its perturbation again instead of storing it"),
+                                  ("ls_dual", ls_dual, "sums a step's two candidates in one pass"),
                                   ("ls_share_next", ls_share_next, "takes a neighbour's value from the thread "
                                                                    "that computes it")):
             if not isinstance(value, bool):

@@ -45,7 +45,7 @@ from numba import cuda, float64, int32, int64
 
 from ..algorithms.masw import HEADER_SLOTS
 from ..algorithms.solis_wets import build_sw_ops
-from ..functions.largescale_terms import HEAD_CODES, NEXT_CODES, ROSEN_HEAD, SCHWEFEL12, GRIEWANK, build_terms
+from ..functions.largescale_terms import HEAD_CODES, NEXT_CODES, SCHWEFEL12, GRIEWANK, build_terms
 from ..functions.streaming_gpu import device_functions
 
 # the state vector of masw_gpu
@@ -159,7 +159,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
     sw = build_sw_ops(dtype, "cuda")
     dif, plus, minus = sw.dif, sw.plus, sw.minus
     bias_plus, bias_minus, counts = sw.bias_plus, sw.bias_minus, sw.counts
-    _, close, head_from, rotated = build_terms("cuda")  # (the terms: add_term, below)
+    _, close, head_from, _ = build_terms("cuda")  # (the terms: add_term, below)
     NT, D, M_ = int(threads), int(dim), int(m)
     CODE, PERM = int(code), bool(has_perm)
     HEAD = code in HEAD_CODES
@@ -176,6 +176,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
     # for a permuted row whose terms read their own position) and a term added to the sums
     streaming = device_functions(code, dim, m, has_perm, threads)
     position, add_term, shift = streaming.position, streaming.add_term, streaming.shift
+    rotate_head = streaming.rotate_head  # (block 0's threads: the head group's rotation)
     HM = max(1, M_)
     K0 = M_ if HEAD else 0
     J0 = streaming.J0  # the loop's first index
@@ -298,18 +299,6 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
             h *= 2
 
     @cuda.jit(device=True)
-    def rotate_head(yh, rh, M, tid):
-        """rh <- the head group yh rotated (block 0's threads, a coordinate each; after the barrier that
-        completes yh, before the one that completes rh). Rosenbrock's head is not rotated."""
-        cuda.syncthreads()
-        if CODE != ROSEN_HEAD:
-            t = tid
-            while t < M_:
-                rh[t] = rotated(yh, M, t, M_)
-                t += NT
-        cuda.syncthreads()
-
-    @cuda.jit(device=True)
     def evaluate(sign, x, b, dv, scale, o, perm, M, key, unit, W, rho, lower, upper, partials, par,
                  red0, red1, buf, yh, rh):
         """f(candidate) - f(x*), the same in every thread of every block. The '+' evaluation draws
@@ -381,9 +370,8 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
                 k = j
                 y = 0.0
                 if j < D:
-                    k, p = position(perm, j)
-                    c = candidate(sign, own, x, b, dv, scale, p, coordinate(perm, p), key, unit, W, rho, lower, upper)
-                    y = float64(c) - shift(o, k, p)
+                    k, _ = position(perm, j)
+                    y = y_at(sign, own, x, b, dv, scale, o, perm, k, key, unit, W, rho, lower, upper)
                 buf[tid] = y
                 cuda.syncthreads()
                 if j < D:
@@ -535,9 +523,8 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
                 k = j
                 yp, ym = 0.0, 0.0
                 if j < D:
-                    k, p = position(perm, j)
-                    yp, ym = pair_from(own, p, coordinate(perm, p), x[p], b[p], shift(o, k, p), 0.0, dv, scale, key,
-                                       unit, W, rho, lower, upper)
+                    k, _ = position(perm, j)
+                    yp, ym = pair_at(own, x, b, dv, scale, o, perm, k, key, unit, W, rho, lower, upper)
                 buf[tid] = yp
                 buf2[tid] = ym
                 cuda.syncthreads()
