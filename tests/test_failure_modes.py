@@ -4,6 +4,7 @@ keys: tests/test_workflow.py; altered CEC data: tests/test_cecdata.py.)"""
 
 import errno
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -278,18 +279,53 @@ def test_with_path_puts_the_folder_first_and_keeps_what_was_there(tmp_path, monk
     assert with_path(tmp_path)["PYTHONPATH"] == str(tmp_path)
 
 
-def test_floats_come_back_from_a_csv_as_they_were_written(tmp_path, monkeypatch):
+def test_floats_come_back_from_a_csv_as_they_were_written(tmp_path):
     # every table is written with 17 digits and read through gpude.io.read_csv: on the H100 host
-    # (pandas 2) a merged trials.csv's best error came back 2 ulp off its run's; pandas 3 is exact,
-    # pandas 2 needs its round-trip parser
-    import pandas as pd
+    # (pandas 3.0.6) a merged trials.csv's best error came back 1 ulp off its run's
+    values = io._probe_values()[::-1] * 3.0  # not the probe's own numbers
+    io.write_csv_atomic(pd.DataFrame({"best_error": values, "trial": np.arange(values.size)}), tmp_path / "t.csv")
+    got = io.read_csv(tmp_path / "t.csv")
+    np.testing.assert_array_equal(got["best_error"].to_numpy(), values)
+    assert got["trial"].dtype.kind == "i"
 
-    rng = np.random.default_rng(5)
-    values = np.concatenate([rng.random(500), rng.lognormal(0, 20, 500), [0.5772087835620993, 0.1 + 0.2]])
-    io.write_csv_atomic(pd.DataFrame({"best_error": values}), tmp_path / "t.csv")
-    np.testing.assert_array_equal(io.read_csv(tmp_path / "t.csv")["best_error"].to_numpy(), values)
-    seen = {}
-    monkeypatch.setattr(pd, "__version__", "2.2.3")
-    monkeypatch.setattr(pd, "read_csv", lambda path, **kw: seen.update(kw))
-    io.read_csv(tmp_path / "t.csv", comment="#")
-    assert seen == {"comment": "#", "float_precision": "round_trip"}
+
+def _inexact_parser(monkeypatch, round_trip_exact):
+    """pandas.read_csv made to read floats 1 ulp high (the round-trip parser too, unless
+    ``round_trip_exact``), as pandas 2.2's and 3.0's default parsers do for some numbers."""
+    real = pd.read_csv
+    calls = []
+
+    def read_csv(path, **kw):
+        calls.append(kw)
+        frame = real(path, **kw)
+        if round_trip_exact and kw.get("float_precision") == "round_trip":
+            return frame
+        for c in frame.columns:
+            if frame[c].dtype.kind == "f":
+                frame[c] = np.nextafter(frame[c].to_numpy(), np.inf)
+        return frame
+
+    monkeypatch.setattr(pd, "read_csv", read_csv)
+    monkeypatch.setattr(io, "_FLOAT_OPTIONS", [])  # probe again
+    return calls
+
+
+@pytest.mark.parametrize("round_trip_exact", [True, False])
+def test_the_float_parser_is_chosen_by_what_it_does(tmp_path, monkeypatch, round_trip_exact):
+    # an inexact default parser: the round-trip one where it is exact, else the floats parsed by Python
+    values = np.array([0.5772087835620993, 0.1 + 0.2, 1e-300, 12345.678901234567, np.nan])
+    io.write_csv_atomic(pd.DataFrame({"best_error": values, "status": ["budget"] * 5}), tmp_path / "t.csv")
+    calls = _inexact_parser(monkeypatch, round_trip_exact)
+    got = io.read_csv(tmp_path / "t.csv", comment="#")
+    assert io.float_options() == ({"float_precision": "round_trip"} if round_trip_exact else None)
+    np.testing.assert_array_equal(got["best_error"].to_numpy(), values)
+    assert list(got["status"]) == ["budget"] * 5 and calls[-1]["comment"] == "#"
+
+
+def test_the_package_reads_every_csv_through_the_exact_reader():
+    # a table read with pandas' default parser and written again would change committed numbers
+    src = Path(io.__file__).parent
+    direct = [f"{p.relative_to(src)}:{n}" for p in sorted(src.rglob("*.py")) if p.name != "io.py"
+              for n, line in enumerate(p.read_text().splitlines(), 1)
+              if re.search(r"\b(pd|pandas)\.read_csv\(", line)]
+    assert direct == [], "read CSV tables with gpude.io.read_csv: " + ", ".join(direct)

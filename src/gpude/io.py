@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import tempfile
+import warnings
 from pathlib import Path
 
 from .errors import GpudeError
@@ -49,17 +50,95 @@ def write_csv_atomic(frame, path) -> Path:
     return write_atomic(path, frame.to_csv(index=False, float_format="%.17g"))
 
 
-def read_csv(path, **kwargs):
-    """``pandas.read_csv`` that reads every float back as it was written (:func:`write_csv_atomic`'s
-    17 digits). pandas 2's default float parser can be off in the last bit (on the H100 host a merged
-    trials.csv's best error differed from its run's by 2 ulp: the same seed had made the same bits);
-    pandas 3's is exact, and deprecates the option that fixes pandas 2's."""
+# Floats that a decimal parser may get wrong in the last bit when written with 17 digits: a fixed
+# sample of the magnitudes the results hold (pandas 2.2's and 3.0's default parsers read 494 of these
+# 1,002 one ulp off; pandas 3.1's and Python's float() read them all exactly)
+def _probe_values():
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    return np.concatenate([rng.random(500), rng.lognormal(0, 20, 500), [0.5772087835620993, 0.1 + 0.2]])
+
+
+def _reads_exactly(options: dict) -> bool:
+    """Whether ``pandas.read_csv(**options)`` reads the probe's 17-digit floats back bit for bit."""
+    import io as _io
+
+    import numpy as np
     import pandas as pd
 
-    if int(pd.__version__.split(".")[0]) < 3:
-        kwargs.setdefault("float_precision", "round_trip")
+    values = _probe_values()
+    text = "x\n" + "\n".join("%.17g" % v for v in values) + "\n"
+    with warnings.catch_warnings():  # pandas 3.1 deprecates float_precision (its default is exact)
+        warnings.filterwarnings("ignore", message=".*float_precision")
+        try:
+            got = pd.read_csv(_io.StringIO(text), **options)["x"].to_numpy()
+        except (TypeError, ValueError):  # an option this pandas no longer has
+            return False
+    return got.dtype == np.float64 and np.array_equal(got.view(np.int64), values.view(np.int64))
+
+
+_FLOAT_OPTIONS: list = []
+
+
+def float_options() -> dict | None:
+    """The ``read_csv`` options under which the installed pandas parses floats exactly, found by
+    what its parser does (not by its version number): ``{}`` where the default parser is exact,
+    ``{"float_precision": "round_trip"}`` where that one is, ``None`` where neither is (then
+    :func:`read_csv` parses the float columns itself). Probed once per process (~1 ms)."""
+    if not _FLOAT_OPTIONS:
+        found = None
+        for options in ({}, {"float_precision": "round_trip"}):
+            if _reads_exactly(options):
+                found = options
+                break
+        _FLOAT_OPTIONS.append(found)
+    return _FLOAT_OPTIONS[0]
+
+
+def _exact_floats(frame, path, kwargs):
+    """``frame`` with its float columns parsed again from their text by Python's ``float`` (correctly
+    rounded), for a pandas none of whose parsers is exact."""
+    import pandas as pd
+
+    floats = [c for c in frame.columns if frame[c].dtype.kind == "f"]
+    if not floats:
+        return frame
+    if hasattr(path, "seek"):
+        path.seek(0)
+    text_kwargs = {k: v for k, v in kwargs.items() if k not in ("dtype", "converters", "float_precision")}
+    raw = pd.read_csv(path, **text_kwargs, dtype={c: str for c in floats}, keep_default_na=False)
+    frame = frame.copy()
+    for c in floats:
+        frame[c] = [_float_or_nan(x) for x in raw[c].astype(str)]
+    return frame
+
+
+def _float_or_nan(text: str) -> float:
     try:
-        return pd.read_csv(path, **kwargs)
+        return float(text)
+    except ValueError:  # an empty cell or one of pandas' missing-value marks (NA, N/A, NULL, ...)
+        return float("nan")
+
+
+def read_csv(path, **kwargs):
+    """``pandas.read_csv`` that reads every float back as it was written (:func:`write_csv_atomic`'s
+    17 digits), whatever pandas is installed: the parser is chosen by :func:`float_options` (pandas
+    2.2 and 3.0 read half of a sample of floats 1 ulp off by default; on the H100 host a merged
+    trials.csv's best error differed from its run's). A table that cannot be parsed raises
+    :class:`~gpude.errors.InvalidInputError` naming the file."""
+    import pandas as pd
+
+    options = float_options()
+    if options:
+        kwargs = {**options, **kwargs}
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*float_precision")  # where pandas deprecates it
+            frame = pd.read_csv(path, **kwargs)
+        if options is None and isinstance(frame, pd.DataFrame):
+            frame = _exact_floats(frame, path, kwargs)
+        return frame
     except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
         from .errors import InvalidInputError
 

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import GpudeError
+from .io import read_csv
 
 IOH_VERSION = "0.3.3"
 
@@ -102,7 +103,7 @@ def export_experiment(results_dir, out_dir=None) -> list[Path]:
         if not p.is_file():
             raise GpudeError(f"{p} is missing: export-ioh reads a merged experiment folder (results/<experiment>/, "
                              "made by the workflow's merge_trials rule, or results/reference/<machine>/<experiment>/)")
-    trials = pd.read_csv(trials_path, comment="#")
+    trials = read_csv(trials_path, comment="#")
     return export(trials, load_traces(traces_path), out_dir or results_dir / "ioh",
                   suite=str(trials["suite"].dropna().iloc[0]) if "suite" in trials and trials["suite"].notna().any()
                   else "gpude")

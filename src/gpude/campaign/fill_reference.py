@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import GpudeError
+from ..io import read_csv
 from . import cells as _cells
 from .cells import BATCH, CELL, DEFAULTS, LOG, ROOT, Cell, gpude_command, grid, rule_command
 from .merge import replace_checked
@@ -129,8 +130,8 @@ def merge(reference_dir: Path, batches: list[Path], trace_decades: float | None 
     merged table. Nothing is written unless every check passes."""
     trials_path, traces_path = reference_dir / "trials.csv", reference_dir / "traces.npz"
     old_text = trials_path.read_text()
-    old = pd.read_csv(io.StringIO(old_text))
-    new = pd.concat([pd.read_csv(b) for b in batches], ignore_index=True)
+    old = read_csv(io.StringIO(old_text))
+    new = pd.concat([read_csv(b) for b in batches], ignore_index=True)
     clash = sorted(set(old["run_id"]) & set(new["run_id"]))
     if clash or new["run_id"].duplicated().any():
         raise GpudeError(f"trials already in the reference or twice among the batches, e.g. "
@@ -141,7 +142,7 @@ def merge(reference_dir: Path, batches: list[Path], trace_decades: float | None 
                          f"{failed['status'].iloc[0]}; nothing was merged")
     merged = pd.concat([old, new], ignore_index=True)  # the old columns first, in their order
     # the new traces thinned as the reference's were, keyed by run_id; the old ones copied as they are
-    replace_checked(reference_dir, ".fill_reference", [(pd.read_csv(b), b.with_suffix(".npz")) for b in batches],
+    replace_checked(reference_dir, ".fill_reference", [(read_csv(b), b.with_suffix(".npz")) for b in batches],
                     [(old, str(traces_path))], new, merged, trace_decades,
                     lambda csv, npz: check_merge(old, old_text, new, csv, traces_path, npz))
     print(f"fill_reference: {len(new)} trial(s) of {len(batches)} batch file(s) added to {trials_path} "
@@ -153,7 +154,7 @@ def check_merge(old, old_text, new, merged_csv, old_traces, merged_traces) -> No
     """The merged files hold the old rows and traces unchanged and the new ones once each."""
     from ..results import load_traces
 
-    merged = pd.read_csv(merged_csv)
+    merged = read_csv(merged_csv)
     again = merged.iloc[:len(old)][list(old.columns)]
     pd.testing.assert_frame_equal(again.reset_index(drop=True), old.reset_index(drop=True), check_dtype=False)
     if list(merged.columns[:len(old.columns)]) != list(old.columns):
@@ -180,7 +181,7 @@ def verify(experiment: dict, cells: list[Cell], reference_dir: Path) -> list[str
     from ..results import load_traces
     from ..rng import trial_seed
 
-    table = pd.read_csv(reference_dir / "trials.csv")
+    table = read_csv(reference_dir / "trials.csv")
     traces = load_traces(reference_dir / "traces.npz")
     problems = []
     if table["run_id"].duplicated().any():
@@ -250,7 +251,7 @@ def main(argv=None) -> int:
         cells = grid(experiment, implementations, dtypes)
         if args.action == "verify":
             return _report_verify(experiment, cells, reference_dir)
-        reference = pd.read_csv(reference_dir / "trials.csv")
+        reference = read_csv(reference_dir / "trials.csv")
         todo = missing_cells(cells, reference)
         name = experiment["name"]
         if args.action == "missing":

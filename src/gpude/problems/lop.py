@@ -25,6 +25,7 @@ from numba import cuda, int64  # module level: the CUDA simulator swaps kernel g
 
 from ..errors import InvalidInputError, UnknownFunctionError
 from ..instances import instance_file, table_dir
+from ..io import read_csv
 from .base import DeviceEvaluator, Problem
 
 KEY_BOUNDS = (0.0, 1.0)
@@ -46,7 +47,7 @@ def read_matrix(path) -> np.ndarray:
 
 @lru_cache(maxsize=None)
 def optima() -> pd.DataFrame:
-    return pd.read_csv(table_dir("lolib") / "optima.csv").set_index("paper_name")
+    return read_csv(table_dir("lolib") / "optima.csv").set_index("paper_name")
 
 
 def list_lop(table: int | None = None) -> list[str]:

@@ -30,6 +30,7 @@ from numba import cuda, float64, int32  # module level: the CUDA simulator swaps
 
 from ..errors import InvalidInputError, UnknownFunctionError
 from ..instances import instance_file, table_dir
+from ..io import read_csv
 from .base import DeviceEvaluator, Problem
 
 N_TASKS, N_MACHINES = 512, 16
@@ -45,7 +46,7 @@ def read_etc(path, tasks: int = N_TASKS, machines: int = N_MACHINES) -> np.ndarr
 
 @lru_cache(maxsize=None)
 def instances() -> pd.DataFrame:
-    return pd.read_csv(table_dir("etc") / "instances.csv").set_index("paper_name")
+    return read_csv(table_dir("etc") / "instances.csv").set_index("paper_name")
 
 
 def list_etc() -> list[str]:

@@ -22,7 +22,7 @@ import pandas as pd
 
 from . import floor
 from ..functions.suites import FUNCTIONS
-from ..io import save_figure, write_csv_atomic
+from ..io import read_csv, save_figure, write_csv_atomic
 from ..provenance import slug
 from ..results import launch_size
 from .panels import label_panel, panel_grid, title_figure
@@ -62,7 +62,7 @@ def trial_files(source) -> list[Path]:
 
 def load(source) -> pd.DataFrame:
     """One row per point (:func:`points`) from the trial tables of ``source``; empty when there is none."""
-    frames = [pd.read_csv(f).assign(source=str(f)) for f in trial_files(source)]
+    frames = [read_csv(f).assign(source=str(f)) for f in trial_files(source)]
     if not frames:
         return pd.DataFrame(columns=COLUMNS)
     return points(pd.concat(frames, ignore_index=True))

@@ -195,7 +195,7 @@ def etc_consistency() -> dict[str, str]:
     """ETC matrix (the paper's name) -> consistent / inconsistent / semi-consistent."""
     from ..instances import table_dir
 
-    table = pd.read_csv(table_dir("etc") / "instances.csv")
+    table = read_csv(table_dir("etc") / "instances.csv")
     return dict(zip(table["paper_name"], table["consistency"]))
 
 
@@ -210,7 +210,7 @@ def problem_class(problem: str, instance: str, dim: int) -> str:
 
 def paper_gpu_fit_np64(table4=None) -> dict[str, float]:
     """Table 4's GPU fit at NP 64 per ETC matrix: the common scale of the ETC measure."""
-    table = pd.read_csv(table4 or TABLE4, comment="#")
+    table = read_csv(table4 or TABLE4, comment="#")
     gpu = table[(table["implementation"] == "gpu") & (table["popsize"] == 64)]
     return dict(zip(gpu["etc"], gpu["fitness"].astype(float)))
 
@@ -512,7 +512,7 @@ def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list
         raise InvalidInputError(f"the kromer_pilot section reads no {', '.join(sorted(unknown))}; "
                                 f"its inputs (report: study_inputs:): {', '.join(STUDY_INPUTS)}")
     out_dir = Path(out_dir)
-    rates = pd.read_csv(inputs["gpu_rates"]) if inputs.get("gpu_rates") else None
+    rates = read_csv(inputs["gpu_rates"]) if inputs.get("gpu_rates") else None
     rows = readouts(trials, traces, rates)
     written = [write_csv_atomic(rows, out_dir / "pilot_readouts.csv")]
     sources = sorted({str(s) for s in trials.get("source", pd.Series(dtype=str)).dropna()})
@@ -554,7 +554,7 @@ def main(argv=None) -> int:
         from .sources import load_sources
 
         trials, traces = load_sources([str(t) for t in args.trials])
-        frames.append(readouts(trials, traces, pd.read_csv(args.gpu_rates) if args.gpu_rates.is_file() else None))
+        frames.append(readouts(trials, traces, read_csv(args.gpu_rates) if args.gpu_rates.is_file() else None))
         sources += [str(t) for t in args.trials]
     frames = [f for f in frames if len(f)]
     rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

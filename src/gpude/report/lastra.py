@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import save_figure, write_csv_atomic
+from ..io import read_csv, save_figure, write_csv_atomic
 from ..results import one_per_launch, timed_alone
 from .section import Section, _read, fmt
 
@@ -238,7 +238,7 @@ def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list
                                 f"its inputs (report: study_inputs:): {', '.join(STUDY_INPUTS)}")
     cpu_sample, perf, float32 = (inputs.get(k) for k in STUDY_INPUTS)
     out_dir = Path(out_dir)
-    sample = pd.read_csv(cpu_sample) if cpu_sample else None
+    sample = read_csv(cpu_sample) if cpu_sample else None
     runtime = runtime_table(trials, sample)
     files = [write_csv_atomic(runtime, out_dir / "table_runtime.csv"),
              write_csv_atomic(quality_table(trials), out_dir / "table_quality.csv"),
@@ -246,9 +246,9 @@ def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list
     if sample is not None:
         files.append(write_csv_atomic(sample, out_dir / "cpu_sample.csv"))
     if perf:
-        files.append(write_csv_atomic(performance_table(pd.read_csv(perf)), out_dir / "performance.csv"))
+        files.append(write_csv_atomic(performance_table(read_csv(perf)), out_dir / "performance.csv"))
     if float32:
-        files.append(write_csv_atomic(pd.read_csv(float32, comment="#"), out_dir / "float32_error.csv"))
+        files.append(write_csv_atomic(read_csv(float32, comment="#"), out_dir / "float32_error.csv"))
     if runtime["gpu_s"].notna().any():
         files += figure_time_vs_d(runtime, out_dir)
     return files

@@ -15,12 +15,13 @@ import numpy as np
 import pandas as pd
 
 from .. import registry
+from ..io import read_csv
 from .timing import _ordered
 
 
 def _read(path) -> pd.DataFrame:
     path = Path(path)
-    return pd.read_csv(path, comment="#") if path.is_file() else pd.DataFrame()
+    return read_csv(path, comment="#") if path.is_file() else pd.DataFrame()
 
 
 def fmt(v, spec="{:.3g}") -> str:
