@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
-# the workflow's CPU lane (workflow/rules/common.smk: cpu_lane) would depend on the machine's GPUs
-# and cores; the tests that want it set GPUDE_CPU_LANE=1 themselves
+# the workflow's CPU lane (gpude.host_shape) would depend on the machine's GPUs and cores; the tests
+# that want it set the host's shape themselves (GPUDE_HOST_CORES, GPUDE_FAKE_GPUS, GPUDE_CPU_LANE)
 os.environ.setdefault("GPUDE_CPU_LANE", "0")
 if os.environ["NUMBA_ENABLE_CUDASIM"] == "1":
     # the simulator runs a block's threads as Python threads that hand the GIL to each other at

@@ -41,10 +41,11 @@ TIME_BUDGET_STUDIES = ["kromer_etc", "kromer_lop", "kromer_rastrigin", "nashed"]
 
 
 def snakemake(workdir, *args, timeout=600, env=None):
-    import os
-
+    """(exit status, output) of `snakemake *args` in ``workdir``, in this environment changed by ``env``
+    (a variable set to None is removed)."""
+    changed = {**os.environ, **(env or {})}
     res = subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=workdir, capture_output=True,
-                         text=True, timeout=timeout, env={**os.environ, **(env or {})})
+                         text=True, timeout=timeout, env={k: v for k, v in changed.items() if v is not None})
     return res.returncode, res.stdout + res.stderr
 
 
@@ -52,16 +53,24 @@ def job_counts(text):
     return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", text, re.M)}
 
 
+#: the host a dry run schedules for, whatever machine makes it: 2 cores (CI's), and every fake GPU
+#: of GPUDE_FAKE_GPUS (CUDA_VISIBLE_DEVICES would hide some of them: gpude.gpu_lease.list_devices)
+DRY_RUN_HOST = {"GPUDE_HOST_CORES": "2", "CUDA_VISIBLE_DEVICES": None}
+
+
 @pytest.fixture(scope="session")
 def smoke_dry_run(tmp_path_factory):
     """``smoke_dry_run(*config, env=...)``: (exit status, output) of `snakemake -n -p --cores 2` of the
-    smoke experiment with these --config values and this environment, each made once per test run
-    (_helpers.once_per_run): several tests below read the same dry run."""
+    smoke experiment with these --config values, on DRY_RUN_HOST changed by ``env`` (None removes a
+    variable), each made once per test run (_helpers.once_per_run): several tests below read the same
+    dry run."""
     def dry_run(*config, env=None):
+        env = {**DRY_RUN_HOST, **(env or {})}
+
         def make(folder):
             return snakemake(copy_workflow(folder), "-n", "-p", "--cores", "2", *SMOKE, "--config", *config, env=env)
 
-        key = hashlib.sha1(repr((config, sorted((env or {}).items()))).encode()).hexdigest()[:12]
+        key = hashlib.sha1(repr((config, sorted(env.items()))).encode()).hexdigest()[:12]
         return tuple(once_per_run(tmp_path_factory, f"smoke_dry_run_{key}", make))
 
     return dry_run
@@ -117,20 +126,22 @@ def job_resources(text):
     ("host", "gpu=2, timing_slot=1000", "gpu=2, timing_slot=1000"),      # alone on the host
 ])
 def test_a_host_with_two_gpus_runs_two_gpu_batches_at_once(smoke_dry_run, timing, gpu_batch, cpu_batch):
-    # the limits come from the host (2 fake GPUs); what each batch takes, from its timing mode
-    code, out = smoke_dry_run("gpu=yes", f"timing={timing}", env={"GPUDE_FAKE_GPUS": "2", "GPUDE_CPU_LANE": "0"})
+    # the limits come from the host (2 fake GPUs, and 2 cores: too few for a CPU lane, GPUDE_CPU_LANE
+    # unset); what each batch takes, from its timing mode
+    code, out = smoke_dry_run("gpu=yes", f"timing={timing}", env={"GPUDE_FAKE_GPUS": "2", "GPUDE_CPU_LANE": None})
     assert code == 0, out
     resources = job_resources(out)
     assert resources["run_batch_gpu"] == {gpu_batch} and resources["run_batch"] == {cpu_batch}
 
 
-def test_a_single_threaded_cpu_batch_runs_beside_the_gpu_batches_where_cores_are_free(workdir):
-    # 2 GPUs and a lane (GPUDE_CPU_LANE=1: as on a machine with 4 cores or more): the GPU batches and
-    # sequential's take 1/3 of the slots each (three lanes timed at once, each on a core of its own) and
-    # say so in their rows; master_slave's pool still runs alone; GPUDE_CPU_LANE=0 (or, unset, a
-    # machine of fewer cores) times CPU batches alone as before: the two-GPU test above
-    code, out = snakemake(workdir, "-n", "-p", "--cores", "8", *SMOKE, "--config", "gpu=yes", "timing=exclusive",
-                          env={"GPUDE_FAKE_GPUS": "2", "GPUDE_CPU_LANE": "1"})
+def test_a_single_threaded_cpu_batch_runs_beside_the_gpu_batches_where_cores_are_free(smoke_dry_run):
+    # 32 cores and 4 GPUs (GPUDE_CPU_LANE unset: a lane, the cores being at least the GPUs + 2; not
+    # --cores, still 2): the GPU batches and sequential's take 1/5 of the slots each (five lanes timed
+    # at once, each on a core of its own) and say so in their rows; master_slave's pool still runs
+    # alone. Fewer cores (or GPUDE_CPU_LANE=0) time CPU batches alone: the two-GPU test above, on 2;
+    # every other shape: tests/test_host_shape.py
+    code, out = smoke_dry_run("gpu=yes", "timing=exclusive",
+                              env={"GPUDE_HOST_CORES": "32", "GPUDE_FAKE_GPUS": "4", "GPUDE_CPU_LANE": None})
     assert code == 0, out
     jobs = {}
     for job in out.split("\nrule "):
@@ -139,8 +150,8 @@ def test_a_single_threaded_cpu_batch_runs_beside_the_gpu_batches_where_cores_are
             slot = re.search(r"timing_slot=(\d+)", job).group(1)
             label = re.search(r"--concurrency (\S+)", job).group(1)
             jobs.setdefault(impl, set()).add((slot, label))
-    assert jobs["sequential"] == {("333", "exclusive-cpu:3")}
-    assert jobs["naive_gpu"] == jobs["ide"] == {("333", "exclusive-gpu:2+cpu")}
+    assert jobs["sequential"] == {("200", "exclusive-cpu:5")}
+    assert jobs["naive_gpu"] == jobs["ide"] == {("200", "exclusive-gpu:4+cpu")}
     assert jobs["master_slave"] == {("1000", "exclusive")}
     from gpude.results import timed_alone
 
@@ -151,7 +162,7 @@ def test_a_single_threaded_cpu_batch_runs_beside_the_gpu_batches_where_cores_are
 @pytest.mark.parametrize("gpus", ["1", "2"])
 def test_each_timed_batch_depends_on_its_warm_up_which_takes_no_exclusive_resource(smoke_dry_run, gpus):
     # (with 2 GPUs, the two-GPU test's exclusive case's dry run)
-    code, out = smoke_dry_run("gpu=yes", "timing=exclusive", env={"GPUDE_FAKE_GPUS": gpus, "GPUDE_CPU_LANE": "0"})
+    code, out = smoke_dry_run("gpu=yes", "timing=exclusive", env={"GPUDE_FAKE_GPUS": gpus, "GPUDE_CPU_LANE": None})
     assert code == 0, out
     jobs = out.split("\nrule ")
     warmups = {re.search(r"output: (\S+)", j).group(1): j for j in jobs if j.startswith("warmup:")}

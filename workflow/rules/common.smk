@@ -10,6 +10,7 @@ from snakemake.utils import validate
 
 from gpude import commands, registry
 from gpude.errors import GpudeError
+from gpude.host_shape import TIMING_SLOTS, HostShape
 
 
 def load_experiment(config):
@@ -280,20 +281,6 @@ def per_implementation(experiment, key, implementation, algorithm=None):
     return value
 
 
-# Capacity of the `timing_slot` resource: a batch timed exclusive on the CPU (or `host`) takes all of
-# it, a shared one a single unit, so shared batches may run side by side but never beside an exclusive
-# one; a GPU batch timed exclusive takes 1/N of it on a host of N GPUs, so the N GPUs each run one.
-TIMING_SLOTS = 1000
-
-
-def local_gpu_count():
-    """The GPUs GPU batches may lease on this host (gpude.gpu_lease: nvidia-smi, less those
-    CUDA_VISIBLE_DEVICES hides); 1 where none is listed (the simulator: one simulated device)."""
-    from gpude.gpu_lease import list_devices
-
-    return max(1, len(list_devices()))
-
-
 # Ctrl-C or SIGTERM on a cluster. Snakemake's own SIGTERM handler waits for every submitted job to
 # end (hours), cancelling none, and so was killed with its jobs running (`kill`, the time limit of a
 # job that runs Snakemake); the SLURM executor cancels its jobs only on Ctrl-C (KeyboardInterrupt).
@@ -330,37 +317,16 @@ onerror:
 # a local run turns --jobs into --cores and leaves it unset. (The executor itself is chosen only
 # after this file is read, so workflow.local_exec cannot tell here.)
 ON_CLUSTER = workflow.nodes is not None
-N_GPUS = local_gpu_count()
+# The host's cores and GPUs, and what follows for the timed batches: the timing slots each takes, the
+# label its rows record, the CPU lane (gpude.host_shape, where the tests check every shape).
+HOST = HostShape.from_environment(on_cluster=ON_CLUSTER)
 # On one host, the resources the jobs take need limits (Snakemake ignores a resource without one):
 # as many GPU batches at once as GPUs (each leases its own in `gpude run`), and the timing slots.
 # A --resources on the command line replaces the profile's whole `resources:` key, so the limits are
 # set here, where one missing from --resources keeps its default. A cluster run (ON_CLUSTER) gets
 # none: a global `gpu` limit would allow that many GPU jobs cluster-wide.
-
-
-def cpu_lane():
-    """Whether a single-threaded CPU batch timed `exclusive` runs beside the GPU batches (its own
-    lane) instead of alone: on a host whose GPUs are listed (real, or GPUDE_FAKE_GPUS) with a free core
-    for each GPU batch's host thread, for the lane and for the rest (the machine's cores >= GPUs + 2:
-    the machine's, not --cores, so that the rows' labels, and with them the batches' params, do not
-    change with --cores); never on a cluster; GPUDE_CPU_LANE=0 turns it off, =1 on wherever GPUs are
-    listed. Measured on an H100 host (results/benchmarks/host_sharing): a process beside others that
-    each keep a core busy is not measurably slower while cores are free. A multi-threaded CPU batch
-    (master_slave's pool) still runs alone."""
-    import os
-
-    from gpude.gpu_lease import list_devices
-
-    setting = os.environ.get("GPUDE_CPU_LANE", "auto")
-    if ON_CLUSTER or setting == "0" or not list_devices():
-        return False
-    return setting == "1" or len(os.sched_getaffinity(0)) >= N_GPUS + 2
-
-
-CPU_LANE = cpu_lane()
-
 if not ON_CLUSTER:
-    for name, limit in (("gpu", N_GPUS), ("timing_slot", TIMING_SLOTS)):
+    for name, limit in (("gpu", HOST.gpu_limit), ("timing_slot", TIMING_SLOTS)):
         if name not in workflow.global_resources:
             workflow.register_resource(name, limit)
 
@@ -470,14 +436,9 @@ def timing_mode(wildcards):
 def run_params(wildcards):
     """Everything that should force a re-run when it changes, as one command-line fragment."""
     trials = chunk_trials(wildcards)
-    # what the row records about the machine's other load while it was timed (not --cores: a
-    # params change would re-run finished batches)
-    concurrency = timing_mode(wildcards)
-    if concurrency == "exclusive" and runs_on_gpu(wildcards) and (N_GPUS > 1 or CPU_LANE):
-        # alone on its GPU, beside batches on the other N - 1 (and a CPU lane's batch: +cpu)
-        concurrency = f"exclusive-gpu:{N_GPUS}+cpu" if CPU_LANE else f"exclusive-gpu:{N_GPUS}"
-    elif concurrency == "exclusive" and in_cpu_lane(wildcards):
-        concurrency = f"exclusive-cpu:{N_GPUS + 1}"  # on a core of its own, at most N + 1 lanes timed at once
+    # what the row records about the machine's other load while it was timed (from the host, not
+    # --cores: a params change would re-run finished batches)
+    concurrency = HOST.concurrency(timing_mode(wildcards), runs_on_gpu(wildcards), batch_threads(wildcards))
     return commands.run_args(configuration_args(wildcards), seed=EXPERIMENT["seed"], first=trials["first"],
                              count=trials["count"], suite=EXP, concurrency=concurrency,
                              keep_failed=wildcards.implementation in EXPERIMENT.get("programs", {}),
@@ -548,29 +509,15 @@ def runs_on_gpu(wildcards):
     return registry.get(wildcards.algorithm, wildcards.implementation).needs_gpu
 
 
-def in_cpu_lane(wildcards):
-    """A single-threaded CPU batch on a host with a CPU lane (:func:`cpu_lane`)."""
-    return CPU_LANE and not runs_on_gpu(wildcards) and batch_threads(wildcards) == 1
-
-
 def timing_slot(wildcards):
-    """A batch's share of the timing slots: shared 1; exclusive all (1/N of them for a GPU batch on a
-    host of N GPUs: alone on its GPU, the host's cores shared with the other GPUs' batches; with a CPU
-    lane, 1/(N + 1) for a GPU batch and for a single-threaded CPU batch); host all."""
-    mode = timing_mode(wildcards)
-    if mode == "shared":
-        return 1
-    if mode == "exclusive" and (runs_on_gpu(wildcards) or in_cpu_lane(wildcards)):
-        return TIMING_SLOTS // (N_GPUS + (1 if CPU_LANE else 0))
-    return TIMING_SLOTS
+    """A batch's share of the timing slots (gpude.host_shape: by its timing mode and the host)."""
+    return HOST.timing_slot(timing_mode(wildcards), runs_on_gpu(wildcards), batch_threads(wildcards))
 
 
 def gpus_taken(wildcards):
-    """GPUs a batch holds in the scheduler: its own on a GPU; every GPU when timed `host`, so that
-    nothing runs on any GPU beside it."""
-    if timing_mode(wildcards) == "host" and not ON_CLUSTER:  # (a cluster: --exclusive nodes)
-        return N_GPUS
-    return 1 if runs_on_gpu(wildcards) else 0
+    """GPUs a batch holds in the scheduler (gpude.host_shape: its own on a GPU; every GPU when timed
+    `host`)."""
+    return HOST.gpus_taken(timing_mode(wildcards), runs_on_gpu(wildcards))
 
 
 def implementations_on(device):
