@@ -6,7 +6,7 @@
 # Usage, on the GPU host from the repository root, after
 #   source .whl-slim/activate.sh .whl-slim >/dev/null && export NUMBA_ENABLE_CUDASIM=0 GPUDE_GIT_COMMIT=<sha>
 #   benchmarks/gpu_checks.sh STAGE [STAGE ...]
-# Stages: tests, fullsuite, speed, cpu_speed, side_by_side, block_side_by_side (issue 37), scaling_curves (issue 38),
+# Stages: tests, fullsuite, verify (issue 47), speed, cpu_speed, side_by_side, block_side_by_side (issue 37), scaling_curves (issue 38),
 # masw_floor_{L,C,count,quality} (issue 32; see each below), masw_dual, masw_dual_scan and masw_share_next
 # (the fused local search's ls_dual and ls_share_next timed). Instance files (speed) come from
 # .carry/kromer_instances.tgz (here: tar czf .carry/kromer_instances.tgz -C ../shared/wave2 etc lolib),
@@ -89,6 +89,12 @@ for stage in "$@"; do
       cp -r logs/scaling_curves logs/scaling_curves_batched "$dir/logs/" 2>/dev/null ;;
     fullsuite)  # issue 37 item 1: every test on the real GPU (skips must say why; 3.5 min on 16 cores)
       step pytest 560 python3 -m pytest -q -n 16 -o addopts="" -p no:cacheprovider -rs tests/ ;;
+    verify)  # issue 47 item 4: `gpude verify` over every committed reference's GPU rows (5 each, sampled among
+      # those that ended at their target or budget; rows of another GPU model compared too); here
+      # `python benchmarks/verify_references.py summary <files_at>/verify --out results/verify/<gpu>.md`
+      instances
+      step verify 560 python3 benchmarks/verify_references.py run --device gpu --out "$dir" --rows 5 \
+        --max-row-seconds 15 --max-seconds 480 --remakable ;;
     block_side_by_side)  # issue 37 item 2: de/block (a block per trial) beside resident and the authors' iDE, 1 and
       # 30 per launch (the side by side's batches; here merged with --config
       # 'algorithms={de: {implementations: [authors_ide, block, block_x30, resident, resident_x30], F: 0.5, CR: 0.3}}')
@@ -135,7 +141,7 @@ for stage in "$@"; do
         --dims 100000,1000000,3000000 --functions C13 --cycles 3 \
         --variant sharenext:ls_mode=fused,ls_share_next=true \
         --variant sharedual:ls_mode=fused,ls_share_next=true,ls_dual=true ;;
-    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, speed, cpu_speed, side_by_side, block_side_by_side, scaling_curves, masw_floor_L, masw_floor_C, masw_floor_count, masw_floor_quality, masw_dual, masw_dual_scan, masw_share_next)" >&2; exit 2 ;;
+    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, verify, speed, cpu_speed, side_by_side, block_side_by_side, scaling_curves, masw_floor_L, masw_floor_C, masw_floor_count, masw_floor_quality, masw_dual, masw_dual_scan, masw_share_next)" >&2; exit 2 ;;
   esac
   tar czf "$OUT/$stage.tar.gz" -C "$OUT" "$stage" && rm -rf "$dir"
 done

@@ -34,6 +34,7 @@ BASE = {
     "paper": ["--trials", "batch.csv", "--out-dir", "paper"],
     "report": ["--section", "experiment.yaml=paper_in", "--out", "REPORT.md"],
     "export-ioh": ["results_in", "--out", "ioh"],
+    "verify": ["trials.csv", "--out", "verified.csv"],
     "list": [], "problems": [], "functions": [],
 }
 
@@ -43,7 +44,7 @@ INPUT_FILES = {("eval", "points"): "npy", ("run", "programs"): "yaml", ("warmup"
                ("stats", "trials"): "csv", ("paper", "trials"): "csv", ("paper", "alone"): "csv",
                ("paper", "published"): "csv", ("paper", "compare"): "label=csv",
                ("paper", "study_input"): "label=path", ("report", "section"): "yaml=folder",
-               ("export-ioh", "results"): "folder"}
+               ("export-ioh", "results"): "folder", ("verify", "table"): "csv", ("verify", "programs"): "yaml"}
 # the options that name a file or folder a command writes (dest -> file or folder)
 OUTPUTS = {"out_csv": "file", "out_traces": "file", "traces_out": "file", "out": "file", "out_dir": "folder"}
 OUTPUT_FOLDERS = {("export-ioh", "out")}
@@ -58,7 +59,7 @@ BAD_VALUES = {
     "param": ["nope", "=1", "CR=0.5", "F=0.7", "bounds=clip", "workers=2", "members-per-block=2",
               "trials_per_launch=2", "dtype=float32", "target=0", "max_time_s=1", "no_such_parameter=1"],
     "plugin": ["no_such_plugin_module"], "seeds": ["a,b", "1,-2", ""], "gpu": ["nope", "-1"],
-    "study": ["nope"], "suite": ["nope"],
+    "study": ["nope"], "suite": ["nope"], "run_id": ["de/nope"], "status": ["nope"], "rows": ["0"], "max_row_seconds": ["0"],
 }
 # options without a bad value, and why
 NO_BAD_VALUE = {
@@ -72,6 +73,9 @@ def make_files(folder: Path) -> None:
     """The good files the base command lines name, and the bad ones the cases name."""
     np.save(folder / "points.npy", np.zeros((2, 10)))
     (folder / "batch.csv").write_text("run_id,best_error\nr0,1.0\nr1,2.0\n")
+    (folder / "trials.csv").write_text("run_id,algorithm,implementation,function,dim,popsize,dtype,seed,max_fes,"
+                                       "trial,status\nde/sequential/F01/d10/np10/float64/t0,de,sequential,F01,10,10,"
+                                       "float64,1,100,0,budget\n")
     (folder / "experiment.yaml").write_text("name: smoke\nfunctions: [F01]\n")
     (folder / "paper_in").mkdir()
     (folder / "results_in").mkdir()

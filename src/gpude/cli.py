@@ -407,6 +407,50 @@ def _cmd_rerun_check(args) -> int:
     return 0 if total["same_error"] == 1 else 1
 
 
+def _cmd_verify(args) -> int:
+    """Re-make sampled rows of a trials table on this machine (gpude.verify); exit 1 when one differs."""
+    from collections import Counter
+
+    from . import verify
+    from .algorithms import load_plugins
+    from .implementations.external import load_programs
+    from .io import read_csv, write_csv_atomic
+
+    load_plugins(args.plugin)
+    load_programs(args.programs)
+    table = read_csv(args.table)
+    rows = verify.select_rows(table, args.rows, args.run_id, args.implementation, args.max_row_seconds,
+                              args.sample_seed, args.status)
+    lease = _lease_gpu_for(rows)  # before CUDA starts: it reads CUDA_VISIBLE_DEVICES once
+    how = "the rows asked for" if args.run_id else f"sampled with seed {args.sample_seed}"
+    print(f"verify {args.table}: {len(rows)} of {len(table)} rows ({how})", flush=True)
+    outcomes = verify.verify_rows(rows, any_gpu=args.any_gpu, log=lambda line: print(line, flush=True))
+    counts = Counter(o.outcome for o in outcomes)
+    print(f"{len(outcomes)} rows: {counts['same']} the same bits, {counts['differs']} differ, "
+          f"{counts['cannot']} cannot be re-made here" + (f" -> {args.out}" if args.out else ""))
+    if args.out:
+        write_csv_atomic(verify.outcome_table(outcomes), args.out)
+    if lease is not None:
+        lease.release()
+    return 1 if counts["differs"] else 0
+
+
+def _lease_gpu_for(rows):
+    """A GPU lease (gpude.gpu_lease) when a row to re-make ran on a GPU and this host lists its GPUs."""
+    from . import gpu_lease, registry
+
+    def on_gpu(algorithm, implementation):
+        try:
+            return registry.get(algorithm, implementation).needs_gpu
+        except GpudeError:
+            return False
+
+    if not any(on_gpu(a, i) for a, i in zip(rows["algorithm"], rows["implementation"])):
+        return None
+    devices = gpu_lease.list_devices()
+    return gpu_lease.acquire(None, devices=devices) if devices else None
+
+
 def _cmd_stats(args) -> int:
     from .io import read_csv
     from .stats.tables import write_statistics
@@ -604,6 +648,26 @@ def build_parser() -> argparse.ArgumentParser:
     rc.add_argument("--out", required=True, help="per-cell comparison CSV (written atomically)")
     rc.set_defaults(func=_cmd_rerun_check)
 
+    v = sub.add_parser("verify", help="re-make sampled rows of a trials table on this machine and compare their "
+                       "results bit for bit; exits 1 when a re-made row differs")
+    v.add_argument("table", help="a trials table (trials.csv or trials.csv.gz; e.g. a committed reference's)")
+    v.add_argument("--rows", type=_int_at_least(1), default=5, help="how many rows to sample (default 5)")
+    v.add_argument("--run-id", action="append", metavar="ID", help="re-make this row (repeat; instead of sampling)")
+    v.add_argument("--implementation", action="append", metavar="NAME",
+                   help="sample only rows of this implementation (repeat)")
+    v.add_argument("--status", action="append", metavar="STATUS",
+                   help="sample only rows that ended so: target, budget or time (repeat)")
+    v.add_argument("--max-row-seconds", type=_float_above(0),
+                   help="sample only rows whose recorded wall_time_s is at most this")
+    v.add_argument("--sample-seed", type=_int_at_least(0), default=0, help="the sample's seed (default 0)")
+    v.add_argument("--any-gpu", action="store_true",
+                   help="re-make GPU rows made on another GPU model too (and say where they differ)")
+    v.add_argument("--plugin", action="append", metavar="MODULE",
+                   help="import this module first (an experiment's plugins: its implementations)")
+    v.add_argument("--programs", metavar="YAML", help="register the outside programs of this experiment file")
+    v.add_argument("--out", help="the outcomes, a row each, as CSV (written atomically)")
+    v.set_defaults(func=_cmd_verify)
+
     st = sub.add_parser("stats", help="rank-sum scores, Kruskal-Wallis and pairwise tests of a trials table")
     st.add_argument("--trials", required=True)
     st.add_argument("--out-dir", required=True)
@@ -707,7 +771,8 @@ _OUTPUT_FOLDERS = {"out_dir": "--out-dir"}
 _INPUTS = {("merge", "inputs"): "table", ("rerun-check", "reference"): "table",
            ("rerun-check", "rerun"): "table", ("stats", "trials"): "table", ("paper", "trials"): "table",
            ("paper", "alone"): "table", ("paper", "published"): "table", ("paper", "compare"): "table after =",
-           ("paper", "study_input"): "path after =", ("export-ioh", "results"): "folder"}
+           ("paper", "study_input"): "path after =", ("export-ioh", "results"): "folder",
+           ("verify", "table"): "table"}
 
 
 def _check_inputs(args) -> None:
