@@ -15,7 +15,9 @@ from gpude.io import read_csv, write_csv_atomic
 
 pytestmark = pytest.mark.io
 
-RUN = ["--function", "Q01", "--dim", "10", "--popsize", "8", "--max-fes", "80", "--seed", "7"]
+# (--gpu shared: on a GPU host this process's CUDA is started by the tests before, and a lease must
+# come first)
+RUN = ["--function", "Q01", "--dim", "10", "--popsize", "8", "--max-fes", "80", "--seed", "7", "--gpu", "shared"]
 
 
 def made(tmp_path, name, *args):
@@ -28,7 +30,7 @@ def made(tmp_path, name, *args):
 def verified(capsys, table, *args):
     """(exit status, outcomes table, printed text) of `gpude verify table args`."""
     out = table.with_name(table.stem + "_verify.csv")
-    code = cli.main(["verify", str(table), "--out", str(out), *args])
+    code = cli.main(["verify", str(table), "--out", str(out), "--gpu", "shared", *args])
     return code, read_csv(out), capsys.readouterr().out
 
 

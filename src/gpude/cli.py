@@ -421,7 +421,7 @@ def _cmd_verify(args) -> int:
     table = read_csv(args.table)
     rows = verify.select_rows(table, args.rows, args.run_id, args.implementation, args.max_row_seconds,
                               args.sample_seed, args.status)
-    lease = _lease_gpu_for(rows)  # before CUDA starts: it reads CUDA_VISIBLE_DEVICES once
+    lease = _lease_gpu_for(rows, args.gpu)  # before CUDA starts: it reads CUDA_VISIBLE_DEVICES once
     how = "the rows asked for" if args.run_id else f"sampled with seed {args.sample_seed}"
     print(f"verify {args.table}: {len(rows)} of {len(table)} rows ({how})", flush=True)
     outcomes = verify.verify_rows(rows, any_gpu=args.any_gpu, log=lambda line: print(line, flush=True))
@@ -435,8 +435,9 @@ def _cmd_verify(args) -> int:
     return 1 if counts["differs"] else 0
 
 
-def _lease_gpu_for(rows):
-    """A GPU lease (gpude.gpu_lease) when a row to re-make ran on a GPU and this host lists its GPUs."""
+def _lease_gpu_for(rows, gpu="any"):
+    """A GPU lease (gpude.gpu_lease) when a row to re-make ran on a GPU and this host lists its GPUs
+    (``gpu``: any free one, or the one named; ``shared``: none)."""
     from . import gpu_lease, registry
 
     def on_gpu(algorithm, implementation):
@@ -445,10 +446,10 @@ def _lease_gpu_for(rows):
         except GpudeError:
             return False
 
-    if not any(on_gpu(a, i) for a, i in zip(rows["algorithm"], rows["implementation"])):
+    if gpu == "shared" or not any(on_gpu(a, i) for a, i in zip(rows["algorithm"], rows["implementation"])):
         return None
     devices = gpu_lease.list_devices()
-    return gpu_lease.acquire(None, devices=devices) if devices else None
+    return gpu_lease.acquire(None if gpu == "any" else gpu, devices=devices) if devices else None
 
 
 def _cmd_stats(args) -> int:
@@ -665,6 +666,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--plugin", action="append", metavar="MODULE",
                    help="import this module first (an experiment's plugins: its implementations)")
     v.add_argument("--programs", metavar="YAML", help="register the outside programs of this experiment file")
+    v.add_argument("--gpu", type=_gpu_choice, default="any", metavar="any|INDEX|UUID|shared",
+                   help="GPU rows: lease a GPU of this host (as `gpude run --gpu`); 'shared' takes no lease")
     v.add_argument("--out", help="the outcomes, a row each, as CSV (written atomically)")
     v.set_defaults(func=_cmd_verify)
 
