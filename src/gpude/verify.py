@@ -239,9 +239,9 @@ def _target(row) -> dict:
     return {} if _missing(target) else {"target": float(target)}
 
 
-def _device_of(row) -> str:
-    gpu = str(row.get("gpu", ""))
-    return gpu if gpu and gpu != "none" and not gpu.startswith("nan") else str(row.get("cpu", ""))
+def _device_of(row, on_gpu: bool) -> str:
+    """The device a row ran on: its GPU, or for a CPU implementation its CPU."""
+    return str(row.get("gpu", "")) if on_gpu else str(row.get("cpu", ""))
 
 
 def verify_rows(rows, any_gpu: bool = False, log=None) -> list[Outcome]:
@@ -257,7 +257,8 @@ def verify_rows(rows, any_gpu: bool = False, log=None) -> list[Outcome]:
     outcomes: dict[int, Outcome] = {}
     groups: dict[tuple, list[int]] = {}
     for i, row in rows.iterrows():
-        base = Outcome(str(row["run_id"]), "cannot", made_on=_device_of(row), made_at=str(row.get("git_commit", "")),
+        base = Outcome(str(row["run_id"]), "cannot", made_on=_device_of(row, _needs_gpu(row)),
+                       made_at=str(row.get("git_commit", "")),
                        wall_time_s=float(row.get("wall_time_s", math.nan)))
         reason = why_not(row, gpu_here, any_gpu)
         if reason:
