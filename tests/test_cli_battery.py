@@ -237,6 +237,7 @@ def test_the_battery_tries_every_option_of_every_command():
     assert len(CASES) > 150
 
 
+@pytest.mark.io
 def test_a_gzipped_table_is_read_not_refused_as_truncated(tmp_path):
     # the large committed references are trials.csv.gz (the workflow hands them to `gpude paper`)
     import gzip

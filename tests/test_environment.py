@@ -40,6 +40,22 @@ def test_ci_runs_exactly_the_readme_test_command():
     assert ci_last_line == command
 
 
+def test_ci_runs_the_io_tests_under_the_oldest_pandas_and_numpy_accepted():
+    # .ci/oldest_io.sh installs .ci/oldest.txt's pins: each must be the lower bound pyproject.toml declares
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    lower = {}
+    for requirement in map(Requirement, pyproject["project"]["dependencies"]):
+        lower.update({requirement.name: Version(s.version) for s in requirement.specifier if s.operator == ">="})
+    pins = dict(re.findall(r"^([A-Za-z0-9_.\-]+)==(\S+)$", (ROOT / ".ci" / "oldest.txt").read_text(), re.M))
+    assert sorted(pins) == ["numpy", "pandas"]
+    assert {name: Version(version) for name, version in pins.items()} == {name: lower[name] for name in pins}
+    assert "bash .ci/oldest_io.sh" in (ROOT / ".ci" / "run").read_text().splitlines()
+    assert "io" in [m.split(":")[0] for m in pyproject["tool"]["pytest"]["ini_options"]["markers"]]
+
+
 def test_snakefile_parses_with_a_default_target():
     import subprocess
     import sys

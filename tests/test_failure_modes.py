@@ -198,6 +198,7 @@ def snakemake(work, *args):
                           text=True, timeout=600, env=with_path(work))
 
 
+@pytest.mark.io
 @pytest.mark.slow
 def test_kill_9_mid_run_and_a_second_run_on_the_same_folder(tmp_path):
     work = workflow_copy(tmp_path, "crashed")
@@ -279,6 +280,7 @@ def test_with_path_puts_the_folder_first_and_keeps_what_was_there(tmp_path, monk
     assert with_path(tmp_path)["PYTHONPATH"] == str(tmp_path)
 
 
+@pytest.mark.io
 def test_floats_come_back_from_a_csv_as_they_were_written(tmp_path):
     # every table is written with 17 digits and read through gpude.io.read_csv: on the H100 host
     # (pandas 3.0.6) a merged trials.csv's best error came back 1 ulp off its run's
@@ -310,6 +312,7 @@ def _inexact_parser(monkeypatch, round_trip_exact):
     return calls
 
 
+@pytest.mark.io
 @pytest.mark.parametrize("round_trip_exact", [True, False])
 def test_the_float_parser_is_chosen_by_what_it_does(tmp_path, monkeypatch, round_trip_exact):
     # an inexact default parser: the round-trip one where it is exact, else the floats parsed by Python
@@ -322,6 +325,7 @@ def test_the_float_parser_is_chosen_by_what_it_does(tmp_path, monkeypatch, round
     assert list(got["status"]) == ["budget"] * 5 and calls[-1]["comment"] == "#"
 
 
+@pytest.mark.io
 def test_the_package_reads_every_csv_through_the_exact_reader():
     # a table read with pandas' default parser and written again would change committed numbers
     src = Path(io.__file__).parent

@@ -38,6 +38,7 @@ def test_batch_and_log_paths_are_the_workflows():
         assert f'"{fill.LOG}"' in run_smk
 
 
+@pytest.mark.io
 def test_the_qin_reference_lacks_the_four_float32_cells_its_readme_names():
     experiment = fill.load_experiment(EXPERIMENT)
     cells = fill.grid(experiment, ["ide"], ["float32"])
@@ -100,6 +101,7 @@ def fake_batches(root: Path, reference: pd.DataFrame) -> list[Path]:
     return paths
 
 
+@pytest.mark.io
 def test_merge_adds_the_cells_and_keeps_every_old_row_and_trace(tmp_path):
     # a smaller copy of the reference: its iDE rows and their traces, written as gpude merge writes them
     ref = tmp_path / "results/reference/nvidia-h200/qin"

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from gpude.report.timing import markdown, published_comparison, timing_table, write_all
 
@@ -50,6 +51,7 @@ def test_agreement_table_measures_paired_trials():
     assert a.loc["F10", "max_rel_diff"] == 2.0 / 42.0
 
 
+@pytest.mark.io
 def test_outputs_name_the_device_and_compare_with_the_paper(tmp_path):
     published = pd.read_csv(ROOT / "paper/published/janssen_cs1_table3.csv", comment="#")
     assert list(published.implementation) == ["sequential", "master_slave", "naive_gpu", "all_gpu", "ide"]
@@ -76,6 +78,7 @@ def test_missing_cells_are_marked():
     assert "| | authors' code (s) | 3 | - |" in cmp and "| | ours / authors' code | 0.50 | - |" in cmp
 
 
+@pytest.mark.io
 def test_traces_thin_merge_and_step_between_generations(tmp_path):
     import subprocess
     import sys

@@ -128,6 +128,7 @@ def test_friedman_is_written_for_three_or_more_competitors(tmp_path):
     assert pd.read_csv(two["friedman"]).empty
 
 
+@pytest.mark.io
 def test_cpu_rows_of_a_gpu_host_belong_to_that_machine(tmp_path):
     from gpude.report.sources import load_sources
 
@@ -455,6 +456,7 @@ def test_qin_section_sets_our_errors_beside_scipy_s(tmp_path):
     assert Qin(spec, tmp_path / "qin", tmp_path)._crosscheck_text() == ""
 
 
+@pytest.mark.io
 def test_boot_id_reads_back_from_a_csv_as_the_same_text(tmp_path):
     from gpude import provenance
 

@@ -105,6 +105,7 @@ def test_without_trials_the_section_says_what_to_run(tmp_path):
     assert "benchmarks/gpu_checks.sh scaling_curves" in text and "|" not in text  # no table, no invented numbers
 
 
+@pytest.mark.io
 def test_load_takes_a_file_a_reference_folder_or_a_results_folder(tmp_path):
     path = tmp_path / "one.csv"
     synthetic_rows(("F10",)).to_csv(path, index=False)

@@ -195,6 +195,7 @@ def test_contention_table_compares_with_the_run_alone_and_counts_the_reference_s
     assert r["processes"] == "2 sequential + 1 many_threaded launch" and r["boot_id"] == "boot-a"
 
 
+@pytest.mark.io
 def test_claims_are_checked_on_table_4_and_the_fe_rates():
     claims = pd.read_csv(ROOT / "paper/published/kromer_claims.csv", comment="#")
     paper4 = pd.read_csv(ROOT / "paper/published/kromer_table4.csv", comment="#")
@@ -214,6 +215,7 @@ def test_claims_are_checked_on_table_4_and_the_fe_rates():
     assert c.loc["gpu_over_cpu_opt_speed", "holds"] == "below"          # 1.6x against 2.2-12.5x
 
 
+@pytest.mark.io
 def test_section_renders_the_fe_rate_contention_and_claims(tmp_path):
     sol = json.dumps({"fit": 5.0e6, "makespan": 5.5e6, "flowtime": 3.0e7})
     trials = pd.DataFrame([{**row("sequential", "ThMhCc", 0, 5.0e6, 30.0, 512, 64, sol), "boot_id": "boot-a",

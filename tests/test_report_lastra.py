@@ -91,6 +91,7 @@ def test_performance_roles_and_verdicts():
     assert list(p["met"]) == [True, False, True]  # time against 1, evaluations against 2
 
 
+@pytest.mark.io
 @pytest.mark.skipif(not REFERENCE, reason="no committed Lastra reference run")
 def test_section_from_the_committed_reference(tmp_path):
     trials, traces = load_sources([str(p) for p in REFERENCE])

@@ -70,6 +70,7 @@ def test_fe_matched_view_reads_errors_at_the_slowest_method_s_fes():
     assert m.loc[("N09", 30, "de"), "highlight"]
 
 
+@pytest.mark.io
 def test_section_compares_with_the_published_table(tmp_path):
     trials, traces = synthetic()
     paper_dir = tmp_path / "paper" / "nashed"
