@@ -28,23 +28,16 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from gpude import registry, verify  # noqa: E402
+from gpude import verify  # noqa: E402
 from gpude.algorithms import load_plugins  # noqa: E402
 from gpude.io import read_csv, write_csv_atomic  # noqa: E402
 
-FINISHED = ["target", "budget"]  # (a run that ran out of its clock cannot be re-made: it says so)
+REMAKABLE = ["target", "budget"]  # --remakable's statuses (a run whose clock ran out cannot be re-made)
 
 
 def references(root: Path = ROOT / "results" / "reference") -> list[Path]:
-    """The committed trials tables, the machine's GPU's references first (the rest after)."""
+    """The trials tables of a folder of references (<machine>/<experiment>/), in name order."""
     return sorted(p for p in root.glob("*/*/trials.csv*") if p.name in ("trials.csv", "trials.csv.gz"))
-
-
-def device_of(algorithm: str, implementation: str) -> str | None:
-    try:
-        return registry.get(algorithm, implementation).device
-    except Exception:  # an outside program or a plugin's name not loaded: no device known
-        return None
 
 
 def plugins_of(experiment: str) -> list[str]:
@@ -64,13 +57,14 @@ def cmd_run(args) -> int:
             continue
         load_plugins(plugins_of(experiment))
         table = read_csv(table_path)
-        devices = [device_of(a, i) for a, i in zip(table["algorithm"], table["implementation"])]
+        devices = [verify.registered_device(a, i) for a, i in zip(table["algorithm"], table["implementation"])]
         mine = table[[d == args.device for d in devices]]
         if not len(mine):
             continue
-        pool = mine[mine["status"].astype(str).isin(FINISHED)] if args.remakable else mine
+        pool = mine[mine["status"].astype(str).isin(REMAKABLE)] if args.remakable else mine
+        pool = pool if len(pool) else mine  # none re-makable: sample them all, each says why not
         try:
-            rows = verify.select_rows(pool if len(pool) else mine, rows=args.rows, sample_seed=args.sample_seed,
+            rows = verify.select_rows(pool, rows=args.rows, sample_seed=args.sample_seed,
                                       max_row_seconds=args.max_row_seconds)
         except Exception as exc:  # e.g. no row short enough: one line, and the next table
             print(f"{machine}/{experiment}: nothing sampled ({exc})", flush=True)
@@ -86,7 +80,7 @@ def cmd_run(args) -> int:
                                            log=lambda line: print("  " + line, flush=True))
         frame = verify.outcome_table(outcomes).assign(
             machine=machine, experiment=experiment, device=args.device, sample_seed=args.sample_seed,
-            table_rows=len(table), device_rows=len(mine), sampled_from=len(pool if len(pool) else mine))
+            table_rows=len(table), device_rows=len(mine), sampled_from=len(pool))
         write_csv_atomic(frame, out / f"{machine}__{experiment}__{args.device}.csv")
     print(f"done in {time.perf_counter() - t0:.0f} s", flush=True)
     return 0

@@ -291,7 +291,7 @@ def test_floats_come_back_from_a_csv_as_they_were_written(tmp_path):
     assert got["trial"].dtype.kind == "i"
 
 
-def _inexact_parser(monkeypatch, round_trip_exact):
+def _inexact_parser(monkeypatch, request, round_trip_exact):
     """pandas.read_csv made to read floats 1 ulp high (the round-trip parser too, unless
     ``round_trip_exact``), as pandas 2.2's and 3.0's default parsers do for some numbers."""
     real = pd.read_csv
@@ -308,17 +308,18 @@ def _inexact_parser(monkeypatch, round_trip_exact):
         return frame
 
     monkeypatch.setattr(pd, "read_csv", read_csv)
-    monkeypatch.setattr(io, "_FLOAT_OPTIONS", [])  # probe again
+    io.float_options.cache_clear()  # probe again, and once more for the real parser afterwards
+    request.addfinalizer(io.float_options.cache_clear)
     return calls
 
 
 @pytest.mark.io
 @pytest.mark.parametrize("round_trip_exact", [True, False])
-def test_the_float_parser_is_chosen_by_what_it_does(tmp_path, monkeypatch, round_trip_exact):
+def test_the_float_parser_is_chosen_by_what_it_does(tmp_path, monkeypatch, request, round_trip_exact):
     # an inexact default parser: the round-trip one where it is exact, else the floats parsed by Python
     values = np.array([0.5772087835620993, 0.1 + 0.2, 1e-300, 12345.678901234567, np.nan])
     io.write_csv_atomic(pd.DataFrame({"best_error": values, "status": ["budget"] * 5}), tmp_path / "t.csv")
-    calls = _inexact_parser(monkeypatch, round_trip_exact)
+    calls = _inexact_parser(monkeypatch, request, round_trip_exact)
     got = io.read_csv(tmp_path / "t.csv", comment="#")
     assert io.float_options() == ({"float_precision": "round_trip"} if round_trip_exact else None)
     np.testing.assert_array_equal(got["best_error"].to_numpy(), values)

@@ -293,7 +293,10 @@ def _cmd_run(args) -> int:
         raise GpudeError("--out-csv and --out-traces go together (the batch's rows and their traces); "
                          "give both, or neither to print the trials and write nothing")
     options = _runner_options(args)
-    lease = _lease_gpu(args)  # before CUDA starts: it reads CUDA_VISIBLE_DEVICES once
+    from . import registry
+
+    # before CUDA starts: it reads CUDA_VISIBLE_DEVICES once
+    lease = _lease_gpu(args.gpu, registry.get(args.algorithm, args.implementation).needs_gpu)
     from .functions.function import canonical_id
 
     function = canonical_id(args.function)  # F01 for f01; an instance's name as in the paper
@@ -340,28 +343,33 @@ def _cmd_run(args) -> int:
              "the rows and traces)"), file=sys.stderr, flush=True)
     if args.out_csv:
         write_batch(rows, results, args.out_csv, args.out_traces)
-    if lease is not None:
-        lease.release()
-        print(f"gpude: GPU {lease.device.index} ({lease.device.uuid}) released at {time.time():.3f}",
-              file=sys.stderr, flush=True)
+    _release_gpu(lease)
     return 0 if args.keep_failed or all(r is not None for r in results) else 1
 
 
-def _lease_gpu(args):
-    """The GPU lease of a run of a GPU implementation (gpude.gpu_lease), or None: a CPU
-    implementation, ``--gpu shared``, or a host whose GPUs cannot be listed (the simulator)."""
-    from . import gpu_lease, registry
+def _lease_gpu(gpu: str, needed: bool):
+    """The GPU lease of a run that uses a GPU (gpude.gpu_lease; ``gpu``: any free one, or the one
+    named), or None: no GPU needed, ``shared``, or a host whose GPUs cannot be listed (the simulator)."""
+    from . import gpu_lease
 
-    if args.gpu == "shared" or not registry.get(args.algorithm, args.implementation).needs_gpu:
+    if gpu == "shared" or not needed:
         return None
     devices = gpu_lease.list_devices()
     if not devices:  # no driver (the implementation then says so), or the simulator
         return None
-    lease = gpu_lease.acquire(None if args.gpu == "any" else args.gpu, devices=devices)
+    lease = gpu_lease.acquire(None if gpu == "any" else gpu, devices=devices)
     # the times (epoch seconds) let a reader of the logs check that no GPU was leased twice at once
     print(f"gpude: GPU {lease.device.index} ({lease.device.uuid}, {lease.device.name}) leased at "
           f"{time.time():.3f}", file=sys.stderr, flush=True)
     return lease
+
+
+def _release_gpu(lease) -> None:
+    """Release :func:`_lease_gpu`'s lease (None: nothing to release), with the time in the log."""
+    if lease is not None:
+        lease.release()
+        print(f"gpude: GPU {lease.device.index} ({lease.device.uuid}) released at {time.time():.3f}",
+              file=sys.stderr, flush=True)
 
 
 def _cmd_merge(args) -> int:
@@ -421,7 +429,8 @@ def _cmd_verify(args) -> int:
     table = read_csv(args.table)
     rows = verify.select_rows(table, args.rows, args.run_id, args.implementation, args.max_row_seconds,
                               args.sample_seed, args.status)
-    lease = _lease_gpu_for(rows, args.gpu)  # before CUDA starts: it reads CUDA_VISIBLE_DEVICES once
+    # before CUDA starts: it reads CUDA_VISIBLE_DEVICES once
+    lease = _lease_gpu(args.gpu, any(verify.needs_gpu(row) for _, row in rows.iterrows()))
     how = "the rows asked for" if args.run_id else f"sampled with seed {args.sample_seed}"
     print(f"verify {args.table}: {len(rows)} of {len(table)} rows ({how})", flush=True)
     outcomes = verify.verify_rows(rows, any_gpu=args.any_gpu, log=lambda line: print(line, flush=True))
@@ -430,26 +439,8 @@ def _cmd_verify(args) -> int:
           f"{counts['cannot']} cannot be re-made here" + (f" -> {args.out}" if args.out else ""))
     if args.out:
         write_csv_atomic(verify.outcome_table(outcomes), args.out)
-    if lease is not None:
-        lease.release()
+    _release_gpu(lease)
     return 1 if counts["differs"] else 0
-
-
-def _lease_gpu_for(rows, gpu="any"):
-    """A GPU lease (gpude.gpu_lease) when a row to re-make ran on a GPU and this host lists its GPUs
-    (``gpu``: any free one, or the one named; ``shared``: none)."""
-    from . import gpu_lease, registry
-
-    def on_gpu(algorithm, implementation):
-        try:
-            return registry.get(algorithm, implementation).needs_gpu
-        except GpudeError:
-            return False
-
-    if gpu == "shared" or not any(on_gpu(a, i) for a, i in zip(rows["algorithm"], rows["implementation"])):
-        return None
-    devices = gpu_lease.list_devices()
-    return gpu_lease.acquire(None if gpu == "any" else gpu, devices=devices) if devices else None
 
 
 def _cmd_stats(args) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import tempfile
 import warnings
@@ -78,22 +79,16 @@ def _reads_exactly(options: dict) -> bool:
     return got.dtype == np.float64 and np.array_equal(got.view(np.int64), values.view(np.int64))
 
 
-_FLOAT_OPTIONS: list = []
-
-
+@functools.lru_cache(maxsize=None)
 def float_options() -> dict | None:
     """The ``read_csv`` options under which the installed pandas parses floats exactly, found by
     what its parser does (not by its version number): ``{}`` where the default parser is exact,
     ``{"float_precision": "round_trip"}`` where that one is, ``None`` where neither is (then
     :func:`read_csv` parses the float columns itself). Probed once per process (~1 ms)."""
-    if not _FLOAT_OPTIONS:
-        found = None
-        for options in ({}, {"float_precision": "round_trip"}):
-            if _reads_exactly(options):
-                found = options
-                break
-        _FLOAT_OPTIONS.append(found)
-    return _FLOAT_OPTIONS[0]
+    for options in ({}, {"float_precision": "round_trip"}):
+        if _reads_exactly(options):
+            return options
+    return None
 
 
 def _exact_floats(frame, path, kwargs):

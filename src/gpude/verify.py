@@ -252,25 +252,23 @@ def verify_rows(rows, any_gpu: bool = False, log=None) -> list[Outcome]:
     from .results import launch_size
     from .trial import make_runner
 
-    gpu_here = this_gpu() if any(_needs_gpu(r) for _, r in rows.iterrows()) else ""
+    gpu_here = this_gpu() if any(needs_gpu(r) for _, r in rows.iterrows()) else ""
     commit = git_commit()
     outcomes: dict[int, Outcome] = {}
     groups: dict[tuple, list[int]] = {}
     for i, row in rows.iterrows():
-        base = Outcome(str(row["run_id"]), "cannot", made_on=_device_of(row, _needs_gpu(row)),
+        base = Outcome(str(row["run_id"]), "cannot", made_on=_device_of(row, needs_gpu(row)),
                        made_at=str(row.get("git_commit", "")),
                        wall_time_s=float(row.get("wall_time_s", math.nan)))
+        outcomes[i] = base
         reason = why_not(row, gpu_here, any_gpu)
         if reason:
             base.detail = reason
-            outcomes[i] = base
         else:
-            outcomes[i] = base
             groups.setdefault(_configuration(row), []).append(i)
     for indices in groups.values():
         first = rows.loc[indices[0]]
-        needs_gpu = _needs_gpu(first)
-        remade_on = gpu_here if needs_gpu else cpu()["cpu"]
+        remade_on = gpu_here if needs_gpu(first) else cpu()["cpu"]
         try:
             options, dropped = runner_arguments(first)
             runner = make_runner(first["algorithm"], first["implementation"], str(first["function"]),
@@ -302,13 +300,20 @@ def verify_rows(rows, any_gpu: bool = False, log=None) -> list[Outcome]:
     return [outcomes[i] for i in rows.index]
 
 
-def _needs_gpu(row) -> bool:
+def registered_device(algorithm: str, implementation: str) -> str | None:
+    """``cpu`` or ``gpu`` for a registered implementation; None for one not registered here (an
+    experiment's plugin or outside program not loaded)."""
     from .registry import get
 
     try:
-        return get(row["algorithm"], row["implementation"]).needs_gpu
+        return get(algorithm, implementation).device
     except GpudeError:
-        return False
+        return None
+
+
+def needs_gpu(row) -> bool:
+    """Whether a row's implementation runs on a GPU (False where it is not registered here)."""
+    return registered_device(row["algorithm"], row["implementation"]) == "gpu"
 
 
 def format_outcome(out: Outcome) -> str:
