@@ -1,0 +1,287 @@
+"""Issue 48 item 1, time first: a prototype of DE with one trial per thread block, timed before any
+implementation is built out.
+
+DE/rand/1/bin on F01 (shifted, rotated Zakharov; case study 1: D 100, NP 250, F 0.5, CR 0.3, float32,
+1e7 FEs: 39,999 generations), the operators and random stream of every DE implementation
+(``gpude.algorithms.de.build_de_ops``: the same picks and trial vectors as ``de/resident``; only the
+evaluation's summation order differs). A block of 1,024 threads is one trial: its 32 warps each own
+the individuals i = w, w + 32, ... (8 at NP 250). Per generation a warp makes its individuals' trial
+vectors (lanes over coordinates), evaluates them together (each lane a few rows of z = M (x - o),
+every element of M, read once from global memory (L1/L2), used for all of the warp's individuals),
+keeps the better of trial and parent, and the block meets at one barrier. Two variants:
+
+``shared``
+    both populations (2 NP D floats: 200 KB at case study 1) in dynamic shared memory, above the
+    48 KB a kernel gets without asking (``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES``, numba-cuda
+    issue #94's driver-level opt-in);
+``global``
+    the same kernel with the populations in global memory (served by L1/L2).
+
+No target test and no trace (no run of the side by side reaches 1e-7 on F01): the prototype times the
+generations. ``de/resident`` (one trial, and ``--resident-batch`` per launch) is timed in the same
+process as the anchor, so that its committed ratio to the authors' iDE on the same GPU model
+(``results/reference/nvidia-h100/side_by_side``) carries the prototype's over.
+
+    python benchmarks/block_prototype.py --out OUT.csv [--trials 1,132,264] [--max-fes 1e7]
+    NUMBA_ENABLE_CUDASIM=1 python benchmarks/block_prototype.py --check   # the simulator: tiny sizes,
+                                                                          # checked against de/sequential
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from numba import cuda, float32  # noqa: E402
+
+from gpude import provenance  # noqa: E402
+from gpude.algorithms.de import build_de_ops  # noqa: E402
+from gpude.functions import get_function  # noqa: E402
+from gpude.gpu_runtime import simulator_enabled  # noqa: E402
+from gpude.io import write_csv_atomic  # noqa: E402
+from gpude.rng import seed_key  # noqa: E402
+
+THREADS = 1024
+WARPS = THREADS // 32
+MODE_RESAMPLE = 0  # DEParams.bound_mode of bounds="resample"
+
+
+def build_kernel(dim: int, popsize: int, shared: bool):
+    """The prototype's kernel for one (D, NP) and where the populations live."""
+    D, NP = int(dim), int(popsize)
+    ROWS = (D + 31) // 32      # rows of z per lane
+    KMAX = (NP + WARPS - 1) // WARPS  # individuals per warp
+    NPD = NP * D
+    ops = build_de_ops(np.float32, "cuda")
+    init_value, pick, trial_value = ops.init_value, ops.pick, ops.trial_value
+    SHARED = bool(shared)
+    SIM = simulator_enabled()  # numba's simulator has no warp shuffles nor syncwarp: block barriers there
+
+    @cuda.jit(fastmath=False)
+    def kernel(pop_g, keys, shift, rot_t, F, CR, lower, upper, generations, best):
+        b = cuda.blockIdx.x
+        tid = cuda.threadIdx.x
+        lane = tid % 32
+        w = tid // 32
+        if SHARED:
+            P = cuda.shared.array(0, float32)  # 2 NP D: generation parity p at p NP D
+        else:
+            P = pop_g[b]
+        fit = cuda.shared.array(2 * NP, float32)
+        o = cuda.shared.array(D, float32)
+        key = keys[b]
+        j = tid
+        while j < D:
+            o[j] = shift[j]
+            j += THREADS
+        idx = tid
+        while idx < NPD:
+            i = idx // D
+            P[idx] = init_value(key, i, idx - i * D, NP, D, lower, upper)
+            idx += THREADS
+        cuda.syncthreads()
+        acc = cuda.local.array((KMAX, ROWS), float32)
+        red = cuda.shared.array((WARPS, 32, 2), float32)  # (the simulator's warp sums)
+        for g in range(0, generations + 1):
+            cur = ((g - 1) % 2) * NPD if g > 0 else 0
+            nxt = (g % 2) * NPD
+            # trial vectors of this warp's individuals into the next buffer (generation 0: none)
+            if g > 0:
+                for k in range(KMAX):
+                    i = w + k * WARPS
+                    if i < NP:
+                        r1, r2, r3, jrand = pick(key, g, i, NP, D)
+                        j = lane
+                        while j < D:
+                            P[nxt + i * D + j] = trial_value(
+                                key, g, i, j, NP, D, jrand, F, CR, P[cur + i * D + j], P[cur + r1 * D + j],
+                                P[cur + r2 * D + j], P[cur + r3 * D + j], lower, upper, MODE_RESAMPLE)
+                            j += 32
+                if SIM:
+                    cuda.syncthreads()
+                else:
+                    cuda.syncwarp()
+            # z = M (x - o) for all of the warp's individuals at once, each M[r, j] read once
+            for k in range(KMAX):
+                for s in range(ROWS):
+                    acc[k, s] = float32(0.0)
+            for j in range(D):
+                oj = o[j]
+                for s in range(ROWS):
+                    r = lane + 32 * s
+                    if r < D:
+                        m = rot_t[j, r]
+                        for k in range(KMAX):
+                            i = w + k * WARPS
+                            if i < NP:
+                                acc[k, s] += m * (P[nxt + i * D + j] - oj)
+            # Zakharov: sum z^2 + s^2 + s^4, s = sum 0.5 (r + 1) z_r; the warp's sums by shuffles
+            for k in range(KMAX):
+                i = w + k * WARPS
+                s1 = float32(0.0)
+                s2 = float32(0.0)
+                for s in range(ROWS):
+                    r = lane + 32 * s
+                    if r < D:
+                        z = acc[k, s]
+                        s1 += z * z
+                        s2 += float32(0.5) * float32(r + 1) * z
+                if SIM:
+                    red[w, lane, 0] = s1
+                    red[w, lane, 1] = s2
+                    cuda.syncthreads()
+                    s1 = float32(0.0)
+                    s2 = float32(0.0)
+                    for q in range(32):
+                        s1 += red[w, q, 0]
+                        s2 += red[w, q, 1]
+                    cuda.syncthreads()
+                else:
+                    off = 16
+                    while off > 0:
+                        s1 += cuda.shfl_down_sync(0xFFFFFFFF, s1, off)
+                        s2 += cuda.shfl_down_sync(0xFFFFFFFF, s2, off)
+                        off //= 2
+                    s1 = cuda.shfl_sync(0xFFFFFFFF, s1, 0)
+                    s2 = cuda.shfl_sync(0xFFFFFFFF, s2, 0)
+                f = s1 + s2 * s2 + s2 * s2 * s2 * s2
+                if i < NP:
+                    if g == 0:
+                        if lane == 0:
+                            fit[i] = f
+                    else:
+                        parent = fit[(g - 1) % 2 * NP + i]
+                        keep_trial = f <= parent
+                        if lane == 0:
+                            fit[(g % 2) * NP + i] = f if keep_trial else parent
+                        if not keep_trial:
+                            j = lane
+                            while j < D:
+                                P[nxt + i * D + j] = P[cur + i * D + j]
+                                j += 32
+            cuda.syncthreads()
+        if tid == 0:
+            last = (generations % 2) * NP
+            m = fit[last]
+            for i in range(1, NP):
+                m = min(m, fit[last + i])
+            best[b] = m
+
+    return kernel
+
+
+def allow_shared(kernel, args, nbytes: int) -> None:
+    """Let ``kernel`` (compiled for ``args``) take ``nbytes`` of dynamic shared memory: the opt-in
+    above 48 KB, on the library kernel numba-cuda 0.30 loads (cuKernelSetAttribute), else the function."""
+    from numba.cuda.cudadrv.driver import binding, driver
+
+    sig = tuple(kernel.typeof_pyval(a) for a in args)
+    cufunc = kernel.compile(sig)._codelibrary.get_cufunc()
+    attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    try:
+        driver.cuKernelSetAttribute(attr, nbytes, cufunc.handle, cufunc.device.id)
+    except Exception:  # an older loader: a CUfunction
+        driver.cuFuncSetAttribute(cufunc.handle, attr, nbytes)
+
+
+def run_prototype(variant: str, trials: int, max_fes: int, dim: int = 100, popsize: int = 250, seed0: int = 1):
+    """(seconds of the launch, best errors) of ``trials`` trials in one launch."""
+    fn = get_function("F01", dim)
+    prog = fn.program
+    shared = variant == "shared"
+    kernel = build_kernel(dim, popsize, shared)
+    keys = cuda.to_device(np.array([seed_key(seed0 + t) for t in range(trials)], dtype=np.uint64))
+    shift = cuda.to_device(np.ascontiguousarray(prog.shift[0], dtype=np.float32))
+    rot_t = cuda.to_device(np.ascontiguousarray(np.asarray(prog.rot[0]).T, dtype=np.float32))
+    pop = cuda.device_array((1 if shared else trials, 2 * popsize * dim), dtype=np.float32)
+    best = cuda.device_array(trials, dtype=np.float32)
+    generations = max_fes // popsize - 1
+    args = (pop, keys, shift, rot_t, np.float32(0.5), np.float32(0.3), np.float32(fn.lower), np.float32(fn.upper),
+            np.int32(generations), best)
+    nbytes = 2 * popsize * dim * 4 if shared else 0
+    if shared and nbytes > 48 * 1024 and not simulator_enabled():
+        allow_shared(kernel, args, nbytes)
+    kernel[trials, THREADS, 0, nbytes](*args)  # (the first launch compiles; timed below)
+    cuda.synchronize()
+    t0 = time.perf_counter()
+    kernel[trials, THREADS, 0, nbytes](*args)
+    cuda.synchronize()
+    return time.perf_counter() - t0, best.copy_to_host()
+
+
+def check_on_simulator() -> int:
+    """Tiny sizes against de/sequential: the same picks and trial vectors, so the same run to the
+    rounding of the evaluation's sums."""
+    from gpude import run_trial
+
+    dim, popsize, max_fes = 10, 8, 8 * 4
+    failed = 0
+    for variant in ("shared", "global"):
+        _, best = run_prototype(variant, 2, max_fes, dim, popsize, seed0=5)
+        for t in range(2):
+            want = run_trial(implementation="sequential", function="F01", dim=dim, popsize=popsize,
+                             max_fes=max_fes, seed=5 + t, F=0.5, CR=0.3, dtype="float32").best_error
+            ok = math.isclose(float(best[t]), want, rel_tol=1e-4)
+            failed += not ok
+            print(f"{variant} trial {t}: prototype {best[t]:.7g}, de/sequential {want:.7g}: {'ok' if ok else 'DIFFERS'}")
+    return 1 if failed else 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--out", help="CSV of the timings (one row per variant and trials per launch)")
+    p.add_argument("--trials", default="1,132,264", help="trials per launch")
+    p.add_argument("--max-fes", type=float, default=1e7)
+    p.add_argument("--variants", default="shared,global")
+    p.add_argument("--resident-batch", type=int, default=30, help="the anchor's trials per launch (besides 1)")
+    p.add_argument("--check", action="store_true", help="the simulator check at tiny sizes")
+    args = p.parse_args(argv)
+    if args.check:
+        return check_on_simulator()
+    max_fes = int(args.max_fes)
+    rows = []
+    prov = {**provenance.gpu(), **provenance.cpu(), **provenance.software(), "git_commit": provenance.git_commit()}
+    for variant in args.variants.split(","):
+        for trials in (int(t) for t in args.trials.split(",")):
+            try:
+                seconds, best = run_prototype(variant, trials, max_fes)
+                rows.append({"implementation": f"prototype_{variant}", "trials_per_launch": trials,
+                             "launch_s": seconds, "s_per_run": seconds / trials,
+                             "best_error_median": float(np.median(best)), "error": ""})
+            except Exception as exc:  # one variant's failure is a row, the others go on
+                rows.append({"implementation": f"prototype_{variant}", "trials_per_launch": trials,
+                             "launch_s": math.nan, "s_per_run": math.nan, "best_error_median": math.nan,
+                             "error": f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:300]})
+            print(rows[-1], flush=True)
+    from gpude.trial import make_runner
+
+    for trials in (1, args.resident_batch):
+        runner = make_runner("de", "resident", "F01", 100, 250, max_fes, F=0.5, CR=0.3, dtype="float32",
+                             target=1e-7, trials_per_launch=trials)
+        t0 = time.perf_counter()
+        results = runner.run_batch(list(range(1, trials + 1)))
+        seconds = time.perf_counter() - t0
+        rows.append({"implementation": "resident", "trials_per_launch": trials, "launch_s": seconds,
+                     "s_per_run": seconds / trials,
+                     "best_error_median": float(np.median([r.best_error for r in results])), "error": ""})
+        print(rows[-1], flush=True)
+    if args.out:
+        import pandas as pd
+
+        frame = pd.DataFrame(rows).assign(function="F01", dim=100, popsize=250, max_fes=max_fes, dtype="float32",
+                                          threads=THREADS, **prov)
+        write_csv_atomic(frame, args.out)
+        print(f"-> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
