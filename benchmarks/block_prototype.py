@@ -50,6 +50,7 @@ from gpude.io import write_csv_atomic  # noqa: E402
 from gpude.rng import seed_key  # noqa: E402
 
 THREADS = 1024
+THREAD_REGISTERS = 65536 // THREADS  # an SM's register file over a block of 1,024 (the H100 refused more)
 WARPS = THREADS // 32
 MODE_RESAMPLE = 0  # DEParams.bound_mode of bounds="resample"
 
@@ -65,7 +66,7 @@ def build_kernel(dim: int, popsize: int, shared: bool):
     SHARED = bool(shared)
     SIM = simulator_enabled()  # numba's simulator has no warp shuffles nor syncwarp: block barriers there
 
-    @cuda.jit(fastmath=False)
+    @cuda.jit(fastmath=False, max_registers=THREAD_REGISTERS)
     def kernel(pop_g, keys, shift, rot_t, F, CR, lower, upper, generations, best):
         b = cuda.blockIdx.x
         tid = cuda.threadIdx.x
