@@ -66,7 +66,7 @@ def build_kernel(dim: int, popsize: int, shared: bool):
     SHARED = bool(shared)
     SIM = simulator_enabled()  # numba's simulator has no warp shuffles nor syncwarp: block barriers there
 
-    @cuda.jit(fastmath=False, max_registers=THREAD_REGISTERS)
+    @cuda.jit(fastmath=False, **({} if SIM else {"max_registers": THREAD_REGISTERS}))
     def kernel(pop_g, keys, shift, rot_t, F, CR, lower, upper, generations, best):
         b = cuda.blockIdx.x
         tid = cuda.threadIdx.x
