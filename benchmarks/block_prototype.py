@@ -6,8 +6,9 @@ DE/rand/1/bin on F01 (shifted, rotated Zakharov; case study 1: D 100, NP 250, F 
 (``gpude.algorithms.de.build_de_ops``: the same picks and trial vectors as ``de/resident``; only the
 evaluation's summation order differs). A block of 1,024 threads is one trial: its 32 warps each own
 the individuals i = w, w + 32, ... (8 at NP 250). Per generation a warp makes its individuals' trial
-vectors (lanes over coordinates), evaluates them together (each lane a few rows of z = M (x - o),
-every element of M, read once from global memory (L1/L2), used for all of the warp's individuals),
+vectors (lanes over coordinates), evaluates them ``--groups`` at a time (each lane a few rows of
+z = M (x - o); every element of M, read from global memory (L1/L2), used for the group's individuals:
+8 reads M once a generation, 4 twice with half the accumulators a thread),
 keeps the better of trial and parent, and the block meets at one barrier. Two variants:
 
 ``shared``
@@ -55,15 +56,16 @@ WARPS = THREADS // 32
 MODE_RESAMPLE = 0  # DEParams.bound_mode of bounds="resample"
 
 
-def build_kernel(dim: int, popsize: int, shared: bool):
-    """The prototype's kernel for one (D, NP) and where the populations live."""
+def build_kernel(dim: int, popsize: int, shared: bool, group: int = 8):
+    """The prototype's kernel for one (D, NP), where the populations live, and how many of a warp's
+    individuals it evaluates together (``group``: fewer accumulators a thread, more passes over M)."""
     D, NP = int(dim), int(popsize)
     ROWS = (D + 31) // 32      # rows of z per lane
     KMAX = (NP + WARPS - 1) // WARPS  # individuals per warp
     NPD, FIT = NP * D, 2 * NP  # (array shapes must be compile-time constants, not expressions)
     ops = build_de_ops(np.float32, "cuda")
     init_value, pick, trial_value = ops.init_value, ops.pick, ops.trial_value
-    SHARED = bool(shared)
+    SHARED, GROUP = bool(shared), int(group)
     SIM = simulator_enabled()  # numba's simulator has no warp shuffles nor syncwarp: block barriers there
 
     @cuda.jit(fastmath=False, **({} if SIM else {"max_registers": THREAD_REGISTERS}))
@@ -89,7 +91,7 @@ def build_kernel(dim: int, popsize: int, shared: bool):
             P[idx] = init_value(key, i, idx - i * D, NP, D, lower, upper)
             idx += THREADS
         cuda.syncthreads()
-        acc = cuda.local.array((KMAX, ROWS), float32)
+        acc = cuda.local.array((GROUP, ROWS), float32)
         red = cuda.shared.array((WARPS, 32, 2), float32)  # (the simulator's warp sums)
         for g in range(0, generations + 1):
             cur = ((g - 1) % 2) * NPD if g > 0 else 0
@@ -110,64 +112,65 @@ def build_kernel(dim: int, popsize: int, shared: bool):
                     cuda.syncthreads()
                 else:
                     cuda.syncwarp()
-            # z = M (x - o) for all of the warp's individuals at once, each M[r, j] read once
-            for k in range(KMAX):
-                for s in range(ROWS):
-                    acc[k, s] = float32(0.0)
-            for j in range(D):
-                oj = o[j]
-                for s in range(ROWS):
-                    r = lane + 32 * s
-                    if r < D:
-                        m = rot_t[j, r]
-                        for k in range(KMAX):
-                            i = w + k * WARPS
-                            if i < NP:
-                                acc[k, s] += m * (P[nxt + i * D + j] - oj)
-            # Zakharov: sum z^2 + s^2 + s^4, s = sum 0.5 (r + 1) z_r; the warp's sums by shuffles
-            for k in range(KMAX):
-                i = w + k * WARPS
-                s1 = float32(0.0)
-                s2 = float32(0.0)
-                for s in range(ROWS):
-                    r = lane + 32 * s
-                    if r < D:
-                        z = acc[k, s]
-                        s1 += z * z
-                        s2 += float32(0.5) * float32(r + 1) * z
-                if SIM:
-                    red[w, lane, 0] = s1
-                    red[w, lane, 1] = s2
-                    cuda.syncthreads()
+            # z = M (x - o) for GROUP of the warp's individuals at once, each M[r, j] read once per pass
+            for base in range(0, KMAX, GROUP):
+                for k in range(GROUP):
+                    for s in range(ROWS):
+                        acc[k, s] = float32(0.0)
+                for j in range(D):
+                    oj = o[j]
+                    for s in range(ROWS):
+                        r = lane + 32 * s
+                        if r < D:
+                            m = rot_t[j, r]
+                            for k in range(GROUP):
+                                i = w + (base + k) * WARPS
+                                if base + k < KMAX and i < NP:
+                                    acc[k, s] += m * (P[nxt + i * D + j] - oj)
+                # Zakharov: sum z^2 + s^2 + s^4, s = sum 0.5 (r + 1) z_r; the warp's sums by shuffles
+                for k in range(GROUP):
+                    i = w + (base + k) * WARPS
                     s1 = float32(0.0)
                     s2 = float32(0.0)
-                    for q in range(32):
-                        s1 += red[w, q, 0]
-                        s2 += red[w, q, 1]
-                    cuda.syncthreads()
-                else:
-                    off = 16
-                    while off > 0:
-                        s1 += cuda.shfl_down_sync(0xFFFFFFFF, s1, off)
-                        s2 += cuda.shfl_down_sync(0xFFFFFFFF, s2, off)
-                        off //= 2
-                    s1 = cuda.shfl_sync(0xFFFFFFFF, s1, 0)
-                    s2 = cuda.shfl_sync(0xFFFFFFFF, s2, 0)
-                f = s1 + s2 * s2 + s2 * s2 * s2 * s2
-                if i < NP:
-                    if g == 0:
-                        if lane == 0:
-                            fit[i] = f
+                    for s in range(ROWS):
+                        r = lane + 32 * s
+                        if r < D:
+                            z = acc[k, s]
+                            s1 += z * z
+                            s2 += float32(0.5) * float32(r + 1) * z
+                    if SIM:
+                        red[w, lane, 0] = s1
+                        red[w, lane, 1] = s2
+                        cuda.syncthreads()
+                        s1 = float32(0.0)
+                        s2 = float32(0.0)
+                        for q in range(32):
+                            s1 += red[w, q, 0]
+                            s2 += red[w, q, 1]
+                        cuda.syncthreads()
                     else:
-                        parent = fit[(g - 1) % 2 * NP + i]
-                        keep_trial = f <= parent
-                        if lane == 0:
-                            fit[(g % 2) * NP + i] = f if keep_trial else parent
-                        if not keep_trial:
-                            j = lane
-                            while j < D:
-                                P[nxt + i * D + j] = P[cur + i * D + j]
-                                j += 32
+                        off = 16
+                        while off > 0:
+                            s1 += cuda.shfl_down_sync(0xFFFFFFFF, s1, off)
+                            s2 += cuda.shfl_down_sync(0xFFFFFFFF, s2, off)
+                            off //= 2
+                        s1 = cuda.shfl_sync(0xFFFFFFFF, s1, 0)
+                        s2 = cuda.shfl_sync(0xFFFFFFFF, s2, 0)
+                    f = s1 + s2 * s2 + s2 * s2 * s2 * s2
+                    if base + k < KMAX and i < NP:
+                        if g == 0:
+                            if lane == 0:
+                                fit[i] = f
+                        else:
+                            parent = fit[(g - 1) % 2 * NP + i]
+                            keep_trial = f <= parent
+                            if lane == 0:
+                                fit[(g % 2) * NP + i] = f if keep_trial else parent
+                            if not keep_trial:
+                                j = lane
+                                while j < D:
+                                    P[nxt + i * D + j] = P[cur + i * D + j]
+                                    j += 32
             cuda.syncthreads()
         if tid == 0:
             last = (generations % 2) * NP
@@ -193,12 +196,13 @@ def allow_shared(kernel, args, nbytes: int) -> None:
         driver.cuFuncSetAttribute(cufunc.handle, attr, nbytes)
 
 
-def run_prototype(variant: str, trials: int, max_fes: int, dim: int = 100, popsize: int = 250, seed0: int = 1):
+def run_prototype(variant: str, trials: int, max_fes: int, dim: int = 100, popsize: int = 250, seed0: int = 1,
+                  group: int = 8):
     """(seconds of the launch, best errors) of ``trials`` trials in one launch."""
     fn = get_function("F01", dim)
     prog = fn.program
     shared = variant == "shared"
-    kernel = build_kernel(dim, popsize, shared)
+    kernel = build_kernel(dim, popsize, shared, group)
     keys = cuda.to_device(np.array([seed_key(seed0 + t) for t in range(trials)], dtype=np.uint64))
     shift = cuda.to_device(np.ascontiguousarray(prog.shift[0], dtype=np.float32))
     rot_t = cuda.to_device(np.ascontiguousarray(np.asarray(prog.rot[0]).T, dtype=np.float32))
@@ -223,16 +227,17 @@ def check_on_simulator() -> int:
     rounding of the evaluation's sums."""
     from gpude import run_trial
 
-    dim, popsize, max_fes = 10, 8, 8 * 4
+    dim, popsize = 10, 40  # (some warps own two individuals: group 1 makes two passes)
+    max_fes = popsize * 3
     failed = 0
-    for variant in ("shared", "global"):
-        _, best = run_prototype(variant, 2, max_fes, dim, popsize, seed0=5)
+    for variant, group in (("shared", 8), ("global", 1)):
+        _, best = run_prototype(variant, 2, max_fes, dim, popsize, seed0=5, group=group)
         for t in range(2):
             want = run_trial(implementation="sequential", function="F01", dim=dim, popsize=popsize,
                              max_fes=max_fes, seed=5 + t, F=0.5, CR=0.3, dtype="float32").best_error
             ok = math.isclose(float(best[t]), want, rel_tol=1e-4)
             failed += not ok
-            print(f"{variant} trial {t}: prototype {best[t]:.7g}, de/sequential {want:.7g}: {'ok' if ok else 'DIFFERS'}")
+            print(f"{variant}, group {group}, trial {t}: prototype {best[t]:.7g}, de/sequential {want:.7g}: {'ok' if ok else 'DIFFERS'}")
     return 1 if failed else 0
 
 
@@ -242,6 +247,7 @@ def main(argv=None) -> int:
     p.add_argument("--trials", default="1,132,264", help="trials per launch")
     p.add_argument("--max-fes", type=float, default=1e7)
     p.add_argument("--variants", default="shared,global")
+    p.add_argument("--groups", default="8,4", help="a warp's individuals evaluated together (one kernel each)")
     p.add_argument("--resident-batch", type=int, default=30, help="the anchor's trials per launch (besides 1)")
     p.add_argument("--no-anchor", action="store_true", help="leave out de/resident's timing")
     p.add_argument("--check", action="store_true", help="the simulator check at tiny sizes")
@@ -251,15 +257,16 @@ def main(argv=None) -> int:
     max_fes = int(args.max_fes)
     rows = []
     prov = {**provenance.gpu(), **provenance.cpu(), **provenance.software(), "git_commit": provenance.git_commit()}
-    for variant in args.variants.split(","):
+    cases = [(v, int(gr)) for v in args.variants.split(",") for gr in args.groups.split(",")]
+    for variant, group in cases:
         for trials in (int(t) for t in args.trials.split(",")):
             try:
-                seconds, best = run_prototype(variant, trials, max_fes)
-                rows.append({"implementation": f"prototype_{variant}", "trials_per_launch": trials,
+                seconds, best = run_prototype(variant, trials, max_fes, group=group)
+                rows.append({"implementation": f"prototype_{variant}_group{group}", "trials_per_launch": trials,
                              "launch_s": seconds, "s_per_run": seconds / trials,
                              "best_error_median": float(np.median(best)), "error": ""})
             except Exception as exc:  # one variant's failure is a row, the others go on
-                rows.append({"implementation": f"prototype_{variant}", "trials_per_launch": trials,
+                rows.append({"implementation": f"prototype_{variant}_group{group}", "trials_per_launch": trials,
                              "launch_s": math.nan, "s_per_run": math.nan, "best_error_median": math.nan,
                              "error": f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:300]})
             print(rows[-1], flush=True)
