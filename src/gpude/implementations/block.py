@@ -21,8 +21,10 @@ The population lives in global memory (2 x NP x D per trial; at case study 1's 2
 that is 200 KB per trial, served from L2 for a block that reuses it every generation). Keeping it
 in shared memory (100 KB of an H100 block's 227 KB) needs the opt-in to more than 48 KB of dynamic
 shared memory per block, not taken here; nor are thread-block clusters for a single run.
-**Not yet timed on a GPU**: a single trial is one block (NP units one after the other per
-generation), so it is for batches of many trials, where the blocks fill the GPU.
+Timed on an H100 (f5f681d, the committed side by side): 25-205 s a run at one trial per launch,
+0.85-3.8 s at 30 per launch (1.04-2.29x the authors' iDE): NP units one after the other per
+generation leave each block waiting on memory and barriers. Issue 48 replaces the design
+(``benchmarks/block_prototype.py``, docs/implementations.md).
 """
 
 from __future__ import annotations
