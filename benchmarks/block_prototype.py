@@ -92,6 +92,7 @@ def build_kernel(dim: int, popsize: int, shared: bool, group: int = 8):
             idx += THREADS
         cuda.syncthreads()
         acc = cuda.local.array((GROUP, ROWS), float32)
+        mreg = cuda.local.array(ROWS, float32)
         red = cuda.shared.array((WARPS, 32, 2), float32)  # (the simulator's warp sums)
         for g in range(0, generations + 1):
             cur = ((g - 1) % 2) * NPD if g > 0 else 0
@@ -112,7 +113,10 @@ def build_kernel(dim: int, popsize: int, shared: bool, group: int = 8):
                     cuda.syncthreads()
                 else:
                     cuda.syncwarp()
-            # z = M (x - o) for GROUP of the warp's individuals at once, each M[r, j] read once per pass
+            # z = M (x - o) for GROUP of the warp's individuals at once: per coordinate j, a lane's
+            # ROWS elements of M's column j into registers, then the GROUP x ROWS products (M read
+            # once per pass; x_i[j] a broadcast read of shared memory). rot_t is padded to 32 ROWS
+            # columns and i clamped, so the inner loops have no branches.
             for base in range(0, KMAX, GROUP):
                 for k in range(GROUP):
                     for s in range(ROWS):
@@ -120,13 +124,12 @@ def build_kernel(dim: int, popsize: int, shared: bool, group: int = 8):
                 for j in range(D):
                     oj = o[j]
                     for s in range(ROWS):
-                        r = lane + 32 * s
-                        if r < D:
-                            m = rot_t[j, r]
-                            for k in range(GROUP):
-                                i = w + (base + k) * WARPS
-                                if base + k < KMAX and i < NP:
-                                    acc[k, s] += m * (P[nxt + i * D + j] - oj)
+                        mreg[s] = rot_t[j, lane + 32 * s]
+                    for k in range(GROUP):
+                        i = min(w + (base + k) * WARPS, NP - 1)
+                        xv = P[nxt + i * D + j] - oj
+                        for s in range(ROWS):
+                            acc[k, s] += mreg[s] * xv
                 # Zakharov: sum z^2 + s^2 + s^4, s = sum 0.5 (r + 1) z_r; the warp's sums by shuffles
                 for k in range(GROUP):
                     i = w + (base + k) * WARPS
@@ -182,6 +185,121 @@ def build_kernel(dim: int, popsize: int, shared: bool, group: int = 8):
     return kernel
 
 
+def build_warp_kernel(prog, popsize: int, shared: bool, warps: int):
+    """The generic variant: a warp per individual, with the function's own evaluator at 32 threads
+    (``gpude.functions.gpu.make_block_evaluator(..., warp=True)``: any function of the suite), ``warps``
+    warps a block; the populations in dynamic shared memory or in global memory."""
+    from gpude.functions.gpu import buffer_size, make_block_evaluator
+
+    D, NP, WARPS_ = int(prog.dim), int(popsize), int(warps)
+    NPD, FIT, BUF = NP * D, 2 * NP, buffer_size(prog)
+    KMAX = (NP + WARPS_ - 1) // WARPS_
+    THREADS_ = 32 * WARPS_
+    evaluate = make_block_evaluator(prog, 32, np.float32, warp=True)
+    ops = build_de_ops(np.float32, "cuda")
+    init_value, pick, trial_value = ops.init_value, ops.pick, ops.trial_value
+    SHARED = bool(shared)
+    SIM = simulator_enabled()  # (barriers are the block's there: every warp evaluates every round)
+
+    @cuda.jit(fastmath=False)
+    def kernel(pop_g, keys, shift, rot_t, perm, F, CR, lower, upper, generations, best):
+        b = cuda.blockIdx.x
+        tid = cuda.threadIdx.x
+        lane = tid % 32
+        w = tid // 32
+        if SHARED:
+            P = cuda.shared.array(0, float32)
+        else:
+            P = pop_g[b]
+        fit = cuda.shared.array(FIT, float32)
+        bufs = cuda.shared.array((WARPS_, 2, BUF), float32)
+        reds = cuda.shared.array((WARPS_, 4, 32), float32)
+        a = bufs[w, 0]
+        z = bufs[w, 1]
+        red = reds[w]
+        key = keys[b]
+        idx = tid
+        while idx < NPD:
+            i = idx // D
+            P[idx] = init_value(key, i, idx - i * D, NP, D, lower, upper)
+            idx += THREADS_
+        cuda.syncthreads()
+        for k in range(KMAX):
+            i = w + k * WARPS_
+            if i < NP or SIM:
+                ii = min(i, NP - 1)
+                f = evaluate(P[ii * D:(ii + 1) * D], a, z, red, shift, rot_t, perm, lane)
+                if i < NP and lane == 0:
+                    fit[i] = f
+        cuda.syncthreads()
+        for g in range(1, generations + 1):
+            cur = ((g - 1) % 2) * NPD
+            nxt = (g % 2) * NPD
+            for k in range(KMAX):
+                i = w + k * WARPS_
+                if i < NP or SIM:
+                    ii = min(i, NP - 1)
+                    if i < NP:
+                        r1, r2, r3, jrand = pick(key, g, i, NP, D)
+                        j = lane
+                        while j < D:
+                            P[nxt + i * D + j] = trial_value(
+                                key, g, i, j, NP, D, jrand, F, CR, P[cur + i * D + j], P[cur + r1 * D + j],
+                                P[cur + r2 * D + j], P[cur + r3 * D + j], lower, upper, MODE_RESAMPLE)
+                            j += 32
+                    if SIM:
+                        cuda.syncthreads()
+                    else:
+                        cuda.syncwarp()
+                    f = evaluate(P[nxt + ii * D:nxt + (ii + 1) * D], a, z, red, shift, rot_t, perm, lane)
+                    if i < NP:
+                        parent = fit[(g - 1) % 2 * NP + i]
+                        keep_trial = f <= parent
+                        if lane == 0:
+                            fit[(g % 2) * NP + i] = f if keep_trial else parent
+                        if not keep_trial:
+                            j = lane
+                            while j < D:
+                                P[nxt + i * D + j] = P[cur + i * D + j]
+                                j += 32
+            cuda.syncthreads()
+        if tid == 0:
+            last = (generations % 2) * NP
+            m = fit[last]
+            for i in range(1, NP):
+                m = min(m, fit[last + i])
+            best[b] = m
+
+    return kernel, THREADS_
+
+
+def run_warp_variant(shared: bool, warps: int, trials: int, max_fes: int, dim: int = 100, popsize: int = 250,
+                     seed0: int = 1, fid: str = "F01"):
+    """(seconds of the launch, best errors) of the generic variant, ``trials`` trials in one launch."""
+    fn = get_function(fid, dim)
+    prog = fn.program
+    kernel, threads = build_warp_kernel(prog, popsize, shared, warps)
+    rot_t = np.ascontiguousarray(np.transpose(prog.rot, (0, 2, 1)), dtype=np.float32)
+    if not prog.rotated:
+        rot_t = np.zeros((1, 1, 1), dtype=np.float32)
+    keys = cuda.to_device(np.array([seed_key(seed0 + t) for t in range(trials)], dtype=np.uint64))
+    pop = cuda.device_array((1 if shared else trials, 2 * popsize * dim), dtype=np.float32)
+    best = cuda.device_array(trials, dtype=np.float32)
+    generations = max_fes // popsize - 1
+    args = (pop, keys, cuda.to_device(np.ascontiguousarray(prog.shift, dtype=np.float32)), cuda.to_device(rot_t),
+            cuda.to_device(np.ascontiguousarray(prog.perm, dtype=np.int64)), np.float32(0.5), np.float32(0.3),
+            np.float32(fn.lower), np.float32(fn.upper), np.int32(generations), best)
+    nbytes = 2 * popsize * dim * 4 if shared else 0
+    if shared and nbytes > 48 * 1024 and not simulator_enabled():
+        allow_shared(kernel, args, nbytes)
+    kernel[trials, threads, 0, nbytes](*args[:-2], np.int32(0), best)  # compiles and loads; timed below
+    cuda.synchronize()
+    t0 = time.perf_counter()
+    kernel[trials, threads, 0, nbytes](*args)
+    cuda.synchronize()
+    return time.perf_counter() - t0, best.copy_to_host()
+
+
 def allow_shared(kernel, args, nbytes: int) -> None:
     """Let ``kernel`` (compiled for ``args``) take ``nbytes`` of dynamic shared memory: the opt-in
     above 48 KB, on the library kernel numba-cuda 0.30 loads (cuKernelSetAttribute), else the function."""
@@ -205,7 +323,10 @@ def run_prototype(variant: str, trials: int, max_fes: int, dim: int = 100, popsi
     kernel = build_kernel(dim, popsize, shared, group)
     keys = cuda.to_device(np.array([seed_key(seed0 + t) for t in range(trials)], dtype=np.uint64))
     shift = cuda.to_device(np.ascontiguousarray(prog.shift[0], dtype=np.float32))
-    rot_t = cuda.to_device(np.ascontiguousarray(np.asarray(prog.rot[0]).T, dtype=np.float32))
+    rows = 32 * ((dim + 31) // 32)
+    padded = np.zeros((dim, rows), dtype=np.float32)  # rot_t[j, r] = M[r, j], zero for r >= D
+    padded[:, :dim] = np.asarray(prog.rot[0]).T
+    rot_t = cuda.to_device(padded)
     pop = cuda.device_array((1 if shared else trials, 2 * popsize * dim), dtype=np.float32)
     best = cuda.device_array(trials, dtype=np.float32)
     generations = max_fes // popsize - 1
@@ -214,7 +335,7 @@ def run_prototype(variant: str, trials: int, max_fes: int, dim: int = 100, popsi
     nbytes = 2 * popsize * dim * 4 if shared else 0
     if shared and nbytes > 48 * 1024 and not simulator_enabled():
         allow_shared(kernel, args, nbytes)
-    kernel[trials, THREADS, 0, nbytes](*args)  # (the first launch compiles; timed below)
+    kernel[trials, THREADS, 0, nbytes](*args[:-2], np.int32(0), best)  # compiles and loads; timed below
     cuda.synchronize()
     t0 = time.perf_counter()
     kernel[trials, THREADS, 0, nbytes](*args)
@@ -238,6 +359,16 @@ def check_on_simulator() -> int:
             ok = math.isclose(float(best[t]), want, rel_tol=1e-4)
             failed += not ok
             print(f"{variant}, group {group}, trial {t}: prototype {best[t]:.7g}, de/sequential {want:.7g}: {'ok' if ok else 'DIFFERS'}")
+    # the generic variant on a simple, a hybrid and a composition function (some warps own two)
+    for fid, shared, warps in (("F01", True, 4), ("F06", False, 4), ("F09", True, 3)):
+        _, best = run_warp_variant(shared, warps, 2, max_fes, dim, popsize, seed0=5, fid=fid)
+        for t in range(2):
+            want = run_trial(implementation="sequential", function=fid, dim=dim, popsize=popsize,
+                             max_fes=max_fes, seed=5 + t, F=0.5, CR=0.3, dtype="float32").best_error
+            ok = math.isclose(float(best[t]), want, rel_tol=1e-4)
+            failed += not ok
+            print(f"warp {fid}, shared {shared}, warps {warps}, trial {t}: prototype {best[t]:.7g}, "
+                  f"de/sequential {want:.7g}: {'ok' if ok else 'DIFFERS'}")
     return 1 if failed else 0
 
 
@@ -248,6 +379,9 @@ def main(argv=None) -> int:
     p.add_argument("--max-fes", type=float, default=1e7)
     p.add_argument("--variants", default="shared,global")
     p.add_argument("--groups", default="8,4", help="a warp's individuals evaluated together (one kernel each)")
+    p.add_argument("--warp-variants", default="shared:16,global:32",
+                   help="the generic variant (a warp per individual): population:warps, comma-separated")
+    p.add_argument("--warp-functions", default="F01,F10", help="functions of the generic variant")
     p.add_argument("--resident-batch", type=int, default=30, help="the anchor's trials per launch (besides 1)")
     p.add_argument("--no-anchor", action="store_true", help="leave out de/resident's timing")
     p.add_argument("--check", action="store_true", help="the simulator check at tiny sizes")
@@ -256,39 +390,63 @@ def main(argv=None) -> int:
         return check_on_simulator()
     max_fes = int(args.max_fes)
     rows = []
+
+    def save():  # after every row: a call cut short keeps what it measured
+        if args.out:
+            import pandas as pd
+
+            frame = pd.DataFrame(rows).assign(dim=100, popsize=250, max_fes=max_fes, dtype="float32", **prov)
+            write_csv_atomic(frame, args.out)
+
     prov = {**provenance.gpu(), **provenance.cpu(), **provenance.software(), "git_commit": provenance.git_commit()}
+    from gpude.trial import make_runner
+
+    anchor_functions = dict.fromkeys(["F01", *args.warp_functions.split(",")])
+    for fid in () if args.no_anchor else anchor_functions:
+        for trials in (1, args.resident_batch):
+            runner = make_runner("de", "resident", fid, 100, 250, max_fes, F=0.5, CR=0.3, dtype="float32",
+                                 target=1e-7, trials_per_launch=trials)
+            runner.run_batch(list(range(1, trials + 1)))  # (compiles and loads; timed below)
+            t0 = time.perf_counter()
+            results = runner.run_batch(list(range(1, trials + 1)))
+            seconds = time.perf_counter() - t0
+            rows.append({"implementation": "resident", "function": fid, "trials_per_launch": trials,
+                         "launch_s": seconds, "s_per_run": seconds / trials,
+                         "best_error_median": float(np.median([r.best_error for r in results])), "error": ""})
+            print(rows[-1], flush=True)
+            save()
+    warp_cases = [(v.split(":")[0], int(v.split(":")[1])) for v in args.warp_variants.split(",") if v]
+    for fid in args.warp_functions.split(","):
+        for where, warps in warp_cases:
+            for trials in (int(t) for t in args.trials.split(",")):
+                name = f"warp_{where}_{warps}warps"
+                try:
+                    seconds, best = run_warp_variant(where == "shared", warps, trials, max_fes, fid=fid)
+                    rows.append({"implementation": name, "function": fid, "threads": 32 * warps,
+                                 "trials_per_launch": trials,
+                                 "launch_s": seconds, "s_per_run": seconds / trials,
+                                 "best_error_median": float(np.median(best)), "error": ""})
+                except Exception as exc:
+                    rows.append({"implementation": name, "function": fid, "threads": 32 * warps,
+                                 "trials_per_launch": trials,
+                                 "launch_s": math.nan, "s_per_run": math.nan, "best_error_median": math.nan,
+                                 "error": f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:300]})
+                print(rows[-1], flush=True)
+                save()
     cases = [(v, int(gr)) for v in args.variants.split(",") for gr in args.groups.split(",")]
     for variant, group in cases:
         for trials in (int(t) for t in args.trials.split(",")):
             try:
                 seconds, best = run_prototype(variant, trials, max_fes, group=group)
-                rows.append({"implementation": f"prototype_{variant}_group{group}", "trials_per_launch": trials,
-                             "launch_s": seconds, "s_per_run": seconds / trials,
+                rows.append({"implementation": f"prototype_{variant}_group{group}", "function": "F01",
+                             "threads": THREADS, "trials_per_launch": trials, "launch_s": seconds, "s_per_run": seconds / trials,
                              "best_error_median": float(np.median(best)), "error": ""})
             except Exception as exc:  # one variant's failure is a row, the others go on
-                rows.append({"implementation": f"prototype_{variant}_group{group}", "trials_per_launch": trials,
-                             "launch_s": math.nan, "s_per_run": math.nan, "best_error_median": math.nan,
+                rows.append({"implementation": f"prototype_{variant}_group{group}", "function": "F01",
+                             "threads": THREADS, "trials_per_launch": trials, "launch_s": math.nan, "s_per_run": math.nan, "best_error_median": math.nan,
                              "error": f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:300]})
             print(rows[-1], flush=True)
-    from gpude.trial import make_runner
-
-    for trials in () if args.no_anchor else (1, args.resident_batch):
-        runner = make_runner("de", "resident", "F01", 100, 250, max_fes, F=0.5, CR=0.3, dtype="float32",
-                             target=1e-7, trials_per_launch=trials)
-        t0 = time.perf_counter()
-        results = runner.run_batch(list(range(1, trials + 1)))
-        seconds = time.perf_counter() - t0
-        rows.append({"implementation": "resident", "trials_per_launch": trials, "launch_s": seconds,
-                     "s_per_run": seconds / trials,
-                     "best_error_median": float(np.median([r.best_error for r in results])), "error": ""})
-        print(rows[-1], flush=True)
-    if args.out:
-        import pandas as pd
-
-        frame = pd.DataFrame(rows).assign(function="F01", dim=100, popsize=250, max_fes=max_fes, dtype="float32",
-                                          threads=THREADS, **prov)
-        write_csv_atomic(frame, args.out)
-        print(f"-> {args.out}")
+            save()
     return 0
 
 

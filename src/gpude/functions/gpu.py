@@ -116,8 +116,16 @@ class CudaFunction:
         return (2 * self.buffer_size + 4 * self.threads) * np.dtype(self.dtype).itemsize
 
 
-def make_block_evaluator(prog: Program, threads: int, dtype):
-    """Generate the ``block_evaluate`` device function for ``prog`` (see module doc)."""
+def make_block_evaluator(prog: Program, threads: int, dtype, warp: bool = False):
+    """Generate the ``block_evaluate`` device function for ``prog`` (see module doc).
+
+    ``warp=True`` (``threads`` must be 32): the evaluator of one warp of a larger block, which waits
+    only for its own warp (``syncwarp``), so that a block's warps evaluate different individuals
+    independently; the caller gives each warp its own ``buf_a``, ``buf_z`` and ``red``. The
+    simulator has no ``syncwarp``: there every warp of the block must call it the same number of
+    times (its barriers are the block's)."""
+    if warp and threads != 32:
+        raise InvalidInputError(f"a warp's evaluator has 32 threads, got {threads}")
     B = basic.build_basic(dtype, "cuda")
     term, final, T = B.term, B.final, B.dtype
     comp_weight, comp_combine = B.comp_weight, B.comp_combine
@@ -139,6 +147,14 @@ def make_block_evaluator(prog: Program, threads: int, dtype):
     SHUFFLE = P >= 32 and not simulator_enabled()
     TREE_STOP = 16 if SHUFFLE else 0
     FULL_MASK = 0xFFFFFFFF
+    WARP_SYNC = bool(warp) and not simulator_enabled()
+
+    @cuda.jit(device=True, inline=True)
+    def barrier():
+        if WARP_SYNC:
+            cuda.syncwarp(FULL_MASK)
+        else:
+            cuda.syncthreads()
 
     @cuda.jit(device=True)
     def reduce4(red, tid):
@@ -154,7 +170,7 @@ def make_block_evaluator(prog: Program, threads: int, dtype):
                     red[3, tid] += red[3, tid + s]
                 else:
                     red[3, tid] = max(red[3, tid], red[3, tid + s])
-            cuda.syncthreads()
+            barrier()
             s //= 2
         if SHUFFLE:
             if tid < 32:  # the first warp of this individual combines its 32 partial results
@@ -171,7 +187,7 @@ def make_block_evaluator(prog: Program, threads: int, dtype):
                     off //= 2
                 if tid == 0:
                     red[0, 0], red[1, 0], red[2, 0], red[3, 0] = v0, v1, v2, v3
-            cuda.syncthreads()
+            barrier()
 
     @cuda.jit(device=True)
     def component(z, start, length, code, red, tid, d2_part):
@@ -196,14 +212,14 @@ def make_block_evaluator(prog: Program, threads: int, dtype):
             red[3, tid] = d2_part
         else:
             red[3, tid] = m
-        cuda.syncthreads()
+        barrier()
         reduce4(red, tid)
         if IS_COMP:
             val = final(code, red[0, 0], red[1, 0], red[2, 0], zero, length)
         else:
             val = final(code, red[0, 0], red[1, 0], red[2, 0], red[3, 0], length)
         d2 = red[3, 0]
-        cuda.syncthreads()  # every thread has read red before anyone reuses it
+        barrier()  # every thread has read red before anyone reuses it
         return val, d2
 
     W8 = W - W % 8
@@ -247,7 +263,7 @@ def make_block_evaluator(prog: Program, threads: int, dtype):
                 else:
                     a[i] = t
                 i += P
-            cuda.syncthreads()
+            barrier()
             if ROTATED:
                 rotate(rot_t, 0, a, z, OFFSETS[0], tid)
             else:
@@ -255,7 +271,7 @@ def make_block_evaluator(prog: Program, threads: int, dtype):
                 while i < D:
                     z[i] = a[i] + OFFSETS[0]
                     i += P
-            cuda.syncthreads()
+            barrier()
             val, _ = component(z, 0, D, CODES[0], red, tid, zero)
             return val
 
@@ -264,9 +280,9 @@ def make_block_evaluator(prog: Program, threads: int, dtype):
             while i < D:
                 a[i] = x[i] - shift[0, i]
                 i += P
-            cuda.syncthreads()
+            barrier()
             rotate(rot_t, 0, a, z, zero, tid)
-            cuda.syncthreads()
+            barrier()
             i = tid
             while i < D:  # shuffle, then each group's own shrink rate and offset
                 rate, off = one, zero
@@ -275,7 +291,7 @@ def make_block_evaluator(prog: Program, threads: int, dtype):
                         rate, off = RATES[g], OFFSETS[g]
                 a[i] = z[perm[i]] * rate + off
                 i += P
-            cuda.syncthreads()
+            barrier()
             total = zero
             for g in range(G):
                 val, _ = component(a, STARTS[g], LENGTHS[g], CODES[g], red, tid, zero)
@@ -293,9 +309,9 @@ def make_block_evaluator(prog: Program, threads: int, dtype):
                 d2_part += diff * diff
                 a[i] = diff * RATES[k]
                 i += P
-            cuda.syncthreads()
+            barrier()
             rotate(rot_t, k, a, z, OFFSETS[k], tid)
-            cuda.syncthreads()
+            barrier()
             g, d2 = component(z, 0, D, CODES[k], red, tid, d2_part)
             fit[k] = LAM_NUM[k] * g / LAM_DEN[k] + CBIAS[k]
             w[k] = comp_weight(d2, SIGMAS[k], D)
