@@ -54,6 +54,7 @@ THREADS = 1024
 THREAD_REGISTERS = 65536 // THREADS  # an SM's register file over a block of 1,024 (the H100 refused more)
 WARPS = THREADS // 32
 MODE_RESAMPLE = 0  # DEParams.bound_mode of bounds="resample"
+RESOURCES = {"last": (math.nan, math.nan)}  # the last timed kernel's (registers, local bytes) a thread
 
 
 def build_kernel(dim: int, popsize: int, shared: bool, group: int = 8):
@@ -185,6 +186,155 @@ def build_kernel(dim: int, popsize: int, shared: bool, group: int = 8):
     return kernel
 
 
+REGISTER_KERNEL = """
+def kernel(pop_g, keys, shift, rot_t, F, CR, lower, upper, generations, best):
+    b = cuda.blockIdx.x
+    tid = cuda.threadIdx.x
+    lane = tid % 32
+    w = tid // 32
+    if SHARED:
+        P = cuda.shared.array(0, float32)
+    else:
+        P = pop_g[b]
+    fit = cuda.shared.array(FIT, float32)
+    o = cuda.shared.array(D, float32)
+    key = keys[b]
+    j = tid
+    while j < D:
+        o[j] = shift[j]
+        j += THREADS
+    idx = tid
+    while idx < NPD:
+        i = idx // D
+        P[idx] = init_value(key, i, idx - i * D, NP, D, lower, upper)
+        idx += THREADS
+    cuda.syncthreads()
+    for g in range(0, generations + 1):
+        cur = ((g - 1) % 2) * NPD if g > 0 else 0
+        nxt = (g % 2) * NPD
+        if g > 0:
+            for k in range(KMAX):
+                i = w + k * WARPS
+                if i < NP:
+                    r1, r2, r3, jrand = pick(key, g, i, NP, D)
+                    j = lane
+                    while j < D:
+                        P[nxt + i * D + j] = trial_value(
+                            key, g, i, j, NP, D, jrand, F, CR, P[cur + i * D + j], P[cur + r1 * D + j],
+                            P[cur + r2 * D + j], P[cur + r3 * D + j], lower, upper, MODE_RESAMPLE)
+                        j += 32
+            cuda.syncwarp()
+        for base in range(0, KMAX, GROUP):
+@ROWS_INIT@
+            for j in range(D):
+                oj = o[j]
+@LOADS@
+@FMAS@
+@FINISH@
+        cuda.syncthreads()
+    if tid == 0:
+        last = (generations % 2) * NP
+        m = fit[last]
+        for i in range(1, NP):
+            m = min(m, fit[last + i])
+        best[b] = m
+"""
+
+FINISH_ONE = """
+            i = w + (base + @K@) * WARPS
+            s1 = float32(0.0)
+            s2 = float32(0.0)
+@SUMS@
+            off = 16
+            while off > 0:
+                s1 += cuda.shfl_down_sync(0xFFFFFFFF, s1, off)
+                s2 += cuda.shfl_down_sync(0xFFFFFFFF, s2, off)
+                off //= 2
+            s1 = cuda.shfl_sync(0xFFFFFFFF, s1, 0)
+            s2 = cuda.shfl_sync(0xFFFFFFFF, s2, 0)
+            f = s1 + s2 * s2 + s2 * s2 * s2 * s2
+            if base + @K@ < KMAX and i < NP:
+                if g == 0:
+                    if lane == 0:
+                        fit[i] = f
+                else:
+                    parent = fit[(g - 1) % 2 * NP + i]
+                    keep_trial = f <= parent
+                    if lane == 0:
+                        fit[(g % 2) * NP + i] = f if keep_trial else parent
+                    if not keep_trial:
+                        j = lane
+                        while j < D:
+                            P[nxt + i * D + j] = P[cur + i * D + j]
+                            j += 32
+"""
+
+
+def build_register_kernel(dim: int, popsize: int, shared: bool, group: int, threads: int):
+    """The tiled kernel with its GROUP x ROWS accumulators as named scalars (generated source), so
+    that they live in registers: numba keeps a ``cuda.local.array`` indexed in loops in local
+    memory. ``threads`` a block (its register cap: 65,536 / threads). GPU only (warp shuffles)."""
+    D, NP, K, T = int(dim), int(popsize), int(group), int(threads)
+    R = (D + 31) // 32
+    W = T // 32
+    ops = build_de_ops(np.float32, "cuda")
+    ind = " " * 12
+    rows_init = "\n".join(f"{ind}a{k}_{s} = float32(0.0)" for k in range(K) for s in range(R))
+    rows_init += "\n" + "\n".join(f"{ind}i{k} = min(w + (base + {k}) * WARPS, NP - 1) * D + nxt" for k in range(K))
+    ind2 = " " * 16
+    loads = "\n".join(f"{ind2}m{s} = rot_t[j, lane + {32 * s}]" for s in range(R))
+    loads += "\n" + "\n".join(f"{ind2}x{k} = P[i{k} + j] - oj" for k in range(K))
+    fmas = "\n".join(f"{ind2}a{k}_{s} += m{s} * x{k}" for k in range(K) for s in range(R))
+    finish = ""
+    for k in range(K):
+        sums = "\n".join(f"{ind}z = a{k}_{s}\n{ind}s1 += z * z\n{ind}s2 += float32({0.5}) * float32(lane + {32 * s + 1}) * z"
+                         for s in range(R))
+        finish += FINISH_ONE.replace("@K@", str(k)).replace("@SUMS@", sums)
+    src = (REGISTER_KERNEL.replace("@ROWS_INIT@", rows_init).replace("@LOADS@", loads).replace("@FMAS@", fmas)
+           .replace("@FINISH@", finish))
+    env = {"cuda": cuda, "float32": float32, "init_value": ops.init_value, "pick": ops.pick,
+           "trial_value": ops.trial_value, "MODE_RESAMPLE": MODE_RESAMPLE, "SHARED": bool(shared), "D": D, "NP": NP,
+           "NPD": NP * D, "FIT": 2 * NP, "THREADS": T, "WARPS": W, "KMAX": (NP + W - 1) // W, "GROUP": K}
+    exec(compile(src, f"<register_kernel K{K} T{T}>", "exec"), env)
+    return cuda.jit(fastmath=False, max_registers=65536 // T)(env["kernel"])
+
+
+def run_register_variant(shared: bool, group: int, threads: int, trials: int, max_fes: int, dim: int = 100,
+                         popsize: int = 250, seed0: int = 1):
+    """(seconds of the launch, best errors) of the register-tiled kernel on F01."""
+    fn = get_function("F01", dim)
+    prog = fn.program
+    kernel = build_register_kernel(dim, popsize, shared, group, threads)
+    rows = 32 * ((dim + 31) // 32)
+    padded = np.zeros((dim, rows), dtype=np.float32)
+    padded[:, :dim] = np.asarray(prog.rot[0]).T
+    keys = cuda.to_device(np.array([seed_key(seed0 + t) for t in range(trials)], dtype=np.uint64))
+    pop = cuda.device_array((1 if shared else trials, 2 * popsize * dim), dtype=np.float32)
+    best = cuda.device_array(trials, dtype=np.float32)
+    args = (pop, keys, cuda.to_device(np.ascontiguousarray(prog.shift[0], dtype=np.float32)), cuda.to_device(padded),
+            np.float32(0.5), np.float32(0.3), np.float32(fn.lower), np.float32(fn.upper),
+            np.int32(max_fes // popsize - 1), best)
+    nbytes = 2 * popsize * dim * 4 if shared else 0
+    if shared and nbytes > 48 * 1024:
+        allow_shared(kernel, args, nbytes)
+    kernel[trials, threads, 0, nbytes](*args[:-2], np.int32(0), best)
+    cuda.synchronize()
+    t0 = time.perf_counter()
+    kernel[trials, threads, 0, nbytes](*args)
+    cuda.synchronize()
+    seconds = time.perf_counter() - t0
+    return (seconds, best.copy_to_host(), *kernel_resources(kernel, args))
+
+
+def kernel_resources(kernel, args):
+    """(registers a thread, local memory bytes a thread) of ``kernel``'s build for ``args``; NaN on the
+    simulator."""
+    if simulator_enabled():
+        return math.nan, math.nan
+    compiled = kernel.overloads[tuple(kernel.typeof_pyval(a) for a in args)]
+    return compiled.get_regs_per_thread(), compiled.get_local_mem_per_thread()
+
+
 def build_warp_kernel(prog, popsize: int, shared: bool, warps: int):
     """The generic variant: a warp per individual, with the function's own evaluator at 32 threads
     (``gpude.functions.gpu.make_block_evaluator(..., warp=True)``: any function of the suite), ``warps``
@@ -297,7 +447,9 @@ def run_warp_variant(shared: bool, warps: int, trials: int, max_fes: int, dim: i
     t0 = time.perf_counter()
     kernel[trials, threads, 0, nbytes](*args)
     cuda.synchronize()
-    return time.perf_counter() - t0, best.copy_to_host()
+    seconds = time.perf_counter() - t0
+    RESOURCES["last"] = kernel_resources(kernel, args)
+    return seconds, best.copy_to_host()
 
 
 def allow_shared(kernel, args, nbytes: int) -> None:
@@ -340,7 +492,9 @@ def run_prototype(variant: str, trials: int, max_fes: int, dim: int = 100, popsi
     t0 = time.perf_counter()
     kernel[trials, THREADS, 0, nbytes](*args)
     cuda.synchronize()
-    return time.perf_counter() - t0, best.copy_to_host()
+    seconds = time.perf_counter() - t0
+    RESOURCES["last"] = kernel_resources(kernel, args)
+    return seconds, best.copy_to_host()
 
 
 def check_on_simulator() -> int:
@@ -382,6 +536,8 @@ def main(argv=None) -> int:
     p.add_argument("--warp-variants", default="shared:16,global:32",
                    help="the generic variant (a warp per individual): population:warps, comma-separated")
     p.add_argument("--warp-functions", default="F01,F10", help="functions of the generic variant")
+    p.add_argument("--register-variants", default="",
+                   help="the register-tiled kernel: population:group:threads, comma-separated (GPU only)")
     p.add_argument("--resident-batch", type=int, default=30, help="the anchor's trials per launch (besides 1)")
     p.add_argument("--no-anchor", action="store_true", help="leave out de/resident's timing")
     p.add_argument("--check", action="store_true", help="the simulator check at tiny sizes")
@@ -415,6 +571,24 @@ def main(argv=None) -> int:
                          "best_error_median": float(np.median([r.best_error for r in results])), "error": ""})
             print(rows[-1], flush=True)
             save()
+    for spec in (v for v in args.register_variants.split(",") if v):
+        where, group, threads = spec.split(":")
+        for trials in (int(t) for t in args.trials.split(",")):
+            name = f"registers_{where}_group{group}_{threads}threads"
+            try:
+                seconds, best, regs, local = run_register_variant(where == "shared", int(group), int(threads),
+                                                                  trials, max_fes)
+                rows.append({"implementation": name, "function": "F01", "threads": int(threads),
+                             "trials_per_launch": trials, "launch_s": seconds, "s_per_run": seconds / trials,
+                             "best_error_median": float(np.median(best)), "registers": regs,
+                             "local_bytes": local, "error": ""})
+            except Exception as exc:
+                rows.append({"implementation": name, "function": "F01", "threads": int(threads),
+                             "trials_per_launch": trials, "launch_s": math.nan, "s_per_run": math.nan,
+                             "best_error_median": math.nan,
+                             "error": f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:300]})
+            print(rows[-1], flush=True)
+            save()
     warp_cases = [(v.split(":")[0], int(v.split(":")[1])) for v in args.warp_variants.split(",") if v]
     for fid in args.warp_functions.split(","):
         for where, warps in warp_cases:
@@ -425,7 +599,8 @@ def main(argv=None) -> int:
                     rows.append({"implementation": name, "function": fid, "threads": 32 * warps,
                                  "trials_per_launch": trials,
                                  "launch_s": seconds, "s_per_run": seconds / trials,
-                                 "best_error_median": float(np.median(best)), "error": ""})
+                                 "best_error_median": float(np.median(best)), "registers": RESOURCES["last"][0],
+                             "local_bytes": RESOURCES["last"][1], "error": ""})
                 except Exception as exc:
                     rows.append({"implementation": name, "function": fid, "threads": 32 * warps,
                                  "trials_per_launch": trials,
@@ -440,7 +615,8 @@ def main(argv=None) -> int:
                 seconds, best = run_prototype(variant, trials, max_fes, group=group)
                 rows.append({"implementation": f"prototype_{variant}_group{group}", "function": "F01",
                              "threads": THREADS, "trials_per_launch": trials, "launch_s": seconds, "s_per_run": seconds / trials,
-                             "best_error_median": float(np.median(best)), "error": ""})
+                             "best_error_median": float(np.median(best)), "registers": RESOURCES["last"][0],
+                             "local_bytes": RESOURCES["last"][1], "error": ""})
             except Exception as exc:  # one variant's failure is a row, the others go on
                 rows.append({"implementation": f"prototype_{variant}_group{group}", "function": "F01",
                              "threads": THREADS, "trials_per_launch": trials, "launch_s": math.nan, "s_per_run": math.nan, "best_error_median": math.nan,
