@@ -331,8 +331,11 @@ def kernel_resources(kernel, args):
     simulator."""
     if simulator_enabled():
         return math.nan, math.nan
-    compiled = kernel.overloads[tuple(kernel.typeof_pyval(a) for a in args)]
-    return compiled.get_regs_per_thread(), compiled.get_local_mem_per_thread()
+    try:
+        compiled = kernel.overloads[tuple(kernel.typeof_pyval(a) for a in args)]
+        return compiled.regs_per_thread, compiled.local_mem_per_thread
+    except Exception:  # (the timing matters more than this)
+        return math.nan, math.nan
 
 
 def build_warp_kernel(prog, popsize: int, shared: bool, warps: int):
