@@ -353,8 +353,9 @@ _COMPILED: dict[tuple, CudaFunction] = {}
 _LOCK = threading.Lock()
 
 
-def compile_function(prog: Program, dtype=np.float64, threads: int | None = None) -> CudaFunction:
-    """The CUDA build of ``prog`` (cached per process), with its data on the device."""
+def compile_function(prog: Program, dtype=np.float64, threads: int | None = None, warp: bool = False) -> CudaFunction:
+    """The CUDA build of ``prog`` (cached per process), with its data on the device; ``warp=True``:
+    the evaluator of one warp of a larger block (32 threads, see :func:`make_block_evaluator`)."""
     require_gpu()
     T = np.dtype(dtype).type
     threads = default_threads(prog.dim) if threads is None else int(threads)
@@ -362,10 +363,10 @@ def compile_function(prog: Program, dtype=np.float64, threads: int | None = None
         raise InvalidInputError(
             f"threads per block must be a power of two between 1 and {MAX_THREADS}, got {threads}"
         )
-    key = (prog.fid, prog.dim, threads, np.dtype(T).name)
+    key = (prog.fid, prog.dim, threads, np.dtype(T).name, bool(warp))
     with _LOCK:
         if key not in _COMPILED:
-            block = make_block_evaluator(prog, threads, T)
+            block = make_block_evaluator(prog, threads, T, warp=warp)
             buf = buffer_size(prog)
             kernel = make_population_kernel(block, prog.dim, threads, T, buf)
             rot_t = np.ascontiguousarray(np.transpose(prog.rot, (0, 2, 1)), dtype=T)

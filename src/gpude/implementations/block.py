@@ -1,30 +1,37 @@
-"""``block``: DE/rand/1/bin with each trial's whole run inside one thread block.
+"""``block``: DE/rand/1/bin with each trial's whole run inside one thread block, a warp an individual.
 
 For batches of trials (how references and users run many seeds): block b of the launch *is* trial b.
-It initialises trial b's population, then loops over its generations; every unit (b, i) of a
-generation (trial vector, evaluation, selection) is made by the block one after the other
-(:func:`gpude.implementations.resident.build_unit_steps`, the steps of ``de/resident``), and the
-generation ends with a block barrier, not a grid one: no cooperative launch, so a launch holds as
-many trials as the batch has (more than the GPU keeps resident run in waves), and no block ever
-waits for another. Each block stops at its own trial's target (its flag, written by its own thread
-0, read after the barrier) or at the budget's last generation; it writes the last generation it ran
-into ``state[0]`` with ``atomic.max`` (the host zeroes it before a batch), so the host's reading of
-the launch is ``de/resident``'s (:class:`~gpude.implementations.resident.ResidentDE`'s
-``run_batch``: the fixed budget in one launch, a time budget in chunks of generations, the hits and
-fair shares).
+It initialises trial b's population, then loops over its generations. The block's warps share the
+generation's units: warp w makes individuals i = w, w + W, w + 2 W, ... (W warps a block), each one
+as a unit of ``de/resident`` is made by a whole block: draw r1, r2, r3, j_rand, build the trial
+vector (lanes over coordinates) in the warp's own shared buffer, evaluate it with the function's
+evaluator at 32 threads (:func:`gpude.functions.gpu.make_block_evaluator` with ``warp=True``: it
+waits only for its own warp) and write the survivor into the other population buffer. A warp
+folds its units' survivor errors into one minimum, written once into the trace (``atomic.min`` on
+``trace[b, g]``) and, if it is <= target, reported as the hit. A generation ends with one block
+barrier, not a grid one: no cooperative launch, so a launch holds as many trials as the batch has
+(more than the GPU keeps resident run in waves), and no block ever waits for another.
 
-Same operators and random stream as every DE implementation: a seed makes ``de/resident``'s run
-(bit for bit: the same evaluation code, the same threads) and ``de/sequential``'s (to the rounding
-of the evaluation's sums).
+Each block stops at its own trial's target (its flag, read after the barrier) or at the budget's
+last generation; it writes the last generation it ran into ``state[0]`` with ``atomic.max`` (the
+host zeroes it before a batch), so the host's reading of the launch is ``de/resident``'s
+(:class:`~gpude.implementations.resident.ResidentDE`'s ``run_batch``: the fixed budget in one
+launch, a time budget in chunks of generations, the hits and fair shares).
 
-The population lives in global memory (2 x NP x D per trial; at case study 1's 250 x 100 in float32
-that is 200 KB per trial, served from L2 for a block that reuses it every generation). Keeping it
-in shared memory (100 KB of an H100 block's 227 KB) needs the opt-in to more than 48 KB of dynamic
-shared memory per block, not taken here; nor are thread-block clusters for a single run.
-Timed on an H100 (f5f681d, the committed side by side): 25-205 s a run at one trial per launch,
-0.85-3.8 s at 30 per launch (1.04-2.29x the authors' iDE): NP units one after the other per
-generation leave each block waiting on memory and barriers. Issue 48 replaces the design
-(``benchmarks/block_prototype.py``, docs/implementations.md).
+Same operators and random stream as every DE implementation: a seed makes ``de/sequential``'s run
+to the rounding of the evaluation's sums, and ``de/resident``'s bit for bit where D <= 32 (one
+element a lane: the same sums in the same order; above, a lane sums its elements first).
+
+**Why this design** (``benchmarks/block_prototype.py``, ``results/benchmarks/block_prototype/``,
+docs/implementations.md): on one H100, F01 at D 100, NP 250, float32, a full GPU of trials (132 a
+launch) took 0.052 s a run this way (16 warps, populations in global memory), 0.041 s with a
+hand-tiled rotation kept in registers for F01 alone, 0.10 s with the populations in shared memory
+(the L1 cache left too small for the rotation matrix), 0.139 s with ``de/resident`` at 30 a launch.
+One trial a launch uses one SM: 13 s a run on F01, where ``de/resident`` (every SM) takes 0.36 s.
+This is the implementation for many trials a launch; single runs belong to ``de/resident``.
+
+The populations live in global memory (2 x NP x D per trial, served from L2/L1); the shared
+memory holds a warp's trial vector and evaluation buffers: ``W = min(16, NP, what fits in 48 KB)``.
 """
 
 from __future__ import annotations
@@ -35,54 +42,145 @@ from functools import lru_cache
 import numpy as np
 from numba import cuda
 
+from ..algorithms.de import build_de_ops
 from ..errors import InvalidInputError
-from .device_loop import NO_HIT
-from .resident import CHUNK_GENERATIONS, ResidentDE, build_unit_steps
+from ..functions import gpu
+from ..gpu_runtime import simulator_enabled
+from .device_loop import NO_HIT, mark_hit
+from .resident import CHUNK_GENERATIONS, ResidentDE
+
+#: warps a block at most (16 measured fastest: registers for 512 threads without a cap)
+MAX_WARPS = 16
+#: static shared memory a block may take without the opt-in
+SHARED_BYTES = 48 * 1024
+
+
+def block_warps(popsize: int, dim: int, buf: int, dtype) -> int:
+    """Warps a block: at most :data:`MAX_WARPS`, one an individual, within :data:`SHARED_BYTES` of
+    per-warp buffers (the trial vector, two evaluation buffers, the reduction rows)."""
+    per_warp = (int(dim) + 2 * int(buf) + 4 * 32) * np.dtype(dtype).itemsize
+    fits = SHARED_BYTES // per_warp
+    if fits < 1:
+        raise InvalidInputError(
+            f"de/block: one warp's buffers at D {dim} in {np.dtype(dtype).name} take {per_warp} bytes, more "
+            f"than the {SHARED_BYTES} bytes of shared memory a block has; use de/resident for this size")
+    return int(min(MAX_WARPS, int(popsize), fits))
 
 
 @lru_cache(maxsize=None)
-def build_block_kernel(block_evaluate, dtype, threads, buf, dim):
-    """The kernel for one evaluation build (function, D, threads, dtype), with ``de/resident``'s
-    arguments: ``block_kernel[B, threads](pop, fit, keys, lower, upper, F, CR, mode, shift, rot_t,
-    perm, trace, hit_gen, state, target, max_fes, g_first, g_last)``, block b running trial b's
-    generations ``g_first .. g_last`` (``g_first == 1``: after resetting its trace row and flag and
-    initialising its population) until its own target."""
+def build_block_kernel(warp_evaluate, dtype, threads, buf, dim):
+    """The kernel for one warp-evaluator build (function, D, dtype) and ``threads`` (32 W) a block,
+    with ``de/resident``'s arguments: ``block_kernel[B, threads](pop, fit, keys, lower, upper, F, CR,
+    mode, shift, rot_t, perm, trace, hit_gen, state, target, max_fes, g_first, g_last)``, block b
+    running trial b's generations ``g_first .. g_last`` (``g_first == 1``: after resetting its trace
+    row and flag and initialising its population) until its own target."""
     T = np.dtype(dtype).type
     P, BUF, D = int(threads), int(buf), int(dim)
-    init_unit, generation_unit = build_unit_steps(block_evaluate, dtype, threads, buf, dim)
+    WARPS = P // 32
+    ops = build_de_ops(T, "cuda")
+    init_value, pick, trial_value = ops.init_value, ops.pick, ops.trial_value
+    # numba's simulator has no syncwarp: the evaluator's barriers are the block's there, so every
+    # warp evaluates in every round (a spare one evaluates a copy and drops it)
+    SIM = simulator_enabled()
+    INF = math.inf
+
+    @cuda.jit(device=True, inline=True)
+    def warp_barrier():
+        if SIM:
+            cuda.syncthreads()
+        else:
+            cuda.syncwarp(0xFFFFFFFF)
+
+    @cuda.jit(device=True, inline=True)
+    def record(trace, hit_gen, target, b, g, best, lane):
+        # a warp's units: one trace entry and at most one hit report
+        if lane == 0 and best < INF:
+            cuda.atomic.min(trace, (b, g), np.float64(best))
+            if best <= target:
+                mark_hit(hit_gen, b, g)
 
     @cuda.jit(cache=True)
     def block_kernel(pop, fit, keys, lower, upper, F, CR, mode, shift, rot_t, perm, trace, hit_gen,
                      state, target, max_fes, g_first, g_last):
-        xs = cuda.shared.array(D, T)
-        buf_a = cuda.shared.array(BUF, T)
-        buf_z = cuda.shared.array(BUF, T)
-        red = cuda.shared.array((4, P), T)
+        xs_all = cuda.shared.array((WARPS, D), T)
+        bufs = cuda.shared.array((WARPS, 2, BUF), T)
+        reds = cuda.shared.array((WARPS, 4, 32), T)
         tid, b = cuda.threadIdx.x, cuda.blockIdx.x
+        lane, w = tid % 32, tid // 32
+        xs, buf_a, buf_z, red = xs_all[w], bufs[w, 0], bufs[w, 1], reds[w]
         popsize = fit.shape[2]
+        rounds = (popsize + WARPS - 1) // WARPS
         if b >= fit.shape[1]:
             return
+        key = keys[b]
         if g_first == 1:
             # this trial's trace row to +inf and its flag to "no hit" (the hit count, hit_gen's last
             # slot, is not read for this kernel: the host reads every trial's flag)
             t = tid
             while t < trace.shape[1]:
-                trace[b, t] = math.inf
+                trace[b, t] = INF
                 t += P
             if tid == 0:
                 hit_gen[b] = NO_HIT
             cuda.syncthreads()
-            for i in range(popsize):
-                init_unit(pop, fit, keys, lower, upper, shift, rot_t, perm, trace, hit_gen, target, b, i,
-                          xs, buf_a, buf_z, red)
+            best = INF
+            for k in range(rounds):
+                i = w + k * WARPS
+                if i < popsize or SIM:
+                    ii = min(i, popsize - 1)
+                    j = lane
+                    while j < D:
+                        xs[j] = init_value(key, ii, j, popsize, D, lower, upper)
+                        j += 32
+                    warp_barrier()
+                    f = warp_evaluate(xs, buf_a, buf_z, red, shift, rot_t, perm, lane)
+                    if i < popsize:
+                        j = lane
+                        while j < D:
+                            pop[0, b, i, j] = xs[j]
+                            j += 32
+                        if lane == 0:
+                            fit[0, b, i] = f
+                        best = min(best, f)
+                    warp_barrier()  # xs is rewritten by the warp's next unit
+            record(trace, hit_gen, target, b, 0, best, lane)
+            cuda.syncthreads()
         g = g_first
-        done = hit_gen[b] <= g - 1  # (written by this block's thread 0 before a barrier)
+        done = hit_gen[b] <= g - 1  # (written before a barrier)
         while not done and g <= g_last:
             n = min(popsize, max_fes - popsize * g)  # the FE budget's last generation may be partial
-            for i in range(popsize):
-                generation_unit(pop, fit, keys, lower, upper, F, CR, mode, shift, rot_t, perm, trace, hit_gen,
-                                target, b, i, g, n, xs, buf_a, buf_z, red)
-            done = hit_gen[b] <= g  # every unit ended with a barrier: the flag is the block's
+            cur, nxt = (g - 1) % 2, g % 2
+            best = INF
+            for k in range(rounds):
+                i = w + k * WARPS
+                if i < popsize or SIM:
+                    ii = min(i, popsize - 1)
+                    evaluated = i < n
+                    f = T(0)
+                    if evaluated or SIM:
+                        r1, r2, r3, jrand = pick(key, g, ii, popsize, D)
+                        j = lane
+                        while j < D:
+                            xs[j] = trial_value(key, g, ii, j, popsize, D, jrand, F, CR, pop[cur, b, ii, j],
+                                                pop[cur, b, r1, j], pop[cur, b, r2, j], pop[cur, b, r3, j],
+                                                lower, upper, mode)
+                            j += 32
+                        warp_barrier()
+                        f = warp_evaluate(xs, buf_a, buf_z, red, shift, rot_t, perm, lane)
+                    if i < popsize:
+                        take = evaluated and f <= fit[cur, b, i]
+                        j = lane
+                        while j < D:
+                            pop[nxt, b, i, j] = xs[j] if take else pop[cur, b, i, j]
+                            j += 32
+                        fi = f if take else fit[cur, b, i]
+                        if lane == 0:
+                            fit[nxt, b, i] = fi
+                        best = min(best, fi)
+                    warp_barrier()  # xs is rewritten by the warp's next unit
+            record(trace, hit_gen, target, b, g, best, lane)
+            cuda.syncthreads()  # generation g complete: its flag is the block's
+            done = hit_gen[b] <= g
             g += 1
         if tid == 0 and g - 1 >= g_first:
             cuda.atomic.max(state, 0, np.int64(g - 1))  # the last generation any trial ran
@@ -91,7 +189,8 @@ def build_block_kernel(block_evaluate, dtype, threads, buf, dim):
 
 
 class BlockDE(ResidentDE):
-    """DE/rand/1/bin, each trial's run in one thread block (see the module docstring).
+    """DE/rand/1/bin, each trial's run in one thread block, a warp an individual (see the module
+    docstring).
 
     Options: ``trials_per_launch`` (the blocks of a launch) and ``chunk_generations`` (generations
     per launch of a time-budgeted run), as ``de/resident``.
@@ -108,6 +207,12 @@ class BlockDE(ResidentDE):
                                     "(trials_per_launch)")
         super().__init__(function, params, trials_per_launch=trials_per_launch,
                          chunk_generations=chunk_generations, **options)
+
+    def compile_evaluator(self):
+        return gpu.compile_function(self.function.program, self.dtype, threads=32, warp=True)
+
+    def block_threads(self) -> int:
+        return 32 * block_warps(self.popsize, self.dim, self.fn.buffer_size, self.dtype)
 
     def grid(self, args) -> int:
         return self.batch  # a block per trial: no cooperative launch, no residency limit

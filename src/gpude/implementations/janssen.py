@@ -31,7 +31,8 @@ On a GPU host without Snakemake the experiment runs through ``python -m gpude.ca
 (:mod:`gpude.campaign.interleave`: the rules' own command lines, theirs and ours alternating).
 
 The module is also a plugin (``plugins: [gpude.implementations.janssen]``): it registers ``ide_x30``,
-``resident_x30``, ``all_gpu_x30`` and ``block_x30``, our implementations under a second name (rows say
+``resident_x30``, ``all_gpu_x30``, ``block_x30``, ``block_x132`` and ``block_x264``, our implementations
+under a second name (rows say
 the second name; nothing else differs), so that one experiment runs each at 1 and at 30 trials per
 launch (the workflow keys ``trials_per_launch`` by implementation:
 ``trials_per_launch: {default: 1, ide_x30: 30, ...}``).
@@ -261,7 +262,10 @@ def pack(out: Path, src: Path | None = None, git_dir: Path | None = None, tgz: b
 ALIASES = {"ide_x30": ("gpude.implementations.ide", "IDE"),
            "resident_x30": ("gpude.implementations.resident", "ResidentDE"),
            "all_gpu_x30": ("gpude.implementations.all_gpu", "AllGPU"),
-           "block_x30": ("gpude.implementations.block", "BlockDE")}
+           "block_x30": ("gpude.implementations.block", "BlockDE"),
+           # a full H100 of de/block's trials: one block per SM (132), and two waves
+           "block_x132": ("gpude.implementations.block", "BlockDE"),
+           "block_x264": ("gpude.implementations.block", "BlockDE")}
 
 
 def __getattr__(attr):  # the aliases' classes, made on first use (importing this module loads no numba)
@@ -280,9 +284,9 @@ def _register_aliases() -> None:
     from .. import registry
 
     for alias, (_, cls) in ALIASES.items():
+        base, per_launch = alias.rsplit("_x", 1)
         registry.register("de", alias, f"gpude.implementations.janssen:alias_{alias}", "gpu",
-                          f"de/{alias.removesuffix('_x30')} under a second name (the side by side: 30 trials "
-                          "per launch)")
+                          f"de/{base} under a second name (the side by side: {per_launch} trials per launch)")
 
 
 if __name__ != "__main__":  # (as `python -m`, this is a build or a run of their program)

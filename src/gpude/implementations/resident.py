@@ -271,18 +271,27 @@ class ResidentDE(DeviceLoopImplementation):
         """Blocks of the launch: as many as the device keeps resident for a cooperative launch (at
         most B NP units), or ``blocks`` if given and possible."""
         units = self.batch * self.popsize
-        most = resident_blocks(self.kernel, args, self.fn.threads, units)
+        most = resident_blocks(self.kernel, args, self.threads, units)
         if self.forced_blocks is not None and self.forced_blocks > most:
             raise InvalidInputError(
                 f"de/resident: blocks={self.forced_blocks}, but a cooperative launch needs every block "
-                f"resident and this GPU keeps at most {most} blocks of {self.fn.threads} threads of this "
+                f"resident and this GPU keeps at most {most} blocks of {self.threads} threads of this "
                 f"kernel resident (or B NP = {units} units); use blocks <= {most}")
         return most if self.forced_blocks is None else self.forced_blocks
 
+    def compile_evaluator(self):
+        """The function's CUDA build the kernel evaluates with (a block an individual)."""
+        return gpu.compile_function(self.function.program, self.dtype)
+
+    def block_threads(self) -> int:
+        """Threads a block of the launch."""
+        return self.fn.threads
+
     def allocate(self):
         T, B, NP, D = self.dtype, self.batch, self.popsize, self.dim
-        self.fn = gpu.compile_function(self.function.program, T)
-        self.kernel = self.build_kernel(self.fn.block_evaluate, T, self.fn.threads, self.fn.buffer_size, D)
+        self.fn = self.compile_evaluator()
+        self.threads = self.block_threads()
+        self.kernel = self.build_kernel(self.fn.block_evaluate, T, self.threads, self.fn.buffer_size, D)
         self.d_pop = cuda.device_array((2, B, NP, D), dtype=T)
         self.d_fit = cuda.device_array((2, B, NP), dtype=T)
         self.d_state = cuda.device_array(1, dtype=np.int64)
@@ -293,7 +302,7 @@ class ResidentDE(DeviceLoopImplementation):
         self.blocks = self.grid(args)
         # the run's budget and target are set per launch (warmup() runs the same arrays with another max_fes)
         k = len(args)
-        self.launch = PreboundLaunch(self.kernel, args, self.blocks, self.fn.threads, self.compute,
+        self.launch = PreboundLaunch(self.kernel, args, self.blocks, self.threads, self.compute,
                                      {"target": k - 4, "max_fes": k - 3, "g_first": k - 2, "g_last": k - 1})
         self.prebound = self.launch.fast
 
