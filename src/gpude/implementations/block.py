@@ -99,7 +99,10 @@ def build_block_kernel(warp_evaluate, dtype, threads, buf, dim):
             if best <= target:
                 mark_hit(hit_gen, b, g)
 
-    @cuda.jit(cache=True)
+    # a block's threads share an SM's 65,536 registers (float64 needs more than 128 a thread at 512)
+    options = {} if SIM else {"max_registers": 65536 // P}
+
+    @cuda.jit(cache=True, **options)
     def block_kernel(pop, fit, keys, lower, upper, F, CR, mode, shift, rot_t, perm, trace, hit_gen,
                      state, target, max_fes, g_first, g_last):
         xs_all = cuda.shared.array((WARPS, D), T)
