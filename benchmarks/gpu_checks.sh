@@ -95,11 +95,13 @@ for stage in "$@"; do
       instances
       step verify 560 python3 benchmarks/verify_references.py run --device gpu --out "$dir" --rows 5 \
         --max-row-seconds 15 --max-seconds 480 --remakable ;;
-    block_side_by_side)  # issue 37 item 2: de/block (a block per trial) beside resident and the authors' iDE, 1 and
-      # 30 per launch (the side by side's batches; here merged with --config
-      # 'algorithms={de: {implementations: [authors_ide, block, block_x30, resident, resident_x30], F: 0.5, CR: 0.3}}')
-      step side_by_side 560 python3 -m gpude.campaign interleave --max-seconds 480 \
-        --experiment config/experiments/side_by_side.yaml --implementations authors_ide,block,block_x30,resident,resident_x30
+    block_side_by_side)  # issue 48: de/block (a block per trial, a warp an individual) at a full H100 of trials
+      # a launch (132: one block an SM) and at one trial a launch (one SM: once per function), beside the
+      # committed authors' iDE and resident rows (results/reference/nvidia-h100/side_by_side)
+      [ -n "${BLOCK_SKIP_TESTS:-}" ] || step block_tests 120 python3 -m pytest -q -n 4 -o addopts="" \
+        -p no:cacheprovider -rs tests/test_block.py tests/test_resident.py
+      step side_by_side 560 python3 -m gpude.campaign interleave --max-seconds "${BLOCK_MAX_SECONDS:-420}" \
+        --experiment config/experiments/side_by_side.yaml --implementations "${BLOCK_IMPLEMENTATIONS:-block_x132,block}"
       mkdir -p "$dir/results" "$dir/logs"
       cp -r results/side_by_side "$dir/results/" 2>/dev/null
       cp -r logs/side_by_side "$dir/logs/" 2>/dev/null ;;
