@@ -101,7 +101,7 @@ for stage in "$@"; do
       [ -n "${BLOCK_SKIP_TESTS:-}" ] || step block_tests 120 python3 -m pytest -q -n 4 -o addopts="" \
         -p no:cacheprovider -rs tests/test_block.py tests/test_resident.py
       step side_by_side 560 python3 -m gpude.campaign interleave --max-seconds "${BLOCK_MAX_SECONDS:-420}" \
-        --experiment config/experiments/side_by_side.yaml --implementations "${BLOCK_IMPLEMENTATIONS:-block_x132,block}"
+        --experiment config/experiments/side_by_side.yaml --implementations "${BLOCK_IMPLEMENTATIONS:-authors_ide,block_x132,block}"
       mkdir -p "$dir/results" "$dir/logs"
       cp -r results/side_by_side "$dir/results/" 2>/dev/null
       cp -r logs/side_by_side "$dir/logs/" 2>/dev/null ;;

@@ -173,7 +173,10 @@ def test_the_table_divides_ours_by_the_authors_per_device_and_function():
     assert section.baseline_of("all_gpu_x30:graph_generations=32") == "authors_de"
     text = section.render_table(section.side_by_side_table(FAKE))
     assert "#### NVIDIA H100" in text and "| F01 | 1 (1) | 0.5 (2), 0.50x | 0.05 (1), 0.05x |" in text
-    assert "ide, 30/launch: s/run (n), ratio" in text and "3 (1, 1 failed), 1.50x" in text
+    assert "ide, share of 30/launch: s/run (n), ratio" in text and "3 (1, 1 failed), 1.50x" in text
+    # any second name _x<n> (de/block's at a full H100: 132 a launch) is its implementation's
+    assert section.baseline_of("block_x132") == "authors_ide" and section.baseline_of("all_gpu_x264") == "authors_de"
+    assert section._label("block_x132", 132) == "block, share of 132/launch"
 
 
 def test_the_section_says_what_to_run_without_gpu_rows(tmp_path):

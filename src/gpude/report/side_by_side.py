@@ -8,6 +8,7 @@ experiment's trials (the committed reference and this machine's run); the sectio
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -28,17 +29,22 @@ WHAT_TO_RUN = ("on a GPU host with nvcc, the authors' slim tree in `.authors/` "
                "(or `snakemake --cores all --configfile config/experiments/side_by_side.yaml`)")
 
 
+#: the side by side's second names of ours: ``ide_x30``, ``block_x132`` (n trials per launch)
+_SECOND_NAME = re.compile(r"_x\d+(?=$|:)")
+
+
 def baseline_of(implementation: str) -> str:
     """The authors' program an implementation of ours is measured against (``all_gpu``, its
     ``_x30`` name and ``all_gpu:options``: the All-GPU DE; the rest: the All-GPU iDE)."""
-    base = str(implementation).split(":")[0].removesuffix("_x30")
+    base = _SECOND_NAME.sub("", str(implementation).split(":")[0])
     return "authors_de" if base in AGAINST_DE else "authors_ide"
 
 
 def _label(implementation: str, per_launch: int) -> str:
-    """``ide_x30`` at 30 per launch -> ``ide, 30/launch`` (options kept: ``all_gpu:graph_generations=32``)."""
-    base = str(implementation).replace("_x30", "", 1)
-    return base if int(per_launch) == 1 else f"{base}, {int(per_launch)}/launch"
+    """``ide_x30`` at 30 per launch -> ``ide, share of 30/launch`` (options kept:
+    ``all_gpu:graph_generations=32``): a batched run's time is its share of the launch, not a latency."""
+    base = _SECOND_NAME.sub("", str(implementation), count=1)
+    return base if int(per_launch) == 1 else f"{base}, share of {int(per_launch)}/launch"
 
 
 def side_by_side_table(trials: pd.DataFrame) -> pd.DataFrame:
@@ -136,8 +142,12 @@ class SideBySide(Section):
                  "mean wall seconds per run / the authors' on the same device and function (below 1 we are faster); "
                  "theirs is timed by CUDA events inside their program (no process start, CUDA context or data "
                  "loading), ours is the trial's `wall_time_s` after a warm-up; with n per launch ours is a run's "
-                 "fair share of the launch. `ide`, `resident`: against the All-GPU iDE; `all_gpu`: against the "
-                 "All-GPU DE. Every job is timed alone on its GPU, and a cell's runs are spread over several jobs.")
+                 "fair share of the launch (the column says `share of n/launch`): throughput, not the latency of one "
+                 "run, so its ratio to the authors' single-run time says how many more runs the same GPU makes in "
+                 "the same time, not how much sooner one run ends. `ide`, `resident`, `block`: against the All-GPU "
+                 "iDE; `all_gpu`: against the All-GPU DE. `block` runs a trial in one thread block (one SM): "
+                 "slow alone, made for a full GPU of trials (`block, share of 132/launch`: an H100's 132 SMs). "
+                 "Every job is timed alone on its GPU, and a cell's runs are spread over several jobs.")
         return "\n".join([intro, "", "### Time per run, ours / the authors'", "", render_table(self.table),
                           "### Final error", "", self.error_markdown(),
                           self.sources()])
