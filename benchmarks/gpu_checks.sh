@@ -6,7 +6,8 @@
 # Usage, on the GPU host from the repository root, after
 #   source .whl-slim/activate.sh .whl-slim >/dev/null && export NUMBA_ENABLE_CUDASIM=0 GPUDE_GIT_COMMIT=<sha>
 #   benchmarks/gpu_checks.sh STAGE [STAGE ...]
-# Stages: tests, fullsuite, verify (issue 47), speed, cpu_speed, side_by_side, block_side_by_side (issue 37), scaling_curves (issue 38),
+# Stages: tests, fullsuite, verify (issue 47), speed, cpu_speed, side_by_side, block_side_by_side (issue 48), naive_floor
+# (issue 49), scaling_curves (issue 38),
 # masw_floor_{L,C,count,quality} (issue 32; see each below), masw_dual, masw_dual_scan and masw_share_next
 # (the fused local search's ls_dual and ls_share_next timed). Instance files (speed) come from
 # .carry/kromer_instances.tgz (here: tar czf .carry/kromer_instances.tgz -C ../shared/wave2 etc lolib),
@@ -95,6 +96,12 @@ for stage in "$@"; do
       instances
       step verify 560 python3 benchmarks/verify_references.py run --device gpu --out "$dir" --rows 5 \
         --max-row-seconds 15 --max-seconds 480 --remakable ;;
+    naive_floor)  # issue 49 items 1-2: naive_gpu's generation at D 30, NP 50 (target <= 100 us; 550 us at f5f681d)
+      # beside sequential's and all_gpu's, and a batch's start-up (first trial <= 1.0 s warm); ~4 minutes
+      step generation_time 240 python3 benchmarks/generation_time.py --spans 1 --generations 2000 --repeats 3 \
+        --cases naive_gpu:F01:30:50,naive_gpu:F10:30:50,sequential:F01:30:50,all_gpu:F01:30:50 \
+        --out "$dir/generation_time_naive_$device.csv"
+      step startup 200 python3 benchmarks/startup.py --device gpu --out "$dir/startup_gpu_$device.csv" ;;
     block_side_by_side)  # issue 48: de/block (a block per trial, a warp an individual) at a full H100 of trials
       # a launch (132: one block an SM) and at one trial a launch (one SM: once per function), beside the
       # committed authors' iDE and resident rows (results/reference/nvidia-h100/side_by_side)
