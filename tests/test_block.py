@@ -100,15 +100,15 @@ def test_bad_options_are_refused_clearly(options, msg):
 
 @pytest.mark.parametrize("function", ["F05", "F09"])
 def test_warps_over_several_rounds_make_sequential_runs(function, monkeypatch):
-    # D 50: a lane sums two elements (rounding apart from resident's); NP 6 over 4 warps: a second
-    # round where two warps have no individual; a hybrid and a composition function
+    # D 50: a lane sums two elements (rounding apart from resident's); NP 7 over 2 warps: four rounds,
+    # the last with a warp that has no individual; a hybrid and a composition function
     from gpude.implementations import block
 
-    monkeypatch.setattr(block, "MAX_WARPS", 4)  # (the simulator runs every thread: fewer, sooner)
-    dim, popsize, max_fes = 50, 6, 6 * 2 + 5  # a full generation and a partial one
+    monkeypatch.setattr(block, "MAX_WARPS", 2)
+    dim, popsize, max_fes = 50, 7, 7 * 2 + 5  # a full generation and a partial one
     r = make_runner("de", "block", function, dim, popsize, max_fes, dtype="float64")
     batch = r.run_batch([4, 9])
-    assert r.threads == 32 * 4
+    assert r.threads == 32 * 2
     for got, seed in zip(batch, [4, 9]):
         want = make_runner("de", "sequential", function, dim, popsize, max_fes, dtype="float64").run(seed)
         same(got, want, exact=False)
@@ -118,7 +118,7 @@ def test_warps_are_capped_by_shared_memory_and_population():
     from gpude.implementations.block import MAX_WARPS, SHARED_BYTES, block_warps
 
     assert block_warps(250, 100, 100, np.float32) == MAX_WARPS
-    assert block_warps(6, 100, 100, np.float32) == 6
+    assert block_warps(6, 100, 100, np.float32) == 6 and block_warps(250, 100, 100, np.float32, most=2) == 2
     per_warp = (1000 + 2 * 2000 + 128) * 8
     assert block_warps(250, 1000, 2000, np.float64) == SHARED_BYTES // per_warp
     with pytest.raises(InvalidInputError, match="use de/resident"):

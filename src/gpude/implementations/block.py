@@ -22,13 +22,11 @@ Same operators and random stream as every DE implementation: a seed makes ``de/s
 to the rounding of the evaluation's sums, and ``de/resident``'s bit for bit where D <= 32 (one
 element a lane: the same sums in the same order; above, a lane sums its elements first).
 
-**Why this design** (``benchmarks/block_prototype.py``, ``results/benchmarks/block_prototype/``,
-docs/implementations.md): on one H100, F01 at D 100, NP 250, float32, a full GPU of trials (132 a
-launch) took 0.052 s a run this way (16 warps, populations in global memory), 0.041 s with a
-hand-tiled rotation kept in registers for F01 alone, 0.10 s with the populations in shared memory
-(the L1 cache left too small for the rotation matrix), 0.139 s with ``de/resident`` at 30 a launch.
-One trial a launch uses one SM: 13 s a run on F01, where ``de/resident`` (every SM) takes 0.36 s.
-This is the implementation for many trials a launch; single runs belong to ``de/resident``.
+**Why this design** (timed before it was built: docs/implementations.md, ``benchmarks/block_prototype.py``):
+the function's own evaluator makes every function of the suite run, about a quarter slower than a
+rotation hand-tiled for one function; the populations in shared memory would leave the L1 cache too small for
+the rotation matrix. One trial a launch uses one SM: this is the implementation for many trials a
+launch; single runs belong to ``de/resident`` (every SM).
 
 The populations live in global memory (2 x NP x D per trial, served from L2/L1); the shared
 memory holds a warp's trial vector and evaluation buffers: ``W = min(16, NP, what fits in 48 KB)``.
@@ -51,20 +49,23 @@ from .resident import CHUNK_GENERATIONS, ResidentDE
 
 #: warps a block at most (16 measured fastest: registers for 512 threads without a cap)
 MAX_WARPS = 16
+#: on numba's simulator, which runs every thread as a Python thread: two warps keep its runs short and
+#: still make a block take its individuals in several rounds
+SIMULATOR_WARPS = 2
 #: static shared memory a block may take without the opt-in
 SHARED_BYTES = 48 * 1024
 
 
-def block_warps(popsize: int, dim: int, buf: int, dtype) -> int:
-    """Warps a block: at most :data:`MAX_WARPS`, one an individual, within :data:`SHARED_BYTES` of
-    per-warp buffers (the trial vector, two evaluation buffers, the reduction rows)."""
+def block_warps(popsize: int, dim: int, buf: int, dtype, most: int = MAX_WARPS) -> int:
+    """Warps a block: at most ``most``, one an individual, within :data:`SHARED_BYTES` of per-warp
+    buffers (the trial vector, two evaluation buffers, the reduction rows)."""
     per_warp = (int(dim) + 2 * int(buf) + 4 * 32) * np.dtype(dtype).itemsize
     fits = SHARED_BYTES // per_warp
     if fits < 1:
         raise InvalidInputError(
             f"de/block: one warp's buffers at D {dim} in {np.dtype(dtype).name} take {per_warp} bytes, more "
             f"than the {SHARED_BYTES} bytes of shared memory a block has; use de/resident for this size")
-    return int(min(MAX_WARPS, int(popsize), fits))
+    return int(min(int(most), int(popsize), fits))
 
 
 @lru_cache(maxsize=None)
@@ -215,7 +216,8 @@ class BlockDE(ResidentDE):
         return gpu.compile_function(self.function.program, self.dtype, threads=32, warp=True)
 
     def block_threads(self) -> int:
-        return 32 * block_warps(self.popsize, self.dim, self.fn.buffer_size, self.dtype)
+        most = min(MAX_WARPS, SIMULATOR_WARPS) if simulator_enabled() else MAX_WARPS
+        return 32 * block_warps(self.popsize, self.dim, self.fn.buffer_size, self.dtype, most)
 
     def grid(self, args) -> int:
         return self.batch  # a block per trial: no cooperative launch, no residency limit
