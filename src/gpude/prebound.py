@@ -149,9 +149,14 @@ class PreboundCopy:
                 self.device[:rows].copy_to_host(self.host[:rows], stream=self.stream)
             return
         nbytes = rows * self.row_bytes
-        if self.to_device:
-            (err,) = self._cu.cuMemcpyHtoDAsync(self._dptr, self._hptr, nbytes, self._hstream)
-        else:
-            (err,) = self._cu.cuMemcpyDtoHAsync(self._hptr, self._dptr, nbytes, self._hstream)
+        try:
+            if self.to_device:
+                (err,) = self._cu.cuMemcpyHtoDAsync(self._dptr, self._hptr, nbytes, self._hstream)
+            else:
+                (err,) = self._cu.cuMemcpyDtoHAsync(self._hptr, self._dptr, nbytes, self._hstream)
+        except TypeError as exc:  # the binding refused the arguments: nothing was copied
+            self.fast, self.fallback_reason = False, f"TypeError: {exc}"
+            self.copy(rows)
+            return
         if err != self._cu.CUresult.CUDA_SUCCESS:
             raise RuntimeError(f"cuMemcpy{'HtoD' if self.to_device else 'DtoH'}Async failed: {err}")
