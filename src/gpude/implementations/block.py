@@ -24,8 +24,8 @@ element a lane: the same sums in the same order; above, a lane sums its elements
 
 **Why this design** (timed before it was built: docs/implementations.md, ``benchmarks/block_prototype.py``):
 the function's own evaluator makes every function of the suite run, about a quarter slower than a
-rotation hand-tiled for one function; the populations in shared memory would leave the L1 cache too small for
-the rotation matrix. One trial a launch uses one SM: this is the implementation for many trials a
+rotation hand-tiled for one function; the populations in shared memory would leave the L1 cache too
+small for the rotation matrix. One trial a launch uses one SM: this is the implementation for many trials a
 launch; single runs belong to ``de/resident`` (every SM).
 
 The populations live in global memory (2 x NP x D per trial, served from L2/L1); the shared
@@ -47,7 +47,7 @@ from ..gpu_runtime import simulator_enabled
 from .device_loop import NO_HIT, mark_hit
 from .resident import CHUNK_GENERATIONS, ResidentDE
 
-#: warps a block at most (16 measured fastest: registers for 512 threads without a cap)
+#: warps a block at most (16: the fastest of the prototype's generic kernels, docs/implementations.md)
 MAX_WARPS = 16
 #: on numba's simulator, which runs every thread as a Python thread: two warps keep its runs short and
 #: still make a block take its individuals in several rounds
