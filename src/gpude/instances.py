@@ -20,7 +20,6 @@ import os
 import shutil
 import sys
 import tempfile
-import urllib.request
 from pathlib import Path
 
 from .errors import GpudeError
@@ -135,6 +134,8 @@ def find_instance(name) -> tuple[str, str] | None:
 def _download(kind: str, name: str) -> bytes:
     repo, commit = REPOSITORIES[kind]
     url = RAW_URL.format(repo=repo, commit=commit, path=source_path(kind, name))
+    import urllib.request  # (here, not at the top: ~20 ms of every batch's start-up, for a rare download)
+
     try:
         with urllib.request.urlopen(url, timeout=60) as response:
             return response.read()
