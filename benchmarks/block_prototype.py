@@ -54,7 +54,6 @@ THREADS = 1024
 THREAD_REGISTERS = 65536 // THREADS  # an SM's register file over a block of 1,024 (the H100 refused more)
 WARPS = THREADS // 32
 MODE_RESAMPLE = 0  # DEParams.bound_mode of bounds="resample"
-RESOURCES = {"last": (math.nan, math.nan)}  # the last timed kernel's (registers, local bytes) a thread
 
 
 def build_kernel(dim: int, popsize: int, shared: bool, group: int = 8):
@@ -301,21 +300,40 @@ def build_register_kernel(dim: int, popsize: int, shared: bool, group: int, thre
 
 def run_register_variant(shared: bool, group: int, threads: int, trials: int, max_fes: int, dim: int = 100,
                          popsize: int = 250, seed0: int = 1):
-    """(seconds of the launch, best errors) of the register-tiled kernel on F01."""
+    """:func:`time_launch` of the register-tiled kernel on F01."""
     fn = get_function("F01", dim)
-    prog = fn.program
     kernel = build_register_kernel(dim, popsize, shared, group, threads)
-    rows = 32 * ((dim + 31) // 32)
-    padded = np.zeros((dim, rows), dtype=np.float32)
+    keys, pop, best = launch_buffers(trials, shared, popsize, dim, seed0)
+    args = (pop, keys, cuda.to_device(np.ascontiguousarray(fn.program.shift[0], dtype=np.float32)),
+            cuda.to_device(padded_rotation(fn.program, dim)), np.float32(0.5), np.float32(0.3),
+            np.float32(fn.lower), np.float32(fn.upper), np.int32(max_fes // popsize - 1), best)
+    return time_launch(kernel, args, trials, threads, shared)
+
+
+def padded_rotation(prog, dim: int) -> np.ndarray:
+    """``rot_t[j, r] = M[r, j]`` in float32, zero for r >= D up to the next multiple of 32 (the tiled
+    kernels' lanes read their rows without a bounds test)."""
+    padded = np.zeros((dim, 32 * ((dim + 31) // 32)), dtype=np.float32)
     padded[:, :dim] = np.asarray(prog.rot[0]).T
+    return padded
+
+
+def launch_buffers(trials: int, shared: bool, popsize: int, dim: int, seed0: int):
+    """(keys, populations, best errors) on the device for ``trials`` trials of seeds ``seed0, ...``;
+    with ``shared`` the populations live in shared memory and the global array is a placeholder."""
     keys = cuda.to_device(np.array([seed_key(seed0 + t) for t in range(trials)], dtype=np.uint64))
     pop = cuda.device_array((1 if shared else trials, 2 * popsize * dim), dtype=np.float32)
-    best = cuda.device_array(trials, dtype=np.float32)
-    args = (pop, keys, cuda.to_device(np.ascontiguousarray(prog.shift[0], dtype=np.float32)), cuda.to_device(padded),
-            np.float32(0.5), np.float32(0.3), np.float32(fn.lower), np.float32(fn.upper),
-            np.int32(max_fes // popsize - 1), best)
-    nbytes = 2 * popsize * dim * 4 if shared else 0
-    if shared and nbytes > 48 * 1024:
+    return keys, pop, cuda.device_array(trials, dtype=np.float32)
+
+
+def time_launch(kernel, args, trials: int, threads: int, shared: bool):
+    """(seconds, best errors, registers a thread, local bytes a thread) of one launch of ``trials``
+    blocks with ``args`` (generations second to last, the best errors last), after a launch of 0
+    generations that compiles and loads it; both populations (2 NP D floats, read from the
+    population array's shape) in dynamic shared memory if ``shared``."""
+    pop, best = args[0], args[-1]
+    nbytes = pop.shape[1] * 4 if shared else 0
+    if shared and nbytes > 48 * 1024 and not simulator_enabled():
         allow_shared(kernel, args, nbytes)
     kernel[trials, threads, 0, nbytes](*args[:-2], np.int32(0), best)
     cuda.synchronize()
@@ -428,31 +446,18 @@ def build_warp_kernel(prog, popsize: int, shared: bool, warps: int):
 
 def run_warp_variant(shared: bool, warps: int, trials: int, max_fes: int, dim: int = 100, popsize: int = 250,
                      seed0: int = 1, fid: str = "F01"):
-    """(seconds of the launch, best errors) of the generic variant, ``trials`` trials in one launch."""
+    """:func:`time_launch` of the generic variant, ``trials`` trials in one launch."""
     fn = get_function(fid, dim)
     prog = fn.program
     kernel, threads = build_warp_kernel(prog, popsize, shared, warps)
     rot_t = np.ascontiguousarray(np.transpose(prog.rot, (0, 2, 1)), dtype=np.float32)
     if not prog.rotated:
         rot_t = np.zeros((1, 1, 1), dtype=np.float32)
-    keys = cuda.to_device(np.array([seed_key(seed0 + t) for t in range(trials)], dtype=np.uint64))
-    pop = cuda.device_array((1 if shared else trials, 2 * popsize * dim), dtype=np.float32)
-    best = cuda.device_array(trials, dtype=np.float32)
-    generations = max_fes // popsize - 1
+    keys, pop, best = launch_buffers(trials, shared, popsize, dim, seed0)
     args = (pop, keys, cuda.to_device(np.ascontiguousarray(prog.shift, dtype=np.float32)), cuda.to_device(rot_t),
             cuda.to_device(np.ascontiguousarray(prog.perm, dtype=np.int64)), np.float32(0.5), np.float32(0.3),
-            np.float32(fn.lower), np.float32(fn.upper), np.int32(generations), best)
-    nbytes = 2 * popsize * dim * 4 if shared else 0
-    if shared and nbytes > 48 * 1024 and not simulator_enabled():
-        allow_shared(kernel, args, nbytes)
-    kernel[trials, threads, 0, nbytes](*args[:-2], np.int32(0), best)  # compiles and loads; timed below
-    cuda.synchronize()
-    t0 = time.perf_counter()
-    kernel[trials, threads, 0, nbytes](*args)
-    cuda.synchronize()
-    seconds = time.perf_counter() - t0
-    RESOURCES["last"] = kernel_resources(kernel, args)
-    return seconds, best.copy_to_host()
+            np.float32(fn.lower), np.float32(fn.upper), np.int32(max_fes // popsize - 1), best)
+    return time_launch(kernel, args, trials, threads, shared)
 
 
 def allow_shared(kernel, args, nbytes: int) -> None:
@@ -471,33 +476,15 @@ def allow_shared(kernel, args, nbytes: int) -> None:
 
 def run_prototype(variant: str, trials: int, max_fes: int, dim: int = 100, popsize: int = 250, seed0: int = 1,
                   group: int = 8):
-    """(seconds of the launch, best errors) of ``trials`` trials in one launch."""
+    """:func:`time_launch` of the tiled kernel, ``trials`` trials in one launch."""
     fn = get_function("F01", dim)
-    prog = fn.program
     shared = variant == "shared"
     kernel = build_kernel(dim, popsize, shared, group)
-    keys = cuda.to_device(np.array([seed_key(seed0 + t) for t in range(trials)], dtype=np.uint64))
-    shift = cuda.to_device(np.ascontiguousarray(prog.shift[0], dtype=np.float32))
-    rows = 32 * ((dim + 31) // 32)
-    padded = np.zeros((dim, rows), dtype=np.float32)  # rot_t[j, r] = M[r, j], zero for r >= D
-    padded[:, :dim] = np.asarray(prog.rot[0]).T
-    rot_t = cuda.to_device(padded)
-    pop = cuda.device_array((1 if shared else trials, 2 * popsize * dim), dtype=np.float32)
-    best = cuda.device_array(trials, dtype=np.float32)
-    generations = max_fes // popsize - 1
-    args = (pop, keys, shift, rot_t, np.float32(0.5), np.float32(0.3), np.float32(fn.lower), np.float32(fn.upper),
-            np.int32(generations), best)
-    nbytes = 2 * popsize * dim * 4 if shared else 0
-    if shared and nbytes > 48 * 1024 and not simulator_enabled():
-        allow_shared(kernel, args, nbytes)
-    kernel[trials, THREADS, 0, nbytes](*args[:-2], np.int32(0), best)  # compiles and loads; timed below
-    cuda.synchronize()
-    t0 = time.perf_counter()
-    kernel[trials, THREADS, 0, nbytes](*args)
-    cuda.synchronize()
-    seconds = time.perf_counter() - t0
-    RESOURCES["last"] = kernel_resources(kernel, args)
-    return seconds, best.copy_to_host()
+    keys, pop, best = launch_buffers(trials, shared, popsize, dim, seed0)
+    args = (pop, keys, cuda.to_device(np.ascontiguousarray(fn.program.shift[0], dtype=np.float32)),
+            cuda.to_device(padded_rotation(fn.program, dim)), np.float32(0.5), np.float32(0.3),
+            np.float32(fn.lower), np.float32(fn.upper), np.int32(max_fes // popsize - 1), best)
+    return time_launch(kernel, args, trials, THREADS, shared)
 
 
 def check_on_simulator() -> int:
@@ -509,7 +496,7 @@ def check_on_simulator() -> int:
     max_fes = popsize * 3
     failed = 0
     for variant, group in (("shared", 8), ("global", 1)):
-        _, best = run_prototype(variant, 2, max_fes, dim, popsize, seed0=5, group=group)
+        best = run_prototype(variant, 2, max_fes, dim, popsize, seed0=5, group=group)[1]
         for t in range(2):
             want = run_trial(implementation="sequential", function="F01", dim=dim, popsize=popsize,
                              max_fes=max_fes, seed=5 + t, F=0.5, CR=0.3, dtype="float32").best_error
@@ -518,7 +505,7 @@ def check_on_simulator() -> int:
             print(f"{variant}, group {group}, trial {t}: prototype {best[t]:.7g}, de/sequential {want:.7g}: {'ok' if ok else 'DIFFERS'}")
     # the generic variant on a simple, a hybrid and a composition function (some warps own two)
     for fid, shared, warps in (("F01", True, 4), ("F06", False, 4), ("F09", True, 3)):
-        _, best = run_warp_variant(shared, warps, 2, max_fes, dim, popsize, seed0=5, fid=fid)
+        best = run_warp_variant(shared, warps, 2, max_fes, dim, popsize, seed0=5, fid=fid)[1]
         for t in range(2):
             want = run_trial(implementation="sequential", function=fid, dim=dim, popsize=popsize,
                              max_fes=max_fes, seed=5 + t, F=0.5, CR=0.3, dtype="float32").best_error
@@ -574,58 +561,37 @@ def main(argv=None) -> int:
                          "best_error_median": float(np.median([r.best_error for r in results])), "error": ""})
             print(rows[-1], flush=True)
             save()
+    def measure(name: str, fid: str, threads: int, trials: int, run) -> None:
+        """A row of ``run()`` (:func:`time_launch`'s tuple); a failure is a row too, the others go on."""
+        row = {"implementation": name, "function": fid, "threads": threads, "trials_per_launch": trials}
+        try:
+            seconds, best, regs, local = run()
+            row.update(launch_s=seconds, s_per_run=seconds / trials, best_error_median=float(np.median(best)),
+                       registers=regs, local_bytes=local, error="")
+        except Exception as exc:
+            row.update(launch_s=math.nan, s_per_run=math.nan, best_error_median=math.nan,
+                       error=f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:300])
+        rows.append(row)
+        print(row, flush=True)
+        save()
+
+    trial_counts = [int(t) for t in args.trials.split(",")]
     for spec in (v for v in args.register_variants.split(",") if v):
         where, group, threads = spec.split(":")
-        for trials in (int(t) for t in args.trials.split(",")):
-            name = f"registers_{where}_group{group}_{threads}threads"
-            try:
-                seconds, best, regs, local = run_register_variant(where == "shared", int(group), int(threads),
-                                                                  trials, max_fes)
-                rows.append({"implementation": name, "function": "F01", "threads": int(threads),
-                             "trials_per_launch": trials, "launch_s": seconds, "s_per_run": seconds / trials,
-                             "best_error_median": float(np.median(best)), "registers": regs,
-                             "local_bytes": local, "error": ""})
-            except Exception as exc:
-                rows.append({"implementation": name, "function": "F01", "threads": int(threads),
-                             "trials_per_launch": trials, "launch_s": math.nan, "s_per_run": math.nan,
-                             "best_error_median": math.nan,
-                             "error": f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:300]})
-            print(rows[-1], flush=True)
-            save()
+        for trials in trial_counts:
+            measure(f"registers_{where}_group{group}_{threads}threads", "F01", int(threads), trials,
+                    lambda: run_register_variant(where == "shared", int(group), int(threads), trials, max_fes))
     warp_cases = [(v.split(":")[0], int(v.split(":")[1])) for v in args.warp_variants.split(",") if v]
     for fid in args.warp_functions.split(","):
         for where, warps in warp_cases:
-            for trials in (int(t) for t in args.trials.split(",")):
-                name = f"warp_{where}_{warps}warps"
-                try:
-                    seconds, best = run_warp_variant(where == "shared", warps, trials, max_fes, fid=fid)
-                    rows.append({"implementation": name, "function": fid, "threads": 32 * warps,
-                                 "trials_per_launch": trials,
-                                 "launch_s": seconds, "s_per_run": seconds / trials,
-                                 "best_error_median": float(np.median(best)), "registers": RESOURCES["last"][0],
-                             "local_bytes": RESOURCES["last"][1], "error": ""})
-                except Exception as exc:
-                    rows.append({"implementation": name, "function": fid, "threads": 32 * warps,
-                                 "trials_per_launch": trials,
-                                 "launch_s": math.nan, "s_per_run": math.nan, "best_error_median": math.nan,
-                                 "error": f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:300]})
-                print(rows[-1], flush=True)
-                save()
-    cases = [(v, int(gr)) for v in args.variants.split(",") for gr in args.groups.split(",")]
-    for variant, group in cases:
-        for trials in (int(t) for t in args.trials.split(",")):
-            try:
-                seconds, best = run_prototype(variant, trials, max_fes, group=group)
-                rows.append({"implementation": f"prototype_{variant}_group{group}", "function": "F01",
-                             "threads": THREADS, "trials_per_launch": trials, "launch_s": seconds, "s_per_run": seconds / trials,
-                             "best_error_median": float(np.median(best)), "registers": RESOURCES["last"][0],
-                             "local_bytes": RESOURCES["last"][1], "error": ""})
-            except Exception as exc:  # one variant's failure is a row, the others go on
-                rows.append({"implementation": f"prototype_{variant}_group{group}", "function": "F01",
-                             "threads": THREADS, "trials_per_launch": trials, "launch_s": math.nan, "s_per_run": math.nan, "best_error_median": math.nan,
-                             "error": f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:300]})
-            print(rows[-1], flush=True)
-            save()
+            for trials in trial_counts:
+                measure(f"warp_{where}_{warps}warps", fid, 32 * warps, trials,
+                        lambda: run_warp_variant(where == "shared", warps, trials, max_fes, fid=fid))
+    for variant in args.variants.split(","):
+        for group in (int(g) for g in args.groups.split(",")):
+            for trials in trial_counts:
+                measure(f"prototype_{variant}_group{group}", "F01", THREADS, trials,
+                        lambda: run_prototype(variant, trials, max_fes, group=group))
     return 0
 
 
