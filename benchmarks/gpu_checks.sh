@@ -96,12 +96,15 @@ for stage in "$@"; do
       instances
       step verify 560 python3 benchmarks/verify_references.py run --device gpu --out "$dir" --rows 5 \
         --max-row-seconds 15 --max-seconds 480 --remakable ;;
-    naive_floor)  # issue 49 items 1-2: naive_gpu's generation at D 30, NP 50 (target <= 100 us; 550 us at f5f681d)
+    naive_floor)  # issue 49 items 1-3: naive_gpu's generation at D 30, NP 50 (target <= 100 us; 550 us at f5f681d)
       # beside sequential's and all_gpu's, and a batch's start-up (first trial <= 1.0 s warm); ~4 minutes
       step generation_time 240 python3 benchmarks/generation_time.py --spans 1 --generations 2000 --repeats 3 \
         --cases naive_gpu:F01:30:50,naive_gpu:F10:30:50,sequential:F01:30:50,all_gpu:F01:30:50 \
         --out "$dir/generation_time_naive_$device.csv"
-      step startup 200 python3 benchmarks/startup.py --device gpu --out "$dir/startup_gpu_$device.csv" ;;
+      step startup 240 python3 benchmarks/startup.py --device gpu --profile --out "$dir/startup_gpu_$device.csv"
+      # item 3's prototype: the side by side's first batches of ours, a process each and all in one process
+      step inprocess 300 python3 benchmarks/inprocess_batches.py --experiment config/experiments/side_by_side.yaml \
+        --implementations ide,ide_x30,resident,resident_x30,all_gpu,all_gpu_x30 --limit 18 --out "$dir/inprocess" ;;
     block_side_by_side)  # issue 48: de/block (a block per trial, a warp an individual) at a full H100 of trials
       # a launch (132: one block an SM) and at one trial a launch (one SM: once per function), beside the
       # committed authors' iDE and resident rows (results/reference/nvidia-h100/side_by_side)

@@ -37,9 +37,11 @@ PAIRS = {"cpu": ["sequential:F01", "master_slave:F05"],
 
 
 def first_trial(implementation: str, function: str, cache: Path, work: Path, dim: int, popsize: int,
-                max_fes: int) -> dict:
+                max_fes: int, profile: Path | None = None) -> dict:
+    """One process's first trial; ``profile``: run it under cProfile, its statistics to that file."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
-    cmd = [sys.executable, "-m", "gpude", "run", "--implementation", implementation, "--function", function,
+    python = [sys.executable] + (["-m", "cProfile", "-o", str(profile)] if profile else [])
+    cmd = python + ["-m", "gpude", "run", "--implementation", implementation, "--function", function,
            "--dim", str(dim), "--popsize", str(popsize), "--max-fes", str(max_fes), "--trials", "1",
            "--gpu", "shared", "--out-csv", str(work / "b.csv"), "--out-traces", str(work / "b.npz")]
     start = time.time()
@@ -84,6 +86,22 @@ def import_profile(implementation: str, cache: Path) -> dict:
     return import_split(res.stderr)
 
 
+def write_profiles(profiles: list, out: Path) -> None:
+    """cProfile's statistics of each pair's warm run: the 40 largest cumulative times."""
+    import io
+    import pstats
+
+    text = io.StringIO()
+    for implementation, function, data in profiles:
+        with tempfile.NamedTemporaryFile(suffix=".pstats") as f:
+            f.write(data)
+            f.flush()
+            text.write(f"## {implementation} {function}: a warm run's first trial under cProfile\n")
+            pstats.Stats(f.name, stream=text).sort_stats("cumulative").print_stats(40)
+    out.write_text(text.getvalue())
+    print("wrote", out)
+
+
 def context_time() -> float:
     """Seconds to create the CUDA context in a fresh process, after numba.cuda is imported."""
     code = ("import time; from numba import cuda; t = time.perf_counter(); cuda.current_context(); "
@@ -102,6 +120,9 @@ def main(argv=None) -> int:
     p.add_argument("--dim", type=int, default=30)
     p.add_argument("--popsize", type=int, default=50)
     p.add_argument("--max-fes", type=int, default=3000)
+    p.add_argument("--profile", action="store_true",
+                   help="one more warm run per pair under cProfile: where its setup goes, the 40 largest "
+                        "cumulative times in <out>_profile.txt (not a row: cProfile slows it)")
     p.add_argument("--note", default="", help="recorded in every row, e.g. '2-core VM, CPU only'")
     p.add_argument("--out", help="default: results/benchmarks/startup_<device>.csv")
     args = p.parse_args(argv)
@@ -121,7 +142,7 @@ def main(argv=None) -> int:
               "commit": provenance.git_commit(), "python": platform.python_version(),
               "numba_enable_cudasim": os.environ.get("NUMBA_ENABLE_CUDASIM", ""), "note": args.note}
     common.update({k: v for k, v in provenance.software().items() if k in ("numba", "numba_cuda", "numpy")})
-    rows, split_rows = [], []
+    rows, split_rows, profiles = [], [], []
     context_s = context_time() if args.device == "gpu" else None
     if context_s is not None:
         print(f"CUDA context in a fresh process: {context_s:.2f}s", flush=True)
@@ -132,6 +153,10 @@ def main(argv=None) -> int:
                                          args.max_fes))]
             runs += [("warm", first_trial(implementation, function, cache, work, args.dim, args.popsize,
                                           args.max_fes)) for _ in range(args.repeats)]
+            if args.profile:
+                stats = work / "profile.pstats"
+                first_trial(implementation, function, cache, work, args.dim, args.popsize, args.max_fes, stats)
+                profiles.append((implementation, function, stats.read_bytes()))
             imports = import_time(implementation, cache)
             split = import_profile(implementation, cache)
         split_rows += [{**common, "implementation": implementation, "package": package, "self_s": round(t, 4)}
@@ -149,6 +174,8 @@ def main(argv=None) -> int:
     split_out = out.with_name(out.stem + "_imports.csv")
     write_csv_atomic(pd.DataFrame(split_rows), split_out)
     print("wrote", out, "and", split_out)
+    if profiles:
+        write_profiles(profiles, out.with_name(out.stem + "_profile.txt"))
     return 0
 
 
