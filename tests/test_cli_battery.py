@@ -13,6 +13,7 @@ takes a few seconds.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from pathlib import Path
 
@@ -35,11 +36,12 @@ BASE = {
     "report": ["--section", "experiment.yaml=paper_in", "--out", "REPORT.md"],
     "export-ioh": ["results_in", "--out", "ioh"],
     "verify": ["trials.csv", "--out", "verified.csv"],
+    "run-batches": ["jobs.jsonl"],
     "list": [], "problems": [], "functions": [],
 }
 
 # the options that name a file a command reads, by (command, dest): what kind of file
-INPUT_FILES = {("eval", "points"): "npy", ("run", "programs"): "yaml", ("warmup", "programs"): "yaml",
+INPUT_FILES = {("run-batches", "jobs"): "csv", ("eval", "points"): "npy", ("run", "programs"): "yaml", ("warmup", "programs"): "yaml",
                ("merge", "inputs"): "csv", ("rerun-check", "reference"): "csv", ("rerun-check", "rerun"): "csv",
                ("stats", "trials"): "csv", ("paper", "trials"): "csv", ("paper", "alone"): "csv",
                ("paper", "published"): "csv", ("paper", "compare"): "label=csv",
@@ -77,6 +79,7 @@ def make_files(folder: Path) -> None:
                                        "trial,status\nde/sequential/F01/d10/np10/float64/t0,de,sequential,F01,10,10,"
                                        "float64,1,100,0,budget\n")
     (folder / "experiment.yaml").write_text("name: smoke\nfunctions: [F01]\n")
+    (folder / "jobs.jsonl").write_text(json.dumps({"args": ["run", *BASE["run"]], "log": "run.log"}) + "\n")
     (folder / "paper_in").mkdir()
     (folder / "results_in").mkdir()
     (folder / "results_in" / "trials.csv").write_text("run_id,best_error\nr0,1.0\n")

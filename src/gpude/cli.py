@@ -295,8 +295,11 @@ def _cmd_run(args) -> int:
     options = _runner_options(args)
     from . import registry
 
-    # before CUDA starts: it reads CUDA_VISIBLE_DEVICES once
-    lease = _lease_gpu(args.gpu, registry.get(args.algorithm, args.implementation).needs_gpu)
+    uses_gpu = registry.get(args.algorithm, args.implementation).needs_gpu
+    # before CUDA starts: it reads CUDA_VISIBLE_DEVICES once. `gpude run-batches` takes one lease for
+    # all its batches (held_lease): a process cannot change its device once CUDA has started
+    held = getattr(args, "held_lease", False)
+    lease = None if held else _lease_gpu(args.gpu, uses_gpu)
     from .functions.function import canonical_id
 
     function = canonical_id(args.function)  # F01 for f01; an instance's name as in the paper
@@ -342,9 +345,17 @@ def _cmd_run(args) -> int:
           + (f" -> {args.out_csv}" if args.out_csv else " (nothing written: --out-csv and --out-traces keep "
              "the rows and traces)"), file=sys.stderr, flush=True)
     if args.out_csv:
-        write_batch(rows, results, args.out_csv, args.out_traces)
+        write_batch(rows, results, args.out_csv, args.out_traces, uses_gpu=uses_gpu)
     _release_gpu(lease)
     return 0 if args.keep_failed or all(r is not None for r in results) else 1
+
+
+def _cmd_run_batches(args) -> int:
+    from . import run_batches
+
+    return run_batches.run_batches(run_batches.read_jobs(args.jobs), gpu=args.gpu, max_seconds=args.max_seconds,
+                                   parser=build_parser(), dispatch=dispatch, lease_gpu=_lease_gpu,
+                                   release_gpu=_release_gpu)
 
 
 def _lease_gpu(gpu: str, needed: bool):
@@ -617,6 +628,16 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out-traces", help="the trials' convergence traces (.npz); goes with --out-csv")
     r.set_defaults(func=_cmd_run)
 
+    rb = sub.add_parser("run-batches", help="several `gpude run` batches one after the other in one process "
+                        "(one GPU lease, the imports and the CUDA context paid once); each batch's rows as "
+                        "`gpude run` writes them")
+    rb.add_argument("jobs", help="a file of one batch a line, as JSON: {\"args\": [the gpude run arguments], "
+                                 "\"log\": PATH}")
+    rb.add_argument("--gpu", type=_gpu_choice, default="any", metavar="any|INDEX|UUID|shared",
+                    help="the one GPU lease of all the batches (as `gpude run --gpu`)")
+    rb.add_argument("--max-seconds", type=_float_above(0), help="start no batch after this many seconds")
+    rb.set_defaults(func=_cmd_run_batches)
+
     w = sub.add_parser("warmup", help="compile what a `run` of this configuration needs into numba's on-disk "
                        "cache (no trials, no timing, no GPU lease), so that the run only loads it")
     _add_configuration_arguments(w)
@@ -727,7 +748,12 @@ def main(argv=None) -> int:
         from .cecdata import fetch
 
         return fetch.main(argv[1:])
-    args = build_parser().parse_args(argv)
+    return dispatch(build_parser().parse_args(argv))
+
+
+def dispatch(args) -> int:
+    """Run a parsed command line (:func:`build_parser`): its inputs and outputs checked first, every
+    error one line on stderr and exit status 2."""
     try:
         _check_inputs(args)
         _check_outputs(args)
@@ -762,7 +788,7 @@ _OUTPUT_FOLDERS = {"out_dir": "--out-dir"}
 # folder); each is checked before any work, so that a missing or broken input leaves nothing
 # half-written. --section of `report`, --programs of `run`/`warmup` (YAML) and --points of `eval`
 # (.npy) are checked by their commands
-_INPUTS = {("merge", "inputs"): "table", ("rerun-check", "reference"): "table",
+_INPUTS = {("run-batches", "jobs"): "table", ("merge", "inputs"): "table", ("rerun-check", "reference"): "table",
            ("rerun-check", "rerun"): "table", ("stats", "trials"): "table", ("paper", "trials"): "table",
            ("paper", "alone"): "table", ("paper", "published"): "table", ("paper", "compare"): "table after =",
            ("paper", "study_input"): "path after =", ("export-ioh", "results"): "folder",
@@ -775,7 +801,7 @@ def _check_inputs(args) -> None:
     for (command, dest), kind in _INPUTS.items():
         values = getattr(args, dest, None) if command == args.command else None
         for value in (values if isinstance(values, list) else [values] if values else []):
-            flag = dest if dest in ("inputs", "results") else "--" + dest.replace("_", "-")
+            flag = dest if dest in ("inputs", "results", "jobs") else "--" + dest.replace("_", "-")
             text = value.partition("=")[2] if kind.endswith(" after =") else value
             if not text:
                 continue  # LABEL=PATH without a PATH: the command says what it expects

@@ -124,9 +124,11 @@ def _gpu_identity(uuid: str | None) -> dict:
     return {"gpu_index": index, "gpu_uuid": uuid, "gpu_lease": "none"}
 
 
-def record() -> dict:
-    """All provenance fields, plus the git commit and a UTC timestamp."""
-    return {**gpu(), **cpu(), **software(), "git_commit": git_commit(),
+def record(uses_gpu: bool | None = None) -> dict:
+    """All provenance fields, plus the git commit and a UTC timestamp. ``uses_gpu``: whether what
+    made the rows ran on the GPU (False: ``gpu='none'`` even where this process has CUDA, as when a CPU
+    batch follows a GPU batch in one process); None: as :func:`gpu` finds."""
+    return {**(gpu() if uses_gpu is not False else {"gpu": "none"}), **cpu(), **software(), "git_commit": git_commit(),
             "timestamp_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
 
 

@@ -150,9 +150,11 @@ def thin_trace(trace: dict, decades: float = TRACE_RESOLUTION_DECADES) -> dict:
     return {k: np.asarray(v)[index] for k, v in trace.items()}
 
 
-def write_batch(rows: list[dict], results: list[TrialResult | None], csv_path, trace_path) -> None:
-    """Write the batch's CSV (with provenance columns) and its thinned traces, each atomically."""
-    prov = provenance.record()
+def write_batch(rows: list[dict], results: list[TrialResult | None], csv_path, trace_path,
+                uses_gpu: bool | None = None) -> None:
+    """Write the batch's CSV (with provenance columns: ``uses_gpu`` as :func:`gpude.provenance.record`
+    takes it) and its thinned traces, each atomically."""
+    prov = provenance.record(uses_gpu)
     import pandas as pd
 
     frame = pd.DataFrame(rows, columns=COLUMNS).assign(**prov)

@@ -1,0 +1,116 @@
+"""``gpude run-batches``: several ``gpude run`` batches, one after the other, in one process.
+
+A batch started as its own process pays the interpreter, the imports, the CUDA context and the
+kernels' loading from numba's cache before its first trial: ~3 s on an H100 host, more than the
+trials of a small batch (docs/startup.md). Here those are paid once; each batch still builds and warms
+its runner before its first trial (its ``setup_time_s``, outside every trial's time), its trials run
+alone (one batch at a time), and its rows and traces are written atomically as ``gpude run`` writes
+them, byte for byte the same but for the times. One GPU lease is taken for the whole process (CUDA
+reads its device once): a batch line may not name another ``--gpu``.
+
+The jobs file has one batch a line, as JSON: ``{"args": [the gpude run arguments], "log": PATH}``
+(each batch's output goes to its log, as the workflow's own ``> {log} 2>&1``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import json
+import shlex
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import GpudeError
+
+
+@dataclass
+class Job:
+    args: list[str]
+    log: str
+
+
+def read_jobs(path) -> list[Job]:
+    """The jobs of a jobs file (module docstring), every line checked before any batch runs."""
+    jobs = []
+    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            args, log = item["args"], item["log"]
+        except (ValueError, KeyError, TypeError):
+            raise GpudeError(f"{path}, line {number}: expected a JSON object with \"args\" (the gpude run "
+                             f"arguments, a list) and \"log\" (a path), got {line[:80]!r}") from None
+        if not (isinstance(args, list) and all(isinstance(a, str) for a in args) and isinstance(log, str) and log):
+            raise GpudeError(f"{path}, line {number}: \"args\" must be a list of strings and \"log\" a path")
+        jobs.append(Job(list(args), log))
+    return jobs
+
+
+def write_jobs(jobs: list[Job], path) -> None:
+    from .io import write_atomic
+
+    write_atomic(path, "".join(json.dumps({"args": j.args, "log": j.log}) + "\n" for j in jobs))
+
+
+def parse_runs(jobs: list[Job], gpu: str, parser) -> list:
+    """Each job's ``gpude run`` command line parsed (``parser``: gpude's), refused before any batch runs
+    where it is not a ``run`` that writes its files, or names a GPU other than ``gpu``."""
+    parsed = []
+    for k, job in enumerate(jobs, 1):
+        args = job.args[job.args.index("run"):] if "run" in job.args else job.args
+        if args[:1] != ["run"]:
+            raise GpudeError(f"batch {k}: not a `gpude run` command line: {shlex.join(job.args)[:120]}")
+        try:
+            with contextlib.redirect_stderr(sys.stdout):
+                ns = parser.parse_args(args)
+        except SystemExit:
+            raise GpudeError(f"batch {k}: its `gpude run` arguments do not parse (above): "
+                             f"{shlex.join(args)[:120]}") from None
+        if not ns.out_csv:
+            raise GpudeError(f"batch {k}: give --out-csv and --out-traces (a batch of run-batches writes its files)")
+        if "--gpu" in args and ns.gpu != gpu:
+            raise GpudeError(f"batch {k} asks for --gpu {ns.gpu}, the process has --gpu {gpu}: one process "
+                             "holds one GPU; leave --gpu out of the batch lines")
+        parsed.append(ns)
+    return parsed
+
+
+def run_batches(jobs: list[Job], *, gpu: str, max_seconds: float | None, parser, dispatch, lease_gpu,
+                release_gpu) -> int:
+    """Run ``jobs`` in order (``parser``, ``dispatch``, ``lease_gpu``, ``release_gpu``: the CLI's); no
+    batch starts after ``max_seconds``. Returns the exit status: 0 when every batch ran and exited 0,
+    1 otherwise (each batch's own status and log are printed)."""
+    from . import registry
+    from .algorithms import load_plugins
+    from .implementations.external import load_programs
+
+    start = time.monotonic()
+    runs = parse_runs(jobs, gpu, parser)
+    for ns in runs:  # the plugins and programs first: a batch's implementation may come from one
+        load_plugins(ns.plugin)
+        load_programs(ns.programs)
+    needs = any(registry.get(ns.algorithm, ns.implementation).needs_gpu for ns in runs)
+    lease = lease_gpu(gpu, needs)
+    failed = done = 0
+    try:
+        for k, (job, ns) in enumerate(zip(jobs, runs), 1):
+            if max_seconds is not None and time.monotonic() - start > max_seconds:
+                print(f"out of time: {len(jobs) - done} of {len(jobs)} batches not started", flush=True)
+                return 1
+            ns.held_lease = True  # the process's lease (or none: shared, no GPU needed) is the batch's
+            Path(job.log).parent.mkdir(parents=True, exist_ok=True)
+            t = time.monotonic()
+            with open(job.log, "w") as out, contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+                rc = dispatch(ns)
+            gc.collect()  # the last batch's runner and its device buffers
+            done += 1
+            failed += rc != 0
+            print(f"[{k}/{len(jobs)}] {ns.implementation} {ns.function} D={ns.dim} NP={ns.popsize}: exit {rc} "
+                  f"in {time.monotonic() - t:.1f} s (log {job.log})", flush=True)
+    finally:
+        release_gpu(lease)
+    return 1 if failed else 0
