@@ -100,7 +100,7 @@ for stage in "$@"; do
       # `python benchmarks/verify_references.py summary <files_at>/verify --out results/verify/<gpu>.md`
       instances
       step verify 560 python3 benchmarks/verify_references.py run --device gpu --out "$dir" --rows 5 \
-        --max-row-seconds 15 --max-seconds ${SBS_MAX_SECONDS:-480} --remakable ;;
+        --max-row-seconds 15 --max-seconds 480 --remakable ;;
     naive_floor)  # issue 49 items 1-3: naive_gpu's generation at D 30, NP 50 (target <= 100 us; 550 us at f5f681d)
       # beside sequential's and all_gpu's, and a batch's start-up (first trial <= 1.0 s warm); ~4 minutes
       step generation_time 240 python3 benchmarks/generation_time.py --spans 1 --generations 2000 --repeats 3 \
@@ -115,7 +115,7 @@ for stage in "$@"; do
       # committed authors' iDE and resident rows (results/reference/nvidia-h100/side_by_side)
       [ -n "${BLOCK_SKIP_TESTS:-}" ] || step block_tests 120 python3 -m pytest -q -n 4 -o addopts="" \
         -p no:cacheprovider -rs tests/test_block.py tests/test_resident.py
-      step side_by_side ${SBS_LIMIT:-560} python3 -m gpude.campaign interleave --max-seconds "${BLOCK_MAX_SECONDS:-420}" \
+      step side_by_side 560 python3 -m gpude.campaign interleave --max-seconds "${BLOCK_MAX_SECONDS:-420}" \
         --experiment config/experiments/side_by_side.yaml --implementations "${BLOCK_IMPLEMENTATIONS:-authors_ide,block_x132,block}"
       mkdir -p "$dir/results" "$dir/logs"
       cp -r results/side_by_side "$dir/results/" 2>/dev/null
