@@ -21,7 +21,7 @@ case "$device" in *h100*) device=nvidia-h100 ;; *h200*) device=nvidia-h200 ;; es
 # The GPU host writes no bytecode (the carried wheels are installed --no-compile and no __pycache__
 # appears after imports): every process compiled ~600 modules from source, 1.4 s of each start-up
 # (results/logs/gpu_checks_nvidia-h100_c8d6b32/). Compiled once here (~10 s), later processes load it.
-python3 -m compileall -q -j 0 "$HOME/.cache/gpude-site" src \
+[ -z "${HOME:-}" ] || python3 -m compileall -q -j 0 "$HOME/.cache/gpude-site" src \
   "$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" >/dev/null 2>&1
 
 step() {  # step NAME SECONDS COMMAND...: run, log, never stop the stage
