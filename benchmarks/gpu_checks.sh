@@ -7,7 +7,7 @@
 #   source .whl-slim/activate.sh .whl-slim >/dev/null && export NUMBA_ENABLE_CUDASIM=0 GPUDE_GIT_COMMIT=<sha>
 #   benchmarks/gpu_checks.sh STAGE [STAGE ...]
 # Stages: tests, fullsuite, verify (issue 47), speed, cpu_speed, side_by_side, block_side_by_side (issue 48), naive_floor
-# (issue 49), scaling_curves (issue 38),
+# and main_job (issue 49), scaling_curves (issue 38),
 # masw_floor_{L,C,count,quality} (issue 32; see each below), masw_dual, masw_dual_scan and masw_share_next
 # (the fused local search's ls_dual and ls_share_next timed). Instance files (speed) come from
 # .carry/kromer_instances.tgz (here: tar czf .carry/kromer_instances.tgz -C ../shared/wave2 etc lolib),
@@ -110,6 +110,14 @@ for stage in "$@"; do
       # item 3's prototype: the side by side's first batches of ours, a process each and all in one process
       step inprocess 300 python3 benchmarks/inprocess_batches.py --experiment config/experiments/side_by_side.yaml \
         --implementations ide,ide_x30,resident,resident_x30,all_gpu,all_gpu_x30 --limit 18 --out "$dir/inprocess" ;;
+    main_job)  # issue 49 item 4: the README's main job (`snakemake --cores all`, the wheelhouse's Snakemake) from
+      # cold numba and matplotlib caches, timed; its Snakemake log and the batch logs come back (~5 minutes on a
+      # GPU host). Here: the README's sentence on the GPU host's time
+      export NUMBA_CACHE_DIR=/tmp/gpude_main_job_cache/numba MPLCONFIGDIR=/tmp/gpude_main_job_cache/mpl
+      rm -rf /tmp/gpude_main_job_cache results/default logs/default paper/default .snakemake
+      step main_job 560 /usr/bin/time -v snakemake --cores all
+      mkdir -p "$dir/logs" && cp -r .snakemake/log "$dir/snakemake_log" 2>/dev/null
+      cp -r logs/default "$dir/logs/" 2>/dev/null ;;
     block_side_by_side)  # issue 48: de/block (a block per trial, a warp an individual) at a full H100 of trials
       # a launch (132: one block an SM) and at one trial a launch (one SM: once per function), beside the
       # committed authors' iDE and resident rows (results/reference/nvidia-h100/side_by_side)
@@ -158,7 +166,7 @@ for stage in "$@"; do
         --dims 100000,1000000,3000000 --functions C13 --cycles 3 \
         --variant sharenext:ls_mode=fused,ls_share_next=true \
         --variant sharedual:ls_mode=fused,ls_share_next=true,ls_dual=true ;;
-    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, verify, speed, cpu_speed, side_by_side, block_side_by_side, scaling_curves, masw_floor_L, masw_floor_C, masw_floor_count, masw_floor_quality, masw_dual, masw_dual_scan, masw_share_next)" >&2; exit 2 ;;
+    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor, main_job, scaling_curves, masw_floor_L, masw_floor_C, masw_floor_count, masw_floor_quality, masw_dual, masw_dual_scan, masw_share_next)" >&2; exit 2 ;;
   esac
   tar czf "$OUT/$stage.tar.gz" -C "$OUT" "$stage" && rm -rf "$dir"
 done
