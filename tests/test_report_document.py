@@ -1,5 +1,7 @@
 """paper/REPORT.md: sections assembled from what `gpude paper` wrote, and the statistics files."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -74,7 +76,7 @@ def test_case_study_1_section_puts_paper_authors_and_ours_side_by_side(paper_dir
     assert "Left out of the scores for having fewer trials" in text
     assert "(janssen_cs1/figure_time.png)" in text
     # no scaling CSV given: said plainly, no numbers
-    assert "### Time per run against NP and D" in text and "Not yet measured: no trials of" in text
+    assert "### Time per run against NP and D" in text and "No measurements: no trials of" in text
 
 
 def test_case_study_1_section_draws_the_scaling_curves_of_its_study_input(paper_dir, tmp_path):
@@ -88,7 +90,7 @@ def test_case_study_1_section_draws_the_scaling_curves_of_its_study_input(paper_
         section_class("janssen_cs1").write_outputs(case_study_trials(), {}, paper_dir, nope="x")
     text = build([(str(ROOT / "config/experiments/janssen_cs1.yaml"), str(paper_dir))],
                  paper_dir.parent / "REPORT.md").read_text()
-    assert f"Seconds per run against NP on {DEVICE}:" in text and "Not yet measured" not in text
+    assert f"Seconds per run against NP on {DEVICE}:" in text and "No measurements" not in text
     assert "(janssen_cs1/figure_scaling_nvidia-h100-80gb-hbm3.png)" in text
     assert text.index("### Time per run against NP and D") < text.index("### Final error")
 
@@ -465,3 +467,25 @@ def test_boot_id_reads_back_from_a_csv_as_the_same_text(tmp_path):
     # 8 hex digits alone may parse as numbers (1234e567 as a float, 00001234 as 1234)
     pd.DataFrame({"boot_id": ["boot-1234e567", "boot-00001234"]}).to_csv(tmp_path / "b.csv", index=False)
     assert pd.read_csv(tmp_path / "b.csv")["boot_id"].tolist() == ["boot-1234e567", "boot-00001234"]
+
+
+@pytest.mark.parametrize("note", ["(issue 38)", "the issue brief says", "see ../shared/guides", "the device queue",
+                                  "TODO: redo", "Not yet measured here", "configurations: not run yet"])
+def test_a_report_with_a_working_note_is_refused_and_not_written(note, paper_dir, tmp_path):
+    from gpude.errors import GpudeError
+
+    spec = yaml.safe_load((ROOT / "config/experiments/smoke.yaml").read_text())
+    spec["description"] = f"a smoke run {note}"
+    (tmp_path / "smoke.yaml").write_text(yaml.safe_dump(spec))
+    out = paper_dir.parent / "REPORT.md"
+    with pytest.raises(GpudeError, match="working note.*line \\d+: .*" + re.escape(note.split()[0])):
+        build([(str(tmp_path / "smoke.yaml"), str(paper_dir))], out)
+    assert not out.exists()
+
+
+def test_results_words_are_not_working_notes():
+    from gpude.report.document import leftovers
+
+    text = ("Each issue of the tissue: 12 runs; these sessions ran on two boots; issues with float32 are "
+            "named; not measured; measured yet again; the runs of one session")
+    assert leftovers(text) == []

@@ -89,7 +89,7 @@ def test_table_and_figure_name_the_device_and_draw_every_line(tmp_path):
     assert "| F01 | ide | 0.404 | 0.412 | 0.44 | - | - |" in text
     assert "| N05 | ide | 0.404 | 0.412 | 0.44 | 0.52 | 0.8 |" in text
     assert "F01: defined at D = 10, 30, 50, 100 only" in text
-    assert "Not yet measured" not in text and "| 2000 |" not in text
+    assert "No measurements" not in text and "| 2000 |" not in text
     assert "Failed points (no time): F01 ide D=100 NP=2000 (error:GPUOutOfMemoryError: x)." in text
 
 
@@ -101,7 +101,7 @@ def test_without_trials_the_section_says_what_to_run(tmp_path):
     assert [f.name for f in files] == ["scaling.csv"]
     t = pd.read_csv(tmp_path / "paper" / "scaling.csv")
     text = gpu_scaling.markdown(t)
-    assert "Not yet measured: no trials of `scaling_curves` or `scaling_curves_batched` under" in text
+    assert "No measurements: no trials of `scaling_curves` or `scaling_curves_batched` under" in text
     assert "benchmarks/gpu_checks.sh scaling_curves" in text and "|" not in text  # no table, no invented numbers
 
 

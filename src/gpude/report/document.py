@@ -8,6 +8,7 @@ in its experiment file. The studies import their kit from :mod:`gpude.report.sec
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
@@ -39,6 +40,22 @@ def section_class(name: str | None) -> type[Section]:
     return writers.get(name, Section)
 
 
+# Words of the project's development, not of its results: a report that says them has a working note left
+# in a section writer (or an experiment file's text), which build() refuses to write
+LEFTOVERS = re.compile(r"\bissue \d+|\bissue brief\b|\.\./shared\b|\bdevice queue\b|\bTODO\b|\bFIXME\b|"
+                       r"\bnot yet (?:measured|run)\b|\bnot run yet\b", re.IGNORECASE)
+
+
+def leftovers(text: str) -> list[str]:
+    """The lines of ``text`` with a working note (:data:`LEFTOVERS`), each as ``line N: ...``."""
+    found = []
+    for k, line in enumerate(text.splitlines(), 1):
+        m = LEFTOVERS.search(line)
+        if m:
+            found.append(f"line {k}: ...{line[max(0, m.start() - 50):m.end() + 30]}...")
+    return found
+
+
 def build(sections: list[tuple[str, str]], out) -> Path:
     """Write the report from (experiment YAML, paper folder) pairs; studies first, then the rest."""
     out = Path(out)
@@ -54,4 +71,11 @@ def build(sections: list[tuple[str, str]], out) -> Path:
             "machine that produced it. Regenerate it with the same command; nothing here is typed by hand "
             "except the published numbers in `paper/published/` (each file names its source).", ""]
     text += [s.render() for _, s in parts]
+    found = leftovers("\n".join(text))
+    if found:
+        from ..errors import GpudeError
+
+        raise GpudeError(f"the report has {len(found)} working note(s) (words of the development, not of the "
+                         f"results; gpude.report.document.LEFTOVERS): {'; '.join(found[:5])}; reword them where "
+                         "their section is written")
     return write_atomic(out, "\n".join(text))

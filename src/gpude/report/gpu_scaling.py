@@ -224,10 +224,10 @@ def markdown(t: pd.DataFrame, figure_of=lambda stem, caption: "") -> str:
             "1), so the distance to it is what launch and synchronisation latency, occupancy and the rest "
             "take.", ""]
     if not len(t):
-        return "\n".join(head + [f"Not yet measured: no trials of {' or '.join(f'`{e}`' for e in EXPERIMENTS)} "
-                                 f"under `{SOURCE}/`; run `{COMMAND}` on a GPU host (repeated calls resume; "
-                                 "results/campaigns/README.md, the device queue's item 0), then commit its "
-                                 f"`results/<experiment>/trials.csv` as `{SOURCE}/<machine>/<experiment>/`.", ""])
+        return "\n".join(head + [f"No measurements: no trials of {' or '.join(f'`{e}`' for e in EXPERIMENTS)} "
+                                 f"under `{SOURCE}/`. `{COMMAND}` on a GPU host makes them (repeated calls resume; "
+                                 "results/campaigns/README.md); its `results/<experiment>/trials.csv` then goes to "
+                                 f"`{SOURCE}/<machine>/<experiment>/`.", ""])
     out = head
     for device in dict.fromkeys(t["device"]):
         d = t[t["device"] == device]

@@ -104,8 +104,8 @@ class CaseStudy1(Section):
   the whole 10,000,000-FE budget and the times compare equal work.
 * **Stopping threshold and operators of the authors' code.** Their GPU models stop at an error below
   1e-7 (`10e-8` in the code), their CPU models at 1e-8; since nothing reaches either here, this changes
-  no time in this table. The issue brief also names a missing j_rand: the two GPU kernels we read
-  (`all_gpu_de.cu`, `all_gpu_ide.cu` at c2b3ef8) do draw j_rand, so we could not confirm it there. What
+  no time in this table. A missing j_rand, a suspected difference, is not there: the two GPU kernels we
+  read (`all_gpu_de.cu`, `all_gpu_ide.cu` at c2b3ef8) do draw j_rand. What
   we did find: their replacement takes the trial only when strictly better (ours, as in the paper's
   equation, when not worse), their first mutation index may equal the target index (ours excludes it),
   and every run uses seed 0 (ours: one recorded seed per trial, derived from the experiment seed).

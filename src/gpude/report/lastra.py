@@ -434,7 +434,7 @@ class Lastra(Section):
                      "(scan) kernel; the rotated CEC functions (C04, C18) gather x through the permutation P (random "
                      "access: a 32-byte sector per 8 useful bytes). Next steps: measure 20 rows per launch (the GA "
                      "step's children; `benchmarks/lastra_perf.py --rows 1,20` does, with a sweep of launch "
-                     "configurations: not run yet, the session's GPU time was spent), cospi() for the Rastrigin and "
+                     "configurations: not measured), cospi() for the Rastrigin and "
                      "Ackley terms, and fusing the child's construction into its evaluation (x never written and "
                      "read back). The notes column of perf.csv has each measurement's bytes and bandwidth.\n")
         return text

@@ -423,7 +423,7 @@ class Nashed(Section):
                 "(docs/functions.md), the box's bounds +/-1000 among them: PSO's clipping puts particles "
                 f"there, so its runs reach exactly 0 after {k['mean_fes'].min():,.0f}-{k['mean_fes'].max():,.0f} "
                 "FEs (mean per cell). The paper's 1.2e-03 / 1.2e-02 for every method is explained by no "
-                "variant of the function we know (`../shared/guides/studies.md` sec. 3.3).")
+                "variant of the function we know.")
         f15 = [c for c in ours.index if c[0] == "N15"]
         if f15 and (ours.loc[f15, "mean_error"] > 1e-3).all() and \
                 any(paper.loc[c, "mean_error"] < 1e-20 for c in f15 if c in paper.index):

@@ -249,7 +249,7 @@ class Qin(Section):
         parts = ([f"no results for {', '.join(absent)}"] if absent else []) + [
             f"{NAMES.get(i, i)} at D={d}: {len(v)} of its {per_dim} cells"
             for (i, d), v in sorted(rest.items(), key=lambda kv: (kv[0][1], kv[0][0]))]
-        return "Not run yet (the observations use the cells that have results): " + "; ".join(parts) + "."
+        return "Without results (the observations use the cells that have them): " + "; ".join(parts) + "."
 
     def _budget_text(self) -> str:
         """Where the paper's success rates exceed what the stated budget gives DE here."""
