@@ -56,15 +56,28 @@ def leftovers(text: str) -> list[str]:
     return found
 
 
+# The studies in the mission's order (an experiment belongs to the first whose name starts its own: the
+# side by side with case study 1 of Janssen et al.'s, the Lastra CPU sample with Lastra), each study's
+# experiments in its paper's table order; experiments of no study (this machine's run) last
+STUDY_ORDER = ("janssen", "side_by_side", "qin", "kromer", "nashed", "lastra")
+
+
+def _place(generic: bool, section: Section) -> tuple:
+    name = str(section.spec.get("name", ""))
+    study = next((k for k, prefix in enumerate(STUDY_ORDER) if name.startswith(prefix)), len(STUDY_ORDER))
+    table = re.search(r"\bTables? (\d+)", section.title())
+    return (study, generic, int(table.group(1)) if table else 1_000, name)
+
+
 def build(sections: list[tuple[str, str]], out) -> Path:
-    """Write the report from (experiment YAML, paper folder) pairs; studies first, then the rest."""
+    """Write the report from (experiment YAML, paper folder) pairs, in :data:`STUDY_ORDER` (then the rest)."""
     out = Path(out)
     parts = []
     for yaml_path, paper_dir in sections:
         spec = yaml.safe_load(Path(yaml_path).read_text())
         name = spec.get("report", {}).get("section")
         parts.append((name is None, section_class(name)(spec, Path(paper_dir), out.parent)))
-    parts.sort(key=lambda p: p[0])
+    parts.sort(key=lambda p: _place(*p))
     text = ["# gpude report", "",
             "Written by the workflow (`snakemake --cores all`, rule `report`) from committed reference results "
             "(`results/reference/<machine>/<experiment>/`) and this machine's run; every table names the "
