@@ -505,3 +505,18 @@ def test_sections_follow_the_studies_order_and_each_papers_table_order(paper_dir
     order = [line[3:] for line in text.splitlines() if line.startswith("## ")]
     assert order == ["Qin (Tables 1-3)", "Kromer Rastrigin (Table 1)", "Kromer LOP (Tables 2-3)", "Kromer ETC (Table 4)",
                      "Lastra GPU (Tables 1-12)", "Lastra CPU sample", "This machine's run"], order
+
+
+def test_a_kromer_benchmark_table_is_a_study_input_of_one_experiment_only():
+    # the Kromer section draws each benchmark input it is given (the evaluation speed: a table and a
+    # figure): given to two of its experiments, the report had both twice
+    seen = {}
+    for path in sorted((ROOT / "config/experiments").glob("*.yaml")):
+        report = yaml.safe_load(path.read_text()).get("report") or {}
+        if report.get("section") != "kromer":
+            continue
+        for value in report.get("study_inputs", {}).values():
+            if str(value).startswith("results/benchmarks/"):
+                assert value not in seen, f"{value}: a study input of {seen[value]} and {path.name}"
+                seen[value] = path.name
+    assert "results/benchmarks/kromer_eval_speed_nvidia-h200.csv" in seen
