@@ -84,11 +84,13 @@ def build(sections: list[tuple[str, str]], out) -> Path:
             "machine that produced it. Regenerate it with the same command; nothing here is typed by hand "
             "except the published numbers in `paper/published/` (each file names its source).", ""]
     text += [s.render() for _, s in parts]
-    found = leftovers("\n".join(text))
+    # a part with nothing to say (no data for it) leaves its blank lines: one blank line between blocks
+    report = re.sub(r"\n(?:[ \t]*\n){2,}", "\n\n", "\n".join(text))
+    found = leftovers(report)
     if found:
         from ..errors import GpudeError
 
         raise GpudeError(f"the report has {len(found)} working note(s) (words of the development, not of the "
                          f"results; gpude.report.document.LEFTOVERS): {'; '.join(found[:5])}; reword them where "
                          "their section is written")
-    return write_atomic(out, "\n".join(text))
+    return write_atomic(out, report)
