@@ -75,6 +75,9 @@ def test_case_study_1_section_puts_paper_authors_and_ours_side_by_side(paper_dir
     assert "They differ on F05" in text and "within a factor of 2 on 2 of 3 functions" in text
     assert "Left out of the scores for having fewer trials" in text
     assert "(janssen_cs1/figure_time.png)" in text
+    # the results first, where they come from last
+    assert text.index("### What differs and why") < text.index("### Where the numbers come from") \
+        and text.index("Trials per machine and implementation") > text.index("### Statistics")
     # no scaling CSV given: said plainly, no numbers
     assert "### Time per run against NP and D" in text and "No measurements: no trials of" in text
 

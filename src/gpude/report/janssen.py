@@ -177,7 +177,7 @@ class CaseStudy1(Section):
         authors = _read(PUBLISHED / "janssen_cs1_authors_code_h200.csv")
         comparison = self.dir / "table_time_vs_published.md"
         return "\n".join([
-            self.settings(), "", self.sources(),
+            self.settings(), "",
             "### Table 3: mean wall time (s) beside the paper and the authors' code", "",
             "Paper: Table 3 of Janssen et al. (RTX 3080 + i9-10900F, 30 trials; "
             "`paper/published/janssen_cs1_table3.csv`). Authors' code: their public CUDA/C++ code on an H200 "
@@ -195,7 +195,7 @@ class CaseStudy1(Section):
             self.figure("convergence", "Median best error vs FEs, min-max band over trials"),
             self.figure("ecdf", "Fraction of (trial, target) pairs reached vs FEs, targets 1e2..1e-8"),
             "### Statistics", "", self.statistics(),
-            self._differences(paper, authors)])
+            self._differences(paper, authors), self.sources()])
 
 
 class CaseStudy2(Section):
@@ -373,7 +373,7 @@ class CaseStudy2(Section):
     def body(self) -> str:
         n_text = self.trials_per_cell()
         return "\n".join([
-            self.settings(), "", self.sources(),
+            self.settings(), "",
             "### Table 4: ranks by the rank-sum score with wall-clock time, beside the paper's", "",
             "Each (algorithm, NP) is a competitor; on every function all their trials are ranked together "
             "(Janssen et al. sec. 7.3.5) and the competitors ordered by score (1 = best); the final rank "
@@ -400,4 +400,4 @@ class CaseStudy2(Section):
   dimension for a 10,000,000-FE budget (sec. 7.3.4).
 * **float32 and hardware.** As in case study 1: float32 like the authors' code (a 1e-8 target is
   below float32's resolution near the optimum for most functions), and an H200 instead of an RTX 3080.
-"""])
+""", self.sources()])

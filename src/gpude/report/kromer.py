@@ -861,7 +861,7 @@ class Kromer(Section):
 
     def body(self) -> str:
         return "\n".join(part for part in [
-            self.protocol(), "", self.sources(),
+            self.protocol(), "",
             self.rastrigin_markdown(), self.lop_markdown(),
             self.figure("figure_lop_progress", "Error % vs time on be75eec, GPU and CPU (the paper's Fig. 6)"),
             self.etc_markdown(),
@@ -873,4 +873,4 @@ class Kromer(Section):
             self.speed_markdown(),
             self.figure("figure_eval_speed", "Seconds per population evaluation (the paper's Figs. 5 and 7)"),
             self.claims_markdown(),
-            "### Statistics", "", self.statistics()] if part is not None)
+            "### Statistics", "", self.statistics(), self.sources()] if part is not None)

@@ -531,7 +531,7 @@ class KromerPilot(Section):
         summary = self.dir / "pilot_summary.md"
         text = summary.read_text().split("\n", 2)[-1] if summary.is_file() else "No pilot summary yet.\n"
         text = text.replace("\n## ", "\n### ")
-        return "\n".join([self.settings(), "", self.sources(), text])
+        return "\n".join([self.settings(), "", text, self.sources()])
 
 
 def main(argv=None) -> int:

@@ -463,10 +463,10 @@ class Lastra(Section):
 
     def body(self) -> str:
         return "\n".join(part for part in [
-            self.protocol(), "", self.sources(), "### Run time", "", self.runtime_markdown(),
+            self.protocol(), "", "### Run time", "", self.runtime_markdown(),
             self.figure("figure_time_vs_d", "Run time and speed-up vs D, ours (GPU measured, CPU extrapolated) "
                         "beside the paper's (as printed)"),
             "### Quality", "", self.quality_markdown(), self.cec_markdown(),
             "### Performance", "", self.performance_markdown(), self.float32_markdown(), self.oddities(),
             f"Tables as CSV: `{self.rel}/table_runtime.csv`, `{self.rel}/table_quality.csv`, "
-            f"`{self.rel}/table_cec2010.csv`, `{self.rel}/performance.csv`."] if part is not None)
+            f"`{self.rel}/table_cec2010.csv`, `{self.rel}/performance.csv`.", self.sources()] if part is not None)

@@ -441,10 +441,10 @@ class Nashed(Section):
 
     def body(self) -> str:
         return "\n".join(part for part in [
-            self.protocol(), "", self.sources(), self._stops(), "", self.table_markdown(), self.agreement(),
+            self.protocol(), "", self._stops(), "", self.table_markdown(), self.agreement(),
             self.reasons(), self.matched_text(), self.alone_text(), "### Fig. 2", "", self.fes_text(),
             self.figure("figure2", f"Mean best error vs time ({', '.join(FIGURE_FUNCTIONS)}; our choice of "
                         "two unimodal separable, two unimodal non-separable, two multimodal non-separable "
                         "functions) and FEs per second, at the largest D"),
             f"Pairwise tests: `{self.rel}/table2_pairwise.csv`; Table 2 with medians, FEs and stops: "
-            f"`{self.rel}/table2.csv`."] if part is not None)
+            f"`{self.rel}/table2.csv`.", self.sources()] if part is not None)

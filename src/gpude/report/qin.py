@@ -387,7 +387,7 @@ class Qin(Section):
         figures = [self.figure(f"time_vs_popsize_{f}", f"Fig. {3 + k}: {f}, mean wall time vs population size "
                                f"({self.machine})") for k, f in enumerate(functions)]
         return "\n".join([
-            self.settings(), "", self.sources(),
+            self.settings(), "",
             "### Tables 1-3: iDE's error, time and success rate beside the paper's", "",
             "Paper: Tables 1-3 of Qin et al. (GTX560 with CUDA 4.0, Xeon E5410; "
             "`paper/published/qin_tables_1_3.csv`; F1-F4 = Q01-Q04).", "", self.tables(),
@@ -411,4 +411,4 @@ class Qin(Section):
   each, never beside a GPU batch (`concurrency` column).
 * **Success rate.** It counts final errors below 1e-8, as the paper's.
 """, self._precision_text(), self._stops_text(), self._budget_text(), self._crosscheck_text(),
-            self._sessions_text(), ""])
+            self._sessions_text(), "", self.sources()])

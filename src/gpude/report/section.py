@@ -116,8 +116,8 @@ class Section:
         lines = ["| " + " | ".join(cols) + " |", "|---" * len(cols) + "|"]
         for row in p[cols].to_dict("records"):
             lines.append("| " + " | ".join("" if pd.isna(row[c]) else str(row[c]) for c in cols) + " |")
-        return "Where the numbers come from (trials per machine and implementation, how their batches shared " \
-               "the machine, and what ran them):\n\n" + "\n".join(lines) + "\n"
+        return "### Where the numbers come from\n\nTrials per machine and implementation, how their batches " \
+               "shared the machine, and what ran them:\n\n" + "\n".join(lines) + "\n"
 
     def error_markdown(self) -> str:
         if not len(self.errors):
@@ -172,14 +172,14 @@ class Section:
     def body(self) -> str:
         table = (self.dir / "table_time.md").read_text() if (self.dir / "table_time.md").is_file() else ""
         return "\n".join(part for part in [
-            self.settings(), "", self.sources(), "### Wall time", "", table,
+            self.settings(), "", "### Wall time", "", table,
             self.figure("figure_time", "Mean wall-clock time per function (log scale)"),
             "### Final error", "", self.error_markdown(),
             self.figure("convergence_time", "Median best error vs wall-clock time, min-max band over trials"),
             self.figure("convergence", "Median best error vs FEs, min-max band over trials"),
             self.figure("error_vs_time", "Final error vs wall-clock time, one point per trial"),
             self.figure("ecdf", "Fraction of (trial, target) pairs reached vs FEs, targets 1e2..1e-8"),
-            "### Statistics", "", self.statistics()] if part is not None)
+            "### Statistics", "", self.statistics(), self.sources()] if part is not None)
 
     def render(self) -> str:
         return f"## {self.title()}\n\n{self.body()}"
