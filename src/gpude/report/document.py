@@ -40,6 +40,29 @@ def section_class(name: str | None) -> type[Section]:
     return writers.get(name, Section)
 
 
+# The report's own terms, defined before any section uses them
+GLOSSARY = [
+    ("machine", "the GPU model, the CPU model and its core count of the host that made a row (e.g. NVIDIA H200 / "
+                "Intel Xeon x16); times are compared within one machine"),
+    ("n", "the number of trials (independent runs, one seed each) behind a number"),
+    ("`concurrency`", "how a row's batch shared its host: `exclusive` (alone on the host, or on a one-GPU "
+                      "host's GPU), `exclusive-gpu:N` (alone on its GPU of a host of N GPUs, sharing the cores; "
+                      "`+cpu`: beside the CPU lane), `exclusive-cpu:L` (a single-threaded CPU batch on a core of "
+                      "its own, at most L at once), `host` (alone on the whole machine), `shared` or `shared:N` "
+                      "(side by side with other batches, at most N at once): every `exclusive*` and `host` row "
+                      "is timed alone, a `shared` one is not"),
+    ("trials per launch; a run's share of the launch", "GPU implementations may advance several trials in one "
+                     "kernel launch (`trials_per_launch`); each such trial's time is the launch's time divided by "
+                     "its trials (`share of n/launch`): throughput, not the latency of one run"),
+    ("`graph_generations`", "all_gpu and many_threaded: G generations' kernel launches captured as one CUDA graph "
+                            "and launched together (1: every kernel launched on its own)"),
+    ("pre-bound launch", "a kernel launch whose arguments are converted once and reused every generation "
+                         "(`gpude.prebound`), leaving only the driver's launch cost"),
+    ("boot, session", "one boot of a machine (`boot_id`): rows of different boots ran on different instances "
+                      "of the same machine kind"),
+]
+
+
 # Words of the project's development, not of its results: a report that says them has a working note left
 # in a section writer (or an experiment file's text), which build() refuses to write
 LEFTOVERS = re.compile(r"\bissue \d+|\bissue brief\b|\.\./shared\b|\bdevice queue\b|\bTODO\b|\bFIXME\b|"
@@ -82,7 +105,8 @@ def build(sections: list[tuple[str, str]], out) -> Path:
             "Written by the workflow (`snakemake --cores all`, rule `report`) from committed reference results "
             "(`results/reference/<machine>/<experiment>/`) and this machine's run; every table names the "
             "machine that produced it. Regenerate it with the same command; nothing here is typed by hand "
-            "except the published numbers in `paper/published/` (each file names its source).", ""]
+            "except the published numbers in `paper/published/` (each file names its source).", "",
+            "## Terms", "", *(f"* **{term}**: {text}." for term, text in GLOSSARY), ""]
     text += [s.render() for _, s in parts]
     # a part with nothing to say (no data for it) leaves its blank lines: one blank line between blocks
     report = re.sub(r"\n(?:[ \t]*\n){2,}", "\n\n", "\n".join(text))
