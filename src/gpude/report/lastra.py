@@ -325,14 +325,14 @@ class Lastra(Section):
                  "one core of an i7-930, as printed; 'paper/run': the printed GPU time divided by the runs the "
                  "paper states, if the cells are sums over runs). Ours, CPU: the CPU sample's time per FE and "
                  "coordinate x 500,000 x D (extrapolated, not run).", "",
-                 "| function | D | n | ours GPU | paper GPU | paper / ours | paper/run / ours |"
+                 "| function | D | n | ours GPU | paper GPU | ours / paper | ours / (paper/run) |"
                  + (" ours CPU (extrap.) | paper CPU | speed-up ours (extrap.) | speed-up paper |" if has_cpu
                     else " paper CPU | speed-up paper |"),
                  "|---" * (11 if has_cpu else 9) + "|"]
         for r in t.itertuples():
             row = (f"| {LABELS.get(r.function, r.function)} | {r.dim:,} | {fmt(r.n, '{:.0f}')} | {fmt(r.gpu_s, '{:.1f}')} | "
-                   f"{fmt(r.paper_gpu_s, '{:,.0f}')} | {fmt(r.paper_gpu_over_ours, '{:.0f}x')} | "
-                   f"{fmt(r.paper_gpu_per_run_over_ours, '{:.1f}x')} |")
+                   f"{fmt(r.paper_gpu_s, '{:,.0f}')} | {fmt(1 / r.paper_gpu_over_ours, '{:.2g}x')} | "
+                   f"{fmt(1 / r.paper_gpu_per_run_over_ours, '{:.2g}x')} |")
             if has_cpu:
                 row += (f" {fmt(r.cpu_extrapolated_s, '{:,.0f}')} | {fmt(r.paper_cpu_s, '{:,.0f}')} | "
                         f"{fmt(r.speedup_extrapolated, '{:.0f}')} | {fmt(r.paper_speedup, '{:.1f}')} |")
@@ -345,7 +345,8 @@ class Lastra(Section):
             conc = ", ".join(sorted(set(s["concurrency"])))
             text += (f"\nThe CPU sample: MA-SW-Chains/sequential, {int(s['fes_used'].max()):,} FEs at D = "
                      f"{int(s['dim'].max()):,}, one run per function ({len(s)} runs; "
-                     f"{s['wall_time_s'].min():.0f}-{s['wall_time_s'].max():.0f} s) on the same host's CPU, "
+                     f"{s['wall_time_s'].min():.0f}-{s['wall_time_s'].max():.0f} s) on the CPU of the sample's own host (its section below names it; "
+                     "the GPU runs' host may differ, so the extrapolated speed-ups divide times of two hosts), "
                      f"timing `{conc}`" + (" (other processes shared the machine, so these CPU times are too long, "
                                            "and the speed-ups made from them too high)" if "shared" in conc
                                            else "") +
