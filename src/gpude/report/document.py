@@ -115,6 +115,6 @@ def build(sections: list[tuple[str, str]], out) -> Path:
         from ..errors import GpudeError
 
         raise GpudeError(f"the report has {len(found)} working note(s) (words of the development, not of the "
-                         f"results; gpude.report.document.LEFTOVERS): {'; '.join(found[:5])}; reword them where "
-                         "their section is written")
+                         f"results; gpude.report.document.LEFTOVERS): {'; '.join(found[:5])}; reword them in the section "
+                         "writer (gpude/report/) or the experiment file (its description) that says them")
     return write_atomic(out, report)
