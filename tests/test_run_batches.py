@@ -53,7 +53,7 @@ def same_batch(a: Path, b: Path):
                 np.testing.assert_array_equal(ta[key], tb[key], err_msg=key)
 
 
-BATCHES = [("sequential", "Q01"), ("naive_gpu", "Q01"), ("sequential", "F05"), ("resident", "Q02")]
+BATCHES = [("sequential", "Q01"), ("naive_gpu", "Q01"), ("sequential", "F05")]
 
 
 def test_batches_in_one_process_make_the_rows_of_a_run_each(tmp_path, monkeypatch, capsys):
