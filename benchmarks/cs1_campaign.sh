@@ -34,7 +34,7 @@ case "$gpu" in
   *H200*) ;;
   *) echo "cs1_campaign: the reference is an H200's; nvidia-smi says '${gpu}'" >&2; exit 2 ;;
 esac
-[ -z "${HOME:-}" ] || python3 -m compileall -q -j 0 "$HOME/.cache/gpude-site" src >/dev/null 2>&1
+bash benchmarks/compile_bytecode.sh
 timeout -s INT "$seconds" python3 -m gpude.campaign run --experiment config/experiments/janssen_cs1.yaml \
   --reference results/reference/nvidia-h200/janssen_cs1 --implementations "$implementations" \
   --jobs 15 --out "$out" --max-seconds $((seconds - 30)) --setup-s 3 \

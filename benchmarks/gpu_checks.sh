@@ -18,11 +18,8 @@ set -uo pipefail
 : "${OUT:?OUT must name the folder whose files come back}"
 device=$(python3 -c "from gpude import provenance; from numba import cuda; print(provenance.slug(provenance.gpu()['gpu']))" 2>/dev/null || echo unknown)
 case "$device" in *h100*) device=nvidia-h100 ;; *h200*) device=nvidia-h200 ;; esac
-# The GPU host writes no bytecode (the carried wheels are installed --no-compile and no __pycache__
-# appears after imports): every process compiled ~600 modules from source, 1.4 s of each start-up
-# (results/logs/gpu_checks_nvidia-h100_c8d6b32/). Compiled once here (~10 s), later processes load it.
-[ -z "${HOME:-}" ] || python3 -m compileall -q -j 0 "$HOME/.cache/gpude-site" src \
-  "$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" >/dev/null 2>&1
+# the host writes no bytecode: compiled once here (benchmarks/compile_bytecode.sh says why)
+bash benchmarks/compile_bytecode.sh
 
 step() {  # step NAME SECONDS COMMAND...: run, log, never stop the stage
   local name=$1 limit=$2; shift 2

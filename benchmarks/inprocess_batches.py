@@ -43,6 +43,11 @@ def relocate(command: str, results: str, root: Path) -> list[str]:
     return argv[3:]
 
 
+def out_csv(argv: list[str]) -> Path:
+    """The batch's rows file of a ``gpude run`` argv."""
+    return Path(argv[argv.index("--out-csv") + 1])
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--experiment", default="config/experiments/side_by_side.yaml")
@@ -77,7 +82,7 @@ def main(argv=None) -> int:
         start = time.monotonic()
         for k, job in enumerate(jobs):
             run = relocate(job["run"], results, out / mode)
-            csv = Path(run[run.index("--out-csv") + 1])
+            csv = out_csv(run)
             csv.parent.mkdir(parents=True, exist_ok=True)
             log = csv.with_suffix(".log")
             t = time.monotonic()
@@ -104,8 +109,7 @@ def main(argv=None) -> int:
     modes = args.modes.split(",")
     if len(modes) == 2:
         for job in jobs:
-            a, b = (pd.read_csv(Path(relocate(job["run"], results, out / m)[
-                relocate(job["run"], results, out / m).index("--out-csv") + 1])) for m in modes)
+            a, b = (pd.read_csv(out_csv(relocate(job["run"], results, out / m))) for m in modes)
             keep = [c for c in a.columns if c not in TIME_COLUMNS]
             for c in keep:
                 if not a[c].astype(str).equals(b[c].astype(str)):

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpude import cli
+from test_cli_run import call  # gpude.cli.main in this process: status, stdout, stderr
 
 REPO = Path(__file__).resolve().parents[1]
 # what differs between two makings of the same rows: the times, and where and when they were made
@@ -29,16 +29,6 @@ def run_args(implementation, function, stem, trials=2, extra=()):
 
 def write_jobs(path, jobs):
     path.write_text("".join(json.dumps({"args": a, "log": log}) + "\n" for a, log in jobs))
-
-
-def call(argv, capsys):
-    try:
-        status = cli.main(argv)
-    except SystemExit as exc:
-        status = exc.code
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return status, out, err
 
 
 def same_batch(a: Path, b: Path):
