@@ -98,8 +98,8 @@ def test_both_candidates_summed_in_one_pass_make_the_same_run(fid, dim):
     # second pass makes in the same order: the same run bit for bit, the same evaluations counted
     # (pointwise with the unrolled loop and a remainder; C04: the rotated head group apart; L06: the
     # scan's two passes, each for both)
-    single_runner, single = run("gpu", fid, dim, threads=8, ls_mode="fused")
-    runner, dual = run("gpu", fid, dim, threads=8, ls_mode="fused", ls_dual=True)
+    single_runner, single = run("gpu", fid, dim, threads=8, ls_mode="fused", ls_dual=False)
+    runner, dual = run("gpu", fid, dim, threads=8, ls_mode="fused")  # on by default where it applies
     assert runner.ls_dual and not single_runner.ls_dual
     # steps whose '-' candidate was needed (and so came from the one pass), and accepted steps
     assert runner.counts["ls_evaluations"] > runner.counts["ls_steps"] and runner.ls_improved > 0
@@ -119,7 +119,7 @@ def test_a_neighbour_taken_from_the_thread_that_computes_it_makes_the_same_run(f
     # its own; D = 100 with 8 threads leaves a part tile): the same values in the same order, bit for bit
     kw = dict(threads=8, ls_mode="fused", layout=layout)
     _, drawn = run("gpu", fid, dim, **kw)
-    runner, shared = run("gpu", fid, dim, ls_share_next=True, **kw)
+    runner, shared = run("gpu", fid, dim, ls_share_next=True, ls_dual=False, **kw)
     assert runner.ls_share_next and runner.ls_improved > 0
     assert shared.info["options"]["ls_share_next"] is True and shared.info["options"]["layout"] == layout
     # and with ls_dual, both candidates in one pass, their neighbours shared alike
@@ -136,6 +136,8 @@ def test_dual_is_a_flag_and_changes_nothing_where_the_terms_read_other_coordinat
         make_runner("masw", "gpu", "L01", 24, NP, MAX_FES, ls_dual="yes")
     # Rosenbrock's next coordinate: one candidate a pass, as without it, unless its neighbours are shared
     assert make_runner("masw", "gpu", "C13", 100, NP, MAX_FES, ls_mode="fused", ls_dual=True).ls_dual is False
+    assert make_runner("masw", "gpu", "C13", 100, NP, MAX_FES, ls_mode="fused").ls_dual is False
+    assert make_runner("masw", "gpu", "C13", 100, NP, MAX_FES, ls_mode="fused", ls_share_next=True).ls_dual is True
     assert make_runner("masw", "gpu", "L01", 100, NP, MAX_FES, ls_mode="steps", ls_dual=True).ls_dual is False
     # ls_share_next likewise: a flag, for Rosenbrock's next coordinate only
     with pytest.raises(InvalidInputError, match="ls_share_next must be True or False"):

@@ -565,16 +565,16 @@ class MASWGPU(HostLoopImplementation):
     ls_dual : bool
         The fused local search sums a step's '+' and '-' candidates in one pass over x, the bias and
         the shift (one draw of the perturbation), so that a failed '+' costs no second pass: about
-        half the local search's reads and grid barriers where most steps fail (default False until
-        a GPU has timed it; the same run bit for bit). Pointwise terms, the rotated head group,
+        half the local search's reads and grid barriers where most steps fail (default: on wherever
+        it applies; the same run bit for bit). Pointwise terms, the rotated head group,
         Schwefel 1.2's scan and, with ``ls_share_next``, Rosenbrock's next coordinate
         (:func:`gpude.implementations.masw_gpu_ls.dual_supported`); elsewhere it changes nothing, and
         ``ls_dual`` reads False after.
     ls_share_next : bool
         Rosenbrock's next coordinate (C13, C18, C20) in the fused local search: a coordinate's term
         takes its neighbour's value from the thread that computes it (shared memory) instead of
-        drawing the neighbour's perturbation and reading its x, bias and shift again (default False
-        until a GPU has timed it; the same run bit for bit; other kinds: no effect, and
+        drawing the neighbour's perturbation and reading its x, bias and shift again (default False:
+        measured slower at large D; the same run bit for bit; other kinds: no effect, and
         ``ls_share_next`` reads False after).
     ls_min_blocks : int
         Blocks per SM the fused local search's kernel is compiled to keep resident (launch bounds,
@@ -609,7 +609,7 @@ class MASWGPU(HostLoopImplementation):
     def __init__(self, function, params, threads: int | None = None, ls_mode: str | None = None,
                  quiet: bool = False, trials_per_launch: int = 1, ga_mode: str | None = None,
                  ls_unroll: int | None = None, ls_min_blocks: int | None = None, ls_regen: bool = False,
-                 layout: str | None = None, ls_dual: bool = False, ls_share_next: bool = False, **options):
+                 layout: str | None = None, ls_dual: bool | None = None, ls_share_next: bool = False, **options):
         super().__init__(function, params, **options)
         require_positive_int("trials_per_launch", trials_per_launch)
         from .masw_gpu_ls import UNROLLS, dual_supported, fused_options, kind
@@ -626,7 +626,8 @@ class MASWGPU(HostLoopImplementation):
             raise InvalidInputError(f"ls_min_blocks must be an integer in [0, 32] (resident blocks per SM asked of "
                                     f"the fused local search's compiler; 0: none), got {ls_min_blocks!r}")
         for name, value, what in (("ls_regen", ls_regen, "draws its perturbation again instead of storing it"),
-                                  ("ls_dual", ls_dual, "sums a step's two candidates in one pass"),
+                                  ("ls_dual", True if ls_dual is None else ls_dual,
+                                   "sums a step's two candidates in one pass"),
                                   ("ls_share_next", ls_share_next, "takes a neighbour's value from the thread "
                                                                    "that computes it")):
             if not isinstance(value, bool):
@@ -645,6 +646,8 @@ class MASWGPU(HostLoopImplementation):
                              f"{function.fid} is evaluated through its own evaluator")
         # (in effect: the fused kernel, on a kind whose terms it can sum for both candidates at once)
         self.ls_share_next = ls_share_next and self.ls_mode == "fused" and kind(function.code) == "next"
+        # ls_dual on by default wherever it applies (the same run, measured faster: docs/implementations.md)
+        ls_dual = True if ls_dual is None else ls_dual
         self.ls_dual = ls_dual and self.ls_mode == "fused" and dual_supported(function.code, self.ls_share_next)
         from .masw_gpu_ga import fusable as ga_fusable
 
