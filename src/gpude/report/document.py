@@ -15,6 +15,7 @@ import yaml
 
 from ..io import write_atomic
 from .section import GENERIC_OUTPUTS, Section, _order, _read, fmt  # noqa: F401  (the studies' kit, imported from here too)
+from .verdict import render as render_verdicts
 
 
 def _sections():
@@ -106,6 +107,7 @@ def build(sections: list[tuple[str, str]], out) -> Path:
             "(`results/reference/<machine>/<experiment>/`) and this machine's run; every table names the "
             "machine that produced it. Regenerate it with the same command; nothing here is typed by hand "
             "except the published numbers in `paper/published/` (each file names its source).", "",
+            render_verdicts([(s.study, v) for _, s in parts if s.study for v in s.verdicts()]),
             "## Terms", "", *(f"* **{term}**: {text}." for term, text in GLOSSARY), ""]
     text += [s.render() for _, s in parts]
     # a part with nothing to say (no data for it) leaves its blank lines: one blank line between blocks

@@ -12,6 +12,7 @@ import pandas as pd
 from ..results import timed_alone
 from . import gpu_scaling
 from .section import Section, _order, _read, fmt
+from .verdict import Verdict, coverage_verdict, n_by, paper_n, ratio_span
 
 PUBLISHED = Path("paper/published")
 STUDY_INPUTS = ("scaling",)
@@ -33,6 +34,7 @@ def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list
 class CaseStudy1(Section):
 
     write_outputs = staticmethod(write_outputs)
+    study = "Janssen et al., case study 1"
 
     def __init__(self, spec, paper_dir, report_dir):
         super().__init__(spec, paper_dir, report_dir)
@@ -172,6 +174,34 @@ class CaseStudy1(Section):
                      "attribute the difference to their function code, not to the search.")
         return text
 
+    def verdicts(self) -> list[Verdict]:
+        """Table 3 and Fig. 6 (the same times): our n per model against the paper's 30, and the paper's
+        finding that the models' speed-ups over standard DE rank as sequential < master-slave < naive
+        GPU < All-GPU < iDE (by the median over the functions)."""
+        paper = _read(PUBLISHED / "janssen_cs1_table3.csv")
+        times = self.times
+        if not len(times) or not len(paper):
+            return [coverage_verdict("Table 3, Fig. 6", {}, paper_n(self.spec), "")]
+        pub = paper.set_index("implementation")
+        fcols = [c for c in pub.columns if c.startswith("F")]
+        ours = times.pivot_table(index="implementation", columns="function", values="mean_s", observed=True)
+        models = [i for i in pub.index if i in ours.index]
+        order = sorted(models, key=lambda i: float((ours.loc["sequential"] / ours.loc[i]).median())
+                       if "sequential" in ours.index else 0.0)
+        paper_order = sorted(models, key=lambda i: float((pub.loc["sequential", fcols] / pub.loc[i, fcols]).median()))
+        finding = "holds" if order == paper_order else "holds in part"
+        ide = ratio_span([ours.loc["ide", f] / pub.loc["ide", f] for f in fcols if f in ours.columns]) \
+            if "ide" in models else "-"
+        speedup = times[times.implementation == "ide"]["speedup"].dropna()
+        headline = (f"iDE's mean time {ide} the paper's; its speed-up over standard DE "
+                    f"{speedup.min():.0f}-{speedup.max():.0f}x (paper "
+                    f"{(pub.loc['sequential', fcols] / pub.loc['ide', fcols]).min():.0f}-"
+                    f"{(pub.loc['sequential', fcols] / pub.loc['ide', fcols]).max():.0f}x; "
+                    f"{'; '.join(self.machines)} against an RTX 3080)") if len(speedup) and "ide" in models else ide
+        return [coverage_verdict("Table 3, Fig. 6", n_by(times), paper_n(self.spec), headline, finding,
+                                 "the models' speed-ups rank " + " < ".join(order) + " (the paper: "
+                                 + " < ".join(paper_order) + ")")]
+
     def body(self) -> str:
         paper = _read(PUBLISHED / "janssen_cs1_table3.csv")
         authors = _read(PUBLISHED / "janssen_cs1_authors_code_h200.csv")
@@ -199,6 +229,8 @@ class CaseStudy1(Section):
 
 
 class CaseStudy2(Section):
+
+    study = "Janssen et al., case study 2"
 
     def title(self) -> str:
         return "Janssen, Pullan & Liew, case study 2: iDE against cujDE at four population sizes (Table 4, Fig. 7)"
@@ -239,27 +271,53 @@ class CaseStudy2(Section):
                       "| p | " + " | ".join(fmt(p, "{:.2g}") for _, _, p in taus) + " |"]
         return "\n".join(lines) + "\n"
 
-    def _claims_text(self) -> str:
-        """The paper's two findings (cujDE ahead of iDE everywhere; cujDE's best NP per function),
-        checked on our ranks and on the paper's own Table 4."""
+    @cached_property
+    def _findings(self) -> dict | None:
+        """The paper's two findings on our ranks and on its own Table 4: the functions on which every
+        cujDE configuration ranks ahead of every iDE one, and those where cujDE's best NP is the paper's."""
         ours, theirs = self._ranks
         if ours is None or not len(theirs):
-            return ""
+            return None
         fcols = [f for f in ours.index if f != "rank"]
         comps = [c for c in theirs.index if c in ours.columns]
         jde = [c for c in comps if c.startswith("jde/")]
         de = [c for c in comps if c.startswith("de/")]
         if not jde or not de:
-            return ""
+            return None
 
         def ahead(rank_of):  # functions on which every jDE competitor ranks ahead of every DE one
             return [f for f in fcols if max(rank_of(c, f) for c in jde) < min(rank_of(c, f) for c in de)]
 
-        ours_ahead = ahead(lambda c, f: ours.loc[f, c])
-        paper_ahead = ahead(lambda c, f: theirs.loc[c, f])
         best_ours = {f: min(jde, key=lambda c: ours.loc[f, c]) for f in fcols}
         best_paper = {f: min(jde, key=lambda c: theirs.loc[c, f]) for f in fcols}
-        same_best = [f for f in fcols if best_ours[f] == best_paper[f]]
+        return dict(functions=fcols, ours_ahead=ahead(lambda c, f: ours.loc[f, c]),
+                    paper_ahead=ahead(lambda c, f: theirs.loc[c, f]),
+                    same_best=[f for f in fcols if best_ours[f] == best_paper[f]], best_ours=best_ours,
+                    best_paper=best_paper)
+
+    def verdicts(self) -> list[Verdict]:
+        """Table 4 and Fig. 7: our n per competitor against the paper's 30, and its finding that every
+        cujDE configuration ranks ahead of every iDE configuration on every function."""
+        found = self._findings
+        wanted = paper_n(self.spec)
+        if found is None:
+            return [coverage_verdict("Table 4, Fig. 7", {}, wanted, "")]
+        fcols, ahead = found["functions"], found["ours_ahead"]
+        finding = "holds" if len(ahead) == len(fcols) else ("does not hold" if not ahead else "holds in part")
+        headline = (f"every cujDE ahead of every iDE on {len(ahead)} of {len(fcols)} functions (the paper's table: "
+                    f"{len(found['paper_ahead'])}); cujDE's best NP the paper's on {len(found['same_best'])} of "
+                    f"{len(fcols)} ({'; '.join(self.machines)})")
+        return [coverage_verdict("Table 4, Fig. 7", n_by(self.times), wanted, headline, finding,
+                                 f"cujDE ahead of iDE everywhere on {len(ahead)} of {len(fcols)} functions")]
+
+    def _claims_text(self) -> str:
+        """The paper's two findings (cujDE ahead of iDE everywhere; cujDE's best NP per function),
+        checked on our ranks and on the paper's own Table 4."""
+        found = self._findings
+        if found is None:
+            return ""
+        fcols, ours_ahead, paper_ahead = found["functions"], found["ours_ahead"], found["paper_ahead"]
+        same_best, best_ours, best_paper = found["same_best"], found["best_ours"], found["best_paper"]
         differ = [f"{f} (ours {best_ours[f].rsplit('/', 1)[-1]}, paper {best_paper[f].rsplit('/', 1)[-1]})"
                   for f in fcols if f not in same_best]
         return (f"* **The paper's findings on our data.** Every cujDE configuration ranks ahead of every iDE "

@@ -44,6 +44,7 @@ is a 5 s run's.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +52,7 @@ import pandas as pd
 
 from ..io import save_figure, write_csv_atomic
 from .section import Section, _read, fmt
+from .verdict import SAME_MAGNITUDE, Verdict, coverage_verdict, magnitude_finding, n_by, paper_n, ratio_span
 
 #: gpude implementation -> the paper's column (Table 4: "CPU", "CPU opt.", "GPU"; sec. 5.3: a simple,
 #: high-level CPU program, an optimised low-level one identical to the GPU's but for CUDA, the GPU's)
@@ -586,6 +588,7 @@ def _pct(v) -> str:
 class Kromer(Section):
 
     write_outputs = staticmethod(write_outputs)
+    study = "Krömer et al."
     generic_outputs = ()  # a time budget per run: every run's wall time is the budget
 
     def __init__(self, spec, paper_dir, report_dir):
@@ -602,6 +605,56 @@ class Kromer(Section):
 
     def title(self) -> str:
         return f"Krömer, Platoš, Snášel & Abraham: many-threaded DE on the GPU — {self.spec.get('description', '')}"
+
+    def verdicts(self) -> list[Verdict]:
+        """Table 1 (Rastrigin), Tables 2-3 (LOP) and Table 4 (ETC), whichever this experiment makes: our
+        n against the paper's, our errors against the paper's (within a factor of 2 either way: the same
+        magnitude), and for Table 4 the paper's claims checked (``claims_check.csv``)."""
+        wanted, machines = paper_n(self.spec), "; ".join(self.machines)
+        tuned = "F and CR chosen by our pilot, the paper gives none: docs/kromer.md"
+        rows = []
+        if len(self.rastrigin):
+            t = self.rastrigin
+            gpu = t[t["implementation"] == "many_threaded"]
+            early = gpu["mean_0.64s"] / gpu["paper_0.64s"]
+            late = gpu["mean_27s"] / gpu["paper_27s"]
+            rows.append(coverage_verdict(
+                "Table 1", n_by(t), wanted,
+                f"many-threaded DE's mean error at 0.64 s {ratio_span(early)} the paper's, at 27 s "
+                f"{', '.join(fmt(v, '{:.3g}') for v in gpu['mean_27s'])} (paper "
+                f"{', '.join(fmt(v, '{:.3g}') for v in gpu['paper_27s'])}; D = {', '.join(map(str, gpu['dim']))}; "
+                f"{machines})", magnitude_finding(list(early) + list(late.replace(0, np.nan))) or "holds in part",
+                f"our errors are far below the paper's ({tuned}; another GPU)"))
+        if len(self.lop_summary):
+            t = self.lop_summary
+            ours = t[t["implementation"] == "many_threaded"]
+            above = int(ours[["above_paper_5s", "above_paper_10s"]].sum().sum())
+            ratios = list(ours["over_paper_5s"]) + list(ours["over_paper_10s"])
+            finding = "does not hold" if above else magnitude_finding(ratios)
+            runs = self.lop.groupby(["implementation", "instance"])["n"].min().reset_index() \
+                if len(self.lop) and "instance" in self.lop and "n" in self.lop else pd.DataFrame()
+            rows.append(coverage_verdict(
+                "Tables 2-3, Fig. 6", n_by(runs) if len(runs) else {"many_threaded": (wanted, wanted)}, wanted,
+                f"many-threaded DE's mean error % {ratio_span(ratios)} the paper's (5 s and 10 s); above the "
+                f"paper's on {above} instances ({machines})", finding,
+                f"instances above the paper's error: {above}" if above else
+                f"our errors are more than {SAME_MAGNITUDE:g}x below the paper's ({tuned}; another GPU)"))
+        if len(self.claims_check):
+            c = self.claims_check
+            holds = c["holds"].astype(str)
+            yes = int(holds.str.fullmatch("yes").sum())
+            no = int(holds.str.contains(r"\bno\b").sum())
+            finding = "holds" if yes == len(c) else ("does not hold" if no == len(c) else "holds in part")
+            rows.append(coverage_verdict(
+                "Table 4, Figs. 7-9", n_by(self.etc) if len(self.etc) else {}, wanted,
+                f"of the paper's {len(c)} claims on Table 4 and Figs. 7-9: {yes} hold, {len(c) - yes - no} in part "
+                f"(mostly, or ranges that overlap), {no} not ({machines})", finding,
+                "claims in part: " + "; ".join(f"{r['claim']} ({r['holds']})" for r in c.to_dict("records")
+                                                if str(r["holds"]) != "yes")))
+        if not rows:  # no results: the items the experiment's description names
+            named = re.search(r"\((Tables? [^)]*)\)", str(self.spec.get("description", "")))
+            rows.append(coverage_verdict(named.group(1) if named else self.spec["name"], {}, wanted, ""))
+        return rows
 
     def protocol(self) -> str:
         s = self.spec

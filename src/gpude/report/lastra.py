@@ -31,6 +31,7 @@ import pandas as pd
 from ..io import read_csv, save_figure, write_csv_atomic
 from ..results import one_per_launch, timed_alone
 from .section import Section, _read, fmt
+from .verdict import Verdict, coverage_verdict, magnitude_finding, ratio_span
 
 PUBLISHED_DIR = Path(__file__).resolve().parents[3] / "paper" / "published"
 #: gpude id -> the paper's function (the id column of paper/published/lastra_*.csv)
@@ -269,6 +270,7 @@ def _n(r) -> str:
 class Lastra(Section):
 
     write_outputs = staticmethod(write_outputs)
+    study = "Lastra et al."
 
     def __init__(self, spec, paper_dir, report_dir):
         super().__init__(spec, paper_dir, report_dir)
@@ -284,6 +286,41 @@ class Lastra(Section):
     def title(self) -> str:
         return ("Lastra, Molina & Benitez (2015): GPU MA-SW-Chains at 100,000 to 3,000,000 dimensions "
                 "(Tables 1-12, 15-30)")
+
+    def verdicts(self) -> list[Verdict]:
+        """The run-time tables (1-12: runs timed alone against the paper's runs per cell), the quality
+        tables of the large-scale functions (15-20) and of CEC 2010 (21-30: our n against the paper's, our
+        mean within a factor of 2 of the paper's), and the profile (13-14), which is not compared."""
+        def counts(t, n="n"):  # (fewest, most) runs per cell, and the paper's fewest
+            have = t[t[n].notna()]
+            return ({"masw/gpu": (int(have[n].min()), int(have[n].max()))} if len(have) else {},
+                    int(t["paper_runs"].min()) if "paper_runs" in t and t["paper_runs"].notna().any() else 10)
+
+        rows = []
+        if len(self.runtime):
+            t = self.runtime
+            ratio = 1 / t["paper_gpu_per_run_over_ours"]
+            have, wanted = counts(t)
+            rows.append(coverage_verdict(
+                "Tables 1-12 (run time)", have, wanted,
+                f"a GPU run's time {ratio_span(ratio)} the paper's GPU time per run ({self.machine} against "
+                "the paper's GTX Titan)",
+                magnitude_finding(ratio), "our GPU runs are far faster than the paper's (another GPU)"))
+        for item, t, ours, theirs in (("Tables 15-20 (quality)", self.quality, "distance_mean",
+                                       "paper_gpu_distance_mean"),
+                                      ("Tables 21-30 (CEC 2010)", self.cec, "objective_mean", "paper_mean")):
+            if not len(t):
+                continue
+            ratio = t[ours] / t[theirs]
+            have, wanted = counts(t)
+            rows.append(coverage_verdict(
+                item, have, wanted, f"mean {ours.split('_')[0]} {ratio_span(ratio)} the paper's ({self.machine})",
+                magnitude_finding(ratio), "means outside a factor of 2 of the paper's in "
+                f"{int(((ratio > 2) | (ratio < 0.5)).sum())} of {int(ratio.notna().sum())} cells"))
+        rows.append(Verdict("Tables 13-14 (profile)", "not", "-", "-", "-",
+                            "the share of run time per phase is not compared: our GPU runs time their phases "
+                            "(`phase_s`), but the reference rows do not record them"))
+        return rows
 
     def protocol(self) -> str:
         s = self.spec

@@ -36,6 +36,7 @@ from ..io import save_figure, write_csv_atomic
 from ..stats.comparisons import kruskal_by_function, pairwise_mannwhitney
 from .convergence import _best_at, trial_traces
 from .section import Section, _read, fmt
+from .verdict import Verdict, coverage_verdict, n_by, paper_n
 
 ALPHA = 0.01
 #: The paper's smallest non-zero entries (7.0e-45, 4.1e-44) are float32 subnormals (multiples of
@@ -221,6 +222,7 @@ def published_best() -> pd.DataFrame:
 class Nashed(Section):
 
     write_outputs = staticmethod(write_outputs)
+    study = "Nashed et al."
     generic_outputs = ()  # a time budget of 1 s: every run's wall time is the budget
 
     def __init__(self, spec, paper_dir, report_dir):
@@ -235,6 +237,26 @@ class Nashed(Section):
     def title(self) -> str:
         return ("Nashed, Ugolotti, Mesejo & Cagnoni (PPSN 2012): GPU DE, PSO and scatter search on 20 "
                 "functions in 1 s (Table 2, Fig. 2)")
+
+    def verdicts(self) -> list[Verdict]:
+        """Table 2 and Fig. 2: our n against the paper's 100 runs, and its finding, the best method per
+        function and D: the same set of best methods as the paper's (lowest mean, errors below float32's
+        smallest subnormal as 0) in every cell."""
+        t, paper = self.ours, self.paper
+        wanted = paper_n(self.spec)
+        if not len(t) or not len(paper):
+            return [coverage_verdict("Table 2, Fig. 2", {}, wanted, "")]
+        ours = t[t["best_f32"]].groupby(["function", "dim"])["algorithm"].agg(frozenset)
+        theirs = paper[paper["best"]].groupby(["function", "dim"])["algorithm"].agg(frozenset)
+        cells = ours.index.intersection(theirs.index)
+        same = sum(ours[c] == theirs[c] for c in cells)
+        common = sum(bool(ours[c] & theirs[c]) for c in cells)
+        finding = "holds" if same == len(cells) else ("does not hold" if not common else "holds in part")
+        return [coverage_verdict(
+            "Table 2, Fig. 2", n_by(t, "algorithm"), wanted,
+            f"the same best method(s) as the paper in {same} of {len(cells)} cells (function x D), one in common in "
+            f"{common} ({self.machine}; 1 s a run on another GPU: more FEs than the paper's)", finding,
+            f"the best methods differ in {len(cells) - same} of {len(cells)} cells")]
 
     def protocol(self) -> str:
         s = self.spec

@@ -5,14 +5,21 @@ checked one by one on our numbers."""
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from ..results import rerun_totals
 from .section import Section, _read, fmt
 from .janssen import PUBLISHED
+from .verdict import Verdict, coverage_verdict, n_by, paper_n, ratio_span
 
 NAMES = {"sequential": "sDE", "ide": "iDE", "cudade": "cudaDE", "fpde": "FPDE"}
 GPU = ("ide", "cudade", "fpde")
+
+
+#: an observation's verdict as its bullet states it (``_verdict``'s words)
+OBSERVATION = re.compile(r"\*\*\(\d\)[^*]*: (holds in part|holds|does not hold|cannot be checked)")
 
 
 def _verdict(hits: int, total: int) -> str:
@@ -22,6 +29,8 @@ def _verdict(hits: int, total: int) -> str:
 
 
 class Qin(Section):
+
+    study = "Qin et al."
 
     def __init__(self, spec, paper_dir, report_dir):
         super().__init__(spec, paper_dir, report_dir)
@@ -49,6 +58,49 @@ class Qin(Section):
     def title(self) -> str:
         return ("Qin, Raimondo, Forbes & Ong (GECCO 2012): iDE against sDE, cudaDE and FPDE "
                 "(Tables 1-3, Figs. 3-6)")
+
+    def verdicts(self) -> list[Verdict]:
+        """Tables 1-3 (iDE's cells beside the paper's: every cell at n, and the success rate within 0.2
+        of the paper's) and Figs. 3-6 (the paper gives no numbers: its five observations, checked)."""
+        wanted = paper_n(self.spec)
+        ide = self.cells[self.cells["implementation"] == "ide"] if len(self.cells) else self.cells
+        keys = ["dim", "function", "popsize"]
+        rows = []
+        if len(ide) and len(self.published):
+            both = ide.merge(self.published, on=keys, suffixes=("", "_paper"))
+            sr = (both["success_rate"] - both["success_rate_paper"]).abs() <= 0.2
+            missing = len(self.published) - len(both)
+            finding = "holds" if sr.all() else ("does not hold" if not sr.any() else "holds in part")
+            verdict = coverage_verdict(
+                "Tables 1-3", n_by(ide, "implementation"), wanted,
+                f"iDE's mean time {ratio_span(both['mean_time_s'] / both['mean_time_s_paper'])} the paper's; "
+                f"success rate within 0.2 of the paper's in {int(sr.sum())} of {len(both)} cells ({self.machine}, "
+                f"{self.dtype}, against a GTX560)", finding,
+                f"the success rate differs by more than 0.2 in {int((~sr).sum())} of {len(both)} cells")
+            if missing:
+                verdict = Verdict(verdict.item, "partly", verdict.ours_n, verdict.paper_n, verdict.headline,
+                                  "; ".join(filter(None, [f"no results for {missing} of the paper's "
+                                                          f"{len(self.published)} cells", verdict.reason])))
+            rows.append(verdict)
+        else:
+            rows.append(coverage_verdict("Tables 1-3", {}, wanted, ""))
+        w = self._wide() if len(self.cells) else pd.DataFrame()
+        impls = [i for i in ("sequential", "ide", "cudade", "fpde") if i in w.columns]
+        held = []
+        if len(impls) >= 2:
+            found = [OBSERVATION.search(text) for text in self.observations().split("\n* ")]
+            held = [m.group(1) if m else "cannot be checked" for m in found]
+        if not held:
+            return rows + [coverage_verdict("Figs. 3-6", {}, wanted, "")]
+        counts = {v: held.count(v) for v in ("holds", "holds in part", "does not hold", "cannot be checked")}
+        finding = ("holds" if counts["holds"] == len(held) else
+                   "does not hold" if counts["does not hold"] == len(held) else "holds in part")
+        headline = (f"the paper's {len(held)} observations on time against NP: {counts['holds']} hold(s), "
+                    f"{counts['holds in part']} in part, {counts['does not hold']} not ({self.machine})")
+        rows.append(coverage_verdict("Figs. 3-6", n_by(self.cells), wanted, headline, finding,
+                                     "observations " + ", ".join(f"({k}) {v}" for k, v in enumerate(held, 1)
+                                                                 if v != "holds")))
+        return rows
 
     def _wide(self) -> pd.DataFrame:
         return self.cells.pivot_table(index=["function", "dim", "popsize"], columns="implementation",

@@ -41,6 +41,8 @@ class Section:
     #: and the workflow's paper rule declares only these); a study whose runs have a time budget
     #: leaves out the wall-time outputs, which say nothing there (every run takes the budget)
     generic_outputs = GENERIC_OUTPUTS
+    #: the study's name in the report's verdict table (None: a section of no study, with no verdicts)
+    study: str | None = None
 
     @staticmethod
     def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list[Path]:
@@ -69,6 +71,11 @@ class Section:
 
     def title(self) -> str:
         return self.spec.get("description") or self.spec["name"]
+
+    def verdicts(self) -> list:
+        """This section's rows of the report's verdict table (:class:`gpude.report.verdict.Verdict`),
+        from the same data as its text; none for a section of no study."""
+        return []
 
     def settings(self) -> str:
         s = self.spec

@@ -17,6 +17,7 @@ from ..io import write_csv_atomic
 from .section import Section, _read, fmt
 from .sources import machine_labels
 from .trial_params import trials_per_launch
+from .verdict import Verdict, n_by, n_text, ratio_span
 
 #: the authors' programs (their implementation names in the experiment) -> their model's name
 AUTHORS = {"authors_ide": "All-GPU iDE", "authors_de": "All-GPU DE"}
@@ -122,10 +123,31 @@ class SideBySide(Section):
 
     write_outputs = staticmethod(write_outputs)
     generic_outputs = ("time",)
+    study = "Janssen et al., the authors' code"
 
     def __init__(self, spec, paper_dir, report_dir):
         super().__init__(spec, paper_dir, report_dir)
         self.table = _read(self.dir / "side_by_side.csv")
+
+    def verdicts(self) -> list[Verdict]:
+        """The authors' programs beside ours on one GPU (no table of the paper: its programs, rerun): the
+        single-run ratios per implementation, and every function with both sides' runs."""
+        t = self.table
+        single = t[(t["trials_per_launch"] == 1) & t["ratio"].notna()] if len(t) else t
+        if not len(single):
+            return [Verdict("their All-GPU DE and iDE beside ours", "not", "0", "-", "-",
+                            "no function with both the authors' runs and ours")]
+        parts = [f"{impl} {ratio_span(g['ratio'])} ({device.split(' / ')[0]})"
+                 for (device, impl), g in single.groupby(["device", "implementation"], sort=False)]
+        theirs = single.groupby("baseline")["authors_n"].agg(["min", "max"])
+        functions = t["function"].nunique()
+        ran = single["function"].nunique()
+        status, reason = ("reproduced", "") if ran == functions else (
+            "partly", f"both sides' runs on {ran} of {functions} functions")
+        return [Verdict("their All-GPU DE and iDE beside ours", status,
+                        n_text(n_by(single)) + "; theirs " + n_text(
+                            {k: (int(r["min"]), int(r["max"])) for k, r in theirs.iterrows()}),
+                        "-", "one run's time ours / theirs: " + "; ".join(parts), reason)]
 
     def title(self) -> str:
         return "Side by side: the authors' CUDA programs and ours on one GPU (Janssen et al., case study 1)"

@@ -1,0 +1,95 @@
+"""The report's verdict table: its rules on hand-made counts, every study writer's verdicts without
+data, and the table at the top of a built report."""
+
+import pytest
+import yaml
+
+from gpude.report.document import _sections, build
+from gpude.report.verdict import Verdict, coverage_verdict, magnitude_finding, n_text, ratio_span
+from test_report_document import MACHINE, PUBLISHED, ROOT, case_study_trials
+
+from gpude.report.convergence import figures
+from gpude.report.timing import write_all
+from gpude.stats.tables import write_statistics
+
+
+def test_a_verdict_is_one_of_three_and_says_why_when_not_reproduced():
+    with pytest.raises(ValueError, match="one of reproduced, partly, not"):
+        Verdict("Table 1", "mostly", "10", "10", "-")
+    with pytest.raises(ValueError, match="needs its reason"):
+        Verdict("Table 1", "partly", "10", "10", "-")
+    assert Verdict("Table 1", "reproduced", "10", "10", "-").reason == ""
+
+
+def test_coverage_and_the_finding_decide_the_verdict():
+    full = {"ide": (30, 30), "all_gpu": (30, 30)}
+    assert coverage_verdict("T", full, 30, "h").status == "reproduced"
+    assert coverage_verdict("T", full, 30, "h", "holds").status == "reproduced"
+    short = coverage_verdict("T", {"ide": (30, 30), "sequential": (1, 3)}, 30, "h", "holds")
+    assert short.status == "partly" and short.reason == "fewer trials than the paper's 30: sequential 1-3"
+    assert short.ours_n == "ide 30, sequential 1-3"
+    part = coverage_verdict("T", full, 30, "h", "holds in part", "3 of 5 hold")
+    assert (part.status, part.reason, part.ours_n) == ("partly", "3 of 5 hold", "30")
+    wrong = coverage_verdict("T", {"ide": (1, 1)}, 30, "h", "does not hold", "reversed")
+    assert wrong.status == "not" and wrong.reason.startswith("reversed; fewer trials")
+    empty = coverage_verdict("T", {}, 30, "")
+    assert (empty.status, empty.reason, empty.headline) == ("not", "no results", "-")
+
+
+def test_the_same_magnitude_is_a_factor_of_two_either_way():
+    assert magnitude_finding([0.5, 1.0, 2.0]) == "holds"
+    assert magnitude_finding([0.49, 1.0]) == magnitude_finding([2.1]) == "holds in part"
+    assert magnitude_finding([float("nan"), 0.0]) is None  # nothing finite to compare
+    assert ratio_span([0.2, 1.5, float("nan")]) == "0.2-1.5x" and ratio_span([]) == "-"
+    assert n_text({"a": (10, 10), "b": (10, 10)}) == "10" and n_text({}) == "0"
+
+
+def _experiment_of(section: str) -> dict:
+    for path in sorted((ROOT / "config/experiments").glob("*.yaml")):
+        spec = yaml.safe_load(path.read_text())
+        if (spec.get("report") or {}).get("section") == section:
+            return spec
+    raise AssertionError(f"no experiment names the report section {section}")
+
+
+@pytest.mark.parametrize("name", sorted(n for n, cls in _sections().items() if cls.study))
+def test_every_study_says_not_reproduced_without_results(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)  # the writers read paper/published/
+    empty = tmp_path / "paper" / name
+    empty.mkdir(parents=True)
+    rows = _sections()[name](_experiment_of(name), empty, tmp_path / "paper").verdicts()
+    assert rows and all(isinstance(v, Verdict) for v in rows)
+    assert {v.status for v in rows} == {"not"}, rows
+
+
+def _case_study_paper(tmp_path, n_gpu, n_cpu):
+    out = tmp_path / "paper" / "janssen_cs1"
+    trials = case_study_trials(n_gpu=n_gpu, n_cpu=n_cpu)
+    write_all(trials, out, PUBLISHED, {})
+    figures(trials, {}, out)
+    write_statistics(trials, out / "stats")
+    return build([(str(ROOT / "config/experiments/janssen_cs1.yaml"), str(out))], out.parent / "REPORT.md").read_text()
+
+
+def test_the_report_opens_on_the_verdicts_of_its_studies(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    text = _case_study_paper(tmp_path, n_gpu=3, n_cpu=1)
+    row = next(line for line in text.splitlines() if line.startswith("| Janssen et al., case study 1 |"))
+    assert "| Table 3, Fig. 6 | **partly** | sequential 1, master_slave 1, naive_gpu 1, all_gpu 3, ide 3 | 30 |" in row
+    assert "fewer trials than the paper's 30: sequential 1, master_slave 1, naive_gpu 1, all_gpu 3, ide 3" in row
+    assert "iDE's mean time" in row and MACHINE in row
+    assert text.index("## Verdict") < text.index("## Terms") < text.index("## Janssen, Pullan & Liew, case study 1")
+    # at the paper's n, the trial counts no longer stand in the way
+    full = _case_study_paper(tmp_path / "full", n_gpu=30, n_cpu=30)
+    row = next(line for line in full.splitlines() if line.startswith("| Janssen et al., case study 1 |"))
+    assert "| 30 | 30 |" in row and "fewer trials" not in row
+
+
+def test_a_report_of_no_study_has_no_verdict_table(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "paper" / "default"
+    trials = case_study_trials()
+    write_all(trials, out, None, {})
+    write_statistics(trials, out / "stats")
+    text = build([(str(ROOT / "config/experiments/default.yaml"), str(out))], out.parent / "REPORT.md").read_text()
+    assert "## Verdict" not in text and "## Terms" in text
