@@ -93,3 +93,34 @@ def test_a_report_of_no_study_has_no_verdict_table(tmp_path, monkeypatch):
     write_statistics(trials, out / "stats")
     text = build([(str(ROOT / "config/experiments/default.yaml"), str(out))], out.parent / "REPORT.md").read_text()
     assert "## Verdict" not in text and "## Terms" in text
+
+
+def test_every_figure_caption_names_its_machine_and_n(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    text = _case_study_paper(tmp_path, n_gpu=3, n_cpu=1)
+    captions = [line for line in text.splitlines() if line.startswith("*") and "([PDF](" in line]
+    assert len(captions) >= 4
+    for caption in captions:
+        assert MACHINE in caption and "n = 1-3 trials per cell" in caption, caption
+
+
+def test_qin_figures_drawn_per_machine_are_in_its_section(tmp_path, monkeypatch):
+    # cells of two machines: scaling.time_vs_popsize names each figure after its machine
+    import pandas as pd
+
+    from gpude.report.qin import Qin
+    from gpude.report.scaling import cell_table, time_vs_popsize
+    from test_report_document import qin_trials
+
+    monkeypatch.chdir(ROOT)
+    trials = qin_trials()
+    other = trials[trials.implementation == "ide"].assign(machine="Other GPU / CPU x8", run_id=lambda d: d.run_id + "/o")
+    out = tmp_path / "paper" / "qin"
+    out.mkdir(parents=True)
+    cells = cell_table(pd.concat([trials, other], ignore_index=True))
+    cells.to_csv(out / "table_cells.csv", index=False)
+    assert any("_Other_GPU_CPU_x8.png" in p.name for p in time_vs_popsize(cells, out))
+    text = Qin(yaml.safe_load((ROOT / "config/experiments/qin.yaml").read_text()), out, tmp_path / "paper").body()
+    for k, f in ((3, "Q01"), (4, "Q04")):
+        assert f"*Fig. {k}: {f}, mean wall time vs population size ({MACHINE})" in text
+        assert f"qin/time_vs_popsize_{f}_NVIDIA_H200_Intel_Xeon_x16.png" in text

@@ -12,6 +12,7 @@ import pandas as pd
 from ..results import rerun_totals
 from .section import Section, _read, fmt
 from .janssen import PUBLISHED
+from .scaling import _slug
 from .verdict import Verdict, coverage_verdict, n_by, paper_n, ratio_span
 
 NAMES = {"sequential": "sDE", "ide": "iDE", "cudade": "cudaDE", "fpde": "FPDE"}
@@ -436,7 +437,10 @@ class Qin(Section):
 
     def body(self) -> str:
         functions = sorted(self.cells["function"].unique()) if len(self.cells) else []
-        figures = [self.figure(f"time_vs_popsize_{f}", f"Fig. {3 + k}: {f}, mean wall time vs population size "
+        # one figure per function, and per machine where cells ran on several (scaling.time_vs_popsize)
+        machine = f"_{_slug(self.machine)}" if self.machine else ""
+        suffix = machine if machine and any(self.dir.glob(f"time_vs_popsize_*{machine}.png")) else ""
+        figures = [self.figure(f"time_vs_popsize_{f}{suffix}", f"Fig. {3 + k}: {f}, mean wall time vs population size "
                                f"({self.machine})") for k, f in enumerate(functions)]
         return "\n".join([
             self.settings(), "",

@@ -9,6 +9,7 @@ other in a circle.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -65,9 +66,25 @@ class Section:
         self.machines = sorted(listed["machine"].unique()) if len(listed) else []
 
     def figure(self, stem: str, caption: str) -> str:
+        """A figure of the paper folder with its caption, which names the machine(s) and n (added where
+        the caption does not say them)."""
         if not (self.dir / f"{stem}.png").is_file():
             return ""
+        caption += self.made_by(caption)
         return f"![{caption}]({self.rel}/{stem}.png)\n\n*{caption}* ([PDF]({self.rel}/{stem}.pdf))\n"
+
+    def made_by(self, caption: str = "") -> str:
+        """' (machine; n = lo-hi trials per cell)': what a caption must say of its numbers, less what
+        ``caption`` says already ('' where it names a machine of the section and n)."""
+        parts = []
+        if not any(m in caption for m in self.machines):
+            parts.append("; ".join(self.machines) or "no machine")
+        listed = self.times if len(self.times) else self.errors
+        if not re.search(r"\bn\s*=", caption) and len(listed) and "n" in listed:
+            lo, hi = int(listed["n"].min()), int(listed["n"].max())
+            parts.append(f"n = {lo}" + (f"-{hi}" if hi != lo else "") + (" trial" if hi == 1 else " trials")
+                         + " per cell")
+        return f" ({'; '.join(parts)})" if parts else ""
 
     def title(self) -> str:
         return self.spec.get("description") or self.spec["name"]
