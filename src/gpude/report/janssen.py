@@ -211,8 +211,8 @@ class CaseStudy1(Section):
             "### Table 3: mean wall time (s) beside the paper and the authors' code", "",
             "Paper: Table 3 of Janssen et al. (RTX 3080 + i9-10900F, 30 trials; "
             "`paper/published/janssen_cs1_table3.csv`). Authors' code: their public CUDA/C++ code on an H200 "
-            "(`paper/published/janssen_cs1_authors_code_h200.csv`). Ratio rows: ours / theirs, below 1 "
-            "we are faster.", "",
+            f"(`paper/published/janssen_cs1_authors_code_h200.csv`). Ours: {'; '.join(self.machines) or '-'}, n "
+            "trials per cell in the 'ours (s, n)' rows. Ratio rows: ours / theirs, below 1 we are faster.", "",
             comparison.read_text() if comparison.is_file() else "(no comparison table)", "",
             "Our full Table 3 with speed-ups against `sequential` on the same machine:", "",
             (self.dir / "table_time.md").read_text(),

@@ -398,8 +398,8 @@ class Lastra(Section):
         if not len(t) or not t["n"].notna().any():
             return ""
         lines = ["**Quality** (the paper's Tables 15-20): mean objective of the best individual (error + fBias "
-                 "-330; the optimum is -330) and mean Euclidean distance to the optimum; ours (n runs) beside the "
-                 "paper's GPU and CPU means.", "",
+                 f"-330; the optimum is -330) and mean Euclidean distance to the optimum; ours (n runs on "
+                 f"{self.machine.split(' / ')[0]} hosts: a run's result is the same on every host of one GPU) beside the paper's GPU and CPU means.", "",
                  "| function | D | n (timed) | paper n | objective ours | paper GPU | paper CPU | std ours | "
                  "paper GPU | median ours | paper GPU | distance ours | paper GPU | paper CPU |",
                  "|---" * 14 + "|"]
@@ -434,7 +434,8 @@ class Lastra(Section):
         if not len(t) or not t["n"].notna().any():
             return ""
         lines = ["**CEC 2010 functions** (Tables 21-29: mean and median of the best objective, optimum 0; Table 30: "
-                 "distance to the optimum), ours beside the paper's GPU runs; our GPU time in s.", "",
+                 f"distance to the optimum), ours (n runs on {self.machine.split(' / ')[0]} hosts) beside the paper's GPU runs; our GPU "
+                 "time in s.", "",
                  "| function | D | n (timed) | paper n | mean ours | paper | std ours | paper | median ours | paper | "
                  "distance ours | paper | time ours (s) |",
                  "|---" * 13 + "|"]

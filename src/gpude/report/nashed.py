@@ -391,7 +391,9 @@ class Nashed(Section):
         if not len(t):
             return ""
         per = t.groupby(["dim", "algorithm"])["fes_per_s"].median().unstack()
-        lines = ["FEs per second (median over functions of the mean per run):", "",
+        lines = [f"FEs per second (median over functions of the mean per run; {self.machine}; n = "
+                 f"{int(t['n'].min())}" + (f"-{int(t['n'].max())}" if t["n"].max() != t["n"].min() else "")
+                 + " runs per cell):", "",
                  "| D | " + " | ".join(NAMES[a] for a in ALGORITHMS if a in per) + " |",
                  "|---" * (1 + sum(a in per for a in ALGORITHMS)) + "|"]
         for d in per.index:

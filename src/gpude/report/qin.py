@@ -121,7 +121,8 @@ class Qin(Section):
             pops = sorted({p for d, _, p in list(ours.index) + list(paper.index) if d == dim})
             funcs = sorted({f for d, f, _ in list(ours.index) + list(paper.index) if d == dim})
             lines = [f"**Table {k}: D = {dim}.** iDE: mean (std) of the final error, mean (std) of the wall time "
-                     "in seconds, success rate (final error below 1e-8); n trials per cell in the ours rows.", "",
+                     "in seconds, success rate (final error below 1e-8); n trials per cell in the ours rows "
+                     f"({self.machine}, {self.dtype}); paper: a GTX560, 25 runs.", "",
                      "| function | | " + " | ".join(f"P{p}" for p in pops) + " |", "|---" * (len(pops) + 2) + "|"]
 
             def cell(table, key, mean, std, spec="{:.3g}"):
