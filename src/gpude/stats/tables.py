@@ -55,7 +55,15 @@ def comparable(trials: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
 
 def ranks_from_scores(scores: pd.DataFrame) -> pd.DataFrame:
     """Janssen et al.'s Table 4: each competitor's rank (1 = best, the highest score) on every
-    function, ties averaged, and the final rank from the total score (row ``rank``)."""
+    function, ties averaged, and the final rank from the total score (row ``rank``).
+
+    ``scores`` are one machine's (:func:`rank_sum_scores`: indexed by function, one numeric column
+    per competitor); a file's ``machine`` column must be selected on and dropped first.
+    """
+    text = [c for c in scores.columns if not pd.api.types.is_numeric_dtype(scores[c])]
+    if text:
+        raise ValueError(f"scores must be one machine's, one numeric column per competitor; got the "
+                         f"non-numeric column(s) {text} (select one machine and drop its column)")
     per_function = scores.drop(index="total").rank(axis=1, ascending=False, method="average")
     final = scores.loc[["total"]].rank(axis=1, ascending=False, method="average").rename(index={"total": "rank"})
     return pd.concat([per_function, final])
