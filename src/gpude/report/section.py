@@ -196,8 +196,8 @@ class Section:
                 who = "; ".join(f"{r.a} and {r.b}" for r in pairs.itertuples())
                 lines += ["", f"Same runs: {who} made the very same runs here (the same final error and FEs on "
                           "every trial): " + ("nothing separates them." if no_time else
-                                              "the time score is all that separates them, a difference in "
-                                              "speed, not in search.")]
+                                              "only the time score can separate them, and any difference "
+                                              "there is one of speed, not of search.")]
             left = here(excluded)
             if len(left):
                 lines += ["", "Left out of the scores for having fewer trials than the others (the score needs "
