@@ -459,10 +459,13 @@ def _cmd_stats(args) -> int:
     from .stats.tables import write_statistics
 
     trials = read_csv(args.trials)
-    files = write_statistics(trials, args.out_dir)
-    excluded = read_csv(files["excluded"])["competitor"].tolist()
-    print(f"statistics of {len(trials)} trials -> {args.out_dir}"
-          + (f" (left out for fewer trials: {', '.join(excluded)})" if excluded else ""))
+    files = write_statistics(trials, args.out_dir, time_budget=args.time_budget)
+    excluded = read_csv(files["excluded"])
+    excluded = [f"{r.competitor} on {r.machine}" for r in excluded.itertuples()]
+    omitted = read_csv(files["omitted"])["file"].tolist()
+    print(f"statistics of {len(trials)} trials, per machine -> {args.out_dir}"
+          + (f" (left out for fewer trials: {', '.join(excluded)})" if excluded else "")
+          + (f" (no time-based score under a wall-clock budget: {', '.join(omitted)} empty)" if omitted else ""))
     return 0
 
 
@@ -507,7 +510,9 @@ def _cmd_paper(args) -> int:
     files["cells"] = write_csv_atomic(cells, Path(args.out_dir) / "table_cells.csv")
     if "time_vs_popsize" in wanted:
         files["scaling"] = time_vs_popsize(cells, args.out_dir)
-    files["stats"] = list(write_statistics(trials, Path(args.out_dir) / "stats").values())
+    # the study's budget: its flag, else the trials' max_time_s (no time-based score under a time budget)
+    files["stats"] = list(write_statistics(trials, Path(args.out_dir) / "stats",
+                                           time_budget=args.time_budget).values())
     if args.study:  # the study's own tables and figures (e.g. Nashed et al.'s Table 2 and Fig. 2)
         files["study"] = section_class(args.study).write_outputs(trials, traces, args.out_dir, **inputs)
     reruns = [Path(p).with_name("rerun_check.csv") for p in args.trials]
@@ -686,6 +691,8 @@ def build_parser() -> argparse.ArgumentParser:
     st = sub.add_parser("stats", help="rank-sum scores, Kruskal-Wallis and pairwise tests of a trials table")
     st.add_argument("--trials", required=True)
     st.add_argument("--out-dir", required=True)
+    st.add_argument("--time-budget", action="store_true", default=None,
+                    help="the runs had a wall-clock budget (the experiment's max_time_s): write no time-based score. Without it, read from the trials (max_time_s set, or a run stopped by the time budget)")
     st.set_defaults(func=_cmd_stats)
 
     pp = sub.add_parser("paper", help="tables (Markdown, LaTeX, CSV), figures and statistics of trial tables")
@@ -701,6 +708,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "to compare with trials run several per launch (table_alone_vs_batched.csv)")
     pp.add_argument("--compare", action="append",
                     help="LABEL=CSV: another measured table in the published layout (e.g. the authors' code)")
+    pp.add_argument("--time-budget", action="store_true", default=None,
+                    help="the runs had a wall-clock budget (the experiment's max_time_s): write no time-based score. Without it, read from the trials (max_time_s set, or a run stopped by the time budget)")
     pp.set_defaults(func=_cmd_paper)
 
     rp = sub.add_parser("report", help="paper/REPORT.md from the folders `gpude paper` wrote")

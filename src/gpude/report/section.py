@@ -161,36 +161,83 @@ class Section:
             lines.append("")
         return "\n".join(lines)
 
+    def _stats(self, name: str) -> pd.DataFrame:
+        """A statistics file (``stats/<name>.csv``); one written before the files were per machine
+        reads as one unnamed machine."""
+        frame = _read(self.dir / f"stats/{name}.csv")
+        if len(frame.columns) and "machine" not in frame:
+            frame.insert(0, "machine", "")
+        return frame
+
+    def stats_machines(self) -> list[str]:
+        """The machines of the statistics files, the one with the most trials first."""
+        machines = self._stats("machines")
+        if len(machines):
+            return list(machines["machine"])
+        scores = self._stats("rank_sum_fes")
+        return list(dict.fromkeys(scores["machine"])) if len(scores) else []
+
     def statistics(self) -> str:
-        scores = _read(self.dir / "stats/rank_sum_time.csv")
-        fes = _read(self.dir / "stats/rank_sum_fes.csv")
-        excluded = _read(self.dir / "stats/excluded.csv")
-        kw = _read(self.dir / "stats/kruskal.csv")
-        if not len(scores):
+        """The statistics block: rank-sum scores and tests, one part per machine (a time-based score
+        compares only on one machine, and no trial counts twice)."""
+        scores, fes = self._stats("rank_sum_time"), self._stats("rank_sum_fes")
+        if not len(scores) and not len(fes):
             return ""
-        comps = [c for c in scores.columns if c != "function"]
-        total = scores.set_index("function").loc["total"]
-        total_fes = fes.set_index("function").loc["total"] if len(fes) else None
+        excluded, kw, fr = self._stats("excluded"), self._stats("kruskal"), self._stats("friedman")
+        machines, same = self._stats("machines"), self._stats("same_runs")
+        omitted = self._stats("omitted")
+        no_time = len(omitted) and "rank_sum_time.csv" in set(omitted["file"])
         lines = ["Rank-sum score (Janssen et al. sec. 7.3.5; higher is better): all trials of all competitors "
                  "on a function ranked together, trials that reached the target ahead of the rest (by "
-                 "wall-clock time; CEC 2022 variant: by FEs), the rest by final error.", "",
-                 "| competitor | score, time | score, FEs |", "|---|---|---|"]
-        for c in comps:
-            lines.append(f"| {c} | {fmt(total[c], '{:.1f}')} | "
-                         f"{fmt(total_fes[c] if total_fes is not None else np.nan, '{:.1f}')} |")
-        if len(excluded):
-            lines += ["", "Left out of the scores for having fewer trials than the others (the score needs "
-                      "equal counts): " + ", ".join(excluded["competitor"]) + "."]
-        fr = _read(self.dir / "stats/friedman.csv")
-        if len(fr):
-            lines += ["", f"Friedman test across the {int(fr['functions'].iloc[0])} functions (median final error "
-                      f"per function): chi2 = {fr['statistic'].iloc[0]:.3g}, p = {fr['p'].iloc[0]:.3g}; mean ranks "
-                      + ", ".join(f"{c} {r:.2f}" for c, r in zip(fr["competitor"], fr["mean_rank"])) + "."]
-        if len(kw):
-            sig = int((kw["p"] < 0.05).sum())
-            lines += ["", f"Kruskal-Wallis on the final error across these competitors: p < 0.05 on {sig} of "
-                      f"{len(kw)} functions (`{self.rel}/stats/kruskal.csv`; pairwise Mann-Whitney U with "
-                      f"Holm correction in `{self.rel}/stats/pairwise_mannwhitney.csv`)."]
+                 "wall-clock time; CEC 2022 variant: by FEs), the rest by final error. Every score and test "
+                 "is computed within one machine (GPU model, CPU, cores): wall-clock times compare only "
+                 "there, and no trial counts twice where the same runs were made on two machines."]
+        if no_time:
+            reason = omitted.set_index("file").loc["rank_sum_time.csv", "reason"]
+            lines += ["", f"No time-based score: {reason}. The FE-based score stands alone."]
+        for machine in self.stats_machines():
+            def here(frame):
+                return frame[frame["machine"] == machine] if len(frame) else frame
+            m = here(machines)
+            n = (f"{int(m['trials'].iloc[0])} trials, {int(m['trials_per_cell'].iloc[0])} per competitor and "
+                 "function" if len(m) else "")
+            lines += ["", f"**On {machine or 'the machine'}**" + (f" ({n})" if n else "") + ":", ""]
+            t, f = here(scores), here(fes)
+            total = t.set_index("function").loc["total"] if len(t) else None
+            total_fes = f.set_index("function").loc["total"] if len(f) else None
+            if total is None and total_fes is None:
+                continue
+            comps = [c for c in (f if len(f) else t).columns if c not in ("machine", "function")]
+            comps = [c for c in comps if pd.notna((total_fes if total_fes is not None else total)[c])]
+            head = ["competitor"] + ([] if no_time else ["score, time"]) + ["score, FEs"]
+            lines += ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+            for c in comps:
+                cells = [c] + ([] if no_time else [fmt(total[c] if total is not None else np.nan, "{:.1f}")])
+                cells.append(fmt(total_fes[c] if total_fes is not None else np.nan, "{:.1f}"))
+                lines.append("| " + " | ".join(cells) + " |")
+            pairs = here(same)
+            if len(pairs):
+                who = "; ".join(f"{r.a} and {r.b}" for r in pairs.itertuples())
+                lines += ["", f"Same runs: {who} made the very same runs here (the same final error and FEs on "
+                          "every trial): " + ("nothing separates them." if no_time else
+                                              "only the time score can separate them, and any difference "
+                                              "there is one of speed, not of search.")]
+            left = here(excluded)
+            if len(left):
+                lines += ["", "Left out of the scores for having fewer trials than the others (the score needs "
+                          "equal counts): " + ", ".join(left["competitor"]) + "."]
+            r = here(fr)
+            if len(r):
+                lines += ["", f"Friedman test across the {int(r['functions'].iloc[0])} functions (median final "
+                          f"error per function): chi2 = {fmt(r['statistic'].iloc[0])}, p = {fmt(r['p'].iloc[0])}; "
+                          "mean ranks " + ", ".join(f"{c} {v:.2f}" for c, v in zip(r["competitor"], r["mean_rank"]))
+                          + "."]
+            k = here(kw)
+            if len(k):
+                sig = int((k["p"] < 0.05).sum())
+                lines += ["", f"Kruskal-Wallis on the final error across these competitors: p < 0.05 on {sig} of "
+                          f"{len(k)} functions (`{self.rel}/stats/kruskal.csv`; pairwise Mann-Whitney U with "
+                          f"Holm correction in `{self.rel}/stats/pairwise_mannwhitney.csv`)."]
         return "\n".join(lines) + "\n"
 
     def body(self) -> str:

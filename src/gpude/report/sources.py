@@ -9,36 +9,10 @@ from pathlib import Path
 import pandas as pd
 
 from ..io import read_csv
+# the machine labels live in the base layer (the statistics use them too); re-exported here for the
+# modules that have always read them from the report
+from ..machines import _NO_GPU, _real_gpu, machine_label, machine_labels  # noqa: F401
 from ..results import load_traces
-
-_NO_GPU = ("none", "numba-cuda-simulator", "nan", "")
-
-
-def _real_gpu(name) -> bool:
-    name = str(name)
-    return name not in _NO_GPU and not name.startswith("unavailable")
-
-
-def machine_label(row, gpu: str | None = None) -> str:
-    """'<GPU> / <CPU> x<cores>' (the GPU left out on a machine without one)."""
-    cpu = f"{row.get('cpu', 'unknown CPU')} x{row.get('cpu_cores', '?')}"
-    gpu = str(row.get("gpu", "")) if gpu is None else gpu
-    return f"{gpu} / {cpu}" if _real_gpu(gpu) else cpu
-
-
-def machine_labels(trials: pd.DataFrame) -> list[str]:
-    """One label per row. A CPU implementation never initialises CUDA, so its rows say gpu='none'
-    even on a GPU host: rows of one table with the same host and CPU are one machine, named by
-    the GPU its GPU rows saw (when they saw exactly one)."""
-    keys = [c for c in ("source", "host", "cpu", "cpu_cores") if c in trials]
-    gpus = {}
-    if keys and "gpu" in trials:
-        for key, part in trials.groupby(keys, dropna=False):
-            seen = {g for g in part["gpu"].astype(str) if _real_gpu(g)}
-            gpus[key if isinstance(key, tuple) else (key,)] = seen.pop() if len(seen) == 1 else None
-    # a row whose group saw no single GPU (or a key with NaN) falls back on its own gpu column
-    return [machine_label(row, gpus.get(tuple(row[k] for k in keys)) if keys else None)
-            for row in trials.to_dict("records")]
 
 
 def load_sources(paths) -> tuple[pd.DataFrame, dict]:
