@@ -124,3 +124,14 @@ def test_qin_figures_drawn_per_machine_are_in_its_section(tmp_path, monkeypatch)
     for k, f in ((3, "Q01"), (4, "Q04")):
         assert f"*Fig. {k}: {f}, mean wall time vs population size ({MACHINE})" in text
         assert f"qin/time_vs_popsize_{f}_NVIDIA_H200_Intel_Xeon_x16.png" in text
+
+
+def test_a_figure_says_its_machines_and_trials_per_cell():
+    import pandas as pd
+
+    from gpude.report.sources import made_by
+
+    trials = pd.DataFrame({"machine": ["B / x8", "A / x16", "A / x16", "A / x16"], "implementation": ["ide"] * 4,
+                           "function": ["F01", "F01", "F01", "F02"], "dim": 30})
+    assert made_by(trials) == "A / x16; B / x8; n = 1-2 trials per cell"
+    assert made_by(trials.iloc[:1]) == "B / x8; n = 1 trial per cell"

@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..errors import GpudeError
 from ..io import read_csv, write_atomic, write_csv_atomic
-from ..report.sources import machine_label
+from ..machines import machine_label
 from .cells import CELL, Cell, launch_size, row_key
 from .plan import real_gpu, stale_reason
 

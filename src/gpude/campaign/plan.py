@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import read_csv
-from ..report.sources import _real_gpu as _names_a_gpu, machine_label
+from ..machines import _real_gpu as _names_a_gpu, machine_label
 from .cells import CELL, NOT_PARAMS, Cell, budget, launch_size, row_key, run_id
 
 #: a campaign's file for trials ``first .. first + count - 1`` of a cell, under ``--out``

@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..errors import GpudeError
 from ..io import write_atomic
-from ..report.sources import machine_label
+from ..machines import machine_label
 from .cells import ROOT, Cell, gpude_command
 from .plan import Group
 

@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..io import save_figure
 from .panels import label_panel, panel_grid, title_figure
+from .sources import made_by
 from .timing import ORDER, _ordered, implementation_labels
 
 TARGETS = 10.0 ** np.arange(2, -9, -1)  # 1e2 .. 1e-8, as COCO's fixed targets
@@ -109,7 +110,7 @@ def figures(trials: pd.DataFrame, traces: dict, out_dir, device: str = "") -> li
         what = {"convergence": "median best error (band: min-max over trials) vs FEs",
                 "convergence_time": "median best error (band: min-max over trials) vs wall-clock time",
                 "ecdf": "fraction of (trial, target) pairs reached, targets 1e2..1e-8, vs FEs"}[kind]
-        title_figure(fig, f"{what} {('(' + device + ')') if device else ''}")
+        title_figure(fig, f"{what} ({device or made_by(trials)})")
         paths += save_figure(fig, Path(out_dir) / kind, dpi=130)
         plt.close(fig)
     return paths

@@ -213,7 +213,7 @@ class CaseStudy1(Section):
             "`paper/published/janssen_cs1_table3.csv`). Authors' code: their public CUDA/C++ code on an H200 "
             f"(`paper/published/janssen_cs1_authors_code_h200.csv`). Ours: {'; '.join(self.machines) or '-'}, n "
             "trials per cell in the 'ours (s, n)' rows. Ratio rows: ours / theirs, below 1 we are faster.", "",
-            comparison.read_text() if comparison.is_file() else "(no comparison table)", "",
+            self.batched_note(), comparison.read_text() if comparison.is_file() else "(no comparison table)", "",
             "Our full Table 3 with speed-ups against `sequential` on the same machine:", "",
             (self.dir / "table_time.md").read_text(),
             "Speed-up over standard DE, range over the 10 functions:", "", self._speedups(paper),
@@ -455,7 +455,7 @@ class CaseStudy2(Section):
             "`paper/published/janssen_cs2_table4.csv` (RTX 3080).", "",
             self.table4(),
             self.figure("error_vs_time", "Fig. 7: final error vs wall-clock time of every trial"),
-            "### Wall time and final error", "", (self.dir / "table_time.md").read_text()
+            "### Wall time and final error", "", self.batched_note(), (self.dir / "table_time.md").read_text()
             if (self.dir / "table_time.md").is_file() else "", self.error_markdown(),
             self.figure("convergence_time", "Median best error vs wall-clock time, min-max band over trials"),
             "### Statistics", "", self.statistics(),

@@ -52,6 +52,7 @@ import pandas as pd
 
 from ..io import save_figure, write_csv_atomic
 from .section import Section, _read, fmt
+from .sources import made_by
 from .verdict import SAME_MAGNITUDE, Verdict, coverage_verdict, magnitude_finding, n_by, paper_n, ratio_span
 
 #: gpude implementation -> the paper's column (Table 4: "CPU", "CPU opt.", "GPU"; sec. 5.3: a simple,
@@ -225,7 +226,7 @@ def figure_lop_progress(trials, traces, out_dir) -> list[Path]:
         plt.close(fig)
         return []
     ax.set(xscale="log", yscale="log", xlabel="wall-clock time (s)", ylabel="error % (floor 1e-6)",
-           title=f"{FIG6_INSTANCE}: median and range over runs")
+           title=f"{FIG6_INSTANCE}: median and range over runs\n({made_by(runs)})")
     ax.legend(fontsize=8)
     fig.tight_layout()
     paths = save_figure(fig, Path(out_dir) / "figure_lop_progress")
@@ -291,7 +292,8 @@ def figure_etc_progress(trials, traces, out_dir) -> list[Path]:
         for ax in list(axes.flat)[len(names):]:
             ax.axis("off")
         axes.flat[0].legend(fontsize=7)
-        fig.suptitle(f"Fit vs time, NP = {FIG_POPSIZE} (the paper's Fig. {figno}): median and range over runs")
+        fig.suptitle(f"Fit vs time, NP = {FIG_POPSIZE} (the paper's Fig. {figno}): median and range over runs\n"
+                     f"({made_by(runs)}; traces may be thinned to a point per 0.1 decade)", fontsize=9)
         fig.tight_layout()
         paths += save_figure(fig, Path(out_dir) / f"figure_etc_progress_{prefix}")
         plt.close(fig)
@@ -332,7 +334,7 @@ def fe_rate_table(rate: pd.DataFrame, trials: pd.DataFrame | None = None) -> pd.
     experiment's rows) hold the case, ``reference_over_alone_<implementation>``: the median FEs of its
     runs there over what one run alone makes in their budget (rate x ``max_time_s``): below 1 where
     runs shared the machine (CPU runs side by side, GPU runs several per launch)."""
-    from .sources import machine_label
+    from ..machines import machine_label
 
     rate = rate.assign(machine=[machine_label(r) for r in rate.to_dict("records")])
     keys = ["problem", "dim", "popsize", "CR", "machine"]

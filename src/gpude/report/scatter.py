@@ -10,6 +10,7 @@ import pandas as pd
 
 from ..io import save_figure
 from .panels import label_panel, panel_grid, title_figure
+from .sources import made_by
 from .timing import ORDER, _ordered, implementation_labels
 
 
@@ -66,7 +67,7 @@ def error_vs_time(trials: pd.DataFrame, out_dir, label: str = "implementation") 
         label_panel(ax, f, "wall-clock time (s)", "final error")
     if competitors:
         axes.flat[0].legend(fontsize=6, ncol=2)
-    title_figure(fig, "final error vs wall-clock time, one point per trial")
+    title_figure(fig, f"final error vs wall-clock time, one point per trial ({made_by(ok)})")
     paths = save_figure(fig, Path(out_dir) / "error_vs_time", dpi=130)
     plt.close(fig)
     return paths

@@ -129,6 +129,21 @@ class Section:
                          + (f"-{int(n.loc[i, 'max'])}" if n.loc[i, "max"] != n.loc[i, "min"] else "")
                          for i in _order(n.index))
 
+    def batched_note(self) -> str:
+        """Where rows advanced several trials per launch: which, and that their times are each run's
+        share of its launch (throughput), not the latency of one run ('' where every run had its own)."""
+        p = self.provenance
+        if not len(p) or "trials_per_launch" not in p:
+            return ""
+        per = pd.to_numeric(p["trials_per_launch"], errors="coerce")
+        batched = p[per > 1]
+        if not len(batched):
+            return ""
+        named = sorted({f"{r.implementation} ({int(float(r.trials_per_launch))} a launch)" for r in batched.itertuples()})
+        return ("Batched rows: " + ", ".join(named) + ". Their time per trial is the trial's share of its launch "
+                "(while k trials still run, each is charged 1/k of the time): throughput, not the latency of one "
+                "run; a time of one run a launch is the latency.\n")
+
     def sources(self) -> str:
         """Where the numbers come from: a row per machine and implementation."""
         p = self.provenance
@@ -243,7 +258,7 @@ class Section:
     def body(self) -> str:
         table = (self.dir / "table_time.md").read_text() if (self.dir / "table_time.md").is_file() else ""
         return "\n".join(part for part in [
-            self.settings(), "", "### Wall time", "", table,
+            self.settings(), "", "### Wall time", "", self.batched_note(), table,
             self.figure("figure_time", "Mean wall-clock time per function (log scale)"),
             "### Final error", "", self.error_markdown(),
             self.figure("convergence_time", "Median best error vs wall-clock time, min-max band over trials"),

@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..io import write_csv_atomic
 from .section import Section, _read, fmt
-from .sources import machine_labels
+from ..machines import machine_labels
 from .trial_params import trials_per_launch
 from .verdict import Verdict, n_by, n_text, ratio_span
 

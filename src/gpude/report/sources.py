@@ -9,9 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..io import read_csv
-# the machine labels live in the base layer (the statistics use them too); re-exported here for the
-# modules that have always read them from the report
-from ..machines import _NO_GPU, _real_gpu, machine_label, machine_labels  # noqa: F401
+from ..machines import machine_labels
 from ..results import load_traces
 
 
@@ -33,3 +31,13 @@ def load_sources(paths) -> tuple[pd.DataFrame, dict]:
     trials = pd.concat(frames, ignore_index=True)
     trials["machine"] = machine_labels(trials)
     return trials, traces
+
+
+def made_by(trials: pd.DataFrame) -> str:
+    """'machine(s); n = lo-hi trials per cell': what a figure drawn from ``trials`` says of its numbers
+    (a cell: implementation, function, D, NP, dtype, as far as the trials have them)."""
+    machines = sorted(trials["machine"].dropna().unique()) if "machine" in trials else []
+    keys = [c for c in ("machine", "implementation", "function", "dim", "popsize", "dtype") if c in trials]
+    sizes = trials.groupby(keys, observed=True, dropna=False).size() if keys and len(trials) else pd.Series(dtype=int)
+    n = "" if not len(sizes) else f"n = {sizes.min()}" + (f"-{sizes.max()}" if sizes.max() != sizes.min() else "")
+    return "; ".join(filter(None, ["; ".join(machines), n and n + (" trial" if sizes.max() == 1 else " trials") + " per cell"]))
