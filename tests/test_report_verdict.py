@@ -131,7 +131,8 @@ def test_a_figure_says_its_machines_and_trials_per_cell():
 
     from gpude.report.sources import made_by
 
-    trials = pd.DataFrame({"machine": ["B / x8", "A / x16", "A / x16", "A / x16"], "implementation": ["ide"] * 4,
+    trials = pd.DataFrame({"machine": ["B / x8", "A / x16", "A / x16", "A / x16"],
+                           "implementation": ["sequential", "ide", "ide", "ide"],
                            "function": ["F01", "F01", "F01", "F02"], "dim": 30})
-    assert made_by(trials) == "A / x16; B / x8; n = 1-2 trials per cell"
+    assert made_by(trials) == "ide on A / x16; sequential on B / x8; n = 1-2 trials per cell"
     assert made_by(trials.iloc[:1]) == "B / x8; n = 1 trial per cell"

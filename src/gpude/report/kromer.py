@@ -52,6 +52,7 @@ import pandas as pd
 
 from ..io import save_figure, write_csv_atomic
 from .section import Section, _read, fmt
+from .panels import wrap
 from .sources import made_by
 from .verdict import SAME_MAGNITUDE, Verdict, coverage_verdict, magnitude_finding, n_by, paper_n, ratio_span
 
@@ -226,7 +227,7 @@ def figure_lop_progress(trials, traces, out_dir) -> list[Path]:
         plt.close(fig)
         return []
     ax.set(xscale="log", yscale="log", xlabel="wall-clock time (s)", ylabel="error % (floor 1e-6)",
-           title=f"{FIG6_INSTANCE}: median and range over runs\n({made_by(runs)})")
+           title=wrap(f"{FIG6_INSTANCE}: median and range over runs ({made_by(runs)})", 60))
     ax.legend(fontsize=8)
     fig.tight_layout()
     paths = save_figure(fig, Path(out_dir) / "figure_lop_progress")
@@ -292,8 +293,8 @@ def figure_etc_progress(trials, traces, out_dir) -> list[Path]:
         for ax in list(axes.flat)[len(names):]:
             ax.axis("off")
         axes.flat[0].legend(fontsize=7)
-        fig.suptitle(f"Fit vs time, NP = {FIG_POPSIZE} (the paper's Fig. {figno}): median and range over runs\n"
-                     f"({made_by(runs)}; traces may be thinned to a point per 0.1 decade)", fontsize=9)
+        fig.suptitle(wrap(f"Fit vs time, NP = {FIG_POPSIZE} (the paper's Fig. {figno}): median and range over runs "
+                          f"({made_by(runs)}; traces may be thinned to a point per 0.1 decade)", 130), fontsize=9)
         fig.tight_layout()
         paths += save_figure(fig, Path(out_dir) / f"figure_etc_progress_{prefix}")
         plt.close(fig)

@@ -15,7 +15,7 @@ import math
 # one panel's cell, in inches: the axes plus room on its left for the y tick labels and label,
 # below for the x tick labels and label, above for the panel's title
 LEFT, RIGHT, BELOW, ABOVE = 0.62, 0.12, 0.48, 0.28
-SUPTITLE = 0.35  # above the first row: the figure's title
+SUPTITLE = 0.5  # above the first row: the figure's title (three lines of 9 pt)
 
 
 def panel_grid(n: int, width: float = 3.2, height: float = 2.6, most_columns: int = 5):
@@ -49,5 +49,13 @@ def label_panel(ax, title: str, xlabel: str, ylabel: str, fontsize: int = 7) -> 
 
 
 def title_figure(fig, text: str, fontsize: int = 9) -> None:
-    """The figure's title, in the band panel_grid leaves above the first row."""
-    fig.suptitle(text, fontsize=fontsize, y=1 - 0.1 / fig.get_size_inches()[1], va="top")
+    """The figure's title, in the band panel_grid leaves above the first row (wrapped to its width)."""
+    fig.suptitle(wrap(text, int(fig.get_size_inches()[0] * 14 * 9 / fontsize)), fontsize=fontsize,
+                 y=1 - 0.05 / fig.get_size_inches()[1], va="top")
+
+
+def wrap(text: str, width: int = 110) -> str:
+    """A figure's title broken into lines of at most ``width`` characters (matplotlib does not wrap)."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width))

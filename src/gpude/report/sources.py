@@ -37,6 +37,9 @@ def made_by(trials: pd.DataFrame) -> str:
     """'machine(s); n = lo-hi trials per cell': what a figure drawn from ``trials`` says of its numbers
     (a cell: implementation, function, D, NP, dtype, as far as the trials have them)."""
     machines = sorted(trials["machine"].dropna().unique()) if "machine" in trials else []
+    if len(machines) > 1 and "implementation" in trials:  # which rows came from which machine
+        ran = trials.groupby("machine")["implementation"].agg(lambda v: ", ".join(sorted(set(map(str, v)))))
+        machines = [f"{ran[m]} on {m}" for m in machines]
     keys = [c for c in ("machine", "implementation", "function", "dim", "popsize", "dtype") if c in trials]
     sizes = trials.groupby(keys, observed=True, dropna=False).size() if keys and len(trials) else pd.Series(dtype=int)
     n = "" if not len(sizes) else f"n = {sizes.min()}" + (f"-{sizes.max()}" if sizes.max() != sizes.min() else "")
