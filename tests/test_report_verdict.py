@@ -136,3 +136,28 @@ def test_a_figure_says_its_machines_and_trials_per_cell():
                            "function": ["F01", "F01", "F01", "F02"], "dim": 30})
     assert made_by(trials) == "ide on A / x16; sequential on B / x8; n = 1-2 trials per cell"
     assert made_by(trials.iloc[:1]) == "B / x8; n = 1 trial per cell"
+
+
+def test_every_table_caption_names_its_machine_and_n(tmp_path, monkeypatch):
+    from gpude.report.document import uncaptioned_tables
+
+    monkeypatch.chdir(ROOT)
+    assert uncaptioned_tables(_case_study_paper(tmp_path, n_gpu=3, n_cpu=1)) == []
+    bare = "## A\n\nMean time of each model.\n\n| model | time |\n|---|---|\n| ide | 1 |\n"
+    assert [f[:8] for f in uncaptioned_tables(bare)] == ["line 5: "]
+    # a machine and an n, in the caption, a heading or a column, are enough
+    for said in ("#### NVIDIA H200 / Xeon x16\n\n| model | s/run (n) |",
+                 "Mean time (n trials) on the machine below.\n\n| model | time |",
+                 "Mean time.\n\n| machine | model | n | time |"):
+        assert uncaptioned_tables(said + "\n|---|---|\n") == [], said
+
+
+def test_a_report_with_a_table_of_no_machine_is_refused(tmp_path, monkeypatch):
+    from gpude.errors import GpudeError
+    from gpude.report.section import Section
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(Section, "sources", lambda self: "### Sources\n\n| model | error |\n|---|---|\n| ide | 1 |\n")
+    with pytest.raises(GpudeError, match="names no machine or no n"):
+        _case_study_paper(tmp_path, n_gpu=3, n_cpu=1)
+    assert not (tmp_path / "paper" / "REPORT.md").exists()

@@ -80,6 +80,32 @@ def leftovers(text: str) -> list[str]:
     return found
 
 
+def uncaptioned_tables(text: str) -> list[str]:
+    """The tables of a report whose caption (the text since the heading above them) and header row
+    name no machine or no n: each as 'line N: caption...'. A machine is named by a GPU or CPU model or
+    the words GPU, CPU, machine or device; n by an n or a count of runs or trials.
+    The report's own tables (verdict, terms) name them in their rows."""
+    machine = re.compile(r"\b(?:NVIDIA|Intel|AMD|H100|H200|GTX|RTX|Tesla|EPYC|Xeon|GPU|CPU|machine|device)\b",
+                         re.IGNORECASE)
+    count = re.compile(r"\bn\b|\bn\s*=|\(n\b|\bruns?\b|\btrials?\b", re.IGNORECASE)
+    found, caption, in_table = [], [], False
+    for k, line in enumerate(text.splitlines(), 1):
+        if line.startswith("#"):  # a heading starts a caption (a machine's own table: its heading names it)
+            caption, in_table = [line.lstrip("# ")], False
+            continue
+        if line.startswith("|"):
+            if not in_table:
+                said = " ".join(caption[-3:]) + " " + line
+                if not (machine.search(said) and count.search(said)):
+                    found.append(f"line {k}: {said.strip()[-120:]}")
+            in_table = True
+            continue
+        in_table = False
+        if line.strip():
+            caption.append(line)
+    return found
+
+
 # The studies in the mission's order (an experiment belongs to the first whose name starts its own: the
 # side by side with case study 1 of Janssen et al.'s, the Lastra CPU sample with Lastra), each study's
 # experiments in its paper's table order; experiments of no study (this machine's run) last
@@ -119,4 +145,11 @@ def build(sections: list[tuple[str, str]], out) -> Path:
         raise GpudeError(f"the report has {len(found)} working note(s) (words of the development, not of the "
                          f"results; gpude.report.document.LEFTOVERS): {'; '.join(found[:5])}; reword them in the section "
                          "writer (gpude/report/) or the experiment file (its description) that says them")
+    bare = uncaptioned_tables(report)
+    if bare:
+        from ..errors import GpudeError
+
+        raise GpudeError(f"the report has {len(bare)} table(s) whose caption names no machine or no n: "
+                         f"{'; '.join(bare[:5])}; say them in the caption (the text above the table) or in a column "
+                         "of it, in the section writer (gpude/report/) that writes the table")
     return write_atomic(out, report)

@@ -70,6 +70,8 @@ class CaseStudy1(Section):
         fcols = [c for c in theirs.columns if c.startswith("F")]
         t = theirs.set_index("implementation").loc["ide"]
         return "\n".join([
+            f"iDE's mean final error: the authors' program on an H200 beside ours ({'; '.join(self.machines)}; "
+            "n runs in parentheses).", "",
             "| | " + " | ".join(fcols) + " |", "|---" * (len(fcols) + 1) + "|",
             "| authors' iDE on an H200 (3 runs, seed 0) | " + " | ".join(fmt(t[f]) for f in fcols) + " |",
             "| ours: ide (mean, n) | " + " | ".join(
