@@ -1,5 +1,5 @@
-"""Issue 48 item 1, time first: a prototype of DE with one trial per thread block, timed before any
-implementation is built out.
+"""A prototype of DE with one trial per thread block, timed before the implementation
+(``de/block``) was built out.
 
 DE/rand/1/bin on F01 (shifted, rotated Zakharov; case study 1: D 100, NP 250, F 0.5, CR 0.3, float32,
 1e7 FEs: 39,999 generations), the operators and random stream of every DE implementation

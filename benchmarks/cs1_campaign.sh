@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device call's worth of case study 1 at the paper's n (issue 49 item 5): the trials the committed
+# One device call's worth of case study 1 at the paper's n: the trials the committed
 # reference (results/reference/nvidia-h200/janssen_cs1: all_gpu and ide at 30, sequential 1, master_slave
 # 3, naive_gpu 1-3 per function) lacks, on the reference's machine kind (an H200 beside 16 cores).
 #

@@ -1,6 +1,6 @@
 """The floor: the least time a DE generation (and a run) can take on a GPU, from its arithmetic.
 
-Issue 25, item 2. For each function F01-F10 at case study 1's settings (DE/rand/1/bin, D=100,
+For each function F01-F10 at case study 1's settings (DE/rand/1/bin, D=100,
 NP=250, 1e7 FEs, float32; float64 too) and for a batch of B trials advanced together, it counts
 
 * the flops of one evaluation, from the function definitions in ``src/gpude/functions/``
@@ -60,8 +60,8 @@ def floor_rows(functions=None, dtypes=("float32", "float64"), batches=(1, 30), d
 
 # ------------------------------------------------------------------------ the summary section
 BEGIN, END = "<!-- de-floor:begin -->", "<!-- de-floor:end -->"
-# The authors' iDE on an H200, mean s per run (shared/anchors/README.md section 1; the same values
-# as benchmarks/de_performance_summary.py's ANCHOR_WALL_S["ide"]), and issue 25's targets for 30
+# The authors' iDE on an H200, mean s per run (paper/published/janssen_cs1_authors_code_h200.csv; the
+# same values as benchmarks/de_performance_summary.py's ANCHOR_WALL_S["ide"]), and the targets for 30
 # trials per launch, per run: 0.02x on F01-F07, 0.05x on F08-F10.
 AUTHORS_IDE_H200_S = dict(zip([f"F{i:02d}" for i in range(1, 11)],
                               [0.665, 0.659, 0.656, 0.689, 0.712, 0.787, 1.041, 1.511, 1.948, 2.383]))
@@ -114,7 +114,7 @@ def render_section(df: pd.DataFrame) -> str:
     lines += ["", "The measured times above (0.43-1.8 s per run for `ide`, the authors' iDE 0.66-2.4 s on "
               "an H200) are roughly 80-200 times these floors: per-generation latency "
               "(a launch or a host synchronisation, 10-40 us, x 40,000 generations = 0.4-1.6 s), not "
-              "arithmetic or memory, sets them. The last two columns: issue 25's target for 30 trials per "
+              "arithmetic or memory, sets them. The last two columns: the target for 30 trials per "
               "launch (0.02x the authors' iDE per run on F01-F07, 0.05x on F08-F10) and the share of it "
               "the floor already takes (the rest is what latency, occupancy and imperfect overlap may use).",
               END]

@@ -1,13 +1,13 @@
 """Microseconds per generation of the GPU device loops, launched one by one and replayed as CUDA graphs.
 
-Issue 25, items 3 and 6: how much of a generation the host costs. For each case (implementation,
+How much of a generation the host costs. For each case (implementation,
 problem, D, NP, trials per launch) and each graph span of ``--spans`` (1: every kernel launched on
 its own; G > 1: ``graph_generations=G``, G generations per ``cuGraphLaunch``), a runner is made
 and warmed up (``make_runner`` compiles and runs a short run of the same shapes), then
 ``--repeats`` runs of ``--generations`` generations each (a fixed FE budget, no target: every
 generation runs) are timed; a row per run gives the batch's wall time over its generations. The
 targets it measures against: ``many_threaded`` at NP 64 on a 512-task schedule at most 30 us per
-generation (issue 25 measured 288 us); ``all_gpu`` no slower than the authors' All-GPU DE
+generation (288 us before the launches were pre-bound); ``all_gpu`` no slower than the authors' All-GPU DE
 (``config/experiments/side_by_side.yaml`` compares whole runs).
 
 A case is ``IMPLEMENTATION:FUNCTION:DIM:NP[:TRIALS]`` (DIM ``instance`` for a LOP or ETC instance,

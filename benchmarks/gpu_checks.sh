@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# The device queue's item 0 (results/campaigns/README.md) as stages of one command each: the GPU
-# checks of code written without a GPU, and issue 25's measurements. Each stage fits one 9-minute
+# The GPU host's checks and measurements as stages of one command each: the whole suite on the GPU,
+# the timings and the experiments that need a GPU (results/campaigns/README.md). Each stage fits one 9-minute
 # device call, writes into $OUT/<stage>/ and packs it as $OUT/<stage>.tar.gz (only 8 files come back
 # from a call); a step that fails is logged and the stage goes on with the next.
 # Usage, on the GPU host from the repository root, after
 #   source .whl-slim/activate.sh .whl-slim >/dev/null && export NUMBA_ENABLE_CUDASIM=0 GPUDE_GIT_COMMIT=<sha>
 #   benchmarks/gpu_checks.sh STAGE [STAGE ...]
-# Stages: tests, fullsuite, verify (issue 47), speed, cpu_speed, side_by_side, block_side_by_side (issue 48), naive_floor
-# and main_job (issue 49), scaling_curves (issue 38),
-# masw_floor_{L,C,count,quality} (issue 32; see each below), masw_dual, masw_dual_scan and masw_share_next
+# Stages: tests, fullsuite, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor
+# and main_job, scaling_curves,
+# masw_floor_{L,C,count,quality} (see each below), masw_dual, masw_dual_scan and masw_share_next
 # (the fused local search's ls_dual and ls_share_next timed). Instance files (speed) come from
 # .carry/kromer_instances.tgz (here: tar czf .carry/kromer_instances.tgz -C ../shared/wave2 etc lolib),
 # the authors' code (side_by_side) from .authors/GPU-Accelerated-Evolutionary-Optimisation (`python -m
@@ -59,11 +59,11 @@ for stage in "$@"; do
       step startup 120 python3 benchmarks/startup.py --device gpu --out "$dir/startup_gpu.csv"
       step masw_perf 120 python3 benchmarks/masw_perf.py --functions L01 --dims 100000,1000000 --cycles 4 \
         --trials-per-launch 10 --out "$dir/masw_perf" ;;
-    cpu_speed)  # issue 25 item 6: master_slave's workers against sequential, on the host's 16 cores
+    cpu_speed)  # master_slave's workers against sequential, on the host's 16 cores
       instances
       step master_slave_speed 540 python3 benchmarks/master_slave_speed.py --machine "$device" \
         --out "$dir/master_slave_speed_$device.csv" --seconds 1 --repeats 3 ;;
-    side_by_side)  # issue 38: config/experiments/side_by_side.yaml's batches (the authors' CUDA programs as program
+    side_by_side)  # config/experiments/side_by_side.yaml's batches (the authors' CUDA programs as program
       # specs, built by nvcc from the carried .authors/ tree, beside ours), interleaved, without Snakemake; about
       # 20 minutes of one H100 in all. Resumable: carry the last call's results/side_by_side back (unpacked from its
       # tarball) and run the stage again until steps.log says exit 0; then here
@@ -74,7 +74,7 @@ for stage in "$@"; do
       mkdir -p "$dir/results" "$dir/logs"
       cp -r results/side_by_side "$dir/results/" 2>/dev/null
       cp -r logs/side_by_side "$dir/logs/" 2>/dev/null ;;
-    scaling_curves)  # issue 38 item 2: the scaling curves through the workflow (config/experiments/scaling_curves.yaml
+    scaling_curves)  # the scaling curves through the workflow (config/experiments/scaling_curves.yaml
       # and scaling_curves_batched.yaml; an estimated 15-25 minutes of one H100 in all). Resumable: carry the last call's
       # results/scaling_curves* back (unpacked from its tarball: the finished batches) and run the stage again
       # until steps.log says exit 0 for both; then commit each results/<experiment>/{trials.csv,traces.npz} as
@@ -90,15 +90,15 @@ for stage in "$@"; do
       mkdir -p "$dir/results" "$dir/logs"
       cp -r results/scaling_curves results/scaling_curves_batched "$dir/results/" 2>/dev/null
       cp -r logs/scaling_curves logs/scaling_curves_batched "$dir/logs/" 2>/dev/null ;;
-    fullsuite)  # issue 37 item 1: every test on the real GPU (skips must say why; 3.5 min on 16 cores)
+    fullsuite)  # every test on the real GPU (skips must say why; 3.5 min on 16 cores)
       step pytest 560 python3 -m pytest -q -n 16 -o addopts="" -p no:cacheprovider -rs tests/ ;;
-    verify)  # issue 47 item 4: `gpude verify` over every committed reference's GPU rows (5 each, sampled among
+    verify)  # `gpude verify` over every committed reference's GPU rows (5 each, sampled among
       # those that ended at their target or budget; rows of another GPU model compared too); here
       # `python benchmarks/verify_references.py summary <files_at>/verify --out results/verify/<gpu>.md`
       instances
       step verify 560 python3 benchmarks/verify_references.py run --device gpu --out "$dir" --rows 5 \
         --max-row-seconds 15 --max-seconds 480 --remakable ;;
-    naive_floor)  # issue 49 items 1-3: naive_gpu's generation at D 30, NP 50 (target <= 100 us; 550 us at f5f681d)
+    naive_floor)  # naive_gpu's generation at D 30, NP 50 (target <= 100 us; 550 us at f5f681d)
       # beside sequential's and all_gpu's, and a batch's start-up (first trial <= 1.0 s warm); ~4 minutes
       step generation_time 240 python3 benchmarks/generation_time.py --spans 1 --generations 2000 --repeats 3 \
         --cases naive_gpu:F01:30:50,naive_gpu:F10:30:50,sequential:F01:30:50,all_gpu:F01:30:50 \
@@ -107,7 +107,7 @@ for stage in "$@"; do
       # item 3's prototype: the side by side's first batches of ours, a process each and all in one process
       step inprocess 300 python3 benchmarks/inprocess_batches.py --experiment config/experiments/side_by_side.yaml \
         --implementations ide,ide_x30,resident,resident_x30,all_gpu,all_gpu_x30 --limit 18 --out "$dir/inprocess" ;;
-    main_job)  # issue 49 item 4: the README's main job (`snakemake --cores all`, the wheelhouse's Snakemake) from
+    main_job)  # the README's main job (`snakemake --cores all`, the wheelhouse's Snakemake) from
       # cold numba and matplotlib caches, timed; its Snakemake log and the batch logs come back (~5 minutes on a
       # GPU host). Here: the README's sentence on the GPU host's time
       export NUMBA_CACHE_DIR=/tmp/gpude_main_job_cache/numba MPLCONFIGDIR=/tmp/gpude_main_job_cache/mpl
@@ -115,7 +115,7 @@ for stage in "$@"; do
       step main_job 560 /usr/bin/time -v snakemake --cores all
       mkdir -p "$dir/logs" && cp -r .snakemake/log "$dir/snakemake_log" 2>/dev/null
       cp -r logs/default "$dir/logs/" 2>/dev/null ;;
-    block_side_by_side)  # issue 48: de/block (a block per trial, a warp an individual) at a full H100 of trials
+    block_side_by_side)  # de/block (a block per trial, a warp an individual) at a full H100 of trials
       # a launch (132: one block an SM) and at one trial a launch (one SM: once per function), beside the
       # committed authors' iDE and resident rows (results/reference/nvidia-h100/side_by_side)
       [ -n "${BLOCK_SKIP_TESTS:-}" ] || step block_tests 120 python3 -m pytest -q -n 4 -o addopts="" \
@@ -125,7 +125,7 @@ for stage in "$@"; do
       mkdir -p "$dir/results" "$dir/logs"
       cp -r results/side_by_side "$dir/results/" 2>/dev/null
       cp -r logs/side_by_side "$dir/logs/" 2>/dev/null ;;
-    masw_floor_L|masw_floor_C)  # issue 32: before (.carry/before.tgz: `git archive -o .carry/before.tgz 6358c87 src`) and
+    masw_floor_L|masw_floor_C)  # before (.carry/before.tgz: `git archive -o .carry/before.tgz 6358c87 src`) and
       # after at D = 1e5, 1e6, 3e6 for two function kinds each (L01 pointwise, L06 scan; C04 rotated head,
       # C13 Rosenbrock's next), C13 and L01 also with the GA's children evaluated as made. On a host with
       # two GPUs run both stages at once, one per GPU (CUDA_VISIBLE_DEVICES=0 / =1): ~5 minutes each
@@ -135,11 +135,11 @@ for stage in "$@"; do
         --functions "$fns" --cycles 3 --before-src .carry/before --before-functions "$fns"
       step masw_perf_gafused 120 python3 benchmarks/masw_perf.py --out "$dir/masw_perf" --dims 3000000 \
         --functions "${fns%%,*}" --cycles 3 --variant gafused:ga_mode=fused ;;
-    masw_floor_count)  # issue 32: the kernels' DRAM bytes (ncu) beside the model, one cycle, 1e6 and 3e6
+    masw_floor_count)  # the kernels' DRAM bytes (ncu) beside the model, one cycle, 1e6 and 3e6
       step masw_count 540 python3 benchmarks/masw_perf.py --out "$dir/masw_perf" --dims 1000000 \
         --functions L01,C04,C13 --cycles 3 --count-bytes --count-dims 1000000,3000000 --count-cycles 1 \
         --count-ls-mode fused ;;
-    masw_floor_quality)  # issue 32 item 3: the committed reference's D = 1e5 cells, 5 runs each, this tree
+    masw_floor_quality)  # the committed reference's D = 1e5 cells, 5 runs each, this tree
       for f in L01 L06 C04 C13; do
         step "quality_$f" 110 gpude run --algorithm masw --implementation gpu --function "$f" --dim 100000 \
           --popsize 60 --max-fes 500000 --seed 20261122 --trials 5 --suite lastra \

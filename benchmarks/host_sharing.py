@@ -14,7 +14,7 @@ interleaved over ``--rounds`` so that a drift of the machine hits every K alike.
 Writes one row per measured trial to ``--out`` (atomically): K, the background kind, the trial's
 wall time, and the device, host, versions and commit of the measured rows.
 
-Not an experiment of the workflow (issue 38 item 2): what it varies is the load beside a batch (K
+Not an experiment of the workflow: what it varies is the load beside a batch (K
 busy processes, started and stopped around each measurement), which the workflow's timing modes exist
 to keep away and no experiment key can ask for; the measured runs themselves are plain ``gpude run``
 calls. It is a micro-benchmark of the timing method, as the floor and start-up ones are of DE. On a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device call's worth of Lastra's protocol (issues 33-36), on the GPU host.
+# One device call's worth of Lastra's protocol, on the GPU host.
 #
 #   benchmarks/lastra_campaign.sh FUNCTIONS [SECONDS]
 #

@@ -1,4 +1,4 @@
-"""Lastra et al.'s performance targets on a GPU (issue 13), as ratios written to one CSV:
+"""Lastra et al.'s performance targets on a GPU, as ratios written to one CSV:
 
 * **run time**: 500,000 FEs of MA-SW-Chains (masw/gpu, float64) on the D = 3,000,000 shifted
   Rastrigin (L01) against 60 s (``--trial``; one run, alone on the GPU);

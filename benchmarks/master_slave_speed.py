@@ -1,6 +1,6 @@
 """Speed of ``de/master_slave`` against ``de/sequential``: FEs per second and where a generation's
-time goes (issue 25, item 6, written when ``master_slave`` stood for Kromer et al.'s "CPU opt.";
-their columns are now ``high_level``, ``sequential`` and ``many_threaded``: docs/kromer.md).
+time goes (Kromer et al.'s columns are ``high_level``, ``sequential`` and ``many_threaded``:
+docs/kromer.md).
 
 For each problem and population size: ``de/sequential`` and ``de/master_slave`` with each number
 of workers, each a time-budgeted DE run of ``--seconds`` (JIT compilation excluded: every runner

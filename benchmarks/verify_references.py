@@ -1,4 +1,4 @@
-"""`gpude verify` over every committed reference (issue 47 item 4), and its table.
+"""`gpude verify` over every committed reference, and its table.
 
 ``run``: for each ``results/reference/<machine>/<experiment>/trials.csv[.gz]`` with rows of the chosen
 device, re-make ``--rows`` rows of it here (sampled with ``--sample-seed`` among its rows of that

@@ -1,8 +1,8 @@
 """``gpude run-batches``: several ``gpude run`` batches, one after the other, in one process.
 
 A batch started as its own process pays the interpreter, the imports, the CUDA context and the
-kernels' loading from numba's cache before its first trial: ~3 s on an H100 host, more than the
-trials of a small batch (docs/startup.md). Here those are paid once; each batch still builds and warms
+kernels' loading from numba's cache before its first trial: seconds, more than the trials of a
+small batch (docs/startup.md gives the measurements). Here those are paid once; each batch still builds and warms
 its runner before its first trial (its ``setup_time_s``, outside every trial's time), its trials run
 alone (one batch at a time), and its rows and traces are written atomically as ``gpude run`` writes
 them, byte for byte the same but for the times. One GPU lease is taken for the whole process (CUDA

@@ -2,7 +2,8 @@
 Molina & Benítez's (2015) GPU change: parameters and operators, written once for the CPU and the
 GPU implementations.
 
-The algorithm (``../shared/guides/studies.md`` sec. 5; *choice* marks what the sources leave open):
+The algorithm (Molina et al.'s MA-SW-Chains as Realea and Lastra et al. describe it; *choice* marks what
+the sources leave open):
 
 * **initial population**: ``popsize`` individuals, stratified per coordinate as Realea's
   ``initind.cc``: the box is cut into S = ceil(popsize / 10) equal intervals, a random permutation

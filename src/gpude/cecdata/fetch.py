@@ -63,7 +63,7 @@ CEC2005_OPFUNU_NAMES = {
     "schwefel_213_data.txt": "data_schwefel_213.txt",
 }
 
-# Where each suite's official input data lives (see ../shared/cec_official/PROVENANCE.md).
+# Where each suite's official input data lives (data/cec/PROVENANCE.md).
 OFFICIAL_SOURCES = {
     "cec2017": (
         "https://github.com/P-N-Suganthan/CEC2017-BoundContrained",

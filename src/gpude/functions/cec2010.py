@@ -2,8 +2,7 @@
 F20): the official C++ generator rule for the shift o, the permutation P and the rotation M, and a
 CPU reference value of each function (float64, numpy) to test evaluators against.
 
-The rule (``../shared/guides/studies.md`` sec. 4.3, restated from the official C++ code
-qzcwx/CEC2010SS-LSGO-Benchmarks-CPP): every function starts a fresh java.util.Random-style 48-bit
+The rule (the official C++ code, qzcwx/CEC2010SS-LSGO-Benchmarks-CPP): every function starts a fresh java.util.Random-style 48-bit
 LCG seeded with 0 *without* Java's seed scrambling; o is filled from index D-1 down to 0 with
 ``(lo + hi)/2 + g (hi - lo)/2``, g Gaussian (Marsaglia polar, second value cached), redrawn until
 inside [lo, hi]; then P: the identity and 8D + 1 swaps of P[j], P[k] with j, k = nextInt(D),

@@ -160,7 +160,7 @@ def list_functions(suite: str | None = None) -> list[str]:
         return list(CEC_FUNCTIONS)
     if suite == "all":
         return [*FUNCTIONS, *LARGE_SCALE]
-    if suite in ("lop", "lolib", "n-lolib", "etc"):  # problems, not functions: kept for older callers
+    if suite in ("lop", "lolib", "n-lolib", "etc"):  # problems, not functions: the problem registry's list
         return list_problems(suite)
     if suite in LARGE_SUITES:
         return [fid for fid, f in LARGE_SCALE.items() if f.suite == suite]
@@ -184,8 +184,8 @@ def get_function(fid: str, dim: int):
     fid : str
         ``"F01"``..``"F10"`` (Janssen et al.), ``"Q01"``..``"Q04"`` (Qin et al.) or
         ``"N00"``..``"N19"`` (Nashed et al.'s f0..f19), ``"L01"``..``"L06"`` (Lastra et al.'s six)
-        or ``"C01"``..``"C20"`` (their CEC 2010 subset); case-insensitive. For older callers, any
-        other name of the problem registry too (a LOP or ETC instance, ``"be75eec"``,
+        or ``"C01"``..``"C20"`` (their CEC 2010 subset); case-insensitive. Any other name of the
+        problem registry too (a LOP or ETC instance, ``"be75eec"``,
         ``"N-be75eec"``, ``"ThMhCc"``, or a registered problem): that problem, as
         :func:`gpude.problems.get_problem` gives it (new code asks it directly).
     dim : int

@@ -7,7 +7,7 @@ and the data files it reads. :mod:`gpude.functions.program` turns an entry and
 a dimension into the arrays that the evaluators run.
 
 Where the paper's Table 2 and the official code disagree, the code wins
-(see ``../shared/cec_reference/README.md`` and ``docs/functions.md``):
+(``docs/functions.md``):
 
 * F07 (CEC'14 F22) uses the code's group fractions p = [0.1, 0.2, 0.2, 0.2, 0.3],
   not the paper's [0.3, 0.2, 0.2, 0.1, 0.2];

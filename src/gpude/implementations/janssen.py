@@ -1,7 +1,7 @@
 """The authors' CUDA programs of Janssen, Pullan & Liew (All-GPU iDE, All-GPU DE) as competitors.
 
 Their public code (DylanJanssen/GPU-Accelerated-Evolutionary-Optimisation, MIT; measured at
-c2b3ef8, ``../shared/anchors/README.md`` section 1) runs through the workflow like our
+c2b3ef8) runs through the workflow like our
 implementations: ``config/experiments/side_by_side.yaml`` names each program as a program spec
 (:mod:`gpude.implementations.external`) whose ``build`` and ``command`` call this module::
 

@@ -25,7 +25,7 @@ and scheduling instances and the large-scale functions. Several trials per launc
 A generation's three launches are pre-bound (:class:`gpude.prebound.PreboundLaunch`: the arguments
 marshalled once, ``g`` and ``n`` set per launch; the LOP and ETC evaluators bind theirs too): a numba
 launch spends tens of microseconds on the host typing a kernel's arguments, more than the GPU work of
-a 64-individual generation (issue 25 measured 288 us per generation at NP 64 before this). With
+a 64-individual generation. With
 ``graph_generations`` > 1 the three launches of that many generations are replayed as one CUDA graph
 (:mod:`gpude.implementations.generation_graph`): still a kernel per step over the whole population.
 """

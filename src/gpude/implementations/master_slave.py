@@ -8,7 +8,7 @@ generation for 16 workers on the GPU host, twenty times the evaluation itself at
 **Pipeline.** Building the trials (two counter-based draws per coordinate) costs more than
 evaluating them on cheap problems (ETC at NP 64 x 512 tasks: about 56 us against 31 us on one
 core), so a master that builds everything before the workers start leaves them idle most of the
-generation (issue 25). Where the problem offers a one-thread row kernel callable from numba
+generation. Where the problem offers a one-thread row kernel callable from numba
 (``cpu_rows_kernel``: the benchmark functions, ETC, LOP), a generation is one parallel region:
 the first thread to arrive is the master and builds the trials chunk by chunk, publishing each
 (an atomic counter); every thread claims chunks in order, waits until the master has built the

@@ -23,7 +23,8 @@ from ..errors import InvalidInputError, UnknownFunctionError, UnsupportedDimensi
 
 
 class UnknownProblemError(UnknownFunctionError):
-    """A problem name that no family resolves (an :class:`UnknownFunctionError`, for older callers)."""
+    """A problem name that no family resolves (an :class:`UnknownFunctionError`: one ``except`` serves
+    function and problem names alike)."""
 
 
 class ProblemFamily(Protocol):

@@ -1,4 +1,4 @@
-"""Time per run of DE on the GPU against NP and D, beside the floor (issue 25, item 7): the table and
+"""Time per run of DE on the GPU against NP and D, beside the floor: the table and
 figure of the scaling-curve experiments (``config/experiments/scaling_curves.yaml``: ide, resident and
 all_gpu one trial per launch; ``scaling_curves_batched.yaml``: ide with 30 per launch) in case study
 1's section of the REPORT, from their trial tables (``results/reference/<machine>/<experiment>/

@@ -1,6 +1,5 @@
 """Krömer et al.'s unstated DE parameters: the parameter pilot's summary, which F and CR to use per
-problem class, and whether one choice serves every class (issue 38: formerly
-``benchmarks/kromer_pilot.py`` and ``kromer_pilot_summary.py``).
+problem class, and whether one choice serves every class.
 
 The pilot's stages are the experiments ``config/experiments/kromer_pilot_*.yaml`` (``de/sequential``
 over a grid of F x CR [x NP], one run per core, at the paper's budgets); where a later stage's
