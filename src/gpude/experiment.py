@@ -39,15 +39,20 @@ class ExperimentError(GpudeError, ValueError):
 
 
 @dataclasses.dataclass(frozen=True)
-class Batch:
-    """One batch job: a chunk of a cell's trials, with its parameter setting in an experiment with a
-    parameter grid (None otherwise)."""
+class CellKey:
+    """What names a cell of the grid."""
     algorithm: str
     implementation: str
     function: str
     dim: int
     popsize: int
     dtype: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Batch(CellKey):
+    """One batch job: a chunk of a cell's trials, with its parameter setting in an experiment with a
+    parameter grid (None otherwise)."""
     chunk: int
     setting: str | None = None
 
@@ -469,20 +474,21 @@ def cell_args(batch) -> str:
 
 # --- merging -----------------------------------------------------------------------------------------
 
-def concat_trials(frames, what: str = "the inputs"):
-    """Trial tables as one, refusing a trial that two of them hold (``what``: where, in the message)."""
+def concat_trials(frames, where: str = "the inputs"):
+    """Trial tables as one, refusing a trial that two of them hold (``where``: the tables, as the
+    message names them)."""
     import pandas as pd
 
     merged = pd.concat(frames, ignore_index=True) if len(frames) else pd.DataFrame()
     if "run_id" in merged and merged["run_id"].duplicated().any():
         dup = merged["run_id"][merged["run_id"].duplicated()].iloc[0]
-        raise GpudeError(f"trial {dup} appears twice among {what}")
+        raise GpudeError(f"trial {dup} appears twice among {where}; nothing was merged")
     return merged
 
 
-def refuse_failed(table, what: str = "new") -> None:
-    """Refuse a table with failed trials (they are re-run, not merged)."""
+def refuse_failed(table, fix: str = "") -> None:
+    """Refuse to merge a table with failed trials (``fix``: what to do, appended to the message)."""
     failed = table[table["status"].astype(str).str.startswith("error")] if len(table) else table
     if len(failed):
-        raise GpudeError(f"{len(failed)} {what} trial(s) failed, e.g. {failed['run_id'].iloc[0]}: "
-                         f"{failed['status'].iloc[0]}; nothing was merged")
+        raise GpudeError(f"{len(failed)} new trial(s) failed, e.g. {failed['run_id'].iloc[0]}: "
+                         f"{failed['status'].iloc[0]}; nothing was merged{fix}")

@@ -25,18 +25,12 @@ NOT_PARAMS = model.NOT_PARAMS
 
 
 @dataclasses.dataclass(frozen=True)
-class Cell:
+class Cell(model.CellKey):
     """One (algorithm, implementation, function, D, NP, dtype) of an experiment and how its trials are
     made: by the workflow's batch jobs (``trials_per_job``, 0: all in one) or by a campaign's
     processes (``per_launch`` trials a launch, ``timing``, the first ``alone`` one per launch); its
     parameter setting in an experiment with a parameter grid. The one cell of ``fill_reference`` and
     of the campaign."""
-    algorithm: str
-    implementation: str
-    function: str
-    dim: int
-    popsize: int
-    dtype: str
     trials: int
     trials_per_job: int = 0
     per_launch: int = 1
@@ -121,15 +115,16 @@ def budget(experiment: dict, dim: int) -> int:
 
 
 def grid(experiment: dict, implementations=None, dtypes=None, *, trials_by_function=(), alone: int = 0,
-         per_launch: int | None = None, functions=None) -> list[Cell]:
+         per_launch: int | None = None, functions=None, has_gpu: bool = True) -> list[Cell]:
     """The experiment's cells (:func:`gpude.experiment.cells`, of its dtypes, or ``dtypes``; of the given
     implementations, default all) with their number of trials: the experiment's, or more for the
     functions that match a pattern of ``trials_by_function`` ((pattern, n) pairs: the campaign's
     ``--trials``). ``alone`` and ``per_launch``: the campaign's ``--alone`` and ``--per-launch``
     (default: the experiment's ``trials_per_launch`` for every trial); ``functions``: fnmatch patterns,
-    the experiment's functions that match one."""
+    the experiment's functions that match one; ``has_gpu`` False: without the implementations that need
+    a GPU."""
     out = []
-    for c in model.cells({**experiment, "dtypes": dtypes or experiment["dtypes"]}):
+    for c in model.cells({**experiment, "dtypes": dtypes or experiment["dtypes"]}, has_gpu):
         if implementations and c.implementation not in implementations:
             continue
         if functions and not any(fnmatch.fnmatchcase(c.function, f) for f in functions):

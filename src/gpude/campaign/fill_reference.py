@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import GpudeError
+from ..experiment import concat_trials, refuse_failed
 from ..io import read_csv
 from . import cells as _cells
 from .cells import BATCH, CELL, DEFAULTS, LOG, ROOT, Cell, gpude_command, grid, rule_command
@@ -131,15 +132,12 @@ def merge(reference_dir: Path, batches: list[Path], trace_decades: float | None 
     trials_path, traces_path = reference_dir / "trials.csv", reference_dir / "traces.npz"
     old_text = trials_path.read_text()
     old = read_csv(io.StringIO(old_text))
-    new = pd.concat([read_csv(b) for b in batches], ignore_index=True)
-    clash = sorted(set(old["run_id"]) & set(new["run_id"]))
-    if clash or new["run_id"].duplicated().any():
-        raise GpudeError(f"trials already in the reference or twice among the batches, e.g. "
-                         f"{(clash or list(new.loc[new['run_id'].duplicated(), 'run_id']))[0]}: nothing was merged")
-    failed = new[new["status"].astype(str).str.startswith("error")]
-    if len(failed):
-        raise GpudeError(f"{len(failed)} new trial(s) failed, e.g. {failed['run_id'].iloc[0]}: "
-                         f"{failed['status'].iloc[0]}; nothing was merged")
+    frames = [read_csv(b) for b in batches]
+    clash = sorted(set(old["run_id"]) & {rid for f in frames for rid in f["run_id"]})
+    if clash:
+        raise GpudeError(f"trials already in the reference, e.g. {clash[0]}: nothing was merged")
+    new = concat_trials(frames, "the batches")
+    refuse_failed(new)
     merged = pd.concat([old, new], ignore_index=True)  # the old columns first, in their order
     # the new traces thinned as the reference's were, keyed by run_id; the old ones copied as they are
     replace_checked(reference_dir, ".fill_reference", [(read_csv(b), b.with_suffix(".npz")) for b in batches],
