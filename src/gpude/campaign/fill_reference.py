@@ -36,6 +36,7 @@ import argparse
 import io
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -45,7 +46,7 @@ from ..errors import GpudeError
 from ..experiment import concat_trials, refuse_failed
 from ..io import read_csv
 from . import cells as _cells
-from .cells import BATCH, CELL, DEFAULTS, LOG, ROOT, Cell, gpude_command, grid, rule_command
+from .cells import BATCH, DEFAULTS, LOG, ROOT, Cell, gpude_command, grid, row_key, rule_command
 from .merge import replace_checked
 from .run import write_tar
 
@@ -63,8 +64,9 @@ def load_experiment(path) -> dict:
 
 
 def trials_per_cell(reference: pd.DataFrame) -> dict[tuple, int]:
+    """Per cell key (:meth:`Cell.key`) the reference's trials that did not fail."""
     ok = reference[~reference["status"].astype(str).str.startswith("error")]
-    return {tuple(k): int(n) for k, n in ok.groupby(CELL).size().items()}
+    return dict(Counter(row_key(r) for r in ok.to_dict("records")))
 
 
 def missing_cells(cells: list[Cell], reference: pd.DataFrame) -> list[Cell]:
@@ -184,7 +186,8 @@ def verify(experiment: dict, cells: list[Cell], reference_dir: Path) -> list[str
     problems = []
     if table["run_id"].duplicated().any():
         problems.append(f"run_id twice: {table.loc[table['run_id'].duplicated(), 'run_id'].iloc[0]}")
-    by_cell = {k: g for k, g in table.groupby(CELL)}
+    by_cell = {k: g for k, g in table.groupby(pd.Series([row_key(r) for r in table.to_dict("records")],
+                                                        index=table.index))}
     for c in cells:
         g = by_cell.get(c.key())
         if g is None:
