@@ -34,10 +34,12 @@ LAYERS = {
     "gpude.algorithms": 3,
     "gpude.implementations": 4, "gpude.registry": 4,
     "gpude.trial": 5, "gpude.results": 5, "gpude.verify": 5, "gpude.optimize": 5, "gpude.ioh": 5, "gpude.stats": 5,
-    "gpude.report": 6,
-    "gpude.cli": 7, "gpude.__main__": 7, "gpude.campaign": 7, "gpude.run_batches": 7,
+    "gpude.experiment": 6,
+    "gpude.report": 7,
+    "gpude.cli": 8, "gpude.__main__": 8, "gpude.campaign": 8, "gpude.run_batches": 8,
 }
-LAYER_NAMES = ["base", "problems", "functions", "algorithms", "implementations", "runner", "report", "cli"]
+LAYER_NAMES = ["base", "problems", "functions", "algorithms", "implementations", "runner", "workflow", "report",
+               "cli"]
 
 
 def module_nodes(src: Path, package: str = "gpude") -> dict[str, tuple[Path, bool]]:

@@ -106,6 +106,10 @@ def test_the_pilot_experiments_parse_without_gpu_and_dry_run_one_batch_per_setti
     assert sorted(p.name for p in (ROOT / "config/experiments").glob("kromer_pilot_*.yaml")) == \
         sorted(Path(n).name for n in PILOT_FILES)
 
+    from test_experiment_model import campaign_batches, dry_run_batches
+
+    # the dry run's batches, a setting's folder each, are the campaign's plan
+    assert dry_run_batches(parsed[ETC_F_CONSISTENT]["stderr"]) == campaign_batches(ROOT / ETC_F_CONSISTENT, False)
     runs = [line for line in parsed[ETC_F_CONSISTENT]["stderr"].splitlines() if "gpude run " in line]
     assert len(runs) == 4 * 3 * 2
     seen = set()

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from gpude.experiment import BATCH
+
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENTS = ("scaling_curves", "scaling_curves_batched")
 # what the parse reports per experiment: the batch jobs (common.smk's GRID) and a batch's arguments
@@ -28,9 +30,9 @@ for name in sys.argv[1:]:
                            workdir=Path("."), config_settings=ConfigSettings(
                                configfiles=[Path(f"config/experiments/{name}.yaml")], config={"gpu": "yes"})).dag()
         g = dag.workflow_api._workflow.globals
-        job = g["GRID"][0]
-        wildcards = types.SimpleNamespace(**{k: str(v) for k, v in job.items()}, experiment=name)
-        out[name] = dict(grid=g["GRID"], args=g["run_params"](wildcards))
+        grid = [job.wildcards() for job in g["GRID"]]
+        wildcards = types.SimpleNamespace(**{k: str(v) for k, v in grid[0].items()}, experiment=name)
+        out[name] = dict(grid=grid, args=g["run_params"](wildcards))
 Path("parsed.json").write_text(json.dumps(out))
 """
 
@@ -68,6 +70,11 @@ def test_the_sweeps_are_the_batch_jobs(parsed):
         assert len(cells) == len(set(cells)) == 23 * len(implementations), name
         assert set(cells) == plan(implementations), name
         assert {j["dtype"] for j in grid} == {"float32"} and {j["chunk"] for j in grid} == {0}, name
+        # the campaign and the interleave plan the same batches (subgrids honoured)
+        from test_experiment_model import campaign_batches
+
+        assert campaign_batches(ROOT / f"config/experiments/{name}.yaml") == \
+            {BATCH.format(experiment=name, **j) for j in grid}, name
         # no target (every run spends the 1e7 FEs), F and CR of case study 1, the trials of one job
         assert "--target=-inf" in args and "--max-fes 10000000" in args and "--F 0.5 --CR 0.3" in args, (name, args)
         assert ("--trials-per-launch 30" in args) == (per_launch > 1), (name, args)

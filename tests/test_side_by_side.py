@@ -221,7 +221,7 @@ def test_the_workflow_lists_the_programs_jobs(tmp_path, janssen):
     assert sorted(ours) == rule
 
 
-def test_the_interleaved_order_alternates_theirs_and_ours():
+def test_the_interleaved_order_alternates_theirs_and_ours(janssen):
     from gpude.campaign.cells import load_experiment
     from gpude.campaign.interleave import interleaved_jobs
 

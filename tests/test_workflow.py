@@ -195,6 +195,8 @@ def test_a_machine_without_gpu_parses_every_experiment(tmp_path):
     # (their options) but never asked for a device, and their jobs are dropped with a notice. Every
     # experiment's dry run (`snakemake -n -p`'s) through Snakemake's API, all in one process
     # (tests/_parse_experiments.py): a `snakemake -n` process each spent ~3 s starting up.
+    from test_experiment_model import campaign_batches, dry_run_batches
+
     copy_workflow(tmp_path)
     env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "0", "CUDA_VISIBLE_DEVICES": ""}
     dry_runs = [arg for name in EXPERIMENTS for arg in ("--dry-run", f"config/experiments/{name}")]
@@ -207,6 +209,8 @@ def test_a_machine_without_gpu_parses_every_experiment(tmp_path):
         assert run["error"] is None, (name, run["error"], run["stderr"][-2000:])
         assert "Job stats:" in run["stderr"], (name, run["stderr"][-2000:])  # the DAG built, its jobs listed
         assert "dropped" in run["stderr"] or "ide" not in (ROOT / "config/experiments" / name).read_text(), name
+        # the dry run's batches are the campaign's plan (the experiment model's grid), without a GPU alike
+        assert dry_run_batches(run["stderr"]) == campaign_batches(ROOT / "config/experiments" / name, has_gpu=False), name
 
 
 def test_default_experiment_grid(workdir):

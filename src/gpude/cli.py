@@ -386,17 +386,12 @@ def _release_gpu(lease) -> None:
 def _cmd_merge(args) -> int:
     from pathlib import Path
 
-    import pandas as pd
-
+    from .experiment import concat_trials
     from .io import read_csv, write_csv_atomic
-
     from .results import merge_traces
 
     frames = [read_csv(p) for p in args.inputs]
-    merged = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    if "run_id" in merged and merged.run_id.duplicated().any():
-        dup = merged.run_id[merged.run_id.duplicated()].iloc[0]
-        raise GpudeError(f"trial {dup} appears in more than one input; remove the stale batch file")
+    merged = concat_trials(frames, "the inputs (remove the stale batch file)")
     if args.traces_out:  # a batch's traces sit beside its CSV; a merged table's in traces.npz
         npz = [Path(p).with_suffix(".npz") for p in args.inputs]
         npz = [n if n.exists() else Path(p).with_name("traces.npz") for n, p in zip(npz, args.inputs)]

@@ -36,15 +36,17 @@ import argparse
 import io
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..errors import GpudeError
+from ..experiment import concat_trials, refuse_failed
 from ..io import read_csv
 from . import cells as _cells
-from .cells import BATCH, CELL, DEFAULTS, LOG, ROOT, Cell, gpude_command, grid, rule_command
+from .cells import BATCH, DEFAULTS, LOG, ROOT, Cell, gpude_command, grid, row_key, rule_command
 from .merge import replace_checked
 from .run import write_tar
 
@@ -62,8 +64,9 @@ def load_experiment(path) -> dict:
 
 
 def trials_per_cell(reference: pd.DataFrame) -> dict[tuple, int]:
+    """Per cell key (:meth:`Cell.key`) the reference's trials that did not fail."""
     ok = reference[~reference["status"].astype(str).str.startswith("error")]
-    return {tuple(k): int(n) for k, n in ok.groupby(CELL).size().items()}
+    return dict(Counter(row_key(r) for r in ok.to_dict("records")))
 
 
 def missing_cells(cells: list[Cell], reference: pd.DataFrame) -> list[Cell]:
@@ -131,15 +134,12 @@ def merge(reference_dir: Path, batches: list[Path], trace_decades: float | None 
     trials_path, traces_path = reference_dir / "trials.csv", reference_dir / "traces.npz"
     old_text = trials_path.read_text()
     old = read_csv(io.StringIO(old_text))
-    new = pd.concat([read_csv(b) for b in batches], ignore_index=True)
-    clash = sorted(set(old["run_id"]) & set(new["run_id"]))
-    if clash or new["run_id"].duplicated().any():
-        raise GpudeError(f"trials already in the reference or twice among the batches, e.g. "
-                         f"{(clash or list(new.loc[new['run_id'].duplicated(), 'run_id']))[0]}: nothing was merged")
-    failed = new[new["status"].astype(str).str.startswith("error")]
-    if len(failed):
-        raise GpudeError(f"{len(failed)} new trial(s) failed, e.g. {failed['run_id'].iloc[0]}: "
-                         f"{failed['status'].iloc[0]}; nothing was merged")
+    frames = [read_csv(b) for b in batches]
+    clash = sorted(set(old["run_id"]) & {rid for f in frames for rid in f["run_id"]})
+    if clash:
+        raise GpudeError(f"trials already in the reference, e.g. {clash[0]}: nothing was merged")
+    new = concat_trials(frames, "the batches")
+    refuse_failed(new)
     merged = pd.concat([old, new], ignore_index=True)  # the old columns first, in their order
     # the new traces thinned as the reference's were, keyed by run_id; the old ones copied as they are
     replace_checked(reference_dir, ".fill_reference", [(read_csv(b), b.with_suffix(".npz")) for b in batches],
@@ -186,7 +186,8 @@ def verify(experiment: dict, cells: list[Cell], reference_dir: Path) -> list[str
     problems = []
     if table["run_id"].duplicated().any():
         problems.append(f"run_id twice: {table.loc[table['run_id'].duplicated(), 'run_id'].iloc[0]}")
-    by_cell = {k: g for k, g in table.groupby(CELL)}
+    by_cell = {k: g for k, g in table.groupby(pd.Series([row_key(r) for r in table.to_dict("records")],
+                                                        index=table.index))}
     for c in cells:
         g = by_cell.get(c.key())
         if g is None:

@@ -21,57 +21,39 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .. import commands
+from .. import commands, experiment as model
 from ..errors import GpudeError
-from .cells import BATCH, NOT_PARAMS, budget, load_experiment, per_implementation
+from .cells import load_experiment
 
 
 def interleaved_jobs(experiment: dict, path: str) -> list[dict]:
-    """The experiment's batch jobs (``experiment`` with the schema's defaults, as
-    :func:`gpude.campaign.cells.load_experiment` reads it; ``path``: its file, which an outside
+    """The experiment's batch jobs (its grid, :func:`gpude.experiment.grid`, with a GPU; ``experiment``
+    as :func:`gpude.campaign.cells.load_experiment` reads it; ``path``: its file, which an outside
     program's batch names) in the order :func:`interleave` runs them, each with the rules' command
     lines as the workflow writes them on a host of one GPU (tests compare them with ``snakemake -n
-    -p``). One algorithm and numeric dims: the side by side's shape."""
+    -p``). One algorithm: the side by side's shape."""
     if len(experiment["algorithms"]) != 1:
         raise GpudeError(f"interleave runs an experiment of one algorithm; {experiment['name']} has "
                          f"{', '.join(experiment['algorithms'])}")
-    (algorithm, spec), = experiment["algorithms"].items()
-    params = {k: v for k, v in spec.items() if k not in NOT_PARAMS}
-    programs = experiment.get("programs", {})
-    cells = []
-    for implementation in spec["implementations"]:
-        n = per_implementation(experiment["trials"], implementation, algorithm)
-        per_job = per_implementation(experiment["trials_per_job"], implementation, algorithm)
-        cells.append((implementation, n, per_job, -(-n // per_job)))
+    batches = model.grid(experiment)
+    # chunk by chunk; within a chunk the cells in the grid's order, each cell's implementations together
+    cells = {}
+    for b in batches:
+        cells.setdefault((b.setting, b.function, b.dim, b.popsize, b.dtype), len(cells))
+    order = {i: k for k, i in enumerate((experiment["algorithms"][batches[0].algorithm]["implementations"]
+                                         if batches else []))}
+    batches.sort(key=lambda b: (b.chunk, cells[b.setting, b.function, b.dim, b.popsize, b.dtype],
+                                order[b.implementation]))
     jobs = []
-    for chunk in range(max(c[3] for c in cells)):
-        for function in experiment["functions"]:
-            for dim in experiment["dims"]:
-                for popsize in spec.get("popsizes", experiment.get("popsizes")):
-                    for dtype in experiment["dtypes"]:
-                        for implementation, n, per_job, chunks in cells:
-                            if chunk >= chunks:
-                                continue
-                            stem = BATCH.format(experiment=experiment["name"], algorithm=algorithm,
-                                                implementation=implementation, function=function, dim=dim,
-                                                popsize=popsize, dtype=dtype, chunk=chunk)
-                            program = implementation in programs
-                            configuration = commands.configuration_args(
-                                params, max_fes=int(budget(experiment, dim)), target=experiment["target"],
-                                per_launch=per_implementation(experiment["trials_per_launch"], implementation,
-                                                              algorithm),
-                                plugins=experiment.get("plugins", []), max_time_s=experiment.get("max_time_s"),
-                                programs_file=path if program else None)
-                            first = chunk * per_job
-                            args = commands.run_args(
-                                configuration, seed=experiment["seed"], first=first, count=min(per_job, n - first),
-                                suite=experiment["name"], keep_failed=program,
-                                concurrency=per_implementation(experiment["timing"], implementation, algorithm, str))
-                            cell = commands.cell_args(algorithm, implementation, function, dim, popsize, dtype)
-                            jobs.append(dict(stem=stem, implementation=implementation, function=function,
-                                             chunk=chunk, run=commands.run_command(cell, args, stem),
-                                             warmup=commands.warmup_command(cell, configuration,
-                                                                            f"{stem}.warmup.json")))
+    for b in batches:
+        stem = b.path(experiment["name"])
+        configuration = model.configuration_args(experiment, b.algorithm, b.implementation, b.dim, b.setting,
+                                                 experiment_file=path)
+        first, count = model.chunk_trials(experiment, b.algorithm, b.implementation, b.chunk)
+        args = model.run_args(experiment, b, configuration, first, count)
+        jobs.append(dict(stem=stem, implementation=b.implementation, function=b.function, chunk=b.chunk,
+                         run=commands.run_command(model.cell_args(b), args, stem),
+                         warmup=commands.warmup_command(model.cell_args(b), configuration, f"{stem}.warmup.json")))
     return jobs
 
 

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import GpudeError
+from ..experiment import concat_trials, refuse_failed
 from ..io import read_csv, write_atomic, write_csv_atomic
 from ..machines import machine_label
 from .cells import CELL, Cell, launch_size, row_key
@@ -71,13 +72,8 @@ def merge(reference_dir: Path, experiment: dict, cells: list[Cell], found, trace
     found = _not_merged_yet(found, old)
     if not found:
         raise GpudeError("nothing to merge: every finished campaign row is in the reference already")
-    new = pd.concat([rows for rows, _ in found], ignore_index=True)
-    if new["run_id"].duplicated().any():
-        raise GpudeError(f"a trial twice in the campaign's folder: {new.loc[new['run_id'].duplicated(), 'run_id'].iloc[0]}")
-    failed = new[new["status"].astype(str).str.startswith("error")] if len(new) else new
-    if len(failed):
-        raise GpudeError(f"{len(failed)} campaign trial(s) failed, e.g. {failed['run_id'].iloc[0]}: "
-                         f"{failed['status'].iloc[0]}; nothing was merged (re-run them: delete their files)")
+    new = concat_trials([rows for rows, _ in found], "the campaign's folder")
+    refuse_failed(new, " (re-run them: delete their files)")
     by_key = {c.key(): c for c in cells}
     machines = {machine_label(r) for r in new.to_dict("records") if real_gpu(r.get("gpu"))}
     machine = machines.pop() if len(machines) == 1 else None  # the machine the campaign ran on

@@ -13,7 +13,8 @@ import pandas as pd
 
 from ..io import read_csv
 from ..machines import _real_gpu as _names_a_gpu, machine_label
-from .cells import CELL, NOT_PARAMS, Cell, budget, launch_size, row_key, run_id
+from ..experiment import settings_of
+from .cells import CELL, Cell, budget, launch_size, row_key, run_id
 
 #: a campaign's file for trials ``first .. first + count - 1`` of a cell, under ``--out``
 RUN = "{algorithm}/{implementation}/{function}/d{dim}/np{popsize}/{dtype}/t{first}-{last}"
@@ -63,10 +64,7 @@ def stale_reason(row: dict, experiment: dict, cell: Cell, machine: str | None = 
         if launch_size(row) == 1 or str(row.get("gpu")) != machine_gpu(machine):
             return f"made on {machine_label(row)} (the reference's machine: {machine})"
     params = json.loads(row["params"]) if isinstance(row.get("params"), str) else {}
-    spec = experiment["algorithms"][cell.algorithm]
-    for key, value in spec.items():
-        if key in NOT_PARAMS:
-            continue
+    for key, value in settings_of(experiment, cell.algorithm)[cell.setting].items():
         if key not in params or not _same(params[key], value):
             return f"{key} {params.get(key)} (experiment: {value})"
     fes = budget(experiment, cell.dim)
