@@ -33,7 +33,8 @@ LAYERS = {
     "gpude.functions": 2,
     "gpude.algorithms": 3,
     "gpude.implementations": 4, "gpude.registry": 4,
-    "gpude.trial": 5, "gpude.results": 5, "gpude.verify": 5, "gpude.optimize": 5, "gpude.ioh": 5, "gpude.stats": 5,
+    "gpude.trial": 5, "gpude.batch": 5, "gpude.results": 5, "gpude.verify": 5, "gpude.optimize": 5, "gpude.ioh": 5,
+    "gpude.stats": 5,
     "gpude.report": 6,
     "gpude.cli": 7, "gpude.__main__": 7, "gpude.campaign": 7, "gpude.run_batches": 7,
 }
