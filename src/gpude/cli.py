@@ -522,6 +522,8 @@ def _add_configuration_arguments(r) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``gpude`` command line, a subcommand each (module docstring): a parsed command's ``func`` is
+    its ``_cmd_*`` (``fetch-data`` is listed for ``--help`` only: :func:`main` hands it on)."""
     p = _Parser(prog="gpude", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -675,6 +677,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """``gpude ARGS`` (``argv``: without the program's name; None: ``sys.argv``); returns the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["fetch-data"] and argv[1:2] in (["lolib"], ["etc"]):  # Kromer et al.'s instances
         from . import instances

@@ -105,6 +105,8 @@ def _pct(v) -> str:
 
 
 class Kromer(Section):
+    """The REPORT's section of the three Krömer experiments: the protocol, each table this experiment
+    made (a ``*_markdown`` method each), the figures, and the verdicts (:meth:`verdicts`)."""
 
     write_outputs = staticmethod(write_outputs)
     study = "Krömer et al."

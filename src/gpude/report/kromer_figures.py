@@ -42,6 +42,7 @@ def _progress(ax, trials, traces, label, percent_of=None, t_max=None):
 
 
 def figure_lop_progress(trials, traces, out_dir) -> list[Path]:
+    """Fig. 6: error % vs time on be75eec, a curve per implementation (none: no file)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -72,6 +73,7 @@ def figure_lop_progress(trials, traces, out_dir) -> list[Path]:
 
 
 def figure_etc_progress(trials, traces, out_dir) -> list[Path]:
+    """Figs. 8-9: fit vs time at NP = 64, a panel per ThM*C* (Fig. 8) or TlM*C* (Fig. 9) matrix."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -103,6 +105,8 @@ def figure_etc_progress(trials, traces, out_dir) -> list[Path]:
 
 
 def figure_eval_speed(table: pd.DataFrame, out_dir) -> list[Path]:
+    """Figs. 5 and 7: seconds per population evaluation vs NP, a panel per problem, from
+    :func:`gpude.report.kromer_tables.eval_speed_table`."""
     import matplotlib
 
     matplotlib.use("Agg")

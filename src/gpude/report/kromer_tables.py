@@ -66,6 +66,8 @@ def values_at(trials: pd.DataFrame, traces: dict, times) -> pd.DataFrame:
 # --- Table 1 ----------------------------------------------------------------------------------
 
 def rastrigin_table(trials: pd.DataFrame, traces: dict, published: pd.DataFrame | None) -> pd.DataFrame:
+    """Table 1: per (implementation, D, machine) the mean and best error of N09 after 0.64 s and 27 s,
+    and the paper's value at the time nearest each (``published``: its ``source == "kromer"`` rows)."""
     runs = paper_runs(trials)
     runs = values_at(runs[runs["function"] == "N09"], traces, RASTRIGIN_TIMES)
     rows = []
@@ -87,6 +89,8 @@ def rastrigin_table(trials: pd.DataFrame, traces: dict, published: pd.DataFrame 
 # --- Tables 2-3 and Fig. 6 ------------------------------------------------------------------------
 
 def lop_table(trials: pd.DataFrame, traces: dict, published: dict[int, pd.DataFrame]) -> pd.DataFrame:
+    """Tables 2-3: per (implementation, instance, machine) the best and mean error % after 5 s and 10 s,
+    whether every run was at the optimum, and the paper's values (``published``: table number -> table)."""
     from ..instances import catalog
     from ..problems.lop import optima
 
@@ -147,6 +151,9 @@ def lop_summary(table: pd.DataFrame, published: dict[int, pd.DataFrame]) -> pd.D
 # --- Table 4 and Figs. 8-9 --------------------------------------------------------------------------
 
 def etc_table(trials: pd.DataFrame, published: pd.DataFrame | None) -> pd.DataFrame:
+    """Table 4: per (ETC matrix, NP, implementation, machine) the fit after the budget (mean, std, best),
+    makespan and flowtime (from the rows' ``solution``), the Min-Min makespan, and the paper's fit and
+    best column beside."""
     from ..instances import catalog
     from ..problems.scheduling import instances
 
