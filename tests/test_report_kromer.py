@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from gpude.report import kromer
+from gpude.report import kromer, kromer_tables
 from gpude.report.document import build
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
@@ -24,11 +24,11 @@ def row(impl, function, trial, best, budget, dim=50, popsize=256, solution=""):
 
 def test_best_at_reads_the_step_function_and_the_final_value_at_the_budget():
     trace = {"time_s": np.array([0.1, 1.0, 4.0, 7.0]), "best_error": np.array([90.0, 50.0, 10.0, 3.0])}
-    assert kromer.best_at(trace, 5.0, 1.0, 10.0) == 10.0      # the last generation that ended by 5 s
-    assert kromer.best_at(trace, 10.0, 1.0, 10.0) == 1.0      # the row's final best at the budget
-    assert np.isnan(kromer.best_at(trace, 0.05, 1.0, 10.0))   # nothing evaluated yet
-    assert np.isnan(kromer.best_at(None, 5.0, 1.0, 10.0))
-    assert np.isnan(kromer.best_at(trace, 10.0, 1.0, 5.0))     # a 5 s run says nothing about 10 s
+    assert kromer_tables.best_at(trace, 5.0, 1.0, 10.0) == 10.0      # the last generation that ended by 5 s
+    assert kromer_tables.best_at(trace, 10.0, 1.0, 10.0) == 1.0      # the row's final best at the budget
+    assert np.isnan(kromer_tables.best_at(trace, 0.05, 1.0, 10.0))   # nothing evaluated yet
+    assert np.isnan(kromer_tables.best_at(None, 5.0, 1.0, 10.0))
+    assert np.isnan(kromer_tables.best_at(trace, 10.0, 1.0, 5.0))     # a 5 s run says nothing about 10 s
 
 
 def test_lop_error_percent_uses_the_table_s_own_optimum_and_counts_solved_instances():
@@ -41,7 +41,7 @@ def test_lop_error_percent_uses_the_table_s_own_optimum_and_counts_solved_instan
               ("ref", "de/many_threaded/be75np/t0"): {"time_s": np.array([0.5, 2.0]), "best_error": np.array([9.0, 0.0])}}
     paper = {2: pd.DataFrame({"instance": ["be75eec"], "best_5s": [1.13e-3], "avg_5s": [2e-3], "best_10s": [0.0],
                               "avg_10s": [8.83e-3]})}
-    t = kromer.lop_table(trials, traces, paper).set_index("instance")
+    t = kromer_tables.lop_table(trials, traces, paper).set_index("instance")
     assert t.loc["be75eec", "avg_5s"] == pytest.approx(0.5)          # 1% and 0% at 5 s
     assert t.loc["be75eec", "best_5s"] == 0.0 and t.loc["be75eec", "avg_10s"] == 0.0
     # solved in every run = at the optimum after 5 s and after 10 s (be75eec's first run: only at 6 s)
@@ -49,7 +49,7 @@ def test_lop_error_percent_uses_the_table_s_own_optimum_and_counts_solved_instan
     assert not t.loc["N-be75eec", "solved_every_run"]
     assert t.loc["N-be75eec", "avg_10s"] == pytest.approx(0.1) and t.loc["N-be75eec", "table"] == 3
     assert t.loc["be75eec", "paper_avg_10s"] == 8.83e-3 and np.isnan(t.loc["N-be75eec", "paper_avg_10s"])
-    s = kromer.lop_summary(t.reset_index(), paper).set_index(["table", "implementation"])
+    s = kromer_tables.lop_summary(t.reset_index(), paper).set_index(["table", "implementation"])
     assert s.loc[(2, "many_threaded"), "solved_every_run"] == 1
     assert s.loc[(2, "paper (GPU)"), "mean_avg_10s"] == 8.83e-3
     # ours against the paper: be75eec is the only Table 2 instance the transcribed table has here
@@ -67,21 +67,21 @@ def test_eval_speed_sets_the_cpus_against_the_pre_bound_launch_and_names_the_mac
     speed = pd.DataFrame([r("lop", 16, "cpu", 1e-5), r("lop", 16, "gpu", 8e-5), r("lop", 16, "gpu_prebound", 2e-5),
                           r("lop", 512, "cpu", 4e-4), r("lop", 512, "gpu", 8e-5), r("lop", 512, "gpu_prebound", 2e-5),
                           r("lop", 16, "cpu_parallel", 1e-5), r("lop", 512, "cpu_parallel", 3e-5)])
-    t = kromer.eval_speed_table(speed).set_index("popsize")
+    t = kromer_tables.eval_speed_table(speed).set_index("popsize")
     assert set(t["gpu_device"]) == {"gpu_prebound"} and set(t["machine"]) == {"GPU X / CPU y x32"}
     assert t.loc[16, "cpu_over_gpu"] == pytest.approx(0.5) and t.loc[512, "cpu_over_gpu"] == pytest.approx(20.0)
     assert t.loc[512, "cpu_parallel_over_gpu"] == pytest.approx(1.5)
     # a CSV from before the pre-bound launch: the function object's launch is the GPU's
-    old = kromer.eval_speed_table(speed[speed["device"] != "gpu_prebound"]).set_index("popsize")
+    old = kromer_tables.eval_speed_table(speed[speed["device"] != "gpu_prebound"]).set_index("popsize")
     assert set(old["gpu_device"]) == {"gpu"} and old.loc[512, "cpu_over_gpu"] == pytest.approx(5.0)
 
 
 def test_the_paper_s_columns_are_high_level_sequential_and_many_threaded():
     # sec. 5.3: a simple high-level CPU program, an optimised one identical to the GPU's but for CUDA
-    assert kromer.PAPER_COLUMN == {"high_level": "cpu", "sequential": "cpu_optimized", "many_threaded": "gpu"}
-    assert "master_slave" not in kromer.PAPER_COLUMN
-    assert "high level object oriented C++ code" in kromer.PAPER_COLUMNS_QUOTE
-    assert "identical with the exception of CUDA-C language constructions" in kromer.PAPER_COLUMNS_QUOTE
+    assert kromer_tables.PAPER_COLUMN == {"high_level": "cpu", "sequential": "cpu_optimized", "many_threaded": "gpu"}
+    assert "master_slave" not in kromer_tables.PAPER_COLUMN
+    assert "high level object oriented C++ code" in kromer_tables.PAPER_COLUMNS_QUOTE
+    assert "identical with the exception of CUDA-C language constructions" in kromer_tables.PAPER_COLUMNS_QUOTE
 
 
 def test_etc_table_maps_implementations_to_the_paper_s_columns_and_marks_the_best():
@@ -91,8 +91,8 @@ def test_etc_table_maps_implementations_to_the_paper_s_columns_and_marks_the_bes
                            row("high_level", "ThMhCc", 0, 1.2e7, 30.0, 512, 64, sol(1.2e7, 1.1e7))])
     paper = pd.DataFrame({"etc": ["ThMhCc"] * 3, "popsize": [64] * 3, "implementation": ["cpu", "cpu_optimized", "gpu"],
                           "fitness": [1.07e7, 9.03e6, 9.57e6]})
-    t = kromer.etc_table(trials, paper)
-    t = t.merge(kromer.best_columns(t, "fit_mean"), on=["etc", "popsize"]).set_index("column")
+    t = kromer_tables.etc_table(trials, paper)
+    t = t.merge(kromer_tables.best_columns(t, "fit_mean"), on=["etc", "popsize"]).set_index("column")
     assert t.loc["gpu", "ours_over_paper"] == pytest.approx(9.0e6 / 9.57e6)
     assert t.loc["cpu_optimized", "implementation"] == "sequential" and t.loc["cpu", "implementation"] == "high_level"
     assert t.loc["cpu_optimized", "makespan_mean"] == 7.9e6
@@ -107,7 +107,7 @@ def test_rastrigin_table_reads_both_times_and_puts_the_paper_beside():
     paper = pd.read_csv(ROOT / "paper/published/kromer_table1.csv", comment="#") if (
         ROOT / "paper/published/kromer_table1.csv").is_file() else pd.DataFrame(
         {"variables": [128, 128], "source": ["kromer"] * 2, "value": [232.8668, 32.98331], "time_s": [0.6604656, 27.00045]})
-    t = kromer.rastrigin_table(trials, traces, paper).iloc[0]
+    t = kromer_tables.rastrigin_table(trials, traces, paper).iloc[0]
     assert t["mean_0.64s"] == 250.0 and t["mean_27s"] == 30.0
     assert t["paper_0.64s"] == pytest.approx(232.8668) and t["paper_27s"] == pytest.approx(32.98331)
 
@@ -151,7 +151,7 @@ def test_fe_rate_table_puts_the_columns_side_by_side_with_the_paper_s_ratios():
                          rate_row("ThMhCi", 64, "many_threaded", 8.0e5),
                          rate_row("ThMhCi", 512, "high_level", 2.0e4), rate_row("ThMhCi", 512, "sequential", 4.0e5),
                          rate_row("ThMhCi", 512, "many_threaded", 6.0e6, wall=1.5)])
-    t = kromer.fe_rate_table(rate).set_index("popsize")
+    t = kromer_tables.fe_rate_table(rate).set_index("popsize")
     assert t.loc[64, "gpu_over_cpu"] == pytest.approx(80.0)            # many_threaded / high_level
     assert t.loc[64, "gpu_over_cpu_optimized"] == pytest.approx(1.6)   # many_threaded / sequential
     assert t.loc[64, "cpu_optimized_over_cpu"] == pytest.approx(50.0)  # sequential / high_level
@@ -161,7 +161,7 @@ def test_fe_rate_table_puts_the_columns_side_by_side_with_the_paper_s_ratios():
     # beside the experiment's runs of the case: the median FEs of a 30 s run over 30 s at the rate alone
     trials = pd.DataFrame([{**row("sequential", "ThMhCi", k, 1.0, 30.0, 512, 64), "fes_used": f}
                            for k, f in enumerate((7.0e6, 7.5e6, 9.0e6))])
-    t = kromer.fe_rate_table(rate, trials).set_index("popsize")
+    t = kromer_tables.fe_rate_table(rate, trials).set_index("popsize")
     assert t.loc[64, "reference_over_alone_sequential"] == pytest.approx(7.5e6 / (30 * 5.0e5))
     assert np.isnan(t.loc[512, "reference_over_alone_sequential"]) and np.isnan(t.loc[64, "reference_over_alone_high_level"])
 
@@ -184,7 +184,7 @@ def test_contention_table_compares_with_the_run_alone_and_counts_the_reference_s
                         run_row("many_threaded", 0, 9000, "2026-01-01T00:00:32Z", concurrency="exclusive-gpu:2"),
                         run_row("many_threaded", 1, 9000, "2026-01-01T00:00:32Z", concurrency="exclusive-gpu:2"),
                         run_row("sequential", 0, 1, "2026-01-01T00:00:30Z", boot="boot-z", function="ThMhCi")])
-    t = kromer.contention_table(check, ref).set_index(["source", "at_once"])
+    t = kromer_tables.contention_table(check, ref).set_index(["source", "at_once"])
     assert t.loc[("check", 1), "probe_over_alone"] == 1.0
     assert t.loc[("check", 4), "probe_over_alone"] == pytest.approx(0.99) and t.loc[("check", 4), "runs"] == 4
     assert t.loc[("check", 4), "min_over_alone"] == pytest.approx(0.901)
@@ -202,10 +202,10 @@ def test_claims_are_checked_on_table_4_and_the_fe_rates():
     # ours = the paper's Table 4 itself, but the GPU loses ThMhCi at NP 1024 to the CPU opt. column
     ours = paper4.rename(columns={"fitness": "fit_mean", "implementation": "column"})
     ours.loc[(ours["etc"] == "ThMhCi") & (ours["popsize"] == 1024) & (ours["column"] == "cpu_optimized"), "fit_mean"] = 1.0
-    rate = kromer.fe_rate_table(pd.DataFrame([rate_row("ThMhCi", 64, "high_level", 1.0e4),
+    rate = kromer_tables.fe_rate_table(pd.DataFrame([rate_row("ThMhCi", 64, "high_level", 1.0e4),
                                               rate_row("ThMhCi", 64, "sequential", 5.0e5),
                                               rate_row("ThMhCi", 64, "many_threaded", 8.0e5)]))
-    c = kromer.claims_check(claims, ours, paper4, rate).set_index("check")
+    c = kromer_tables.claims_check(claims, ours, paper4, rate).set_index("check")
     assert c.loc["gpu_best_np512_1024", "ours"] == "23 of 24" and c.loc["gpu_best_np512_1024", "holds"] == "mostly"
     assert c.loc["gpu_best_np512_1024", "paper_table"] == "24 of 24"
     assert c.loc["cpu_opt_best_np64_consistent", "ours"] == "4 of 4" and c.loc["gpu_best_np64_other", "holds"] == "yes"

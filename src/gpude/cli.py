@@ -286,8 +286,8 @@ def _cmd_warmup(args) -> int:
 
 
 def _cmd_run(args) -> int:
-    from .results import failed_row, trial_row, write_batch
-    from .rng import trial_seed
+    """The trials of one configuration (gpude.batch.run_trials), inside the GPU lease they need."""
+    from .batch import run_trials
 
     if (args.out_csv is None) != (args.out_traces is None):
         raise GpudeError("--out-csv and --out-traces go together (the batch's rows and their traces); "
@@ -300,52 +300,12 @@ def _cmd_run(args) -> int:
     # all its batches (held_lease): a process cannot change its device once CUDA has started
     held = getattr(args, "held_lease", False)
     lease = None if held else _lease_gpu(args.gpu, uses_gpu)
-    from .functions.function import canonical_id
-
-    function = canonical_id(args.function)  # F01 for f01; an instance's name as in the paper
-    trials = range(args.first_trial, args.first_trial + args.trials)
-    seeds = (list(args.seeds) if args.seeds else
-             [trial_seed(args.seed, function, args.dim, args.popsize, t) for t in trials])
-    if args.seeds:
-        trials = range(args.first_trial, args.first_trial + len(seeds))
-    t0 = time.perf_counter()
-    runner = _make_runner(args, function, options)
-    setup = time.perf_counter() - t0
-    rows, results = [], []
-    base = {"function": function, "dim": args.dim, "algorithm": args.algorithm,
-            "implementation": args.implementation, "popsize": args.popsize, "dtype": args.dtype,
-            "max_fes": int(args.max_fes), "target_error": args.target, "max_time_s": args.max_time_s}
-    print(f"{args.implementation} {function} D={args.dim} NP={args.popsize}: {len(seeds)} "
-          f"trials, setup {setup:.1f}s (first trial at {time.time():.3f})", file=sys.stderr, flush=True)
-    jobs, per_launch = list(zip(trials, seeds)), runner.trials_per_launch
-    for start in range(0, len(jobs), per_launch):  # a GPU device loop advances a group together
-        group = jobs[start:start + per_launch]
-        try:
-            outcomes = runner.run_batch([seed for _, seed in group])
-        except Exception as exc:  # a failed trial is a row with its status, never dropped
-            outcomes = [exc] * len(group)
-        for k, ((t, seed), r) in enumerate(zip(group, outcomes), start + 1):
-            progress = f"[{k}/{len(seeds)}] trial {t} seed {seed}"
-            if isinstance(r, Exception):
-                rows.append(failed_row(base, t, seed, r, args.setting))
-                results.append(None)
-                print(f"{progress}: FAILED {type(r).__name__}: {r}", file=sys.stderr)
-                continue
-            rows.append(trial_row(r, t, setup, str(args.out_traces), args.concurrency, suite=args.suite,
-                                  setting=args.setting))
-            results.append(r)
-            print(f"{progress}: best {r.best_error:.6g} fes {r.fes_used} time {r.wall_time_s:.3f}s"
-                  f" (stopped by {r.stopped_by})", file=sys.stderr, flush=True)
-    done = [r for r in results if r is not None]
-    print(f"{args.implementation} {function} D={args.dim} NP={args.popsize}: {len(done)}/{len(results)} trials"
-          + (f", best error {min(r.best_error for r in done):.6g} (median "
-             f"{float(np.median([r.best_error for r in done])):.6g}), FEs {min(r.fes_used for r in done)}-"
-             f"{max(r.fes_used for r in done)}, time {sum(r.wall_time_s for r in done):.3f}s in all"
-             if done else "")
-          + (f" -> {args.out_csv}" if args.out_csv else " (nothing written: --out-csv and --out-traces keep "
-             "the rows and traces)"), file=sys.stderr, flush=True)
-    if args.out_csv:
-        write_batch(rows, results, args.out_csv, args.out_traces, uses_gpu=uses_gpu)
+    results = run_trials(args.algorithm, args.implementation, args.function, args.dim, args.popsize,
+                         int(args.max_fes), trials=args.trials, first_trial=args.first_trial, seed=args.seed,
+                         seeds=args.seeds, F=args.F, CR=args.CR, bounds=args.bounds, dtype=args.dtype,
+                         target=args.target, max_time_s=args.max_time_s, suite=args.suite, setting=args.setting,
+                         concurrency=args.concurrency, out_csv=args.out_csv, out_traces=args.out_traces,
+                         options=options)
     _release_gpu(lease)
     return 0 if args.keep_failed or all(r is not None for r in results) else 1
 
@@ -465,63 +425,30 @@ def _cmd_stats(args) -> int:
 
 
 def _cmd_paper(args) -> int:
-    from pathlib import Path
-
-    import pandas as pd
-
-    from .report.convergence import figures
+    """An experiment's tables, figures and statistics (gpude.report.paper.write_paper)."""
     from .report.document import section_class
-    from .report.scatter import error_vs_time
-    from .io import read_csv, write_csv_atomic
-    from .report.scaling import cell_table, time_vs_popsize
-    from .report.sources import load_sources
-    from .report.timing import write_all
-    from .stats.tables import with_competitors, write_statistics
+    from .report.paper import write_paper
 
-    # the command line first, then every input, before anything is written
-    wanted = section_class(args.study).generic_outputs  # the study's choice of the generic outputs
-    compare, inputs = {}, {}
-    for item in args.compare or []:
-        label, _, path = item.partition("=")
-        if not path or not label:
-            raise GpudeError(f"--compare expects LABEL=PATH, got {item!r}")
-        compare[label] = path
-    for item in args.study_input or []:
-        name, _, path = item.partition("=")
-        if not path or not name:
-            raise GpudeError(f"--study-input expects NAME=PATH, got {item!r}")
-        inputs[name] = path
-    trials, traces = load_sources(args.trials)
-    # tables and figures are per competitor: the implementation where only it varies (case study
-    # 1), else e.g. algorithm/implementation/popsize (case study 2)
-    labelled = with_competitors(trials).assign(implementation=lambda d: d["competitor"])
-    published = read_csv(args.published, comment="#") if args.published else None
-    others = {label: read_csv(path, comment="#") for label, path in compare.items()}
-    alone = read_csv(args.alone) if args.alone else None
-    files = write_all(labelled, args.out_dir, published, others, time="time" in wanted)
-    files["convergence"] = figures(labelled, traces, args.out_dir)
-    files["scatter"] = error_vs_time(labelled, args.out_dir)
-    cells = cell_table(trials)  # per implementation, function, D and NP (Qin et al.'s Tables 1-3)
-    files["cells"] = write_csv_atomic(cells, Path(args.out_dir) / "table_cells.csv")
-    if "time_vs_popsize" in wanted:
-        files["scaling"] = time_vs_popsize(cells, args.out_dir)
-    # the study's budget: its flag, else the trials' max_time_s (no time-based score under a time budget)
-    files["stats"] = list(write_statistics(trials, Path(args.out_dir) / "stats",
-                                           time_budget=args.time_budget).values())
-    if args.study:  # the study's own tables and figures (e.g. Nashed et al.'s Table 2 and Fig. 2)
-        files["study"] = section_class(args.study).write_outputs(trials, traces, args.out_dir, **inputs)
-    reruns = [Path(p).with_name("rerun_check.csv") for p in args.trials]
-    reruns = [read_csv(p).assign(source=str(p)) for p in reruns if p.is_file()]
-    if reruns:  # trials run twice (`gpude rerun-check`): the report says how the sessions compare
-        files["reruns"] = write_csv_atomic(pd.concat(reruns, ignore_index=True),
-                                           Path(args.out_dir) / "rerun_check.csv")
-    if alone is not None:  # the same trials run one at a time, beside these (run several per launch)
-        from .report.batching import alone_vs_batched
-
-        files["alone"] = write_csv_atomic(alone_vs_batched(with_competitors(trials), alone),
-                                          Path(args.out_dir) / "table_alone_vs_batched.csv")
+    # the command line first (an unknown study, then the LABEL=PATH pairs), then every input, before
+    # anything is written
+    section_class(args.study)
+    compare = _pairs(args.compare, "--compare", "LABEL")
+    inputs = _pairs(args.study_input, "--study-input", "NAME")
+    files = write_paper(args.trials, args.out_dir, published=args.published, study=args.study, study_inputs=inputs,
+                        alone=args.alone, compare=compare, time_budget=args.time_budget)
     print("wrote", ", ".join(str(p) for v in files.values() for p in (v if isinstance(v, list) else [v])))
     return 0
+
+
+def _pairs(items: list[str] | None, flag: str, key: str) -> dict[str, str]:
+    """``KEY=PATH`` arguments as ``{KEY: PATH}`` (a later KEY replaces an earlier one)."""
+    pairs = {}
+    for item in items or []:
+        name, _, path = item.partition("=")
+        if not path or not name:
+            raise GpudeError(f"{flag} expects {key}=PATH, got {item!r}")
+        pairs[name] = path
+    return pairs
 
 
 def _cmd_report(args) -> int:
@@ -590,6 +517,8 @@ def _add_configuration_arguments(r) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``gpude`` command line, a subcommand each (module docstring): a parsed command's ``func`` is
+    its ``_cmd_*`` (``fetch-data`` is listed for ``--help`` only: :func:`main` hands it on)."""
     p = _Parser(prog="gpude", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -743,6 +672,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """``gpude ARGS`` (``argv``: without the program's name; None: ``sys.argv``); returns the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["fetch-data"] and argv[1:2] in (["lolib"], ["etc"]):  # Kromer et al.'s instances
         from . import instances

@@ -5,7 +5,7 @@ The pilot's stages are the experiments ``config/experiments/kromer_pilot_*.yaml`
 over a grid of F x CR [x NP], one run per core, at the paper's budgets); where a later stage's
 settings were picked from an earlier stage's results, the file holds the pilot's picks and says so.
 Their rows become readout rows (:func:`readouts`: one per run and readout, from the run's trace with
-:func:`gpude.report.kromer.best_at`), the same rows as the pilot's own stage files
+:func:`gpude.report.kromer_tables.best_at`), the same rows as the pilot's own stage files
 (``results/benchmarks/kromer_pilot/<stage>.csv.gz``, the committed legacy input read by
 :func:`legacy_rows`; its README says what they are). Each experiment's report section (``report:
 section: kromer_pilot``) summarises its own runs (``pilot_summary.md``/``.csv``); the summary across
@@ -106,11 +106,11 @@ def gpu_fes_per_s(rates: pd.DataFrame | None, problem: str, instance: str, dim, 
 
 def readouts(trials: pd.DataFrame, traces: dict, rates: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per run and readout, as the pilot's stage files have them: at each CPU time
-    (``cpu_time``: :func:`gpude.report.kromer.best_at` on the run's trace) and at the FEs the H200's
+    (``cpu_time``: :func:`gpude.report.kromer_tables.best_at` on the run's trace) and at the FEs the H200's
     GPU makes in that time (``gpu_fes``: the best of the last trace point within those FEs; reached
     if the run made them or stopped at its target). ``best_error`` is the REPORT's measure (LOP:
     error %); runs that failed are left out."""
-    from .kromer import best_at
+    from .kromer_tables import best_at
 
     ok = trials[~trials["status"].astype(str).str.startswith("error")]
     optima = None
