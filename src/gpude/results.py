@@ -1,4 +1,4 @@
-"""Trial rows and trace files (schema: shared/guides/conventions.md sec. 2.5-2.6).
+"""Trial rows and trace files (their columns: docs/workflow.md, "Results").
 
 One CSV row per trial with every descriptor, the outcome, and the hardware and
 software that produced it; one ``.npz`` of traces per batch (all trials
