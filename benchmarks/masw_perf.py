@@ -339,7 +339,7 @@ def main(argv=None) -> int:
                         "launch per application, where 'steps' makes ~5,000 launches a cycle, each slow under ncu)")
     p.add_argument("--ga-fused-too", action="store_true",
                    help="also measure this tree with ga_mode='fused' (version 'after-ga-fused': each child "
-                        "evaluated by the crossover kernel as it is made, masw_gpu_ga)")
+                        "evaluated by the crossover kernel as it is made, masw_gpu.ga)")
     p.add_argument("--variant", action="append", default=[], metavar="NAME:KEY=VALUE[,KEY=VALUE]",
                    help="also measure this tree with these masw/gpu options (version 'after-NAME'), e.g. "
                         "'u4:ls_mode=fused,ls_unroll=4' (repeatable)")

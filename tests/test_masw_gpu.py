@@ -47,7 +47,7 @@ def test_fused_local_search_follows_sequential(fid, dim):
 
 def test_pending_halvings_folded_into_the_bias_change_nothing(monkeypatch):
     # b * 2^-2 every two failed steps instead of b / 2 each step: the same bias, the same run
-    from gpude.implementations import masw_gpu_ls
+    from gpude.implementations.masw_gpu import ls as masw_gpu_ls
 
     dim = 24 * SCALE
     _, ref = run("sequential", "L01", dim, dtype="float32")
@@ -227,7 +227,7 @@ def test_replacement_on_the_device_is_the_host_rule():
 
 def test_the_default_ls_mode_follows_the_measurements():
     from gpude.functions.largescale import LARGE_SCALE
-    from gpude.implementations.masw_gpu_ls import default_ls_mode, fused_options
+    from gpude.implementations.masw_gpu.ls import default_ls_mode, fused_options
 
     codes = {fid: d.code for fid, d in LARGE_SCALE.items()}
     # pointwise terms, the rotated head and Schwefel 1.2's scan: fused at every D (measured up to
@@ -246,7 +246,7 @@ def test_the_default_ls_mode_follows_the_measurements():
     assert (runner.ls_unroll, runner.ls_min_blocks) == (1, 0)
 
 
-# -- trials per launch (issue 24) ------------------------------------------------------------------
+# -- trials per launch ------------------------------------------------------------------
 # (a large-scale function through each local search mode, a CEC 2010 one and a program function; L06
 # through steps added 20 s to the CI suite and nothing these do not cover)
 BATCH_CASES = [("L02", 24 * SCALE, "fused"), ("C04", 100 * SCALE, "steps"), ("Q04", 10, "steps")]
@@ -347,7 +347,7 @@ def test_trials_per_launch_is_checked(monkeypatch):
         def get_memory_info(self):
             return free, 10 * free
 
-    monkeypatch.setattr(masw_gpu.cuda, "current_context", lambda: Context())
+    monkeypatch.setattr(masw_gpu.runner.cuda, "current_context", lambda: Context())
     assert r.check_memory(3) == 3 * per_trial + 3 * 24 * 8
     with pytest.raises(InvalidInputError, match="the largest trials_per_launch that fits is 3"):
         r.check_memory(8)
@@ -406,7 +406,7 @@ def test_batched_replacement_on_the_device_is_the_host_rule_per_trial():
                                                ("C13", 100 * SCALE, 2)],
                          ids=["L02-short-step", "C04-head", "C13-next"])
 def test_children_evaluated_as_they_are_made_give_the_same_run(fid, dim, offspring):
-    """ga_mode='fused' (masw_gpu_ga): the crossover adds each child's terms as it makes them, with the
+    """ga_mode='fused' (masw_gpu.ga): the crossover adds each child's terms as it makes them, with the
     evaluator's coordinates, blocks and closing; the run is the separate evaluation's bit for bit
     (pointwise terms with a short last GA step; the rotated head group and Rosenbrock's next
     coordinate through a permutation)."""
@@ -460,7 +460,7 @@ def test_rows_by_reference_make_the_run_of_copies(monkeypatch):
         r = make_runner("masw", "gpu", "L02", 24, NP, NP + 24, **PARAMS, ls_mode="steps", threads=16, quiet=True)
         res = r.run(SEED)
         assert r.swap_rows == row_map
-        where = r.d_where.copy_to_host()
+        where = r.buf.d_where.copy_to_host()
         return res, r.population(), r.best_vector(), r.counts["moves"], where
 
     (a, pa, xa, moves_a, where_a), (b, pb, xb, moves_b, where_b) = one(False), one(True)

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from gpude import registry
-from gpude.implementations.device_loop import DeviceLoopImplementation, fair_shares
+from gpude.implementations.batch import fair_shares
+from gpude.implementations.device_loop import DeviceLoopImplementation
 from gpude.trial import make_runner
 
 DEVICE_LOOPS = [(e.algorithm, e.implementation) for e in registry.entries()

@@ -15,7 +15,7 @@ barrier, not a grid one: no cooperative launch, so a launch holds as many trials
 Each block stops at its own trial's target (its flag, read after the barrier) or at the budget's
 last generation; it writes the last generation it ran into ``state[0]`` with ``atomic.max`` (the
 host zeroes it before a batch), so the host's reading of the launch is ``de/resident``'s
-(:class:`~gpude.implementations.resident.ResidentDE`'s ``run_batch``: the fixed budget in one
+(:class:`~gpude.implementations.resident.ResidentDE`'s ``run_trials``: the fixed budget in one
 launch, a time budget in chunks of generations, the hits and fair shares).
 
 Same operators and random stream as every DE implementation: a seed makes ``de/sequential``'s run
@@ -222,8 +222,8 @@ class BlockDE(ResidentDE):
     def grid(self, args) -> int:
         return self.batch  # a block per trial: no cooperative launch, no residency limit
 
-    def run_batch(self, seeds):
+    def run_trials(self, keys):
         """``de/resident``'s, after zeroing the last-generation counter the blocks raise."""
-        self._allocate_common(len(seeds))
+        self._allocate_common(len(keys))
         self.d_state.copy_to_device(np.zeros(1, dtype=np.int64), stream=self.compute)
-        return super().run_batch(seeds)
+        return super().run_trials(keys)

@@ -62,8 +62,8 @@ import numpy as np
 from numba import cuda
 
 from ..errors import require_positive_int
-from ..rng import seed_key
-from .base import Implementation, fes_after
+from .base import fes_after
+from .batch import BatchedImplementation, TrialEnd
 
 NO_HIT = np.iinfo(np.int64).max
 #: under a wall-clock budget, the host runs at most this many generations ahead of the GPU
@@ -71,10 +71,8 @@ MAX_AHEAD = 4
 #: generations of device trace per trial a time-budgeted run starts with (it doubles on demand)
 TRACE_CHUNK = 4096
 
-#: ``graph_generations``' default (all_gpu, many_threaded): timed on an H100 (main at dcb9f6a,
-#: results/benchmarks/SUMMARY.md and generation_time_nvidia-h100.csv), 32 generations per replay made
-#: all_gpu 0.31-0.71x the authors' All-GPU DE per run where single launches were 1.01-1.85x, and
-#: many_threaded's generation 48.5 us instead of 70-79; the graphs were captured there (the GPU tests)
+#: ``graph_generations``' default (all_gpu, many_threaded): the generations per replay that made both
+#: faster than single launches where they were timed (results/benchmarks/SUMMARY.md names the device)
 GRAPH_GENERATIONS = 32
 
 
@@ -142,30 +140,7 @@ def _reset_kernel(trace, hit_gen):
         hit_gen[t] = NO_HIT if t < hit_gen.shape[0] - 1 else 0  # the last slot counts the hits
 
 
-def times_run(ends, wall):
-    """Each trial's seconds under a time budget, where every trial of a batch has the whole budget
-    concurrently: until ``ends[b]`` (its stop), or the batch's ``wall`` (None: it ran to the end)."""
-    return np.array([wall if e is None else min(e, wall) for e in ends], dtype=np.float64)
-
-
-def fair_shares(ends, wall):
-    """Each trial's share of a batch's ``wall`` seconds: while k trials run, each is charged 1/k.
-
-    ``ends[b]`` is when trial b stopped being charged (None: it ran to the end). Whatever follows
-    the last end (the final synchronisation and copies) is shared equally. The shares add up to
-    ``wall``.
-    """
-    ends = times_run(ends, wall)
-    shares = np.empty_like(ends)
-    charged, previous = 0.0, 0.0
-    for rank, b in enumerate(np.argsort(ends, kind="stable")):
-        charged += (ends[b] - previous) / (len(ends) - rank)
-        previous = ends[b]
-        shares[b] = charged
-    return shares + (wall - previous) / len(ends)
-
-
-class DeviceLoopImplementation(Implementation):
+class DeviceLoopImplementation(BatchedImplementation):
     """Subclasses provide ``allocate()`` (arrays for ``self.batch`` trials), ``launch_init()``,
     ``launch_generation(g, n)`` (on ``self.compute``, the trials' keys in ``self.d_keys``; or,
     with a graph made by :meth:`_make_graph`, ``launch_offset(k, n)``) and
@@ -235,14 +210,11 @@ class DeviceLoopImplementation(Implementation):
     def allocate(self) -> None:
         raise NotImplementedError
 
-    def run(self, seed: int):
-        return self.run_batch([seed])[0]
-
-    def run_batch(self, seeds):
-        """Run one trial per seed, all advanced together (see the module docstring)."""
-        p, B = self.params, len(seeds)
+    def run_trials(self, keys):
+        """Run a trial per key, all advanced together (see the module docstring)."""
+        p, B = self.params, len(keys)
         self._allocate_common(B)
-        self.h_keys[:] = [seed_key(s) for s in seeds]
+        self.h_keys[:] = keys
         self.d_keys.copy_to_device(self.h_keys, stream=self.compute)
         n_reset = max(self.d_trace.size, B + 1)
         _reset_kernel[(n_reset + 255) // 256, 256, self.compute](self.d_trace, self.d_hit)
@@ -295,26 +267,32 @@ class DeviceLoopImplementation(Implementation):
         self.d_hit.copy_to_host(self.h_hit)  # the last poll may predate the last generations
         hit_gens = [int(h) for h in self.h_hit[:B]]
         last = [min(g, h) for h in hit_gens]
+        fit, best_x, wall, trace_best = self._final_trials(t0, last)
+        marks = self._mark_times(marks, start, g, wall) if timed else None
+        return self._trial_ends(fit, best_x, trace_best, last, hit_gens, seen_at, out_of_time, marks), wall
+
+    def _final_trials(self, t0, last):
+        """Each trial's final errors and best vector at its last generation ``last[b]`` (on the clock),
+        the batch's wall seconds since ``t0``, and the device trace (copied after the clock stops:
+        it is instrumentation, not the optimisation)."""
         self._last_generations = last
         fit, best_x = self._final_states(last)
         wall = time.perf_counter() - t0
-        # the trace is instrumentation, not the optimisation: copied after the clock stops
-        trace_best = self.d_trace.copy_to_host()
-        if timed:  # every trial had the whole budget, concurrently: charged the time it ran
-            shares = times_run(seen_at, wall)
-            mark_gens, mark_times = self._mark_times(marks, start, g, wall)
-        else:
-            shares = fair_shares(seen_at, wall)
-        results = []
-        for b, seed in enumerate(seeds):
-            trace, hit, stopped_by, hit_fes = self._trial_record(
-                trace_best[b], last[b], hit_gens[b], out_of_time, (mark_gens, mark_times) if timed else None)
-            results.append(self._result(
-                seed, float(fit[b].min()), best_x[b], fes_after(last[b], p.popsize, p.max_fes),
-                last[b], shares[b], hit_fes, shares[b] if hit else None, trace, stopped_by,
-                options={**self.run_options(), "trials_per_launch": B},
-                prebound=self.prebound, batch_wall_time_s=wall))
-        return results
+        return fit, best_x, wall, self.d_trace.copy_to_host()
+
+    def _trial_ends(self, fit, best_x, trace_best, last, hit_gens, ends, out_of_time, marks):
+        """Each trial's :class:`~gpude.implementations.batch.TrialEnd` (``ends[b]``: when the host saw
+        its stop; ``marks``: as :meth:`_trial_record`'s)."""
+        p, trials = self.params, []
+        for b in range(len(last)):
+            trace, _, stopped_by, hit_fes = self._trial_record(trace_best[b], last[b], hit_gens[b], out_of_time,
+                                                               marks)
+            trials.append(TrialEnd(float(fit[b].min()), best_x[b], fes_after(last[b], p.popsize, p.max_fes),
+                                   last[b], trace, stopped_by, hit_fes, ends[b]))
+        return trials
+
+    def batch_info(self, batch: int) -> dict:
+        return {"options": {**self.run_options(), "trials_per_launch": batch}, "prebound": self.prebound}
 
     def run_options(self) -> dict:
         """The options a result records (beside ``trials_per_launch``, the batch's size)."""

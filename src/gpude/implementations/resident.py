@@ -47,7 +47,7 @@ write past its end). Per-generation times are interpolated between the chunks' e
 **Time of a trial in a batch.** The host sees the hits only at the end (fixed budget), so a trial
 that hit at generation h of a batch that ran G generations is taken to have stopped after the
 fraction (h + 1) / (G + 1) of the batch's wall time, and charged its fair share up to there
-(:func:`~gpude.implementations.device_loop.fair_shares`): an estimate, generations being
+(:func:`~gpude.implementations.batch.fair_shares`): an estimate, generations being
 roughly equal in cost. Under a time budget, as in the other device loops, every trial is charged
 the time it ran (until the end of the chunk in which its hit was seen).
 """
@@ -65,9 +65,7 @@ from ..algorithms.de import build_de_ops, require_variant_support
 from ..errors import InvalidInputError, require_positive_int
 from ..functions import gpu
 from ..prebound import PreboundLaunch
-from ..rng import seed_key
-from .base import fes_after
-from .device_loop import NO_HIT, DeviceLoopImplementation, fair_shares, mark_hit, times_run
+from .device_loop import NO_HIT, DeviceLoopImplementation, mark_hit
 
 #: generations per launch of a time-budgeted run (the host checks its clock between two)
 CHUNK_GENERATIONS = 64
@@ -306,11 +304,11 @@ class ResidentDE(DeviceLoopImplementation):
                                      {"target": k - 4, "max_fes": k - 3, "g_first": k - 2, "g_last": k - 1})
         self.prebound = self.launch.fast
 
-    def run_batch(self, seeds):
-        """Run one trial per seed, all in the same launch(es) (see the module docstring)."""
-        p, B = self.params, len(seeds)
+    def run_trials(self, keys):
+        """Run a trial per key, all in the same launch(es) (see the module docstring)."""
+        p, B = self.params, len(keys)
         self._allocate_common(B)
-        self.h_keys[:] = [seed_key(s) for s in seeds]
+        self.h_keys[:] = keys
         self.d_keys.copy_to_device(self.h_keys, stream=self.compute)
         self.compute.synchronize()
         timed = p.max_time_s is not None
@@ -346,29 +344,22 @@ class ResidentDE(DeviceLoopImplementation):
         g_run = int(self.h_state[0])
         hit_gens = [int(h) for h in self.h_hit[:B]]
         last = [min(g_run, h) for h in hit_gens]
-        self._last_generations = last
-        fit, best_x = self._final_states(last)
-        wall = time.perf_counter() - t0
-        trace_best = self.d_trace.copy_to_host()  # instrumentation: after the clock stops
+        fit, best_x, wall, trace_best = self._final_trials(t0, last)
         if timed:  # every trial had the whole budget, concurrently: charged the time it ran
-            shares = times_run(seen_at, wall)
+            ends = seen_at
             mark_gens = np.array([g for g, _ in marks] + [g_run + 1], dtype=np.float64)
             mark_times = np.maximum.accumulate(np.array([t for _, t in marks] + [wall]))
+            times = (mark_gens, mark_times)
         else:  # hits seen at the end only: each trial's end estimated in proportion to its generations
             ends = [wall * (last[b] + 1) / (g_run + 1) if hit_gens[b] != NO_HIT else None for b in range(B)]
-            shares = fair_shares(ends, wall)
-        results = []
-        for b, seed in enumerate(seeds):
-            trace, hit, stopped_by, hit_fes = self._trial_record(
-                trace_best[b], last[b], hit_gens[b], out_of_time, (mark_gens, mark_times) if timed else None)
-            options = {"trials_per_launch": B, "blocks": self.blocks}
-            if timed:
-                options["chunk_generations"] = self.chunk_generations
-            results.append(self._result(
-                seed, float(fit[b].min()), best_x[b], fes_after(last[b], p.popsize, p.max_fes),
-                last[b], shares[b], hit_fes, shares[b] if hit else None, trace, stopped_by,
-                options=options, prebound=self.prebound, batch_wall_time_s=wall))
-        return results
+            times = None
+        return self._trial_ends(fit, best_x, trace_best, last, hit_gens, ends, out_of_time, times), wall
+
+    def batch_info(self, batch: int) -> dict:
+        options = {"trials_per_launch": batch, "blocks": self.blocks}
+        if self.params.max_time_s is not None:
+            options["chunk_generations"] = self.chunk_generations
+        return {"options": options, "prebound": self.prebound}
 
     def _read_flags(self):
         """Wait for the launch and copy the hit flags and the last generation run to the host."""
@@ -376,7 +367,7 @@ class ResidentDE(DeviceLoopImplementation):
         self.d_state.copy_to_host(self.h_state, stream=self.compute)
         self.compute.synchronize()
 
-    def launch_init(self):  # the kernel initialises (run_batch is its own)
+    def launch_init(self):  # the kernel initialises (run_trials is its own)
         raise NotImplementedError("de/resident initialises inside its kernel")
 
     def launch_generation(self, g, n):

@@ -28,21 +28,17 @@ restart flag; R's errors) and one ``synchronize``. The launches are bound once p
 (:class:`~gpude.implementations.prebound.PreboundLaunch`), so an iteration's host cost does not
 grow with B.
 
-**Time.** Stopping is decided on the host after each iteration's sync: a trial stops at its
-target, or when its budget is spent (each trial spends its own number of evaluations per
-iteration). ``wall_time_s`` follows :mod:`gpude.implementations.device_loop`: without a
-wall-clock budget, a trial's fair share of the batch's wall time (while k trials run, each is
-charged 1/k; a trial stops being charged at the sync where the host sees it stop;
-:func:`~gpude.implementations.device_loop.fair_shares`); with ``max_time_s``, every trial has the
-whole budget concurrently and is charged the wall time it ran (the batch's, or until the sync where
-it stopped). The budget is checked on the host before each iteration; when it is spent, every
-trial still running stops with ``stopped_by="time"``. ``time_to_target_s`` is the trial's charge.
-The trace's ``time_s`` is the host's clock at each iteration's sync.
+**Time.** The batch's loop is :class:`~gpude.implementations.batch.HostSteppedBatch`'s: stopping
+is decided on the host after each iteration's sync (a trial stops at its target, or when its budget
+is spent: each trial spends its own number of evaluations per iteration), the wall-clock budget is
+checked before each iteration, and a trial's time is its charge of the batch's
+(:mod:`gpude.implementations.batch`: a fair share until the sync where the host sees it stop, or
+under ``max_time_s`` the time it ran). The trace's ``time_s`` is the host's clock at each
+iteration's sync.
 
-On an H200 (N09, default parameters, 1 s per trial, D = 30) a lone trial ran 265 iterations
-(3.7 M FEs), each trial of a batch of 10 220 (3.1 M) and of a batch of 100 122 (1.7 M): at B = 100
-the GPU, not the launches, sets the pace. Batches and lone runs made the same runs there, bit for
-bit, as did the one-trial implementation this replaced.
+A batch keeps the GPU busier than a lone trial, up to the point where the GPU, not the launches,
+sets the pace (docs/algorithms.md gives the FEs bought per trial in a batch, per device). Batches
+and lone runs make the same runs, bit for bit.
 
 Evaluating the "-" candidates of every child up to the last counted one (not only the failed
 ones) spends GPU time but no budget. On a real GPU ``log``/``cos`` may differ from the CPU's in the
@@ -53,7 +49,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
 from functools import lru_cache
 from types import SimpleNamespace
 
@@ -64,10 +59,8 @@ from ..algorithms.solis_wets import build_sw_ops
 from ..algorithms.ss import RHO_FLOOR, build_ss_ops, layout, pair_arrays
 from ..errors import InvalidInputError, require_positive_int
 from ..functions import gpu
-from ..rng import seed_key
-from .base import Implementation, points_trace
-from .device_loop import fair_shares, times_run
 from ..prebound import PreboundLaunch
+from .batch import HostSteppedBatch
 
 
 @lru_cache(maxsize=None)
@@ -364,7 +357,7 @@ def build_evaluate_kernel(block_evaluate, dtype, threads, buf):
     return evaluate
 
 
-class SSGPU(Implementation):
+class SSGPU(HostSteppedBatch):
     """Scatter search with Solis-Wets improvement, state on the GPU, B trials per launch."""
 
     algorithm = "ss"
@@ -492,90 +485,59 @@ class SSGPU(Implementation):
         L.evaluate_restart.launch()
         L.rebuild.launch()
 
-    def run(self, seed: int):
-        return self.run_batch([seed])[0]
-
-    def run_batch(self, seeds):
-        """Run one trial per seed, all advanced together (see the module docstring)."""
-        seeds = list(seeds)
-        p, B = self.params, len(seeds)
-        if B == 0:
-            return []
+    # -- the batch's steps (the loop: gpude.implementations.batch.HostSteppedBatch) --------------
+    def start_trials(self, keys):
+        B = len(keys)
         self._allocate(B)
-        s, nc = self.stream, p.n_children
-        per_iteration = self.evaluations_per_generation()
-        self.h_keys[:] = [seed_key(seed) for seed in seeds]
-        self.d_keys.copy_to_device(self.h_keys, stream=s)
+        self.h_keys[:] = keys
+        self.d_keys.copy_to_device(self.h_keys, stream=self.stream)
+        self.stream.synchronize()
+        self.batch, self.trial_restarts, self._iteration = B, [0] * B, 0
+
+    def batch_context(self):
+        return gpu.no_performance_warnings()  # small grids are legitimate
+
+    def initialize_trials(self):
+        s = self.stream
+        self._launch_init(self.batch)
+        self.refF.copy_to_host(self.h_refF, stream=s)
         s.synchronize()
-        timed = p.max_time_s is not None
-        deadline = p.max_time_s if timed else math.inf
-        fes = [min(p.popsize, p.max_fes)] * B
-        best, last, restarts = [math.inf] * B, [0] * B, [0] * B
-        stopped, ends, hit_fes = [None] * B, [None] * B, [None] * B
-        traces = [[] for _ in range(B)]
+        return [self.h_refF[b].min() for b in range(self.batch)]
 
-        def observe(b, g, now):
-            best[b] = float(self.h_refF[b].min())
-            last[b] = g
-            traces[b].append((g, fes[b], best[b], now))
-            if best[b] <= p.target:
-                stopped[b], hit_fes[b], ends[b] = "target", fes[b], now
-            elif fes[b] >= p.max_fes:
-                stopped[b], ends[b] = "budget", now
+    def advance_trials(self, budgets):
+        """One iteration of the trials in ``budgets`` (the others' budget 0: their kernels return at
+        once), then the iteration's sync."""
+        s, nc = self.stream, self.params.n_children
+        self._iteration += 1
+        self.h_nbud[:] = 0
+        for b, n in budgets.items():
+            self.h_nbud[b] = n
+        self.d_nbud.copy_to_device(self.h_nbud, stream=s)
+        # a trial whose budget ends with its children runs no step (alone: none either)
+        steps = self.params.ls_steps if any(n > nc for n in budgets.values()) else 0
+        self._launch_iteration(self._iteration, steps)
+        self.d_state.copy_to_host(self.h_state, stream=s)
+        self.refF.copy_to_host(self.h_refF, stream=s)
+        s.synchronize()  # the iteration's sync
+        out = {}
+        for b in budgets:
+            self.trial_restarts[b] += int(self.h_state[b, 3])
+            out[b] = (int(self.h_state[b, 0]), self.h_refF[b].min())
+        return out
 
-        with gpu.no_performance_warnings():  # small grids are legitimate
-            t0 = time.perf_counter()
-            self._launch_init(B)
-            self.refF.copy_to_host(self.h_refF, stream=s)
-            s.synchronize()
-            now = time.perf_counter() - t0
-            for b in range(B):
-                observe(b, 0, now)
-            g = 0
-            while True:
-                active = [b for b in range(B) if stopped[b] is None]
-                if not active:
-                    break
-                if time.perf_counter() - t0 >= deadline:
-                    for b in active:
-                        stopped[b] = "time"
-                    break
-                g += 1
-                self.h_nbud[:] = 0
-                for b in active:
-                    self.h_nbud[b] = min(per_iteration, p.max_fes - fes[b])
-                self.d_nbud.copy_to_device(self.h_nbud, stream=s)
-                # a trial whose budget ends with its children runs no step (alone: none either)
-                steps = p.ls_steps if any(self.h_nbud[b] > nc for b in active) else 0
-                self._launch_iteration(g, steps)
-                self.d_state.copy_to_host(self.h_state, stream=s)
-                self.refF.copy_to_host(self.h_refF, stream=s)
-                s.synchronize()  # the iteration's sync
-                now = time.perf_counter() - t0
-                for b in active:
-                    fes[b] += int(self.h_state[b, 0])
-                    restarts[b] += int(self.h_state[b, 3])
-                    observe(b, g, now)
-            refX = self.refX.copy_to_host(stream=s)
-            refF = self.refF.copy_to_host(stream=s)
-            s.synchronize()
-            wall = time.perf_counter() - t0
+    def final_vectors(self, B):
+        s = self.stream
+        refX = self.refX.copy_to_host(stream=s)
+        refF = self.refF.copy_to_host(stream=s)
+        s.synchronize()
         self._final = (refX, refF)
-        self.trial_restarts, self.restarts = restarts, sum(restarts)
-        if timed:  # every trial had the whole budget, concurrently: charged the time it ran
-            shares = times_run(ends, wall)
-        else:
-            shares = fair_shares(ends, wall)
-        results = []
-        for b, seed in enumerate(seeds):
-            trace = points_trace(traces[b])
-            hit = stopped[b] == "target"
-            results.append(self._result(
-                seed, best[b], self.best_vector(b), fes[b], last[b], shares[b], hit_fes[b],
-                shares[b] if hit else None, trace, stopped[b],
-                options={"trials_per_launch": B}, prebound=self.prebound,
-                batch_wall_time_s=wall))
-        return results
+        return [self.best_vector(b) for b in range(B)]
+
+    def teardown(self):
+        self.restarts = sum(self.trial_restarts)
+
+    def batch_info(self, batch: int) -> dict:
+        return {"options": {"trials_per_launch": batch}, "prebound": self.prebound}
 
     def population(self, trial: int = 0):
         """Copies of trial ``trial``'s final reference set and its errors (float64), last batch."""

@@ -1,15 +1,15 @@
 """A whole Solis-Wets application of ``masw/gpu`` in one cooperative launch (large-scale functions).
 
-The host-driven local search queues about ten kernels per step (candidate, evaluation, decisions,
-bias update) and reads the device's counters every few steps: at D = 1e5 that is 36 us per
-evaluation for 0.8 MB of data. Here one kernel runs the application's every step, with a
+The host-driven local search (the steps mode) queues about ten kernels per step (candidate,
+evaluation, decisions, bias update) and reads the device's counters every few steps: launch-bound
+at moderate D. Here one kernel runs the application's every step, with a
 grid-wide barrier (``cuda.cg.this_grid().sync()``) where a decision needs every block's sum:
 
 * **the candidate is generated where it is evaluated**: coordinate ``p`` of the '+' candidate is
   ``clip(x_p + b_p + d_p)`` with ``d_p = rho N(0, 1)`` drawn from its counter, computed in the
-  evaluation's loop and never stored. The '+' evaluation reads x, b and o and writes d (the normal
-  costs more to draw again, in float64, than to read: measured on an H100 at D = 3e6, before the
-  loop's loads were unrolled; ``regen`` draws it again, untimed), the '-' one
+  evaluation's loop and never stored. The '+' evaluation reads x, b and o and writes d (drawing the
+  normal again, in float64, was measured slower than reading it: results/benchmarks/masw_perf/README.md;
+  ``regen`` draws it again), the '-' one
   reads x, b, o and d, so a failed step moves 8 D values where writing the candidates, reading
   them back and updating b moved 15 D;
 * **the decision is made by every block** from the blocks' partial sums after the barrier (the
@@ -27,9 +27,9 @@ coordinates (Rosenbrock's next one, the rotated head group, Schwefel 1.2's prefi
 barrier after every write to x or b; Schwefel 1.2 needs two barriers per evaluation (segment sums,
 then the scan).
 
-State: ``st`` (float64) holds F_LS, RHO, SUCC, FAIL, USED, BUDGET as ``masw_gpu`` lays it out; the
-kernel reads them at the start and writes them at the end (one thread), with the numbers of steps
-made and accepted in ``st[STEPS]`` and ``st[ACCEPTED]``.
+State: the trial's row of ``st`` (:mod:`.state`'s slots): the kernel reads F_LS, RHO, SUCC, FAIL
+and BUDGET at the start and writes them, USED, and the steps made and accepted (STEPS, ACCEPTED) at
+the end (one thread).
 
 numba's simulator runs a cooperative grid of one block only; the tests run it so, and the GPU test
 log covers many blocks.
@@ -43,14 +43,12 @@ import threading
 import numpy as np
 from numba import cuda, float64, int32, int64
 
-from ..algorithms.masw import HEADER_SLOTS
-from ..algorithms.solis_wets import build_sw_ops
-from ..functions.largescale_terms import HEAD_CODES, NEXT_CODES, SCHWEFEL12, GRIEWANK, build_terms
-from ..functions.streaming_gpu import device_functions
+from ...algorithms.masw import HEADER_SLOTS
+from ...algorithms.solis_wets import build_sw_ops
+from ...functions.largescale_terms import HEAD_CODES, NEXT_CODES, SCHWEFEL12, GRIEWANK, build_terms
+from ...functions.streaming_gpu import device_functions
+from .state import ACCEPTED, BUDGET, F_LS, FAIL, RHO, STEPS, SUCC, USED
 
-# the state vector of masw_gpu
-F_LS, RHO, SUCC, FAIL, USED, BUDGET = range(6)
-STEPS, ACCEPTED = 6, 7  # steps made and accepted in the application (written at the end; for the traffic count)
 #: halvings of the bias kept in ``scale`` before they are written into b (2^-64 stays normal)
 MAX_PENDING_HALVINGS = 64
 BUCKET = 4  # coordinates per thread (at least) when the grid is sized
@@ -62,15 +60,9 @@ _LOCK = threading.Lock()
 
 
 #: the largest D at which the fused application is the default, per kind of function (None: every D),
-#: and the fused kernel's options for each kind; measured on an H100 (results/benchmarks/masw_perf/README.md,
-#: ms of local search in a 1,000-FE cycle). Pointwise terms (L01): with four coordinates' loads in flight
-#: and 2 blocks per SM asked of the compiler, 10.6 at 1e6 and 33.2 at 3e6 against the steps' 15.4 and
-#: 49.7 (the plain fused kernel, 136 registers and one block per SM: 15.6 and 60.4). The rotated head
-#: (C04, C06, C08), its rows streamed in memory order: the same options, 22.4 at 1e6 and 46.9 at 3e6
-#: against the steps' 34.6 and 63.8 (C04). Schwefel 1.2's scan (L06): 3 blocks per SM, 20.8 at 1e6 and
-#: 60.8 at 3e6 against 30.2 and 68.6 (at 1e5 the bounds cost 5-7 %). Rosenbrock's next coordinate (C13,
-#: C18) gathers its neighbour and waits at a barrier after every accepted step: fused up to 5e5, the
-#: steps above (at 3e6 the fused kernel takes twice the steps' time whatever its bounds).
+#: and (:func:`fused_options`) the fused kernel's options for each kind: the fastest measured per kind
+#: and D, device and numbers in results/benchmarks/masw_perf/README.md. Rosenbrock's next coordinate
+#: gathers its neighbour and waits at a barrier after every accepted step: the steps mode above 5e5.
 FUSED_MAX_DIM = {"pointwise": None, "head": None, "scan": None, "next": 500_000}
 BOUNDS_MIN_DIM = 1_000_000  # the scan's launch bounds from this D
 
@@ -125,23 +117,24 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
     blocks per SM (``launch_bounds``), capping the registers a thread may hold. ``regen``: the '-'
     candidate and the update draw the step's perturbation again from its counter instead of reading
     what the '+' evaluation stored (a row less written and one less read per step; the same numbers,
-    so the same run; not yet timed on a GPU). ``layout``: x's index s holds coordinate ``perm[s]`` (rows
+    so the same run). ``layout``: x's index s holds coordinate ``perm[s]`` (rows
     in position order, ``has_perm`` False: the function's terms read no permutation, and the kernel's
     ``perm`` argument is the layout's), so index s draws coordinate perm[s]'s numbers. ``dual``: a
     step's '+' and '-' candidates summed in one pass over x, b and o, from one draw of d: a failed '+'
     costs no second pass, no second grid barrier and no reads of x, b, o and d again; the '-' sums are
     those the second pass makes, in the same order, so the run is the same bit for bit (pointwise
     terms, the rotated head, Schwefel 1.2's scan with its two passes each for both, and Rosenbrock's
-    next coordinate with ``share_next``: :func:`dual_supported`; not yet timed on a GPU). ``share_next`` (Rosenbrock's next coordinate
+    next coordinate with ``share_next``: :func:`dual_supported`). ``share_next`` (Rosenbrock's next coordinate
     only): a block's threads take coordinates k, k + 1, ... of a tile together, and coordinate k's term
     takes its neighbour's value from the thread that computes it (shared memory) instead of drawing the
     neighbour's perturbation and reading its x, b and o again; only a tile's last coordinate computes
-    its neighbour. The same values summed in the same order: the same run bit for bit (not yet timed).
+    its neighbour. The same values summed in the same order: the same run bit for bit.
 
-    ``sw_apply[grid, threads](x, bias, row, dv, st, key, unit0, W, o, perm, M, partials, lower, upper)``
-    runs Solis-Wets steps on x (a working copy) with the chain's bias ``bias[row]`` until ``st[USED]``
-    reaches ``st[BUDGET]``; step t draws from unit ``unit0 + t``, its perturbation kept in ``dv``. ``partials`` is float64 of shape
-    ``(2, grid + 1, 4)`` (a pass's two sums per block, and the '-' candidate's two with ``dual``).
+    ``sw_apply[grid, threads](x, bias, row, dv, st, key, unit0, W, o, perm, M, partials, lower, upper)`` runs
+    Solis-Wets steps on x (a working copy) with the chain's bias ``bias[row]`` until ``st[USED]`` reaches
+    ``st[BUDGET]``; step t draws from unit ``unit0 + t``, its perturbation kept in ``dv``. ``partials`` is
+    float64 of shape ``(2, grid + 1, 4)`` (a pass's two sums per block, and the '-' candidate's two with
+    ``dual``).
     """
     T = np.dtype(dtype).type
     MAX_PENDING = int(MAX_PENDING_HALVINGS)  # read at build time (the tests lower it)
@@ -582,7 +575,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
             b[j] = b[j] * scale
             j += cuda.gridDim.x * NT
 
-    from ..gpu_runtime import simulator_enabled
+    from ...gpu_runtime import simulator_enabled
 
     # (numba's simulator has no launch bounds: there the kernel is the same without them)
     bounds = {"launch_bounds": (NT, int(min_blocks))} if min_blocks and not simulator_enabled() else {}
@@ -674,7 +667,7 @@ def cooperative_blocks(kernel, args, threads: int, dim: int) -> int:
     """Blocks of the cooperative grid: enough for ``BUCKET`` coordinates per thread, at most what
     the device keeps resident at once (a cooperative launch needs every block resident); 1 on the
     simulator, which runs cooperative grids of one block only."""
-    from ..gpu_runtime import simulator_enabled
+    from ...gpu_runtime import simulator_enabled
 
     if simulator_enabled():
         return 1

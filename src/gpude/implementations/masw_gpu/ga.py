@@ -1,8 +1,8 @@
 """masw/gpu's GA children made and evaluated in one pass (large-scale functions but Schwefel 1.2).
 
 The GA step's crossover wrote its children (a row of D values each) and the function's evaluator read
-them back: counted on an H100 (results/benchmarks/masw_perf/README.md), the read-back is about 4.4 of
-the 23-34 bytes per dimension per FE of a run. Here the kernel that makes child c's coordinate p
+them back: a sizeable part of a run's bytes per dimension per FE (counted in
+results/benchmarks/masw_perf/README.md). Here the kernel that makes child c's coordinate p
 (BLX-alpha of its parents, the mutated gene moved and clipped) also adds its term to the child's
 sums, with the evaluator's own pieces (:func:`gpude.functions.streaming_gpu.device_functions`): the
 same coordinates to the same threads and blocks, the same block sums, the same closing by the row's
@@ -24,9 +24,9 @@ import threading
 import numpy as np
 from numba import cuda, float64
 
-from ..algorithms.masw import build_masw_ops
-from ..functions.largescale_terms import SCHWEFEL12
-from ..functions.streaming_gpu import device_functions
+from ...algorithms.masw import build_masw_ops
+from ...functions.largescale_terms import SCHWEFEL12
+from ...functions.streaming_gpu import device_functions
 
 _KERNELS: dict = {}
 _LOCK = threading.Lock()
