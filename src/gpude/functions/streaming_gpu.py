@@ -413,7 +413,7 @@ class StreamingEvaluator:
 
     def prebound(self, X, out, row0: int, n: int, stream, gate=None, rows=None):
         """A callable that queues :meth:`launch` (same arguments) through pre-marshalled launches
-        (:class:`gpude.implementations.prebound.PreboundLaunch`): microseconds per call."""
+        (:class:`gpude.prebound.PreboundLaunch`): microseconds per call."""
         self._check(n)
         gate = self.always if gate is None else gate
         rows = self.no_map if rows is None else rows

@@ -373,7 +373,7 @@ class DeviceLoopImplementation(BatchedImplementation):
     def _prebound_launches(self):
         """The :class:`PreboundLaunch` objects this implementation holds (attributes, or lists, tuples
         and dicts of them)."""
-        from .prebound import PreboundLaunch
+        from ..prebound import PreboundLaunch
 
         for value in vars(self).values():
             items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else [value]

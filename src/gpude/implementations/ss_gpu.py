@@ -25,7 +25,7 @@ exactly the run it makes alone, and ``run(seed)`` is a batch of one. Kernels per
 
 The host syncs once per iteration: two asynchronous copies (each trial's evaluations used and
 restart flag; R's errors) and one ``synchronize``. The launches are bound once per batch shape
-(:class:`~gpude.implementations.prebound.PreboundLaunch`), so an iteration's host cost does not
+(:class:`~gpude.prebound.PreboundLaunch`), so an iteration's host cost does not
 grow with B.
 
 **Time.** The batch's loop is :class:`~gpude.implementations.batch.HostSteppedBatch`'s: stopping
