@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 
 from .algorithms import params_class
 from .errors import InvalidInputError
@@ -36,6 +37,13 @@ def make_runner(algorithm: str, implementation: str, function: str, dim: int, po
     problem = get_function(function, dim) if isinstance(function, str) else function
     if not isinstance(function, str) and dim not in (None, "instance") and int(dim) != problem.dim:
         raise InvalidInputError(f"{problem.fid} has dimension {problem.dim}, not {dim}")
+    # an option the class does not take: the error every implementation gives (base.Implementation's),
+    # also for a class whose own __init__ lists its options and takes no others
+    accepted = inspect.signature(cls.__init__).parameters
+    unknown = sorted(set(options) - set(accepted))
+    if unknown and not any(p.kind is p.VAR_KEYWORD for p in accepted.values()):
+        raise InvalidInputError(f"{algorithm}/{implementation} takes no option {', '.join(unknown)}; see `gpude "
+                                "list` and docs/implementations.md for each implementation's options")
     runner = cls(problem, params, **options)
     runner.warmup()
     return runner
