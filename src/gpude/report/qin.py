@@ -5,7 +5,7 @@ checked one by one on our numbers."""
 
 from __future__ import annotations
 
-import re
+from functools import cached_property
 
 import pandas as pd
 
@@ -19,8 +19,8 @@ NAMES = {"sequential": "sDE", "ide": "iDE", "cudade": "cudaDE", "fpde": "FPDE"}
 GPU = ("ide", "cudade", "fpde")
 
 
-#: an observation's verdict as its bullet states it (``_verdict``'s words)
-OBSERVATION = re.compile(r"\*\*\(\d\)[^*]*: (holds in part|holds|does not hold|cannot be checked)")
+#: the verdict of an observation whose data are missing
+NO_DATA = "cannot be checked"
 
 
 def _verdict(hits: int, total: int) -> str:
@@ -85,15 +85,10 @@ class Qin(Section):
             rows.append(verdict)
         else:
             rows.append(coverage_verdict("Tables 1-3", {}, wanted, ""))
-        w = self._wide() if len(self.cells) else pd.DataFrame()
-        impls = [i for i in ("sequential", "ide", "cudade", "fpde") if i in w.columns]
-        held = []
-        if len(impls) >= 2:
-            found = [OBSERVATION.search(text) for text in self.observations().split("\n* ")]
-            held = [m.group(1) if m else "cannot be checked" for m in found]
+        held = [NO_DATA if verdict.startswith(NO_DATA) else verdict for verdict, _ in self._observations]
         if not held:
             return rows + [coverage_verdict("Figs. 3-6", {}, wanted, "")]
-        counts = {v: held.count(v) for v in ("holds", "holds in part", "does not hold", "cannot be checked")}
+        counts = {v: held.count(v) for v in ("holds", "holds in part", "does not hold", NO_DATA)}
         finding = ("holds" if counts["holds"] == len(held) else
                    "does not hold" if counts["does not hold"] == len(held) else "holds in part")
         headline = (f"the paper's {len(held)} observations on time against NP: {counts['holds']} hold(s), "
@@ -148,13 +143,20 @@ class Qin(Section):
         return "\n".join(out)
 
     # ---- Observations (1)-(5) of sec. 5.3 ---------------------------------------------------
-    def observations(self) -> str:
-        w = self._wide()
+    @cached_property
+    def _observations(self) -> list[tuple[str, str]]:
+        """(verdict, bullet) of each observation ('cannot be checked' without its data); none with fewer
+        than two implementations."""
+        w = self._wide() if len(self.cells) else pd.DataFrame()
         impls = [i for i in ("sequential", "ide", "cudade", "fpde") if i in w.columns]
         if len(impls) < 2:
+            return []
+        return [self._obs1(w, impls), self._obs2(w, impls), self._obs3(w), self._obs4(w), self._obs5(w)]
+
+    def observations(self) -> str:
+        if not self._observations:
             return "(too few implementations with results to check the observations)\n"
-        return "\n".join([self._obs1(w, impls), self._obs2(w, impls), self._obs3(w), self._obs4(w),
-                          self._obs5(w)]) + "\n"
+        return "\n".join(text for _, text in self._observations) + "\n"
 
     @staticmethod
     def _name(impl):
@@ -169,19 +171,21 @@ class Qin(Section):
                 same += 1
             else:
                 differ.append(f"(D={dim}, NP={popsize})")
-        text = (f"* **(1) Similar comparisons on every problem: {_verdict(same, settings)}.** The order of the "
+        verdict = _verdict(same, settings)
+        text = (f"* **(1) Similar comparisons on every problem: {verdict}.** The order of the "
                 f"{len(impls)} implementations by mean time is the same on all functions in {same} of {settings} "
                 "(D, NP) settings")
-        return text + (f"; it differs at {', '.join(differ)}." if differ else ".")
+        return verdict, text + (f"; it differs at {', '.join(differ)}." if differ else ".")
 
     def _obs2(self, w, impls):
         data = w[impls].dropna()
         if "ide" not in data:
-            return "* **(2) iDE fastest everywhere:** no iDE results."
+            return NO_DATA, "* **(2) iDE fastest everywhere:** no iDE results."
         fastest = data.idxmin(axis=1)
         wins = int((fastest == "ide").sum())
         losses = data[fastest != "ide"]
-        text = (f"* **(2) iDE fastest at every NP and D: {_verdict(wins, len(data))}.** iDE has the lowest mean "
+        verdict = _verdict(wins, len(data))
+        text = (f"* **(2) iDE fastest at every NP and D: {verdict}.** iDE has the lowest mean "
                 f"time in {wins} of {len(data)} (function, D, NP) cells")
         if len(losses):
             worst = (losses["ide"] / losses.min(axis=1)).sort_values(ascending=False)
@@ -191,12 +195,12 @@ class Qin(Section):
         ratio = {i: (data[i] / data["ide"]) for i in impls if i != "ide"}
         text += ". Mean time over iDE's, range over the cells: " + "; ".join(
             f"{self._name(i)} {r.min():.2g}-{r.max():.2g}x" for i, r in ratio.items()) + "."
-        return text
+        return verdict, text
 
     def _obs3(self, w):
         gpu = [i for i in GPU if i in w.columns]
         if not gpu:
-            return "* **(3) Time falls as NP grows:** no GPU results."
+            return NO_DATA, "* **(3) Time falls as NP grows:** no GPU results."
         falling, total, drop, rising = 0, 0, {}, []
         for impl in gpu:
             series = w[impl].dropna()
@@ -213,8 +217,8 @@ class Qin(Section):
             drop[impl] = pd.Series(drops).median() if drops else float("nan")
         order = [i for i in sorted(drop, key=lambda i: -drop[i]) if pd.notna(drop[i])]
         claimed = [i for i in ("fpde", "cudade", "ide") if i in order]
-        return (f"* **(3) Time falls as NP grows, most for FPDE, then cudaDE, then iDE: "
-                f"{'holds' if falling == total and order == claimed else ('holds in part' if falling else 'does not hold')}.** "
+        verdict = "holds" if falling == total and order == claimed else ("holds in part" if falling else "does not hold")
+        return verdict, (f"* **(3) Time falls as NP grows, most for FPDE, then cudaDE, then iDE: {verdict}.** "
                 f"Mean time falls monotonically from the smallest to the largest NP in {falling} of {total} "
                 "(implementation, function, D) series; time at the smallest NP over time at the largest (median over "
                 "functions and D): " + ", ".join(f"{self._name(i)} {drop[i]:.1f}x" for i in order) + "."
@@ -236,7 +240,7 @@ class Qin(Section):
 
     def _obs4(self, w):
         if "sequential" not in w:
-            return "* **(4) Against sDE:** no sDE results."
+            return NO_DATA, "* **(4) Against sDE:** no sDE results."
         parts, checks = [], []
 
         def compare(impl, rows, faster):
@@ -263,22 +267,23 @@ class Qin(Section):
                 checks.append(r)
                 parts.append(f"{what}: {r[0]} of {r[1]} cells")
         hits = sum(a == b for a, b in checks)
-        return (f"* **(4) Against sDE (at 10D and small NP cudaDE and FPDE slower, iDE faster; cudaDE ahead at "
-                f"larger D; FPDE ahead only at NP 500 and 1000): {_verdict(hits, len(checks))}** ({hits} of "
+        verdict = _verdict(hits, len(checks))
+        return verdict, (f"* **(4) Against sDE (at 10D and small NP cudaDE and FPDE slower, iDE faster; cudaDE ahead at "
+                f"larger D; FPDE ahead only at NP 500 and 1000): {verdict}** ({hits} of "
                 f"{len(checks)} parts hold everywhere). " + "; ".join(parts) + ".")
 
     def _obs5(self, w):
         if "cudade" not in w or "ide" not in w:
-            return "* **(5) cudaDE close to iDE at 100D, large NP:** no cudaDE or iDE results."
+            return NO_DATA, "* **(5) cudaDE close to iDE at 100D, large NP:** no cudaDE or iDE results."
         ratio = (w["cudade"] / w["ide"]).dropna()
         idx = ratio.index.to_frame(index=False)
         there = ((idx["dim"] == idx["dim"].max()) & (idx["popsize"] >= 500)).values
         if not there.any() or there.all():
-            return "* **(5) cudaDE close to iDE at 100D, large NP:** no such cells to compare."
+            return NO_DATA, "* **(5) cudaDE close to iDE at 100D, large NP:** no such cells to compare."
         near, rest = ratio[there], ratio[~there]
-        holds = near.median() < rest.median()
-        return (f"* **(5) The gap between cudaDE and iDE narrows at D={idx['dim'].max()} with NP 500 and 1000: "
-                f"{'holds' if holds else 'does not hold'}.** cudaDE's time over iDE's there: median "
+        verdict = "holds" if near.median() < rest.median() else "does not hold"
+        return verdict, (f"* **(5) The gap between cudaDE and iDE narrows at D={idx['dim'].max()} with NP 500 and 1000: "
+                f"{verdict}.** cudaDE's time over iDE's there: median "
                 f"{near.median():.2f}x (range {near.min():.2f}-{near.max():.2f}x); in the other cells: median "
                 f"{rest.median():.2f}x (range {rest.min():.2f}-{rest.max():.2f}x).")
 
