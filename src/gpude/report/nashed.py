@@ -42,7 +42,7 @@ from ..io import save_figure, write_csv_atomic
 from ..stats.comparisons import kruskal_by_function, pairwise_mannwhitney
 from .convergence import _best_at, trial_traces
 from .section import Section, _read, fmt
-from .verdict import Verdict, coverage_verdict, n_by, paper_n
+from .verdict import Verdict, coverage_verdict, n_by, paper_n, span
 
 ALPHA = 0.01
 #: The paper's smallest non-zero entries (7.0e-45, 4.1e-44) are float32 subnormals (multiples of
@@ -433,8 +433,7 @@ class Nashed(Section):
             return ""
         per = t.groupby(["dim", "algorithm"])["fes_per_s"].median().unstack()
         lines = [f"FEs per second (median over functions of the mean per run; {self.machine}; n = "
-                 f"{int(t['n'].min())}" + (f"-{int(t['n'].max())}" if t["n"].max() != t["n"].min() else "")
-                 + " runs per cell):", "",
+                 f"{span(int(t['n'].min()), int(t['n'].max()))} runs per cell):", "",
                  "| D | " + " | ".join(NAMES[a] for a in ALGORITHMS if a in per) + " |",
                  "|---" * (1 + sum(a in per for a in ALGORITHMS)) + "|"]
         for d in per.index:

@@ -18,6 +18,7 @@ import pandas as pd
 from .. import registry
 from ..io import read_csv
 from .timing import _ordered
+from .verdict import n_per_cell, span
 
 
 def _read(path) -> pd.DataFrame:
@@ -81,9 +82,7 @@ class Section:
             parts.append("; ".join(self.machines) or "no machine")
         listed = self.times if len(self.times) else self.errors
         if not re.search(r"\bn\s*=", caption) and len(listed) and "n" in listed:
-            lo, hi = int(listed["n"].min()), int(listed["n"].max())
-            parts.append(f"n = {lo}" + (f"-{hi}" if hi != lo else "") + (" trial" if hi == 1 else " trials")
-                         + " per cell")
+            parts.append(n_per_cell(int(listed["n"].min()), int(listed["n"].max())))
         return f" ({'; '.join(parts)})" if parts else ""
 
     def title(self) -> str:
@@ -125,9 +124,7 @@ class Section:
         if not len(self.times):
             return ""
         n = self.times.groupby("implementation", observed=True)["n"].agg(["min", "max"])
-        return ", ".join(f"{i} {int(n.loc[i, 'min'])}"
-                         + (f"-{int(n.loc[i, 'max'])}" if n.loc[i, "max"] != n.loc[i, "min"] else "")
-                         for i in _order(n.index))
+        return ", ".join(f"{i} {span(int(n.loc[i, 'min']), int(n.loc[i, 'max']))}" for i in _order(n.index))
 
     def batched_note(self) -> str:
         """Where rows advanced several trials per launch: which, and that their times are each run's

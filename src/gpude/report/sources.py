@@ -11,6 +11,7 @@ import pandas as pd
 from ..io import read_csv
 from ..machines import machine_labels
 from ..results import load_traces
+from .verdict import n_per_cell
 
 
 def load_sources(paths) -> tuple[pd.DataFrame, dict]:
@@ -42,5 +43,5 @@ def made_by(trials: pd.DataFrame) -> str:
         machines = [f"{ran[m]} on {m}" for m in machines]
     keys = [c for c in ("machine", "implementation", "function", "dim", "popsize", "dtype") if c in trials]
     sizes = trials.groupby(keys, observed=True, dropna=False).size() if keys and len(trials) else pd.Series(dtype=int)
-    n = "" if not len(sizes) else f"n = {sizes.min()}" + (f"-{sizes.max()}" if sizes.max() != sizes.min() else "")
-    return "; ".join(filter(None, ["; ".join(machines), n and n + (" trial" if sizes.max() == 1 else " trials") + " per cell"]))
+    n = n_per_cell(int(sizes.min()), int(sizes.max())) if len(sizes) else ""
+    return "; ".join(filter(None, ["; ".join(machines), n]))

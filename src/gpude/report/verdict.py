@@ -69,19 +69,29 @@ def n_by(table: pd.DataFrame, key: str = "implementation", n: str = "n") -> dict
     return {str(k): (int(r["min"]), int(r["max"])) for k, r in agg.iterrows()}
 
 
+def span(lo, hi) -> str:
+    """'lo' where the two are equal, else 'lo-hi'."""
+    return f"{lo}" if hi == lo else f"{lo}-{hi}"
+
+
+def n_per_cell(lo: int, hi: int) -> str:
+    """'n = lo-hi trials per cell' (one trial: 'trial')."""
+    return f"n = {span(lo, hi)} {'trial' if hi == 1 else 'trials'} per cell"
+
+
 def n_text(counts: dict[str, tuple[int, int]]) -> str:
     """'30' where every cell has the same n, else 'ide 30, naive_gpu 1-3, ...'."""
     if not counts:
         return "0"
-    spans = {lo if lo == hi else f"{lo}-{hi}" for lo, hi in counts.values()}
+    spans = {span(lo, hi) for lo, hi in counts.values()}
     if len(spans) == 1:
-        return str(spans.pop())
-    return ", ".join(f"{k} {lo}" + (f"-{hi}" if hi != lo else "") for k, (lo, hi) in counts.items())
+        return spans.pop()
+    return ", ".join(f"{k} {span(lo, hi)}" for k, (lo, hi) in counts.items())
 
 
 def short_of(counts: dict[str, tuple[int, int]], wanted: int) -> list[str]:
     """The keys with a cell below ``wanted`` trials, as 'name lo' (or 'name lo-hi')."""
-    return [f"{k} {lo}" + (f"-{hi}" if hi != lo else "") for k, (lo, hi) in counts.items() if lo < wanted]
+    return [f"{k} {span(lo, hi)}" for k, (lo, hi) in counts.items() if lo < wanted]
 
 
 def coverage_verdict(item: str, counts: dict[str, tuple[int, int]], wanted: int, headline: str,
