@@ -26,20 +26,12 @@
 set -u
 implementations=${1:-sequential,master_slave,naive_gpu}
 seconds=${2:-540}
-out=.campaign/janssen_cs1
-mkdir -p "$out"
-export PYTHONUNBUFFERED=1
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 case "$gpu" in
   *H200*) ;;
   *) echo "cs1_campaign: the reference is an H200's; nvidia-smi says '${gpu}'" >&2; exit 2 ;;
 esac
 bash benchmarks/compile_bytecode.sh
-timeout -s INT "$seconds" python3 -m gpude.campaign run --experiment config/experiments/janssen_cs1.yaml \
-  --reference results/reference/nvidia-h200/janssen_cs1 --implementations "$implementations" \
-  --jobs 15 --out "$out" --max-seconds $((seconds - 30)) --setup-s 3 \
-  > "$out/campaign_$(date -u +%Y%m%dT%H%M%S).log" 2>&1
-rc=$?
-tail -n 30 "$out"/campaign_*.log | tail -n 30
-tar czf "${OUT:-.}/campaign.tar.gz" "$out"
-echo "cs1_campaign: campaign exit $rc; packed $out into ${OUT:-.}/campaign.tar.gz"
+bash benchmarks/campaign_call.sh cs1_campaign .campaign/janssen_cs1 "$seconds" \
+  --experiment config/experiments/janssen_cs1.yaml --reference results/reference/nvidia-h200/janssen_cs1 \
+  --implementations "$implementations" --jobs 15 --setup-s 3

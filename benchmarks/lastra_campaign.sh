@@ -22,9 +22,6 @@
 set -u
 functions=${1:?give the functions, e.g. 'L0*'}
 seconds=${2:-540}
-out=.campaign/lastra
-mkdir -p "$out"
-export PYTHONUNBUFFERED=1
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 case "$gpu" in
   *H200*) machine=nvidia-h200 ;;
@@ -32,13 +29,6 @@ case "$gpu" in
   *) echo "lastra_campaign: no H100 or H200 here (nvidia-smi says '${gpu}'): which reference?" >&2; exit 2 ;;
 esac
 echo "lastra_campaign: $gpu -> results/reference/$machine/lastra; functions $functions; $seconds s"
-# the campaign stops starting runs that would end after SECONDS - 30 by their projection; `timeout`
-# is the backstop for a projection that was short
-timeout -s INT "$seconds" python3 -m gpude.campaign run --experiment config/experiments/lastra.yaml \
+bash benchmarks/campaign_call.sh lastra_campaign .campaign/lastra "$seconds" --experiment config/experiments/lastra.yaml \
   --reference "results/reference/$machine/lastra" --trials 'L06=20,C*=20' --functions "$functions" \
-  --alone 3 --per-launch 10 --out "$out" --max-seconds $((seconds - 30)) --setup-s 12 \
-  > "$out/campaign_$(date -u +%Y%m%dT%H%M%S).log" 2>&1
-rc=$?
-tail -n 30 "$out"/campaign_*.log | tail -n 30
-tar czf "${OUT:-.}/campaign.tar.gz" "$out"
-echo "lastra_campaign: campaign exit $rc; packed $out into ${OUT:-.}/campaign.tar.gz"
+  --alone 3 --per-launch 10 --setup-s 12
