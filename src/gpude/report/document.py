@@ -138,18 +138,18 @@ def build(sections: list[tuple[str, str]], out) -> Path:
     text += [s.render() for _, s in parts]
     # a part with nothing to say (no data for it) leaves its blank lines: one blank line between blocks
     report = re.sub(r"\n(?:[ \t]*\n){2,}", "\n\n", "\n".join(text))
-    found = leftovers(report)
-    if found:
-        from ..errors import GpudeError
+    # what the report must not hold, each with where to mend it
+    for check, what, fix in (
+            (leftovers, "working note(s) (words of the development, not of the results; "
+                        "gpude.report.document.LEFTOVERS)",
+             "reword them in the section writer (gpude/report/) or the experiment file (its description) that "
+             "says them"),
+            (uncaptioned_tables, "table(s) whose caption names no machine or no n",
+             "say them in the caption (the text above the table) or in a column of it, in the section writer "
+             "(gpude/report/) that writes the table")):
+        found = check(report)
+        if found:
+            from ..errors import GpudeError
 
-        raise GpudeError(f"the report has {len(found)} working note(s) (words of the development, not of the "
-                         f"results; gpude.report.document.LEFTOVERS): {'; '.join(found[:5])}; reword them in the section "
-                         "writer (gpude/report/) or the experiment file (its description) that says them")
-    bare = uncaptioned_tables(report)
-    if bare:
-        from ..errors import GpudeError
-
-        raise GpudeError(f"the report has {len(bare)} table(s) whose caption names no machine or no n: "
-                         f"{'; '.join(bare[:5])}; say them in the caption (the text above the table) or in a column "
-                         "of it, in the section writer (gpude/report/) that writes the table")
+            raise GpudeError(f"the report has {len(found)} {what}: {'; '.join(found[:5])}; {fix}")
     return write_atomic(out, report)
