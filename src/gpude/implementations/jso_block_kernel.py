@@ -166,7 +166,7 @@ def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim:
             if nfes >= max_fes or hit_gen[b] <= g - 1:
                 break
             n = min(NP, max_fes - nfes)
-            p_num = max(2, int(c_round(shf[0] * NP)))
+            p_num = max(2, int(math.floor(shf[0] * NP + 0.5)))
             # 1. rank the population (ties by index)
             k = tid
             while k < NP:
@@ -210,7 +210,7 @@ def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim:
             cuda.syncthreads()
             # 3.-5. the selection's bookkeeping in index order
             if tid == 0:
-                cap = int(c_round(NP * ARC_RATE))
+                cap = int(math.floor(NP * ARC_RATE + 0.5))
                 best = shf[1]
                 sum_d, wins, max_cr = 0.0, 0, 0.0
                 for i in range(n):
@@ -293,7 +293,7 @@ def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim:
                             fitc[m] = fitc[k]
                             m += 1
                     A = shi[1]
-                    cap = int(c_round(np_new * ARC_RATE))
+                    cap = int(math.floor(np_new * ARC_RATE + 0.5))
                     r = 0
                     while A > cap:
                         s = archive_removal(key, g, r, A)
