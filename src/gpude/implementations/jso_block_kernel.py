@@ -24,22 +24,29 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 from numba import cuda
 
 from ..gpu_runtime import simulator_enabled
 from .device_loop import NO_HIT, mark_hit
 
-#: rows of the per-trial int32 scratch: logical -> physical row, rank -> logical, archive slot of a
-#: success (or -1), "the child replaces its parent", the reduction's "kept"
-ORDER, SORTED, JOBS, TAKE, KEEP = range(5)
-INT_ROWS = 5
 #: per-trial int64 state: NP, archive count, FEs, memory position
 ST_NP, ST_A, ST_NFES, ST_POS = range(4)
 INT_STATE = 4
 #: per-trial float64 state: p, best error
 FS_P, FS_BEST = range(2)
 FLOAT_STATE = 2
+#: a selection's outcome in the int32 scratch: the parent stays / the child replaces it without a
+#: success; values >= 0: a success, whose parent goes to that archive row
+KEEP_PARENT, TAKE_CHILD = -1, -2
+
+
+def dynamic_shared_bytes(np_init: int, archive_rows: int) -> int:
+    """Dynamic shared memory of a block: errors, children's errors, F, CR (float64, NP_init each), then
+    the index list, the ranking and the selection's outcomes (int32, NP_init each) and the archive's
+    index list and last writers (int32, archive rows each)."""
+    return 8 * 4 * int(np_init) + 4 * (3 * int(np_init) + 2 * int(archive_rows))
 
 
 def c_round(x):
@@ -67,6 +74,7 @@ def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim:
         ops.draw_child, ops.child_value, ops.archive_slot, ops.archive_removal, ops.init_value,
         ops.planned_popsize)
     lehmer_add, p_at = ops.lehmer_add, ops.p_at
+    I0 = 8 * NPI  # the int32 part of the dynamic shared memory starts after the 4 NP_init float64
 
     @cuda.jit(device=True, inline=True)
     def warp_barrier():
@@ -75,15 +83,20 @@ def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim:
         else:
             cuda.syncwarp(0xFFFFFFFF)
 
-    options = {} if SIM else {"max_registers": max(32, min(255, 65536 // P))}
+    # a block's threads share an SM's 65,536 registers, allocated in units of 8 a thread
+    options = {} if SIM else {"max_registers": max(32, min(255, (65536 // P) // 8 * 8))}
 
     @cuda.jit(**options)
-    def kernel(pop, tb, arch, ints, arch_ix, lw, fpar, mem, st, fst, fit, keys, lower, upper, shift,
-               rot_t, perm, trace, hit_gen, gstate, target, max_fes, g_first, g_last):
-        fitc = cuda.shared.array(NPI, np.float64)
-        ft = cuda.shared.array(NPI, np.float64)
-        shi = cuda.shared.array(8, np.int64)
-        shf = cuda.shared.array(4, np.float64)
+    def kernel(pop, tb, arch, order_g, ax_g, mem, st, fst, fit, keys, lower, upper, shift, rot_t, perm,
+               trace, hit_gen, gstate, target, max_fes, g_first, g_last):
+        dynf = cuda.shared.array(0, numba.float64)
+        dyni = cuda.shared.array(0, numba.int32)
+        fitc, ft, Fs, CRs = dynf[0:NPI], dynf[NPI:2 * NPI], dynf[2 * NPI:3 * NPI], dynf[3 * NPI:4 * NPI]
+        order, srt, jobs = dyni[I0:I0 + NPI], dyni[I0 + NPI:I0 + 2 * NPI], dyni[I0 + 2 * NPI:I0 + 3 * NPI]
+        ax, last = dyni[I0 + 3 * NPI:I0 + 3 * NPI + ACAP], dyni[I0 + 3 * NPI + ACAP:I0 + 3 * NPI + 2 * ACAP]
+        memf = cuda.shared.array((2, H), numba.float64)
+        shi = cuda.shared.array(8, numba.int64)
+        shf = cuda.shared.array(4, numba.float64)
         xs_all = cuda.shared.array((W, D), T)
         bufs = cuda.shared.array((W, 2, BUF), T)
         reds = cuda.shared.array((W, 4, 32), T)
@@ -92,11 +105,8 @@ def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim:
         if b >= keys.shape[0]:
             return
         xs, buf_a, buf_z, red = xs_all[w], bufs[w, 0], bufs[w, 1], reds[w]
+        MF, MCR = memf[0], memf[1]
         key = keys[b]
-        order, srt, jobs, take, keep = ints[b, ORDER], ints[b, SORTED], ints[b, JOBS], ints[b, TAKE], ints[b, KEEP]
-        ax, last = arch_ix[b], lw[b]
-        Fs, CRs = fpar[b, 0], fpar[b, 1]
-        MF, MCR = mem[b, 0], mem[b, 1]
         xpop, xtb, xarch = pop[b], tb[b], arch[b]
 
         if g_first == 1:
@@ -106,18 +116,17 @@ def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim:
                 t += P
             t = tid
             while t < NPI:
-                order[t] = t
+                order_g[b, t] = t
                 t += P
             t = tid
             while t < ACAP:
-                ax[t] = t
-                last[t] = -1
+                ax_g[b, t] = t
                 t += P
             if tid == 0:
                 hit_gen[b] = NO_HIT
                 for h in range(H):
-                    MF[h] = MF0
-                    MCR[h] = MCR0
+                    mem[b, 0, h] = MF0
+                    mem[b, 1, h] = MCR0
             cuda.syncthreads()
             for k in range((NPI + W - 1) // W):
                 i = w + k * W
@@ -151,13 +160,21 @@ def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim:
                     mark_hit(hit_gen, b, 0)
             cuda.syncthreads()
 
+        # the trial's state into shared memory
         if tid == 0:
             shi[0], shi[1], shi[2], shi[3] = st[b, ST_NP], st[b, ST_A], st[b, ST_NFES], st[b, ST_POS]
             shf[0], shf[1] = fst[b, FS_P], fst[b, FS_BEST]
-        cuda.syncthreads()
+            for h in range(H):
+                MF[h] = mem[b, 0, h]
+                MCR[h] = mem[b, 1, h]
         t = tid
-        while t < shi[0]:
+        while t < NPI:
             fitc[t] = fit[b, t]
+            order[t] = order_g[b, t]
+            t += P
+        t = tid
+        while t < ACAP:
+            ax[t] = ax_g[b, t]
             t += P
         g = g_first
         cuda.syncthreads()
@@ -215,8 +232,6 @@ def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim:
                 sum_d, wins, max_cr = 0.0, 0, 0.0
                 for i in range(n):
                     fi, fu = fitc[i], ft[i]
-                    jobs[i] = -1
-                    take[i] = 1 if fu <= fi else 0
                     if fu < fi:
                         sum_d += fi - fu
                         wins += 1
@@ -228,13 +243,16 @@ def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim:
                             dst = ax[archive_slot(key, g, i, cap)]
                         jobs[i] = dst
                         last[dst] = i
-                    if fu < best:
-                        best = fu
+                        best = min(best, fu)
+                    elif fu == fi:
+                        jobs[i] = TAKE_CHILD
+                    else:
+                        jobs[i] = KEEP_PARENT
                 pos = shi[3]
                 if wins > 0:
                     sf2, sf, sc2, sc = 0.0, 0.0, 0.0, 0.0
                     for i in range(n):
-                        if ft[i] < fitc[i]:
+                        if jobs[i] >= 0:
                             wk = (fitc[i] - ft[i]) / sum_d
                             sf2, sf = lehmer_add(sf2, sf, wk, Fs[i])
                             sc2, sc = lehmer_add(sc2, sc, wk, CRs[i])
@@ -251,7 +269,7 @@ def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim:
                 shi[4] = max(min(NP, planned(nfes, max_fes)), NPMIN)
                 shf[1] = best
             cuda.syncthreads()
-            # the copies: parents into the archive (the last writer of a slot wins), then the winners
+            # the copies: parents into the archive (the last writer of a row wins), then the winners
             t = tid
             while t < n * D:
                 i, j = t // D, t % D
@@ -263,12 +281,12 @@ def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim:
             t = tid
             while t < n * D:
                 i, j = t // D, t % D
-                if take[i] != 0:
+                if jobs[i] != KEEP_PARENT:
                     xpop[order[i], j] = xtb[i, j]
                 t += P
             t = tid
             while t < n:
-                if take[t] != 0:
+                if jobs[t] != KEEP_PARENT:
                     fitc[t] = ft[t]
                 t += P
             cuda.syncthreads()
@@ -282,25 +300,24 @@ def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim:
                         fj = fitc[j]
                         if fj < fk or (fj == fk and j < k):
                             r += 1
-                    keep[k] = 1 if r < np_new else 0
+                    srt[k] = 1 if r < np_new else 0
                     k += P
                 cuda.syncthreads()
                 if tid == 0:
                     m = 0
                     for k in range(NP):
-                        if keep[k] != 0:
+                        if srt[k] != 0:
                             order[m] = order[k]
                             fitc[m] = fitc[k]
                             m += 1
                     A = shi[1]
                     cap = int(math.floor(np_new * ARC_RATE + 0.5))
                     r = 0
-                    while A > cap:
+                    while A > cap:  # a random entry goes; the last one takes its place
                         s = archive_removal(key, g, r, A)
-                        moved = ax[s]
-                        for q in range(s, A - 1):
-                            ax[q] = ax[q + 1]
-                        ax[A - 1] = moved
+                        gone = ax[s]
+                        ax[s] = ax[A - 1]
+                        ax[A - 1] = gone
                         A -= 1
                         r += 1
                     shi[0], shi[1] = np_new, A
@@ -312,13 +329,22 @@ def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim:
                     mark_hit(hit_gen, b, g)
             cuda.syncthreads()
             g += 1
+        # the trial's state back to global memory (a time-budgeted run goes on in the next launch)
         t = tid
-        while t < shi[0]:
+        while t < NPI:
             fit[b, t] = fitc[t]
+            order_g[b, t] = order[t]
+            t += P
+        t = tid
+        while t < ACAP:
+            ax_g[b, t] = ax[t]
             t += P
         if tid == 0:
             st[b, ST_NP], st[b, ST_A], st[b, ST_NFES], st[b, ST_POS] = shi[0], shi[1], shi[2], shi[3]
             fst[b, FS_P], fst[b, FS_BEST] = shf[0], shf[1]
+            for h in range(H):
+                mem[b, 0, h] = MF[h]
+                mem[b, 1, h] = MCR[h]
             if g - 1 >= g_first:
                 cuda.atomic.max(gstate, 0, np.int64(g - 1))
 
