@@ -54,7 +54,11 @@ def c_round(x):
     return math.floor(x + 0.5)
 
 
-def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim: int, settings):
+#: steps a timing run may leave out (benchmarks/jso_prototype.py), to see what a generation's time is made of
+SKIP_RANK, SKIP_DRAW, SKIP_BOOK, SKIP_COPY = 1, 2, 4, 8
+
+
+def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim: int, settings, skip: int = 0):
     """The kernel for one (function build, D, dtype, warps, settings).
 
     ``ops`` is ``build_jso_ops(dtype, "cuda")``; ``settings`` a tuple of the run's compile-time
@@ -67,6 +71,7 @@ def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim:
     NPI, NPMIN, H, ACAP = int(NPI), int(NPMIN), int(H), int(ACAP)
     W, D, BUF = int(warps), int(dim), int(buf)
     P = 32 * W
+    SKIP = int(skip)
     SIM = simulator_enabled()
     INF = math.inf
     CLAMP = 1e-8
@@ -188,10 +193,13 @@ def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim:
             k = tid
             while k < NP:
                 fk, r = fitc[k], 0
-                for j in range(NP):
-                    fj = fitc[j]
-                    if fj < fk or (fj == fk and j < k):
-                        r += 1
+                if SKIP & SKIP_RANK:
+                    r = k
+                else:
+                    for j in range(NP):
+                        fj = fitc[j]
+                        if fj < fk or (fj == fk and j < k):
+                            r += 1
                 srt[r] = k
                 k += P
             cuda.syncthreads()
@@ -200,7 +208,10 @@ def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim:
                 i = w + k * W
                 if i < n or SIM:
                     ii = min(i, n - 1)
-                    F, Fw, CR, pb, r1, r2, jr = draw_child(key, g, ii, NP, A, p_num, MF, MCR, nfes, max_fes)
+                    if SKIP & SKIP_DRAW:
+                        F, Fw, CR, pb, r1, r2, jr = 0.5, 0.5, 0.9, 0, (ii + 1) % NP, (ii + 2) % NP, 0
+                    else:
+                        F, Fw, CR, pb, r1, r2, jr = draw_child(key, g, ii, NP, A, p_num, MF, MCR, nfes, max_fes)
                     row_i, row_p, row_1 = order[ii], order[srt[pb]], order[r1]
                     in_pop = r2 < NP
                     row_2 = order[r2] if in_pop else ax[r2 - NP]
@@ -226,7 +237,15 @@ def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim:
                     warp_barrier()
             cuda.syncthreads()
             # 3.-5. the selection's bookkeeping in index order
-            if tid == 0:
+            if SKIP & SKIP_BOOK:
+                t = tid
+                while t < n:
+                    jobs[t] = TAKE_CHILD if ft[t] <= fitc[t] else KEEP_PARENT
+                    t += P
+                if tid == 0:
+                    shi[2] = nfes + n
+                    shi[4] = max(min(NP, planned(nfes + n, max_fes)), NPMIN)
+            if tid == 0 and not (SKIP & SKIP_BOOK):
                 cap = int(math.floor(NP * ARC_RATE + 0.5))
                 best = shf[1]
                 sum_d, wins, max_cr = 0.0, 0, 0.0
@@ -270,7 +289,7 @@ def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim:
                 shf[1] = best
             cuda.syncthreads()
             # the copies: parents into the archive (the last writer of a row wins), then the winners
-            t = tid
+            t = tid if not (SKIP & SKIP_COPY) else n * D
             while t < n * D:
                 i, j = t // D, t % D
                 dst = jobs[i]
@@ -278,7 +297,7 @@ def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim:
                     xarch[dst, j] = xpop[order[i], j]
                 t += P
             cuda.syncthreads()
-            t = tid
+            t = tid if not (SKIP & SKIP_COPY) else n * D
             while t < n * D:
                 i, j = t // D, t % D
                 if jobs[i] != KEEP_PARENT:
@@ -296,10 +315,13 @@ def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim:
                 k = tid
                 while k < NP:
                     fk, r = fitc[k], 0
-                    for j in range(NP):
-                        fj = fitc[j]
-                        if fj < fk or (fj == fk and j < k):
-                            r += 1
+                    if SKIP & SKIP_RANK:
+                        r = k
+                    else:
+                        for j in range(NP):
+                            fj = fitc[j]
+                            if fj < fk or (fj == fk and j < k):
+                                r += 1
                     srt[k] = 1 if r < np_new else 0
                     k += P
                 cuda.syncthreads()
