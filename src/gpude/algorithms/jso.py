@@ -8,7 +8,7 @@ linearly in the FEs from NP_init to NP_min. jSO is L-SHADE at other settings plu
 weighted F of the pbest term, the CR and F schedules, the averaged memory update, p decreasing from
 p_max to p_min) and iL-SHADE's fixed last memory slot and "pbest is not the target in the first half".
 The rules, as coded here and in Brest's C++ (``justinjk007/Pentagonal-tiling`` archive/DE/lshade.cc):
-``docs/algorithms.md`` (section jSO / L-SHADE) and ``/work/spec/jso_spec.md``.
+``docs/algorithms.md`` (section jSO and L-SHADE), the specification every implementation follows.
 
 Random decisions use :mod:`gpude.rng`'s counter generator on this layout: ``S = 72 + max(D, NP_init)``
 slots per row, ``NP_init + 1`` rows per generation, ``counter(g, row, slot) = (g (NP_init + 1) + row) S
