@@ -46,6 +46,10 @@ ALGORITHMS = {
                  bad=[({"ls_share": 1.0}, "ls_share"), ({"nam": 0}, "nam must")]),
 }
 ALGORITHMS["jde"] = ALGORITHMS["de"]
+# jSO and L-SHADE: NP_init 6 shrinks towards 4, so a generation's FEs vary; midpoint repair only
+ALGORITHMS["jso"] = dict(params={}, np_per_generation=False, other_bounds={},
+                         bad=[({"np_min": 3}, "np_min must"), ({"p_min": 0.5}, "p_min and p_max")])
+ALGORITHMS["lshade"] = ALGORITHMS["jso"]
 OTHER_BOUNDS = [(a, i, mode) for a, i in ENTRIES for mode in ALGORITHMS[a]["other_bounds"]]
 BAD_PARAMETERS = [(a, i, kw, msg) for a, i in ENTRIES
                   for kw, msg in [({"popsize": 2}, "popsize"), ({"bounds": "bounce"}, "bound mode"),

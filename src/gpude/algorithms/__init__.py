@@ -14,6 +14,8 @@ PARAMS = {
     "pso": "gpude.algorithms.pso:PSOParams",
     "ss": "gpude.algorithms.ss:SSParams",
     "masw": "gpude.algorithms.masw:MASWParams",
+    "jso": "gpude.algorithms.jso:JSOParams",
+    "lshade": "gpude.algorithms.jso:LSHADEParams",
 }
 
 

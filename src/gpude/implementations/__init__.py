@@ -66,4 +66,10 @@ BUILTIN = (
     _entry("masw", "gpu", "gpude.implementations.masw_gpu:MASWGPU", "gpu",
            "Lastra et al.'s GPU MA-SW-Chains: 20 children per GA step, every loop over D on the GPU, "
            "evaluators that stream over D, Solis-Wets decisions on the device"),
+    _entry("jso", "sequential", "gpude.implementations.jso_sequential:JSOSequential", "cpu",
+           "jSO (Brest et al. 2017: L-SHADE with weighted F, CR/F schedules, averaged memory) on one CPU "
+           "thread (numba)"),
+    _entry("lshade", "sequential", "gpude.implementations.jso_sequential:LSHADESequential", "cpu",
+           "L-SHADE (Tanabe & Fukunaga 2014: SHADE with linear population size reduction) on one CPU "
+           "thread (numba)"),
 )
