@@ -22,6 +22,7 @@
 // 1e-8 are 0 in their code already (the competition's rule); the driver applies the rule once more.
 #include "de.h"
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -96,7 +97,8 @@ static bool parse_ull(const char *s, unsigned long long &out) {
   return *end == '\0';
 }
 
-static int function_number(const std::string &name) {
+static int function_number(std::string name) {
+  for (char &c : name) c = (char)std::tolower((unsigned char)c);  // (gpude may upper-case a name: CEC17_F01)
   std::string digits = name;
   if (name.rfind("cec17_f", 0) == 0) digits = name.substr(7);
   else if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) return -1;
