@@ -72,8 +72,9 @@ def check_data(functions, dims) -> None:
 
 def runs(args) -> int:
     functions, dims = ints(args.functions), ints(args.dims)
-    check_data(functions, dims)
-    jb.check_source(SOURCE)
+    if not args.dry_run:
+        check_data(functions, dims)
+        jb.check_source(SOURCE)
     out = Path(args.out)
     batches = out / "batches"
     batches.mkdir(parents=True, exist_ok=True)
@@ -99,6 +100,10 @@ def runs(args) -> int:
     # slowest first (D = 30 before D = 10), so that the lanes end together
     jobs.sort(key=lambda j: -int(j[0].name.split("_d")[1].split("_")[0]))
     print(f"{len(jobs)} batches on {lanes} lanes ({cpu_model()}, {os.cpu_count()} cores)", flush=True)
+    if args.dry_run:
+        for _, cmd in jobs:
+            print(" ".join(cmd[1:]))
+        return 0
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))}
     t0 = time.time()
 
@@ -176,6 +181,7 @@ def main(argv=None) -> int:
     r.add_argument("--jobs", type=int, default=0, help="lanes (default: the cores less one)")
     r.add_argument("--seed", type=int, default=20261127, help="the experiment seed the trial seeds derive from")
     r.add_argument("--suite", default="jso_brest_reference")
+    r.add_argument("--dry-run", action="store_true", help="print the gpude run command lines, run nothing")
     s = sub.add_parser("speed", help="per-run wall time on one core")
     s.add_argument("--out", default=f"results/benchmarks/jso_brest_speed_{platform.node() or 'host'}.csv")
     s.add_argument("--dims", default="30,100")
