@@ -33,14 +33,19 @@ class PreboundLaunch:
     stream : numba.cuda stream
     variable : dict of str to int
         Names for the positions (in ``args``) of scalar arguments that ``launch`` may update.
+    sharedmem : int
+        Bytes of dynamic shared memory a block (above 48 KB, the kernel is opted in first).
     """
 
-    def __init__(self, dispatcher, args, grid, block, stream, variable=None):
+    def __init__(self, dispatcher, args, grid, block, stream, variable=None, sharedmem: int = 0):
         self.dispatcher, self.args = dispatcher, list(args)
         gx, gy = grid if isinstance(grid, tuple) else (grid, 1)
         self.grid, self.block, self.stream = (int(gx), int(gy)), int(block), stream
         self.variable = dict(variable or {})
+        self.sharedmem = int(sharedmem)
         self.fast = False
+        if self.sharedmem > 0:
+            allow_dynamic_shared(dispatcher, self.args, self.sharedmem)
         try:
             self._bind()
             self.fast = True
@@ -90,16 +95,16 @@ class PreboundLaunch:
         if not self.fast:
             for name, value in updates.items():
                 self.args[self.variable[name]] = value
-            self.dispatcher[self.grid, self.block, self.stream](*self.args)
+            self.dispatcher[self.grid, self.block, self.stream, self.sharedmem](*self.args)
             return
         for name, value in updates.items():
             self._store[self._slot[name]].value = value
         try:
             if self.cooperative:
-                (err,) = self._cu.cuLaunchCooperativeKernel(self._func, *self.grid, 1, self.block, 1, 1, 0,
+                (err,) = self._cu.cuLaunchCooperativeKernel(self._func, *self.grid, 1, self.block, 1, 1, self.sharedmem,
                                                             self._hstream, ctypes.addressof(self._params))
             else:
-                (err,) = self._cu.cuLaunchKernel(self._func, *self.grid, 1, self.block, 1, 1, 0,
+                (err,) = self._cu.cuLaunchKernel(self._func, *self.grid, 1, self.block, 1, 1, self.sharedmem,
                                                  self._hstream, ctypes.addressof(self._params), 0)
         except TypeError as exc:  # the binding refused the arguments: nothing was launched
             self.fast, self.fallback_reason = False, f"TypeError: {exc}"
@@ -107,6 +112,26 @@ class PreboundLaunch:
             return
         if err != self._cu.CUresult.CUDA_SUCCESS:
             raise RuntimeError(f"cuLaunchKernel failed: {err}")
+
+
+def allow_dynamic_shared(dispatcher, args, nbytes: int) -> None:
+    """Let ``dispatcher`` (compiled for ``args``) take ``nbytes`` of dynamic shared memory a block: above
+    48 KB a kernel needs the opt-in (``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES``), set on the
+    library kernel numba-cuda loads (``cuKernelSetAttribute``) or, on an older loader, the function.
+    Nothing to do below 48 KB or on numba's simulator."""
+    from .gpu_runtime import simulator_enabled
+
+    if nbytes <= 48 * 1024 or simulator_enabled():
+        return
+    from numba.cuda.cudadrv.driver import binding, driver
+
+    sig = tuple(dispatcher.typeof_pyval(a) for a in args)
+    cufunc = dispatcher.compile(sig)._codelibrary.get_cufunc()
+    attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    try:
+        driver.cuKernelSetAttribute(attr, nbytes, cufunc.handle, cufunc.device.id)
+    except Exception:
+        driver.cuFuncSetAttribute(cufunc.handle, attr, nbytes)
 
 
 class PreboundCopy:

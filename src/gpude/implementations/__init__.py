@@ -72,4 +72,9 @@ BUILTIN = (
     _entry("lshade", "sequential", "gpude.implementations.jso_sequential:LSHADESequential", "cpu",
            "L-SHADE (Tanabe & Fukunaga 2014: SHADE with linear population size reduction) on one CPU "
            "thread (numba)"),
+    _entry("jso", "block", "gpude.implementations.jso_block:JSOBlock", "gpu",
+           "jSO, each trial's whole run in one thread block (a warp a child; ranking, draws, selection and "
+           "population size reduction spread over the block): batches of trials, e.g. the CEC protocol's 51"),
+    _entry("lshade", "block", "gpude.implementations.jso_block:LSHADEBlock", "gpu",
+           "L-SHADE, each trial's whole run in one thread block (jso/block at L-SHADE's settings)"),
 )

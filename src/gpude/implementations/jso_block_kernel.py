@@ -1,23 +1,29 @@
 """The kernel of ``jso/block``: each trial's whole jSO (or L-SHADE) run in one thread block.
 
-Block b of the launch is trial b; a warp is an individual (as ``de/block``): the block's W warps share
-a generation's children, each warp drawing its child's parameters and partners, building the trial
-vector over its lanes in shared memory and evaluating it with the function's warp evaluator
-(:func:`gpude.functions.gpu.make_block_evaluator` with ``warp=True``), so every function of the suite
-runs. What jSO adds to DE's generation runs inside the block, between barriers:
+Block b of the launch is trial b. A generation is six steps between block barriers, each spread over
+the block's threads (the prototype's timing put a generation's time in its serial steps and latency
+chains, not in the evaluation: ``results/benchmarks/jso_prototype/``):
 
-* the ranking of the population (for the p-best choice and the population size reduction): each
-  thread ranks its individuals by counting, ties by index, from the errors in shared memory;
-* the selection's bookkeeping in index order on thread 0 (successes, the archive's slots, the
-  memory's Lehmer means, the FE count and the planned population size), which keeps the sequential
-  order of the specification without atomics;
-* the copies (parents into the archive, winners into the population), by all threads, coalesced;
-* the population size reduction through an index list (logical individual -> physical row), so
-  removing individuals moves no vector.
+1. the ranking: each thread ranks its individuals by counting (:func:`rank_of`, ties by index);
+2. the draws: a thread a child draws its memory slot, CR, F, pbest, r1, r2 and j_rand (the chains of
+   ``log``/``cos``/``tan`` run side by side, not one after the other in a warp);
+3. the children: a warp a child builds the trial vector over its lanes in shared memory and evaluates it
+   with the function's warp evaluator (:func:`gpude.functions.gpu.make_block_evaluator` with
+   ``warp=True``: every function of the suite runs);
+4. the selection: the outcomes and each success's place among the successes (prefix counts over chunks
+   of 32), the successes' F, CR and improvement in index order, the archive's rows (appended while it
+   has room, else the drawn slot, the later success winning a slot as in the sequential loop), then
+   the memory update on one thread (:func:`memory_update`, the CPU's very loop), the copies by all
+   threads and the best-so-far (a block argmin, the lowest index on ties);
+5. the population size reduction: the worst go (:func:`removal_rank`), the others keep their order,
+   through an index list (logical individual -> physical row), so no vector moves;
+6. the trace entry and the target test.
 
-The counter layout, the ordering rules and the arithmetic are :mod:`gpude.algorithms.jso`'s (its
-operators, compiled for CUDA), so a seed makes ``jso/sequential``'s run to the rounding of the
-function evaluation.
+Every random decision and every rule is :mod:`gpude.algorithms.jso`'s operator, compiled for CUDA, so a
+seed makes ``jso/sequential``'s run to the rounding of the function evaluation.
+
+Shared memory: 92 NP_init bytes of state (dynamic; opted in above 48 KB) and the warps' trial vectors
+and evaluation buffers (static), so a block holds a whole trial's bookkeeping next to its SM.
 """
 
 from __future__ import annotations
@@ -28,58 +34,55 @@ import numba
 import numpy as np
 from numba import cuda
 
+from ..algorithms.jso import build_jso_ops
 from ..gpu_runtime import simulator_enabled
 from .device_loop import NO_HIT, mark_hit
 
-#: per-trial int64 state: NP, archive count, FEs, memory position
-ST_NP, ST_A, ST_NFES, ST_POS = range(4)
-INT_STATE = 4
-#: per-trial float64 state: p, best error
+#: the int64 state of a trial (global memory between launches)
+ST_NP, ST_A, ST_CAP, ST_POS, ST_NFES = range(5)
+INT_STATE = 5
+#: the float64 state of a trial: p, the best error so far
 FS_P, FS_BEST = range(2)
 FLOAT_STATE = 2
-#: a selection's outcome in the int32 scratch: the parent stays / the child replaces it without a
-#: success; values >= 0: a success, whose parent goes to that archive row
+#: a selection's outcome (values >= 0: a success whose parent goes to that archive row)
 KEEP_PARENT, TAKE_CHILD = -1, -2
+#: float64 and int32 arrays of NP_init entries in the dynamic shared memory
+F64_ARRAYS, I32_ARRAYS = 7, 9
 
 
-def dynamic_shared_bytes(np_init: int, archive_rows: int) -> int:
-    """Dynamic shared memory of a block: errors, children's errors, F, CR (float64, NP_init each), then
-    the index list, the ranking and the selection's outcomes (int32, NP_init each) and the archive's
-    index list and last writers (int32, archive rows each)."""
-    return 8 * 4 * int(np_init) + 4 * (3 * int(np_init) + 2 * int(archive_rows))
+def dynamic_shared_bytes(np_init: int) -> int:
+    """The block's dynamic shared memory: :data:`F64_ARRAYS` float64 and :data:`I32_ARRAYS` int32
+    arrays of NP_init entries."""
+    return (8 * F64_ARRAYS + 4 * I32_ARRAYS) * int(np_init)
 
 
-def c_round(x):
-    """C's round() for x >= 0 (half away from zero), as Brest's and Tanabe's code round."""
-    return math.floor(x + 0.5)
+def build_jso_block_kernel(warp_evaluate, dtype, warps: int, buf: int, dim: int, settings):
+    """The kernel for one (function build, D, dtype, warps a block, settings).
 
-
-#: steps a timing run may leave out (benchmarks/jso_prototype.py), to see what a generation's time is made of
-SKIP_RANK, SKIP_DRAW, SKIP_BOOK, SKIP_COPY = 1, 2, 4, 8
-
-
-def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim: int, settings, skip: int = 0):
-    """The kernel for one (function build, D, dtype, warps, settings).
-
-    ``ops`` is ``build_jso_ops(dtype, "cuda")``; ``settings`` a tuple of the run's compile-time
-    constants: (NP_init, NP_min, H, archive rows, arc_rate, p_max, p_min, M_F0, M_CR0,
-    last_slot_fixed, weighted_F, schedules, averaged_memory).
+    ``settings``: (NP_init, NP_min, H, archive rows, arc_rate, p_max, p_min, M_F0, M_CR0, fixed_last_slot,
+    weighted_F, cr_schedule, f_schedule, averaged_memory, pbest_not_self, error floor), the run's
+    parameters as compile-time constants. Launch: ``kernel[B, 32 warps, stream, dynamic_shared_bytes]
+    (pop, tb, arch, best_x, order_g, last, mem, st, fst, fit, keys, lower, upper, shift, rot_t, perm,
+    trace, hit_gen, gstate, target, max_fes, g_first, g_last)``.
     """
     T = np.dtype(dtype).type
-    (NPI, NPMIN, H, ACAP, ARC_RATE, P_MAX, P_MIN, MF0, MCR0, LAST_FIXED, WEIGHTED_F, SCHEDULES,
-     AVERAGED) = settings
+    (NPI, NPMIN, H, ACAP, ARC_RATE, P_MAX, P_MIN, MF0, MCR0, FIXED_LAST, WEIGHTED_F, CR_SCHEDULE, F_SCHEDULE,
+     AVERAGED, NOT_SELF, FLOOR) = settings
     NPI, NPMIN, H, ACAP = int(NPI), int(NPMIN), int(H), int(ACAP)
     W, D, BUF = int(warps), int(dim), int(buf)
     P = 32 * W
-    SKIP = int(skip)
+    HALF = 1 << max(0, (P - 1).bit_length() - 1)  # the block argmin's first stride: half the next power of two
+    CHUNKS = (NPI + 31) // 32
+    STAMP = NPI + 1  # last[row] = g STAMP + i: the success that wrote the row (the highest i wins)
     SIM = simulator_enabled()
     INF = math.inf
-    CLAMP = 1e-8
-    draw_child, child_value, archive_slot, archive_removal, init_value, planned = (
-        ops.draw_child, ops.child_value, ops.archive_slot, ops.archive_removal, ops.init_value,
-        ops.planned_popsize)
-    lehmer_add, p_at = ops.lehmer_add, ops.p_at
-    I0 = 8 * NPI  # the int32 part of the dynamic shared memory starts after the 4 NP_init float64
+    ops = build_jso_ops(T, "cuda")
+    init_value, draw_memory_slot, slot_means = ops.init_value, ops.draw_memory_slot, ops.slot_means
+    draw_CR, draw_F, weighted, pick, trial_value = ops.draw_CR, ops.draw_F, ops.weighted, ops.pick, ops.trial_value
+    archive_slot, archive_capacity, archive_removal = ops.archive_slot, ops.archive_capacity, ops.archive_removal
+    next_popsize, p_at, p_count, clamped = ops.next_popsize, ops.p_at, ops.p_count, ops.clamped
+    rank_of, removal_rank, memory_update = ops.rank_of, ops.removal_rank, ops.memory_update
+    I0 = 2 * F64_ARRAYS * NPI  # where the int32 arrays start, in int32 units
 
     @cuda.jit(device=True, inline=True)
     def warp_barrier():
@@ -92,16 +95,21 @@ def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim:
     options = {} if SIM else {"max_registers": max(32, min(255, (65536 // P) // 8 * 8))}
 
     @cuda.jit(**options)
-    def kernel(pop, tb, arch, order_g, ax_g, mem, st, fst, fit, keys, lower, upper, shift, rot_t, perm,
+    def kernel(pop, tb, arch, best_x, order_g, last, mem, st, fst, fit, keys, lower, upper, shift, rot_t, perm,
                trace, hit_gen, gstate, target, max_fes, g_first, g_last):
         dynf = cuda.shared.array(0, numba.float64)
         dyni = cuda.shared.array(0, numba.int32)
         fitc, ft, Fs, CRs = dynf[0:NPI], dynf[NPI:2 * NPI], dynf[2 * NPI:3 * NPI], dynf[3 * NPI:4 * NPI]
-        order, srt, jobs = dyni[I0:I0 + NPI], dyni[I0 + NPI:I0 + 2 * NPI], dyni[I0 + 2 * NPI:I0 + 3 * NPI]
-        ax, last = dyni[I0 + 3 * NPI:I0 + 3 * NPI + ACAP], dyni[I0 + 3 * NPI + ACAP:I0 + 3 * NPI + 2 * ACAP]
+        s_f, s_cr, delta = dynf[4 * NPI:5 * NPI], dynf[5 * NPI:6 * NPI], dynf[6 * NPI:7 * NPI]
+        order, srt, rank = dyni[I0:I0 + NPI], dyni[I0 + NPI:I0 + 2 * NPI], dyni[I0 + 2 * NPI:I0 + 3 * NPI]
+        xpr, x1r, x2c = dyni[I0 + 3 * NPI:I0 + 4 * NPI], dyni[I0 + 4 * NPI:I0 + 5 * NPI], dyni[I0 + 5 * NPI:I0 + 6 * NPI]
+        jrs, jobs, tmp = dyni[I0 + 6 * NPI:I0 + 7 * NPI], dyni[I0 + 7 * NPI:I0 + 8 * NPI], dyni[I0 + 8 * NPI:I0 + 9 * NPI]
+        counts = cuda.shared.array(CHUNKS, numba.int32)
         memf = cuda.shared.array((2, H), numba.float64)
         shi = cuda.shared.array(8, numba.int64)
-        shf = cuda.shared.array(4, numba.float64)
+        shf = cuda.shared.array(2, numba.float64)
+        red_v = cuda.shared.array(P, numba.float64)
+        red_i = cuda.shared.array(P, numba.int32)
         xs_all = cuda.shared.array((W, D), T)
         bufs = cuda.shared.array((W, 2, BUF), T)
         reds = cuda.shared.array((W, 4, 32), T)
@@ -112,39 +120,33 @@ def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim:
         xs, buf_a, buf_z, red = xs_all[w], bufs[w, 0], bufs[w, 1], reds[w]
         MF, MCR = memf[0], memf[1]
         key = keys[b]
-        xpop, xtb, xarch = pop[b], tb[b], arch[b]
+        xpop, xtb, xarch, lastb = pop[b], tb[b], arch[b], last[b]
 
-        if g_first == 1:
+        if g_first == 1:  # reset the trace and the flag, then generation 0
             t = tid
             while t < trace.shape[1]:
                 trace[b, t] = INF
                 t += P
             t = tid
+            while t < ACAP:
+                lastb[t] = -1
+                t += P
+            t = tid
             while t < NPI:
                 order_g[b, t] = t
                 t += P
-            t = tid
-            while t < ACAP:
-                ax_g[b, t] = t
-                t += P
             if tid == 0:
                 hit_gen[b] = NO_HIT
-                for h in range(H):
-                    mem[b, 0, h] = MF0
-                    mem[b, 1, h] = MCR0
-            cuda.syncthreads()
             for k in range((NPI + W - 1) // W):
                 i = w + k * W
                 if i < NPI or SIM:
                     ii = min(i, NPI - 1)
                     j = lane
                     while j < D:
-                        xs[j] = init_value(key, ii, j, lower, upper)
+                        xs[j] = init_value(key, ii, j, NPI, D, lower, upper)
                         j += 32
                     warp_barrier()
                     f = warp_evaluate(xs, buf_a, buf_z, red, shift, rot_t, perm, lane)
-                    if f < CLAMP:
-                        f = 0.0
                     if i < NPI:
                         j = lane
                         while j < D:
@@ -155,19 +157,30 @@ def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim:
                     warp_barrier()
             cuda.syncthreads()
             if tid == 0:
-                best = INF
+                best, bi = INF, 0
                 for i in range(NPI):
-                    best = min(best, fit[b, i])
-                st[b, ST_NP], st[b, ST_A], st[b, ST_NFES], st[b, ST_POS] = NPI, 0, NPI, 0
+                    if fit[b, i] < best:
+                        best, bi = fit[b, i], i
+                shi[6] = bi
+                for h in range(H):
+                    mem[b, 0, h] = MF0
+                    mem[b, 1, h] = MCR0
+                st[b, ST_NP], st[b, ST_A], st[b, ST_POS] = NPI, 0, 0
+                st[b, ST_CAP] = archive_capacity(NPI, ARC_RATE, True)
+                st[b, ST_NFES] = min(NPI, max_fes)
                 fst[b, FS_P], fst[b, FS_BEST] = P_MAX, best
                 trace[b, 0] = best
                 if best <= target:
                     mark_hit(hit_gen, b, 0)
             cuda.syncthreads()
+            j = tid
+            while j < D:
+                best_x[b, j] = xpop[shi[6], j]
+                j += P
 
         # the trial's state into shared memory
         if tid == 0:
-            shi[0], shi[1], shi[2], shi[3] = st[b, ST_NP], st[b, ST_A], st[b, ST_NFES], st[b, ST_POS]
+            shi[0], shi[1], shi[2], shi[3], shi[4] = st[b, ST_NP], st[b, ST_A], st[b, ST_CAP], st[b, ST_POS], st[b, ST_NFES]
             shf[0], shf[1] = fst[b, FS_P], fst[b, FS_BEST]
             for h in range(H):
                 MF[h] = mem[b, 0, h]
@@ -177,54 +190,52 @@ def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim:
             fitc[t] = fit[b, t]
             order[t] = order_g[b, t]
             t += P
-        t = tid
-        while t < ACAP:
-            ax[t] = ax_g[b, t]
-            t += P
         g = g_first
         cuda.syncthreads()
         while g <= g_last:
-            NP, A, nfes = shi[0], shi[1], shi[2]
+            NP, A, cap, nfes = shi[0], shi[1], shi[2], shi[4]
             if nfes >= max_fes or hit_gen[b] <= g - 1:
                 break
             n = min(NP, max_fes - nfes)
-            p_num = max(2, int(math.floor(shf[0] * NP + 0.5)))
-            # 1. rank the population (ties by index)
+            p_num = p_count(shf[0], NP)
+            # 1. the ranking of the generation-start population
             k = tid
             while k < NP:
-                fk, r = fitc[k], 0
-                if SKIP & SKIP_RANK:
-                    r = k
-                else:
-                    for j in range(NP):
-                        fj = fitc[j]
-                        if fj < fk or (fj == fk and j < k):
-                            r += 1
+                r = rank_of(fitc, NP, k, FLOOR)
+                rank[k] = r
                 srt[r] = k
                 k += P
             cuda.syncthreads()
-            # 2. children, a warp each
+            # 2. the draws, a thread a child
+            i = tid
+            while i < n:
+                r = draw_memory_slot(key, g, i, NPI, D, H)
+                mu_F, mu_CR = slot_means(r, H, MF, MCR, FIXED_LAST)
+                CRs[i] = draw_CR(key, g, i, NPI, D, mu_CR, nfes, max_fes, CR_SCHEDULE)
+                Fs[i] = draw_F(key, g, i, NPI, D, mu_F, nfes, max_fes, F_SCHEDULE)
+                pb, r1, r2, jr = pick(key, g, i, NPI, D, NP, A, p_num, rank[i], nfes, max_fes, NOT_SELF)
+                xpr[i] = order[srt[pb]]
+                x1r[i] = order[r1]
+                x2c[i] = order[r2] if r2 < NP else -1 - (r2 - NP)
+                jrs[i] = jr
+                i += P
+            cuda.syncthreads()
+            # 3. the children, a warp each
             for k in range((n + W - 1) // W):
                 i = w + k * W
                 if i < n or SIM:
                     ii = min(i, n - 1)
-                    if SKIP & SKIP_DRAW:
-                        F, Fw, CR, pb, r1, r2, jr = 0.5, 0.5, 0.9, 0, (ii + 1) % NP, (ii + 2) % NP, 0
-                    else:
-                        F, Fw, CR, pb, r1, r2, jr = draw_child(key, g, ii, NP, A, p_num, MF, MCR, nfes, max_fes)
-                    row_i, row_p, row_1 = order[ii], order[srt[pb]], order[r1]
-                    in_pop = r2 < NP
-                    row_2 = order[r2] if in_pop else ax[r2 - NP]
+                    F, CR = Fs[ii], CRs[ii]
+                    Fw = weighted(F, nfes, max_fes, WEIGHTED_F)
+                    row_i, row_p, row_1, c2, jr = order[ii], xpr[ii], x1r[ii], x2c[ii], jrs[ii]
                     j = lane
                     while j < D:
-                        x2 = xpop[row_2, j] if in_pop else xarch[row_2, j]
-                        xs[j] = child_value(key, g, ii, j, jr, F, Fw, CR, xpop[row_i, j], xpop[row_p, j],
+                        x2 = xpop[c2, j] if c2 >= 0 else xarch[-1 - c2, j]
+                        xs[j] = trial_value(key, g, ii, j, NPI, D, jr, F, Fw, CR, xpop[row_i, j], xpop[row_p, j],
                                             xpop[row_1, j], x2, lower, upper)
                         j += 32
                     warp_barrier()
                     f = warp_evaluate(xs, buf_a, buf_z, red, shift, rot_t, perm, lane)
-                    if f < CLAMP:
-                        f = 0.0
                     if i < n:
                         j = lane
                         while j < D:
@@ -232,119 +243,165 @@ def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim:
                             j += 32
                         if lane == 0:
                             ft[ii] = f
-                            Fs[ii] = F
-                            CRs[ii] = CR
                     warp_barrier()
             cuda.syncthreads()
-            # 3.-5. the selection's bookkeeping in index order
-            if SKIP & SKIP_BOOK:
-                t = tid
-                while t < n:
-                    jobs[t] = TAKE_CHILD if ft[t] <= fitc[t] else KEEP_PARENT
-                    t += P
-                if tid == 0:
-                    shi[2] = nfes + n
-                    shi[4] = max(min(NP, planned(nfes + n, max_fes)), NPMIN)
-            if tid == 0 and not (SKIP & SKIP_BOOK):
-                cap = int(math.floor(NP * ARC_RATE + 0.5))
-                best = shf[1]
-                sum_d, wins, max_cr = 0.0, 0, 0.0
-                for i in range(n):
-                    fi, fu = fitc[i], ft[i]
-                    if fu < fi:
-                        sum_d += fi - fu
-                        wins += 1
-                        max_cr = max(max_cr, CRs[i])
-                        if A < cap:
-                            dst = ax[A]
-                            A += 1
-                        else:
-                            dst = ax[archive_slot(key, g, i, cap)]
-                        jobs[i] = dst
-                        last[dst] = i
-                        best = min(best, fu)
-                    elif fu == fi:
-                        jobs[i] = TAKE_CHILD
-                    else:
-                        jobs[i] = KEEP_PARENT
-                pos = shi[3]
-                if wins > 0:
-                    sf2, sf, sc2, sc = 0.0, 0.0, 0.0, 0.0
-                    for i in range(n):
-                        if jobs[i] >= 0:
-                            wk = (fitc[i] - ft[i]) / sum_d
-                            sf2, sf = lehmer_add(sf2, sf, wk, Fs[i])
-                            sc2, sc = lehmer_add(sc2, sc, wk, CRs[i])
-                    lf = sf2 / sf
-                    MF[pos] = (MF[pos] + lf) / 2.0 if AVERAGED else lf
-                    if MCR[pos] == -1.0 or max_cr == 0.0:
-                        MCR[pos] = -1.0
-                    else:
-                        lc = sc2 / sc
-                        MCR[pos] = (MCR[pos] + lc) / 2.0 if AVERAGED else lc
-                    shi[3] = (pos + 1) % H
-                nfes += n
-                shi[1], shi[2] = A, nfes
-                shi[4] = max(min(NP, planned(nfes, max_fes)), NPMIN)
-                shf[1] = best
+            # 4. the selection: outcomes, and each success's place among the successes
+            i = tid
+            while i < n:
+                fu, fx = clamped(ft[i], FLOOR), clamped(fitc[i], FLOOR)
+                tmp[i] = 1 if fu < fx else 0
+                jobs[i] = TAKE_CHILD if fu <= fx else KEEP_PARENT
+                i += P
             cuda.syncthreads()
-            # the copies: parents into the archive (the last writer of a row wins), then the winners
-            t = tid if not (SKIP & SKIP_COPY) else n * D
+            nchunks = (n + 31) // 32
+            for k in range((nchunks + W - 1) // W):
+                c = w + k * W
+                flag = 0
+                if c < nchunks and lane + 32 * c < n:
+                    flag = tmp[32 * c + lane]
+                warp_barrier()
+                if c < nchunks:
+                    i = 32 * c + lane
+                    if i < n:
+                        s = 0
+                        for q in range(lane):
+                            s += tmp[32 * c + q]
+                        rank[i] = s  # (the ranking is spent: its array holds the prefix)
+                        if i == n - 1 or lane == 31:
+                            counts[c] = s + flag
+                warp_barrier()
+            # the best so far (raw errors; the lowest index among equal minima)
+            v, vi = INF, -1
+            i = tid
+            while i < n:
+                if ft[i] < v:
+                    v, vi = ft[i], i
+                i += P
+            red_v[tid], red_i[tid] = v, vi
+            cuda.syncthreads()
+            half = HALF
+            while half > 0:
+                if tid < half and tid + half < P:
+                    v2, i2 = red_v[tid + half], red_i[tid + half]
+                    if v2 < red_v[tid] or (v2 == red_v[tid] and i2 >= 0 and i2 < red_i[tid]):
+                        red_v[tid], red_i[tid] = v2, i2
+                cuda.syncthreads()
+                half //= 2
+            if tid == 0:
+                s = 0
+                for c in range(nchunks):
+                    cnt = counts[c]
+                    counts[c] = s
+                    s += cnt
+                shi[5] = s  # the successes
+                v, vi = red_v[0], red_i[0]
+                shi[6] = vi if v < shf[1] else -1
+                if v < shf[1]:
+                    shf[1] = v
+            cuda.syncthreads()
+            i = tid
+            while i < n:
+                if tmp[i] != 0:
+                    q = counts[i // 32] + rank[i]
+                    s_f[q], s_cr[q] = Fs[i], CRs[i]
+                    delta[q] = clamped(fitc[i], FLOOR) - clamped(ft[i], FLOOR)
+                    if cap > 1:
+                        dst = A + q if A + q < cap else archive_slot(key, g, i, NPI, D, cap)
+                        jobs[i] = dst
+                        cuda.atomic.max(lastb, dst, np.int64(g) * STAMP + i)
+                i += P
+            cuda.syncthreads()
+            if tid == 0:
+                wins = shi[5]
+                if wins > 0:
+                    pos = shi[3]
+                    memory_update(MF, MCR, pos, s_f, s_cr, delta, wins, AVERAGED)
+                    shi[3] = (pos + 1) % H
+                if cap > 1:
+                    shi[1] = min(cap, A + wins)
+                shi[4] = nfes + n
+                shi[7] = next_popsize(NP, nfes + n, NPI, NPMIN, max_fes)
+            # the copies: parents into the archive (the last success writing a row wins), then the
+            # winners into the population, and the best so far
+            t = tid
             while t < n * D:
                 i, j = t // D, t % D
                 dst = jobs[i]
-                if dst >= 0 and last[dst] == i:
+                if dst >= 0 and lastb[dst] == np.int64(g) * STAMP + i:
                     xarch[dst, j] = xpop[order[i], j]
                 t += P
             cuda.syncthreads()
-            t = tid if not (SKIP & SKIP_COPY) else n * D
+            t = tid
             while t < n * D:
                 i, j = t // D, t % D
                 if jobs[i] != KEEP_PARENT:
                     xpop[order[i], j] = xtb[i, j]
                 t += P
-            t = tid
-            while t < n:
-                if jobs[t] != KEEP_PARENT:
-                    fitc[t] = ft[t]
-                t += P
+            bi = shi[6]
+            if bi >= 0:
+                j = tid
+                while j < D:
+                    best_x[b, j] = xtb[bi, j]
+                    j += P
+            i = tid
+            while i < n:
+                if jobs[i] != KEEP_PARENT:
+                    fitc[i] = ft[i]
+                i += P
             cuda.syncthreads()
-            # population size reduction: the worst go, the others keep their order
-            np_new = shi[4]
-            if np_new < NP:
+            # 5. the population size reduction: the NP - new_np worst go, the others keep their order
+            new_np = shi[7]
+            if new_np < NP:
+                drop = NP - new_np
                 k = tid
                 while k < NP:
-                    fk, r = fitc[k], 0
-                    if SKIP & SKIP_RANK:
-                        r = k
-                    else:
-                        for j in range(NP):
-                            fj = fitc[j]
-                            if fj < fk or (fj == fk and j < k):
-                                r += 1
-                    srt[k] = 1 if r < np_new else 0
+                    tmp[k] = 1 if removal_rank(fitc, NP, k, FLOOR) >= drop else 0
                     k += P
                 cuda.syncthreads()
-                if tid == 0:
-                    m = 0
-                    for k in range(NP):
-                        if srt[k] != 0:
-                            order[m] = order[k]
-                            fitc[m] = fitc[k]
-                            m += 1
-                    A = shi[1]
-                    cap = int(math.floor(np_new * ARC_RATE + 0.5))
-                    r = 0
-                    while A > cap:  # a random entry goes; the last one takes its place
-                        s = archive_removal(key, g, r, A)
-                        gone = ax[s]
-                        ax[s] = ax[A - 1]
-                        ax[A - 1] = gone
-                        A -= 1
-                        r += 1
-                    shi[0], shi[1] = np_new, A
-                    shf[0] = p_at(shi[2], max_fes)
+                mchunks = (NP + 31) // 32
+                for k in range((mchunks + W - 1) // W):
+                    c = w + k * W
+                    flag = 0
+                    if c < mchunks and lane + 32 * c < NP:
+                        flag = tmp[32 * c + lane]
+                    warp_barrier()
+                    if c < mchunks:
+                        i = 32 * c + lane
+                        if i < NP:
+                            s = 0
+                            for q in range(lane):
+                                s += tmp[32 * c + q]
+                            rank[i] = s
+                            if i == NP - 1 or lane == 31:
+                                counts[c] = s + flag
+                    warp_barrier()
                 cuda.syncthreads()
+                if tid == 0:
+                    s = 0
+                    for c in range(mchunks):
+                        cnt = counts[c]
+                        counts[c] = s
+                        s += cnt
+                cuda.syncthreads()
+                k = tid
+                while k < NP:
+                    if tmp[k] != 0:
+                        q = counts[k // 32] + rank[k]
+                        srt[q] = order[k]
+                        ft[q] = fitc[k]
+                    k += P
+                cuda.syncthreads()
+                k = tid
+                while k < new_np:
+                    order[k] = srt[k]
+                    fitc[k] = ft[k]
+                    k += P
+                if tid == 0:
+                    cap = archive_capacity(new_np, ARC_RATE, False)
+                    shi[0], shi[2] = new_np, cap
+                    shi[1] = archive_removal(shi[1], cap)
+                    shf[0] = p_at(shi[4], P_MAX, P_MIN, max_fes)
+            # 6. the trace and the target
             if tid == 0:
                 trace[b, g] = shf[1]
                 if shf[1] <= target:
@@ -357,12 +414,8 @@ def build_jso_block_kernel(warp_evaluate, ops, dtype, warps: int, buf: int, dim:
             fit[b, t] = fitc[t]
             order_g[b, t] = order[t]
             t += P
-        t = tid
-        while t < ACAP:
-            ax_g[b, t] = ax[t]
-            t += P
         if tid == 0:
-            st[b, ST_NP], st[b, ST_A], st[b, ST_NFES], st[b, ST_POS] = shi[0], shi[1], shi[2], shi[3]
+            st[b, ST_NP], st[b, ST_A], st[b, ST_CAP], st[b, ST_POS], st[b, ST_NFES] = shi[0], shi[1], shi[2], shi[3], shi[4]
             fst[b, FS_P], fst[b, FS_BEST] = shf[0], shf[1]
             for h in range(H):
                 mem[b, 0, h] = MF[h]
