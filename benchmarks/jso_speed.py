@@ -1,0 +1,96 @@
+"""Our GPU-batched jSO per run: ``jso/block`` with ``--trials`` runs in one launch (the CEC protocol's 51),
+the whole budget (10,000 D FEs) on the GPU host, written as one CSV row per (function, D).
+
+Each cell is launched once to compile and warm (its own process's first launch) and then timed
+``--repeats`` times; ``launch_s`` is the fastest batch wall time (the batch's rows' wall times add up to
+it), ``per_run_s`` = launch_s / trials. The target is 0, so that a run goes on to its last FE as
+Brest's code does (errors below 1e-8 count as 0 in its comparisons, the rows say how many FEs ran).
+Brest's per-run times come from ``benchmarks/jso_brest_runs.py speed`` (one core); ``--brest CSV``
+joins them into the table (``ratio`` = Brest's median seconds a run / ours).
+
+    python benchmarks/jso_speed.py --out OUT.csv [--functions CEC17_F05,...] [--dims 30,100]
+        [--trials 51] [--brest brest_speed.csv]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from gpude import provenance  # noqa: E402
+from gpude.algorithms.jso import jso_popsize  # noqa: E402
+from gpude.io import write_csv_atomic  # noqa: E402
+from gpude.trial import make_runner  # noqa: E402
+
+
+def cell(function: str, dim: int, trials: int, repeats: int, algorithm: str = "jso") -> dict:
+    np_init = jso_popsize(dim)
+    runner = make_runner(algorithm, "block", function, dim, np_init, 10_000 * dim, target=0.0,
+                         trials_per_launch=trials)
+    seeds = list(range(1, trials + 1))
+    t0 = time.perf_counter()
+    runner.run_batch(seeds)  # compiles and warms
+    first = time.perf_counter() - t0
+    walls, results = [], None
+    for _ in range(repeats):
+        results = runner.run_batch(seeds)
+        walls.append(sum(r.wall_time_s for r in results))
+    launch = min(walls)
+    return {"algorithm": algorithm, "implementation": "block", "function": function, "dim": dim, "popsize": np_init,
+            "max_fes": 10_000 * dim, "trials": trials, "first_batch_s": round(first, 4), "launch_s": launch,
+            "launch_s_all": " ".join(f"{w:.5f}" for w in walls), "per_run_s": launch / trials,
+            "fes_used_min": min(r.fes_used for r in results), "median_error": float(np.median([r.best_error for r in results])),
+            "warps": runner.threads // 32}
+
+
+def join_brest(rows, brest_csv: str):
+    import pandas as pd
+
+    ours = pd.DataFrame(rows)
+    brest = pd.read_csv(brest_csv)
+    brest["function"] = brest["function"].str.upper()
+    med = brest.groupby(["function", "dim"]).time_s.agg(["median", "count"]).reset_index()
+    med.columns = ["function", "dim", "brest_per_run_s", "brest_runs"]
+    ours["function"] = ours["function"].str.upper()
+    out = ours.merge(med, on=["function", "dim"], how="left")
+    out["ratio"] = out.brest_per_run_s / out.per_run_s
+    out["brest_cpu"] = brest["cpu"].iloc[0] if len(brest) else ""
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--functions", default="CEC17_F01,CEC17_F05,CEC17_F10,CEC17_F20,CEC17_F30")
+    ap.add_argument("--dims", default="30,100")
+    ap.add_argument("--trials", type=int, default=51)
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--brest", help="Brest's per-run times (benchmarks/jso_brest_runs.py speed) to join")
+    a = ap.parse_args(argv)
+    import pandas as pd
+
+    rows = []
+    machine = provenance.record(uses_gpu=True)
+    for dim in (int(d) for d in a.dims.split(",")):
+        for function in a.functions.split(","):
+            r = {**cell(function, dim, a.trials, a.repeats), **machine}
+            print({k: r[k] for k in ("function", "dim", "launch_s", "per_run_s", "first_batch_s", "fes_used_min",
+                                     "median_error", "warps")}, flush=True)
+            rows.append(r)
+            write_csv_atomic(pd.DataFrame(rows), a.out)  # after every cell: a call cut short keeps them
+    if a.brest:
+        table = join_brest(rows, a.brest)
+        write_csv_atomic(table, a.out)
+        print(table[["function", "dim", "per_run_s", "brest_per_run_s", "ratio"]].to_string(index=False))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
