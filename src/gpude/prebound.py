@@ -115,13 +115,13 @@ class PreboundLaunch:
 
 
 def allow_dynamic_shared(dispatcher, args, nbytes: int) -> None:
-    """Let ``dispatcher`` (compiled for ``args``) take ``nbytes`` of dynamic shared memory a block: above
-    48 KB a kernel needs the opt-in (``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES``), set on the
-    library kernel numba-cuda loads (``cuKernelSetAttribute``) or, on an older loader, the function.
-    Nothing to do below 48 KB or on numba's simulator."""
+    """Let ``dispatcher`` (compiled for ``args``) take ``nbytes`` of dynamic shared memory a block: a kernel
+    whose static and dynamic shared memory pass 48 KB needs the opt-in
+    (``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES``), set on the library kernel numba-cuda loads
+    (``cuKernelSetAttribute``) or, on an older loader, the function. Nothing to do on numba's simulator."""
     from .gpu_runtime import simulator_enabled
 
-    if nbytes <= 48 * 1024 or simulator_enabled():
+    if nbytes <= 0 or simulator_enabled():
         return
     from numba.cuda.cudadrv.driver import binding, driver
 
