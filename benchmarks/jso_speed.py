@@ -77,10 +77,10 @@ def main(argv=None) -> int:
     import pandas as pd
 
     rows = []
-    machine = provenance.record(uses_gpu=True)
     for dim in (int(d) for d in a.dims.split(",")):
         for function in a.functions.split(","):
-            r = {**cell(function, dim, a.trials, a.repeats), **machine}
+            r = cell(function, dim, a.trials, a.repeats)
+            r.update(provenance.record(uses_gpu=True))  # after the cell: the process has its CUDA context
             print({k: r[k] for k in ("function", "dim", "launch_s", "per_run_s", "first_batch_s", "fes_used_min",
                                      "median_error", "warps")}, flush=True)
             rows.append(r)
