@@ -1,7 +1,7 @@
 """The project's copy of the official CEC benchmark input data, verified on every load.
 
-The 68 files under ``data/cec/`` (shift vectors, rotation matrices and shuffle permutations of the
-CEC 2017, CEC 2014 and CEC 2005 suites, and the CEC 2005 Schwefel 2.6/2.13 matrices of Nashed et al.'s
+The 217 files under ``data/cec/`` (shift vectors, rotation matrices and shuffle permutations of the
+whole CEC 2017 suite at D = 10, 30, 50, 100, of the CEC 2014 and CEC 2005 functions used here, and the CEC 2005 Schwefel 2.6/2.13 matrices of Nashed et al.'s
 f7 and f17) are extracted from the ``opfunu==1.0.4`` wheel on PyPI by
 :mod:`gpude.cecdata.fetch`, whose data equal the official CEC C code's input data apart from line
 endings. ``data/cec/SHA256SUMS`` records their checksums; every access goes through :func:`verify`,
@@ -76,13 +76,19 @@ def data_dir() -> Path:
 DATA_DIR: Path = data_dir()
 
 
+#: The CEC 2017 functions with official data: F1, F3..F30 (the organisers excluded F2).
+CEC2017_FUNCTIONS: tuple[int, ...] = (1, *range(3, 31))
+#: Those that read a shuffle file: the hybrids F11..F20 and the compositions of hybrids F29, F30.
+CEC2017_SHUFFLED: tuple[int, ...] = (*range(11, 21), 29, 30)
+
+
 def _required_files() -> tuple[str, ...]:
-    fns17 = (3, 4, 5, 10, 16, 22, 24, 26)
     fns14 = (18, 22)
     dims = (10, 30, 50, 100)
-    files = [f"cec2017/shift_data_{n}.txt" for n in fns17]
-    files += [f"cec2017/M_{n}_D{d}.txt" for n in fns17 for d in dims]
-    files += [f"cec2017/shuffle_data_16_D{d}.txt" for d in dims]
+    # The whole CEC 2017 suite (cec17_f01 .. cec17_f30); Janssen et al.'s F01..F10 read a subset.
+    files = [f"cec2017/shift_data_{n}.txt" for n in CEC2017_FUNCTIONS]
+    files += [f"cec2017/M_{n}_D{d}.txt" for n in CEC2017_FUNCTIONS for d in dims]
+    files += [f"cec2017/shuffle_data_{n}_D{d}.txt" for n in CEC2017_SHUFFLED for d in dims]
     files += [f"cec2014/shift_data_{n}.txt" for n in fns14]
     files += [f"cec2014/M_{n}_D{d}.txt" for n in fns14 for d in dims]
     files += [f"cec2014/shuffle_data_{n}_D{d}.txt" for n in fns14 for d in dims]
@@ -92,7 +98,7 @@ def _required_files() -> tuple[str, ...]:
     return tuple(sorted(files))
 
 
-#: The 68 data files (paths relative to the data folder, ``/``-separated), sorted.
+#: The 217 data files (paths relative to the data folder, ``/``-separated), sorted.
 REQUIRED_FILES: tuple[str, ...] = _required_files()
 
 

