@@ -21,8 +21,11 @@ def test_list_functions():
     nashed = [f"N{i:02d}" for i in range(20)]
     assert list_functions() == cec  # the default: the functions with official reference values
     assert list_functions("nashed") == nashed
-    assert list_functions("all") == cec + nashed + list_functions("lastra") + list_functions("cec2010")
-    assert list(FUNCTIONS) == cec + nashed
+    cec2017 = ["CEC17_F01"] + [f"CEC17_F{i:02d}" for i in range(3, 31)]
+    assert list_functions("cec2017") == cec2017
+    assert list_functions("all") == (cec + nashed + cec2017 + list_functions("lastra")
+                                     + list_functions("cec2010"))
+    assert list(FUNCTIONS) == cec + nashed + cec2017
     assert list_functions("qin_cec2005") == cec[10:]
     with pytest.raises(InvalidInputError, match="unknown suite 'cec'"):
         list_functions("cec")
