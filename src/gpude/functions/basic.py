@@ -6,19 +6,22 @@ CPU evaluator and the block-parallel CUDA evaluator call:
 ``term(code, zi, zn, i, n) -> (s1, s2, p, m)``
     the contribution of coordinate ``i`` (of ``n``) to two sums ``s1``, ``s2``,
     one product ``p`` and one maximum ``m`` (which starts at 0: only
-    non-negative terms are maximised); ``zi`` is the transformed coordinate and
-    ``zn`` its successor, wrapping from ``n - 1`` to ``0`` (Rosenbrock, Expanded
-    Schaffer F6, Griewank-Rosenbrock, Dixon-Price and Nashed's Schaffer work on
-    pairs);
+    non-negative terms are maximised; a sum for the codes of
+    :data:`ROW3_SUM_CODES`, bi-Rastrigin's cosines); ``zi`` is the transformed
+    coordinate and ``zn`` its successor, wrapping from ``n - 1`` to ``0``
+    (Rosenbrock, Expanded Schaffer F6, Schaffer F7, Griewank-Rosenbrock,
+    Dixon-Price and Nashed's Schaffer work on pairs), or, for the codes of
+    :data:`UNROTATED_PAIR_CODES`, the coordinate before the rotation;
 ``final(code, s1, s2, p, m, n) -> g``
     the value of the basic function from the reduced sums, product and maximum.
 
 A CPU loop adds the terms in order; a CUDA block reduces them in shared
 memory. The expressions of the CEC basic functions follow the official CEC
 2005/2014/2017 C code (``cec14_func.cpp``, ``cec17_func.cpp``) operation by
-operation; the codes from ``SUM_SQUARES`` on are the extra basic functions of
-Nashed et al.'s Table 3 (PPSN 2012), written from the formulas that
-``docs/functions.md`` fixes.
+operation; the codes from ``SUM_SQUARES`` to ``SCHAFFER_PRINTED`` are the extra basic
+functions of Nashed et al.'s Table 3 (PPSN 2012), written from the formulas that
+``docs/functions.md`` fixes; those from ``DISCUS`` on complete the CEC 2017 suite
+(``cec17_test_fast_pow.cpp``, quirks included).
 
 The transforms that precede ``term`` (shift, shrink, rotation, the per-function
 offset such as Rosenbrock's +1) belong to the function definitions in

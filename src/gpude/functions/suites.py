@@ -1,5 +1,6 @@
-"""The benchmark functions: F01..F10 (Janssen, Pullan & Liew), Q01..Q04 (Qin et al.) and
-N00..N19 (Nashed et al., PPSN 2012, Table 3: their f0..f19).
+"""The benchmark functions: F01..F10 (Janssen, Pullan & Liew), Q01..Q04 (Qin et al.),
+N00..N19 (Nashed et al., PPSN 2012, Table 3: their f0..f19) and the whole CEC 2017 suite
+(CEC17_F01, CEC17_F03..CEC17_F30, the official code's quirks replicated).
 
 Each function is a table entry, not code: its kind (simple, hybrid or
 composition), its basic functions with the constants of the official C code,
