@@ -150,8 +150,8 @@ def test_corrupted_data_surfaces_through_get_function(tmp_path, monkeypatch):
 
     data = tmp_path / "cec"
     shutil.copytree(cecdata.data_dir(), data)
-    target = data / "cec2017" / "M_5_D10.txt"
-    target.write_bytes(target.read_bytes().replace(b"1", b"2", 1))
+    target = data / "cec2017" / "M_5_D10.txt.gz"
+    target.write_bytes(cecdata.compress(cecdata.read_bytes("cec2017/M_5_D10.txt").replace(b"1", b"2", 1)))
     monkeypatch.setenv("GPUDE_DATA_DIR", str(data))
     monkeypatch.setattr(function, "_CACHE", {})
     with pytest.raises(CECDataError, match=r"M_5_D10\.txt.*gpude fetch-data"):
