@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
 import shutil
@@ -41,21 +42,23 @@ def data_copy(tmp_path, monkeypatch):
 
 
 def _alter_one_byte(path: Path) -> None:
-    data = bytearray(path.read_bytes())
+    """Change one digit of a stored (gzip) data file's uncompressed bytes."""
+    data = bytearray(gzip.decompress(path.read_bytes()))
     i = data.index(b"5")
     data[i] = ord("6")  # stays a valid number, so only the checksum can catch it
-    path.write_bytes(bytes(data))
+    path.write_bytes(cecdata.compress(bytes(data)))
 
 
 # --- the committed data -------------------------------------------------------------------------
 
 
-def test_required_files_are_the_68_sorted_paths():
-    assert len(REQUIRED_FILES) == 68
+def test_required_files_are_the_217_sorted_paths():
+    assert len(REQUIRED_FILES) == 217
     assert list(REQUIRED_FILES) == sorted(set(REQUIRED_FILES))
     suites = ("cec2017", "cec2014", "cec2005")
     counts = {s: sum(r.startswith(s + "/") for r in REQUIRED_FILES) for s in suites}
-    assert counts == {"cec2017": 44, "cec2014": 18, "cec2005": 6}
+    # CEC 2017: F1, F3..F30 (29 shift files, 116 matrices) and the 12 shuffled ones at 4 D (48)
+    assert counts == {"cec2017": 193, "cec2014": 18, "cec2005": 6}
     assert set(SCHWEFEL_FILES) <= set(REQUIRED_FILES)
 
 
@@ -68,10 +71,44 @@ def test_sha256sums_lists_exactly_the_required_files():
 def test_every_file_verifies_and_total_size():
     cecdata.verify_all()
     paths = [cecdata.verify(rel) for rel in REQUIRED_FILES]
-    assert all(p.is_file() and p.is_relative_to(cecdata.data_dir()) for p in paths)
-    total = sum(p.stat().st_size for p in paths)
-    assert 13.2e6 < total < 13.3e6, total
+    root = cecdata.data_dir()
+    # stored as <name>.gz only: no plain copy beside it
+    assert paths == [root / (rel + ".gz") for rel in REQUIRED_FILES]
+    assert not [rel for rel in REQUIRED_FILES if (root / rel).exists()]
+    assert all(p.is_file() for p in paths)
+    assert 41.8e6 < sum(len(cecdata.read_bytes(rel)) for rel in REQUIRED_FILES) < 41.9e6
+    assert 3.3e6 < sum(p.stat().st_size for p in paths) < 3.7e6  # compressed about 12-fold
     assert (cecdata.data_dir() / "PROVENANCE.md").is_file()
+
+
+def test_stored_files_are_deterministic_gzip():
+    """Level 9, mtime 0, no file name in the header: what cecdata.compress writes."""
+    for rel in ("cec2017/M_3_D10.txt", "cec2014/shift_data_22.txt", "cec2005/sphere_func_data.txt"):
+        stored = cecdata.verify(rel).read_bytes()
+        assert stored[:4] == b"\x1f\x8b\x08\x00" and stored[4:8] == b"\0\0\0\0", rel  # no FNAME, mtime 0
+        assert stored == cecdata.compress(cecdata.read_bytes(rel)), rel
+        assert hashlib.sha256(cecdata.read_bytes(rel)).hexdigest() == cecdata.parse_sums(
+            (cecdata.data_dir() / cecdata.SUMS_NAME).read_text())[rel]
+
+
+def test_a_plain_file_is_read_where_there_is_no_gz(data_copy):
+    rel = "cec2017/M_3_D10.txt"
+    plain = cecdata.read_bytes(rel)
+    (data_copy / (rel + ".gz")).unlink()
+    (data_copy / rel).write_bytes(plain)
+    assert cecdata.verify(rel) == data_copy / rel
+    assert cecdata.read_bytes(rel) == plain
+    assert cecdata.load_array(rel).shape == (10, 10)
+    assert cecdata.read_stored(data_copy / rel) == plain
+
+
+def test_a_corrupt_gz_names_the_file(data_copy):
+    target = data_copy / "cec2017/M_3_D10.txt.gz"
+    target.write_bytes(target.read_bytes()[:100])
+    for call in (cecdata.verify, cecdata.read_bytes, cecdata.load_array):
+        with pytest.raises(CECDataError, match="cannot be decompressed") as info:
+            call("cec2017/M_3_D10.txt")
+        assert str(target) in str(info.value) and "gpude fetch-data" in str(info.value)
 
 
 def test_values_equal_official_files():
@@ -82,12 +119,14 @@ def test_values_equal_official_files():
         official = _official_path(rel)
         if rel in SCHWEFEL_FILES and not official.is_file():
             continue  # checked by test_schwefel_data_equal_official_files when present
+        if rel.startswith("cec2017/") and not official.is_file():
+            continue  # the shared copy holds F01..F10's 44 files; tests/test_cec2017_suite.py checks all 193
         want = np.loadtxt(official, dtype=np.float64, ndmin=2)
         got = cecdata.load_array(rel)
         assert got.shape == want.shape, rel
         assert np.array_equal(got, want), rel
         # Stronger than the values: the bytes agree once CRLF is normalised (PROVENANCE.md says so).
-        ours = cecdata.verify(rel).read_bytes()
+        ours = cecdata.read_bytes(rel)  # the stored .gz, decompressed
         if rel not in REFORMATTED:
             assert ours.replace(b"\r\n", b"\n") == official.read_bytes().replace(b"\r\n", b"\n"), rel
 
@@ -101,8 +140,8 @@ def test_schwefel_data_equal_official_files():
         assert got.shape == want.shape == shape, rel
         assert np.array_equal(got, want), rel
     # 206 is byte-identical; 213 holds the same numbers in another layout (PROVENANCE.md says so)
-    assert cecdata.verify(SCHWEFEL_FILES[0]).read_bytes() == _official_path(SCHWEFEL_FILES[0]).read_bytes()
-    assert cecdata.verify(SCHWEFEL_FILES[1]).read_bytes() != _official_path(SCHWEFEL_FILES[1]).read_bytes()
+    assert cecdata.read_bytes(SCHWEFEL_FILES[0]) == _official_path(SCHWEFEL_FILES[0]).read_bytes()
+    assert cecdata.read_bytes(SCHWEFEL_FILES[1]) != _official_path(SCHWEFEL_FILES[1]).read_bytes()
     assert "re-formatted" in (cecdata.data_dir() / "PROVENANCE.md").read_text()
 
 
@@ -151,16 +190,16 @@ def test_unchanged_file_is_hashed_once(data_copy, monkeypatch):
     monkeypatch.setattr(cecdata, "_read_bytes", lambda p: reads.append(p) or real(p))
     for _ in range(3):
         cecdata.verify("cec2017/M_10_D100.txt")
-    assert reads == [data_copy / "cec2017/M_10_D100.txt"]
+    assert reads == [data_copy / "cec2017/M_10_D100.txt.gz"]
 
 
 # --- failures name the file and the fix ---------------------------------------------------------
 
 
 def test_missing_file_raises(data_copy):
-    target = data_copy / "cec2017/M_22_D30.txt"
+    target = data_copy / "cec2017/M_22_D30.txt.gz"
     target.unlink()
-    for call in (cecdata.verify, cecdata.load_array):
+    for call in (cecdata.verify, cecdata.read_bytes, cecdata.load_array):
         with pytest.raises(CECDataError, match="missing") as info:
             call("cec2017/M_22_D30.txt")
         assert str(target) in str(info.value)
@@ -170,9 +209,9 @@ def test_missing_file_raises(data_copy):
 
 
 def test_altered_file_raises(data_copy):
-    target = data_copy / "cec2014/shift_data_22.txt"
+    target = data_copy / "cec2014/shift_data_22.txt.gz"
     _alter_one_byte(target)
-    for call in (cecdata.verify, cecdata.load_array):
+    for call in (cecdata.verify, cecdata.read_bytes, cecdata.load_array):
         with pytest.raises(CECDataError, match="altered") as info:
             call("cec2014/shift_data_22.txt")
         assert str(target) in str(info.value)
@@ -181,7 +220,7 @@ def test_altered_file_raises(data_copy):
 
 def test_alteration_after_a_cached_load_is_caught(data_copy):
     rel = "cec2005/rastrigin_func_data.txt"
-    target = data_copy / rel
+    target = data_copy / (rel + ".gz")
     cecdata.load_array(rel)
     st = target.stat()
     _alter_one_byte(target)
@@ -215,13 +254,13 @@ def test_parse_failure_names_the_file(data_copy):
     rel = "cec2017/shift_data_3.txt"
     cases = ((b"1 2\r\n3\r\n", "different lengths"), (b"1 x\n", "cannot be parsed"), (b"\n", "no numbers"))
     for content, problem in cases:
-        (data_copy / rel).write_bytes(content)
+        (data_copy / (rel + ".gz")).write_bytes(cecdata.compress(content))
         sums = cecdata.parse_sums((data_copy / cecdata.SUMS_NAME).read_text())
         sums[rel] = hashlib.sha256(content).hexdigest()
         (data_copy / cecdata.SUMS_NAME).write_text(cecdata.format_sums(sums))
         with pytest.raises(CECDataError, match=problem) as info:
             cecdata.load_array(rel)
-        assert str(data_copy / rel) in str(info.value)
+        assert str(data_copy / (rel + ".gz")) in str(info.value)
 
 
 def test_parse_numbers_tolerates_crlf_and_blank_lines():
@@ -248,7 +287,7 @@ def test_opfunu_name_mapping():
     for n in ("206", "213"):
         assert (cecfetch.opfunu_member(f"cec2005/schwefel_{n}_data.txt")
                 == f"{base}data_2005/data_schwefel_{n}.txt")
-    assert len({cecfetch.opfunu_member(r) for r in REQUIRED_FILES}) == 68
+    assert len({cecfetch.opfunu_member(r) for r in REQUIRED_FILES}) == 217
 
 
 def test_sums_round_trip():
@@ -265,7 +304,7 @@ def _fake_dest(tmp_path: Path, files: dict[str, bytes]) -> tuple[Path, dict[str,
     dest = tmp_path / "dest"
     for rel, data in files.items():
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-        (dest / rel).write_bytes(data)
+        (dest / (rel + ".gz")).write_bytes(cecdata.compress(data))
     digests = {rel: hashlib.sha256(data).hexdigest() for rel, data in files.items()}
     (dest / cecdata.SUMS_NAME).write_text(cecdata.format_sums(digests))
     (dest / cecfetch.PROVENANCE_NAME).write_text("x")
@@ -280,7 +319,7 @@ def test_plan_decisions(tmp_path):
     assert cecfetch.plan(tmp_path / "nowhere", {"cec2017/a.txt": "0" * 64}) == ("create", ["cec2017/a.txt", *meta])
     dest, fresh = _fake_dest(tmp_path, files)
     assert cecfetch.plan(dest, fresh) == ("up-to-date", [])
-    (dest / "cec2005/b.txt").write_bytes(b"4\n")
+    (dest / "cec2005/b.txt.gz").write_bytes(cecdata.compress(b"4\n"))
     (dest / cecfetch.PROVENANCE_NAME).unlink()
     assert cecfetch.plan(dest, fresh) == ("restore", ["cec2005/b.txt", cecfetch.PROVENANCE_NAME])
     changed = dict(fresh, **{"cec2017/a.txt": "f" * 64})
@@ -299,7 +338,7 @@ def test_plan_adds_files_a_newer_version_needs(tmp_path):
     dest, old = _fake_dest(tmp_path, {"cec2017/a.txt": b"1 2\n", "cec2005/b.txt": b"3\n"})
     fresh = dict(old, **{"cec2005/c.txt": "c" * 64})
     assert cecfetch.plan(dest, fresh) == ("update", ["cec2005/c.txt", *meta])
-    (dest / "cec2005/b.txt").write_bytes(b"4\n")  # a damaged old file is restored too
+    (dest / "cec2005/b.txt.gz").write_bytes(b"4\n")  # a damaged old file (not even gzip) is restored too
     assert cecfetch.plan(dest, fresh) == ("update", ["cec2005/b.txt", "cec2005/c.txt", *meta])
     # but a file the folder lists with another checksum still needs --force
     with pytest.raises(cecfetch.FetchError, match="--force"):
@@ -311,7 +350,7 @@ def _fake_wheel(path: Path, override: dict[str, bytes] | None = None, drop: str 
     with zipfile.ZipFile(path, "w") as zf:
         for rel in REQUIRED_FILES:
             if rel != drop:
-                data = (override or {}).get(rel) or cecdata.verify(rel).read_bytes()
+                data = (override or {}).get(rel) or cecdata.read_bytes(rel)
                 zf.writestr(cecfetch.opfunu_member(rel), data)
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -323,8 +362,9 @@ def test_fetch_end_to_end_with_a_local_wheel(tmp_path, monkeypatch):
     dest = tmp_path / "data" / "cec"
     assert cecfetch.fetch(dest, wheel=wheel, expected_sha256=sha, **quiet) == "create"
     assert sorted(os.listdir(dest.parent)) == ["cec"]  # no staging folder left behind
-    for rel in REQUIRED_FILES:  # byte-for-byte copies
-        assert (dest / rel).read_bytes() == cecdata.verify(rel).read_bytes()
+    for rel in REQUIRED_FILES:  # byte-for-byte copies, stored as the same deterministic gzip
+        assert not (dest / rel).exists()
+        assert (dest / (rel + ".gz")).read_bytes() == cecdata.verify(rel).read_bytes()
     assert (dest / cecdata.SUMS_NAME).read_bytes() == (cecdata.data_dir() / cecdata.SUMS_NAME).read_bytes()
     assert "* -text" in (dest / cecfetch.GITATTRIBUTES_NAME).read_text()
     provenance = (dest / "PROVENANCE.md").read_text()
@@ -332,6 +372,10 @@ def test_fetch_end_to_end_with_a_local_wheel(tmp_path, monkeypatch):
                    "P-N-Suganthan/CEC2017-BoundContrained", "P-N-Suganthan/CEC2014", "P-N-Suganthan/CEC2005",
                    "modulo line endings", "python -m gpude.cecdata.fetch"):
         assert needle in provenance, needle
+    # the canonical command with the wheel's name and sha256, not where the wheel happened to lie
+    assert (f"by `python -m gpude.cecdata.fetch` from `{cecfetch.WHEEL_NAME}` (sha256 `{sha}`)"
+            in provenance)
+    assert str(tmp_path) not in provenance and "--wheel" not in provenance
     monkeypatch.setenv("GPUDE_DATA_DIR", str(dest))
     cecdata.verify_all()
     before = {p: p.stat().st_mtime_ns for p in dest.rglob("*")}
@@ -342,14 +386,27 @@ def test_fetch_end_to_end_with_a_local_wheel(tmp_path, monkeypatch):
     old = tmp_path / "old" / "cec"
     shutil.copytree(dest, old)
     for rel in SCHWEFEL_FILES:
-        (old / rel).unlink()
+        (old / (rel + ".gz")).unlink()
     sums = cecdata.parse_sums((old / cecdata.SUMS_NAME).read_text())
     (old / cecdata.SUMS_NAME).write_text(cecdata.format_sums(
         {r: d for r, d in sums.items() if r not in SCHWEFEL_FILES}))
     assert cecfetch.fetch(old, wheel=wheel, expected_sha256=sha, **quiet) == "update"
     assert (old / cecdata.SUMS_NAME).read_bytes() == (dest / cecdata.SUMS_NAME).read_bytes()
     for rel in SCHWEFEL_FILES:
-        assert (old / rel).read_bytes() == (dest / rel).read_bytes()
+        assert (old / (rel + ".gz")).read_bytes() == (dest / (rel + ".gz")).read_bytes()
+
+    # A folder of an older gpude that stored the files uncompressed is converted without --force.
+    plain = tmp_path / "plain" / "cec"
+    shutil.copytree(dest, plain)
+    for rel in REQUIRED_FILES:
+        (plain / rel).write_bytes(gzip.decompress((plain / (rel + ".gz")).read_bytes()))
+        (plain / (rel + ".gz")).unlink()
+    (plain / "PROVENANCE.md").write_text("old\n")
+    assert cecfetch.fetch(plain, wheel=wheel, expected_sha256=sha, **quiet) == "update"
+    for rel in REQUIRED_FILES:
+        assert not (plain / rel).exists(), rel  # the plain copies are gone
+        assert (plain / (rel + ".gz")).read_bytes() == (dest / (rel + ".gz")).read_bytes()
+    assert "## How stored" in (plain / "PROVENANCE.md").read_text()
 
     # A wheel whose content differs is refused without --force, and nothing changes.
     other = tmp_path / "other.whl"
@@ -358,7 +415,7 @@ def test_fetch_end_to_end_with_a_local_wheel(tmp_path, monkeypatch):
         cecfetch.fetch(dest, wheel=other, expected_sha256=other_sha, **quiet)
     assert {p: p.stat().st_mtime_ns for p in dest.rglob("*")} == before
     assert cecfetch.fetch(dest, force=True, wheel=other, expected_sha256=other_sha, **quiet) == "replace"
-    assert (dest / "cec2017/M_3_D10.txt").read_bytes() == b"1\n"
+    assert gzip.decompress((dest / "cec2017/M_3_D10.txt.gz").read_bytes()) == b"1\n"
     assert sorted(os.listdir(dest.parent)) == ["cec"]
 
 

@@ -21,8 +21,11 @@ def test_list_functions():
     nashed = [f"N{i:02d}" for i in range(20)]
     assert list_functions() == cec  # the default: the functions with official reference values
     assert list_functions("nashed") == nashed
-    assert list_functions("all") == cec + nashed + list_functions("lastra") + list_functions("cec2010")
-    assert list(FUNCTIONS) == cec + nashed
+    cec2017 = ["CEC17_F01"] + [f"CEC17_F{i:02d}" for i in range(3, 31)]
+    assert list_functions("cec2017") == cec2017
+    assert list_functions("all") == (cec + nashed + cec2017 + list_functions("lastra")
+                                     + list_functions("cec2010"))
+    assert list(FUNCTIONS) == cec + nashed + cec2017
     assert list_functions("qin_cec2005") == cec[10:]
     with pytest.raises(InvalidInputError, match="unknown suite 'cec'"):
         list_functions("cec")
@@ -147,8 +150,8 @@ def test_corrupted_data_surfaces_through_get_function(tmp_path, monkeypatch):
 
     data = tmp_path / "cec"
     shutil.copytree(cecdata.data_dir(), data)
-    target = data / "cec2017" / "M_5_D10.txt"
-    target.write_bytes(target.read_bytes().replace(b"1", b"2", 1))
+    target = data / "cec2017" / "M_5_D10.txt.gz"
+    target.write_bytes(cecdata.compress(cecdata.read_bytes("cec2017/M_5_D10.txt").replace(b"1", b"2", 1)))
     monkeypatch.setenv("GPUDE_DATA_DIR", str(data))
     monkeypatch.setattr(function, "_CACHE", {})
     with pytest.raises(CECDataError, match=r"M_5_D10\.txt.*gpude fetch-data"):

@@ -6,6 +6,7 @@ documented minimizer, on the CUDA evaluator (simulator) against the CPU one, and
 the original CEC 2005 formulas on the official data files.
 """
 
+import io
 import math
 import os
 from pathlib import Path
@@ -34,7 +35,7 @@ def _data(name: str) -> np.ndarray:
     """An official CEC 2005 file where available, else the project's copy (parsed with numpy)."""
     path = OFFICIAL_2005 / name
     if not path.is_file():
-        path = cecdata.data_dir() / "cec2005" / name
+        return np.loadtxt(io.BytesIO(cecdata.read_bytes(f"cec2005/{name}")), ndmin=2)
     return np.loadtxt(path, ndmin=2)
 
 

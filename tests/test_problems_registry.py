@@ -17,7 +17,7 @@ from gpude.functions.function import canonical_id
 from gpude.instances import find_instance
 from gpude.problems import registry
 
-FUNCTION_SUITES = ("janssen", "qin_cec2005", "nashed", "lastra", "cec2010")
+FUNCTION_SUITES = ("janssen", "qin_cec2005", "nashed", "cec2017", "lastra", "cec2010")
 INSTANCE_SUITES = ("lop", "lolib", "n-lolib", "etc")
 
 

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from gpude import cecdata
 from gpude.implementations.external import read_points, register_programs, source_digest, split_trials
 from gpude.report import side_by_side as section
 
@@ -115,7 +116,8 @@ def test_the_data_folder_is_filled_from_ours_sha_checked(tmp_path, janssen):
     with pytest.raises(janssen.AuthorsDataError, match="differs from the authors' M_1_D100.txt"):
         janssen.fill_data(src, tmp_path / "r3", functions=[1], dims=(100,), cec=cec)
     with pytest.raises(janssen.AuthorsDataError, match="shift_data_1.txt is in neither"):
-        (cec / "cec2017" / "M_3_D100.txt").write_bytes((ROOT / "data/cec/cec2017/M_3_D100.txt").read_bytes())
+        # ours as stored (gzip; it wins over the plain file beside it), written uncompressed below
+        (cec / "cec2017" / "M_3_D100.txt.gz").write_bytes(cecdata.compress(cecdata.read_bytes("cec2017/M_3_D100.txt")))
         janssen.fill_data(src, tmp_path / "r4", functions=[1], dims=(100,), cec=cec)
 
 

@@ -661,7 +661,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     f = sub.add_parser("functions", help="list the benchmark functions (the functions' view of `gpude problems`)")
     f.add_argument("--suite", default=None,
-                   help="janssen, qin_cec2005, nashed, lastra, cec2010, lop, lolib, n-lolib or etc (default: all "
+                   help="janssen, qin_cec2005, nashed, cec2017, lastra, cec2010, lop, lolib, n-lolib or etc (default: all "
                         "functions)")
     f.set_defaults(func=_cmd_functions)
 

@@ -1,11 +1,18 @@
 """The project's copy of the official CEC benchmark input data, verified on every load.
 
-The 68 files under ``data/cec/`` (shift vectors, rotation matrices and shuffle permutations of the
-CEC 2017, CEC 2014 and CEC 2005 suites, and the CEC 2005 Schwefel 2.6/2.13 matrices of Nashed et al.'s
+The 217 files under ``data/cec/`` (shift vectors, rotation matrices and shuffle permutations of the
+whole CEC 2017 suite at D = 10, 30, 50, 100, of the CEC 2014 and CEC 2005 functions used here, and the CEC 2005 Schwefel 2.6/2.13 matrices of Nashed et al.'s
 f7 and f17) are extracted from the ``opfunu==1.0.4`` wheel on PyPI by
 :mod:`gpude.cecdata.fetch`, whose data equal the official CEC C code's input data apart from line
-endings. ``data/cec/SHA256SUMS`` records their checksums; every access goes through :func:`verify`,
-so a missing or altered file is reported instead of silently producing wrong function values.
+endings. Each is stored gzip-compressed as ``<name>.gz`` (:func:`compress`: level 9, no time stamp
+or file name in the header), and ``data/cec/SHA256SUMS`` records the SHA-256 of the *uncompressed*
+bytes under the plain names, so it certifies the official (opfunu) bytes whatever the compressor.
+Every access goes through :func:`verify` / :func:`read_bytes` / :func:`load_array`, which decompress
+in memory and check those checksums, so a missing or altered file is reported instead of silently
+producing wrong function values. Code that hands the files to other programs writes
+:func:`read_bytes` (the plain bytes), never copies the stored ``.gz``. A plain ``<name>`` is read
+where there is no ``<name>.gz`` (a folder someone decompressed, a scratch folder of a test), checked
+the same way.
 
 Examples
 --------
@@ -16,8 +23,10 @@ Examples
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
+import zlib
 import threading
 from pathlib import Path
 
@@ -31,7 +40,12 @@ __all__ = [
     "data_dir",
     "verify",
     "verify_all",
+    "read_bytes",
     "load_array",
+    "stored_path",
+    "read_stored",
+    "compress",
+    "GZ_SUFFIX",
     "parse_numbers",
     "parse_sums",
     "format_sums",
@@ -42,6 +56,8 @@ __all__ = [
 ENV_VAR = "GPUDE_DATA_DIR"
 #: Name of the checksum file inside the data folder.
 SUMS_NAME = "SHA256SUMS"
+#: Suffix of the stored (compressed) data files: ``cec2017/M_3_D10.txt`` is ``cec2017/M_3_D10.txt.gz``.
+GZ_SUFFIX = ".gz"
 
 # src/gpude/cecdata/__init__.py -> parents[3] is the repository root.
 _REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -76,13 +92,19 @@ def data_dir() -> Path:
 DATA_DIR: Path = data_dir()
 
 
+#: The CEC 2017 functions with official data: F1, F3..F30 (the organisers excluded F2).
+CEC2017_FUNCTIONS: tuple[int, ...] = (1, *range(3, 31))
+#: Those that read a shuffle file: the hybrids F11..F20 and the compositions of hybrids F29, F30.
+CEC2017_SHUFFLED: tuple[int, ...] = (*range(11, 21), 29, 30)
+
+
 def _required_files() -> tuple[str, ...]:
-    fns17 = (3, 4, 5, 10, 16, 22, 24, 26)
     fns14 = (18, 22)
     dims = (10, 30, 50, 100)
-    files = [f"cec2017/shift_data_{n}.txt" for n in fns17]
-    files += [f"cec2017/M_{n}_D{d}.txt" for n in fns17 for d in dims]
-    files += [f"cec2017/shuffle_data_16_D{d}.txt" for d in dims]
+    # The whole CEC 2017 suite (cec17_f01 .. cec17_f30); Janssen et al.'s F01..F10 read a subset.
+    files = [f"cec2017/shift_data_{n}.txt" for n in CEC2017_FUNCTIONS]
+    files += [f"cec2017/M_{n}_D{d}.txt" for n in CEC2017_FUNCTIONS for d in dims]
+    files += [f"cec2017/shuffle_data_{n}_D{d}.txt" for n in CEC2017_SHUFFLED for d in dims]
     files += [f"cec2014/shift_data_{n}.txt" for n in fns14]
     files += [f"cec2014/M_{n}_D{d}.txt" for n in fns14 for d in dims]
     files += [f"cec2014/shuffle_data_{n}_D{d}.txt" for n in fns14 for d in dims]
@@ -92,7 +114,7 @@ def _required_files() -> tuple[str, ...]:
     return tuple(sorted(files))
 
 
-#: The 68 data files (paths relative to the data folder, ``/``-separated), sorted.
+#: The 217 data files (paths relative to the data folder, ``/``-separated), sorted.
 REQUIRED_FILES: tuple[str, ...] = _required_files()
 
 
@@ -151,6 +173,63 @@ def parse_sums(text: str, source: str | os.PathLike = SUMS_NAME) -> dict[str, st
             raise CECDataError(f"{source}: {rel} is listed twice (line {lineno}). {_RESTORE_HINT}")
         sums[rel] = digest
     return sums
+
+
+def compress(data: bytes) -> bytes:
+    """The stored form of a data file: ``gzip.compress(data, compresslevel=9, mtime=0)``.
+
+    Deterministic for one zlib (no time stamp, no file name in the header); another zlib build may
+    give other compressed bytes for the same data, which is harmless: the checksums are of the
+    uncompressed bytes.
+    """
+    return gzip.compress(data, compresslevel=9, mtime=0)
+
+
+def stored_path(path: str | os.PathLike) -> Path:
+    """The file that holds a data file's bytes: ``<path>.gz`` if it exists, else ``<path>`` itself.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The plain (official) name, e.g. ``data_dir() / "cec2017/M_3_D10.txt"``.
+
+    Returns
+    -------
+    pathlib.Path
+        ``<path>.gz`` where that exists or where neither exists (the canonical stored name, so a
+        "missing" message names it), else the plain ``<path>``.
+    """
+    path = Path(path)
+    gz = path.with_name(path.name + GZ_SUFFIX)
+    return path if (not gz.exists() and path.exists()) else gz
+
+
+def _decode(path: Path, raw: bytes) -> bytes:
+    if path.name.endswith(GZ_SUFFIX):
+        try:
+            return gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise CECDataError(
+                f"CEC data file {path} cannot be decompressed ({exc}). {_RESTORE_HINT}"
+            ) from exc
+    return raw
+
+
+def read_stored(path: str | os.PathLike) -> bytes:
+    """The plain bytes of a data file in any folder, unverified: ``<path>.gz`` decompressed, else
+    ``<path>``'s bytes (see :func:`stored_path`). For folders outside the checked data folder
+    (e.g. one given on a command line); use :func:`read_bytes` for the data folder itself.
+
+    Raises
+    ------
+    CECDataError
+        If neither file exists or it cannot be read or decompressed; the message names the file.
+    """
+    stored = stored_path(path)
+    if not stored.is_file():
+        raise CECDataError(f"CEC data file is missing: {stored} (nor is there an uncompressed "
+                           f"{Path(path).name}). {_RESTORE_HINT}")
+    return _decode(stored, _read_bytes(stored))
 
 
 def sha256_file(path: str | os.PathLike) -> str:
@@ -219,7 +298,7 @@ def _normalise(relpath: str | os.PathLike) -> str:
 
 
 def _locate(relpath: str | os.PathLike) -> tuple[Path, tuple, str]:
-    """Return ``(full path, stat signature, recorded sha256)`` of a listed, existing file."""
+    """Return ``(stored path, stat signature, recorded sha256)`` of a listed, existing file."""
     root = data_dir()
     rel = _normalise(relpath)
     sums = _load_sums(root)
@@ -229,7 +308,8 @@ def _locate(relpath: str | os.PathLike) -> tuple[Path, tuple, str]:
             f"CEC data file {path} is not listed in {root / SUMS_NAME}, so it cannot be verified. "
             f"{_RESTORE_HINT}"
         )
-    return path, _signature(path, _stat(path, "file")), sums[rel]
+    stored = stored_path(path)
+    return stored, _signature(stored, _stat(stored, "file")), sums[rel]
 
 
 def _check_digest(path: Path, sig: tuple, digest: str, expected: str) -> None:
@@ -238,8 +318,9 @@ def _check_digest(path: Path, sig: tuple, digest: str, expected: str) -> None:
         _hash_cache[sig] = digest
     if digest != expected:
         raise CECDataError(
-            f"CEC data file {path} was altered: its sha256 is {digest}, but SHA256SUMS "
-            f"records {expected}. {_RESTORE_HINT}"
+            f"CEC data file {path} was altered: the sha256 of its "
+            f"{'uncompressed ' if path.name.endswith(GZ_SUFFIX) else ''}bytes is {digest}, but "
+            f"SHA256SUMS records {expected}. {_RESTORE_HINT}"
         )
 
 
@@ -261,13 +342,15 @@ def verify(relpath: str | os.PathLike) -> Path:
     Returns
     -------
     pathlib.Path
-        The file's full path.
+        The full path of the stored file (``<relpath>.gz``, or a plain ``<relpath>`` where there is
+        no ``.gz``). Its bytes are the compressed ones: read the data with :func:`read_bytes`.
 
     Raises
     ------
     CECDataError
-        If the file or ``SHA256SUMS`` is missing or unreadable, the file is not listed there, or
-        its checksum differs. The message names the file and how to restore the data.
+        If the file or ``SHA256SUMS`` is missing or unreadable, the file is not listed there, it
+        cannot be decompressed, or the checksum of its uncompressed bytes differs. The message
+        names the file and how to restore the data.
 
     Notes
     -----
@@ -278,9 +361,34 @@ def verify(relpath: str | os.PathLike) -> Path:
     with _lock:
         digest = _hash_cache.get(sig)
     if digest is None:
-        digest = hashlib.sha256(_read_bytes(path)).hexdigest()
+        digest = hashlib.sha256(_decode(path, _read_bytes(path))).hexdigest()
     _check_digest(path, sig, digest, expected)
     return path
+
+
+def read_bytes(relpath: str | os.PathLike) -> bytes:
+    """The verified, uncompressed bytes of a data file: the official (opfunu) file's content.
+
+    Parameters
+    ----------
+    relpath : str or path-like
+        Path relative to the data folder, e.g. ``"cec2017/M_3_D10.txt"``.
+
+    Returns
+    -------
+    bytes
+        What to write where another program reads the file under its plain name.
+
+    Raises
+    ------
+    CECDataError
+        As :func:`verify`.
+    """
+    path, sig, expected = _locate(relpath)
+    # Hash the very bytes that are returned, so a file cannot change between check and read.
+    data = _decode(path, _read_bytes(path))
+    _check_digest(path, sig, hashlib.sha256(data).hexdigest(), expected)
+    return data
 
 
 def verify_all() -> None:
@@ -368,14 +476,14 @@ def load_array(relpath: str | os.PathLike) -> np.ndarray:
     signature and returns the cached array.
     """
     path, sig, expected = _locate(relpath)
-    key = str(path)  # <data folder>/<relpath>
+    key = str(path)  # <data folder>/<relpath>.gz
     with _lock:
         hit = _array_cache.get(key)
         known = _hash_cache.get(sig)
     if hit is not None and hit[0] == sig and known == expected:
         return hit[1]
     # Hash the very bytes that are parsed, so a file cannot change between check and parse.
-    data = _read_bytes(path)
+    data = _decode(path, _read_bytes(path))
     _check_digest(path, sig, hashlib.sha256(data).hexdigest(), expected)
     arr = parse_numbers(data, path)
     arr.flags.writeable = False

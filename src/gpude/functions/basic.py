@@ -6,19 +6,22 @@ CPU evaluator and the block-parallel CUDA evaluator call:
 ``term(code, zi, zn, i, n) -> (s1, s2, p, m)``
     the contribution of coordinate ``i`` (of ``n``) to two sums ``s1``, ``s2``,
     one product ``p`` and one maximum ``m`` (which starts at 0: only
-    non-negative terms are maximised); ``zi`` is the transformed coordinate and
-    ``zn`` its successor, wrapping from ``n - 1`` to ``0`` (Rosenbrock, Expanded
-    Schaffer F6, Griewank-Rosenbrock, Dixon-Price and Nashed's Schaffer work on
-    pairs);
+    non-negative terms are maximised; a sum for the codes of
+    :data:`ROW3_SUM_CODES`, bi-Rastrigin's cosines); ``zi`` is the transformed
+    coordinate and ``zn`` its successor, wrapping from ``n - 1`` to ``0``
+    (Rosenbrock, Expanded Schaffer F6, Schaffer F7, Griewank-Rosenbrock,
+    Dixon-Price and Nashed's Schaffer work on pairs), or, for the codes of
+    :data:`UNROTATED_PAIR_CODES`, the coordinate before the rotation;
 ``final(code, s1, s2, p, m, n) -> g``
     the value of the basic function from the reduced sums, product and maximum.
 
 A CPU loop adds the terms in order; a CUDA block reduces them in shared
 memory. The expressions of the CEC basic functions follow the official CEC
 2005/2014/2017 C code (``cec14_func.cpp``, ``cec17_func.cpp``) operation by
-operation; the codes from ``SUM_SQUARES`` on are the extra basic functions of
-Nashed et al.'s Table 3 (PPSN 2012), written from the formulas that
-``docs/functions.md`` fixes.
+operation; the codes from ``SUM_SQUARES`` to ``SCHAFFER_PRINTED`` are the extra basic
+functions of Nashed et al.'s Table 3 (PPSN 2012), written from the formulas that
+``docs/functions.md`` fixes; those from ``DISCUS`` on complete the CEC 2017 suite
+(``cec17_test_fast_pow.cpp``, quirks included).
 
 The transforms that precede ``term`` (shift, shrink, rotation, the per-function
 offset such as Rosenbrock's +1) belong to the function definitions in
@@ -64,6 +67,12 @@ KATSUURA_PROD = 20     # prod (1 + (i+1) sum_k |2^k z - round(2^k z)| 2^-k) - 1
 SALOMON = 21           # 1 - cos(2 pi |z|) + 0.1 |z|
 LEVY = 22              # Levy on y = z (rate 1/4 and offset 1 make y = 1 + x/4)
 SCHAFFER_PRINTED = 23  # sum F(z_i, z_{i+1}), F = 0.5 + (sin^2 r - 0.5)/(1 + 1e-4 r^2), wrapping
+# CEC 2017 (cec17_func.cpp): the basic functions that F01..F10 and Nashed's lack.
+DISCUS = 24            # 1e6 z_0^2 + sum_{i>=1} z_i^2
+WEIERSTRASS = 25       # sum_i sum_{j=0}^{20} 0.5^j cos(2 pi 3^j (z_i + 0.5)) - n sum_j 0.5^j cos(pi 3^j)
+SCHAFFER_F7 = 26       # (sum_{i<n-1} sqrt(s_i) (1 + sin^2(50 s_i^0.2)))^2 / (n-1)^2, s_i = sqrt(z_i^2 + z_{i+1}^2)
+BI_RASTRIGIN = 27      # Lunacek bi-Rastrigin; term(zi = (M u)_i, zn = u_i): u unrotated, see term()
+LEVY_CEC17 = 28        # Levy on w = 1 + (z - 1)/4 (the CEC 2017 code's; its minimum is at z = 1)
 
 # The official code's constants (cec17_func.cpp: PI, E; Schwefel's optimum and value).
 PI = 3.1415926535897932384626433832795029
@@ -118,7 +127,21 @@ BASIC = {
     SALOMON: BasicInfo("Salomon", 1.0, 0.0),
     LEVY: BasicInfo("Levy", 0.25, 1.0),
     SCHAFFER_PRINTED: BasicInfo("Schaffer (Nashed's printed form)", 1.0, 0.0),
+    DISCUS: BasicInfo("Discus", 1.0, 0.0),
+    WEIERSTRASS: BasicInfo("Weierstrass", 0.5 / 100.0, 0.0),
+    SCHAFFER_F7: BasicInfo("Schaffer F7", 1.0, 0.0),
+    BI_RASTRIGIN: BasicInfo("Lunacek bi-Rastrigin", 10.0 / 100.0, 0.0),
+    LEVY_CEC17: BasicInfo("Levy (CEC 2017)", 1.0, 0.0),
 }
+
+#: Codes whose fourth reduced quantity is a sum (the cosine sum of bi-Rastrigin), not a maximum.
+ROW3_SUM_CODES = (BI_RASTRIGIN,)
+#: Codes whose term reads the coordinate before the rotation as ``zn`` (instead of the successor).
+UNROTATED_PAIR_CODES = (BI_RASTRIGIN,)
+#: Codes whose coordinate is negated where the shift is negative, before the rotation (bi-Rastrigin:
+#: cec17_func.cpp's ``if (Os[i] < 0.0) tmpx[i] *= -1.``, with the index i of the basic function's own
+#: vector: inside a hybrid the first n numbers of the shift, not those of its shuffled coordinates).
+SHIFT_SIGN_CODES = (BI_RASTRIGIN,)
 
 
 def build_basic(dtype, target: str = "cpu") -> SimpleNamespace:
@@ -168,6 +191,11 @@ def build_basic(dtype, target: str = "cpu") -> SimpleNamespace:
     pi_const = T(PI)
     tenth = T(0.1)
     ten_thousandth = T(0.0001)
+    four = T(4.0)
+    fifty = T(50.0)
+    fifth = T(0.2)
+    mu0 = T(2.5)  # bi-Rastrigin's mu0 and d (d = 1)
+    eight_point_two = T(8.2)
 
     @jit
     def zakharov(zi, i):
@@ -272,6 +300,53 @@ def build_basic(dtype, target: str = "cpu") -> SimpleNamespace:
         t1 = math.sin(math.sqrt(s))
         return half + (t1 * t1 - half) / (one + ten_thousandth * s)
 
+    @jit
+    def weierstrass(zi):
+        # sum_{j=0}^{20} a^j cos(2 pi b^j (z + 0.5)), a = 0.5, b = 3; a^j, b^j as fast_pow's products
+        s = zero
+        aj, bj = one, one
+        for _ in range(21):
+            s += aj * math.cos(two_pi * bj * (zi + half))
+            aj = aj * half
+            bj = bj * T(3.0)
+        return s
+
+    @jit
+    def weierstrass_constant():
+        s = zero
+        aj, bj = one, one
+        for _ in range(21):
+            s += aj * math.cos(two_pi * bj * half)
+            aj = aj * half
+            bj = bj * T(3.0)
+        return s
+
+    @jit
+    def schaffer_f7(zi, zn, i, n):
+        # Pairs (z_i, z_{i+1}) for i < n-1, no wrap-around (schaffer_F7_func)
+        if i == n - 1:
+            return zero
+        r = math.pow(zi * zi + zn * zn, half)
+        tmp = math.sin(fifty * math.pow(r, fifth))
+        sq = math.pow(r, half)
+        return sq + sq * tmp * tmp
+
+    @jit
+    def bi_rastrigin_s(n):
+        return one - one / (two * math.pow(T(n) + twenty, half) - eight_point_two)
+
+    @jit
+    def bi_rastrigin(zi, ui, n):
+        # ui: the coordinate before the rotation (0.1 (x - o), negated where o < 0); zi: (M u)_i, or
+        # ui itself where nothing rotates (hybrids). tmpx = 2 u as the code forms it, and the
+        # code's cosine is of M tmpx = 2 M u (exact: doubling commutes with the rounding).
+        s = bi_rastrigin_s(n)
+        mu1 = -math.pow((mu0 * mu0 - one) / s, half)
+        t = two * ui + mu0
+        a = t - mu0
+        b = t - mu1
+        return a * a, b * b, math.cos(two_pi * (two * zi))
+
     # cf_cal's INF (1e99) for a component whose optimum is hit exactly, kept finite in float32.
     huge = T(min(1.0e99, float(np.finfo(T).max) / 16.0))
 
@@ -355,6 +430,19 @@ def build_basic(dtype, target: str = "cpu") -> SimpleNamespace:
             return levy(zi, i, n), zero, one, zero
         elif code == SCHAFFER_PRINTED:
             return schaffer_printed(zi, zn), zero, one, zero
+        elif code == DISCUS:
+            if i == 0:
+                return million * zi * zi, zero, one, zero
+            return zi * zi, zero, one, zero
+        elif code == WEIERSTRASS:
+            return weierstrass(zi), zero, one, zero
+        elif code == SCHAFFER_F7:
+            return schaffer_f7(zi, zn, i, n), zero, one, zero
+        elif code == BI_RASTRIGIN:
+            a, b, c = bi_rastrigin(zi, zn, n)
+            return a, b, one, c
+        elif code == LEVY_CEC17:
+            return levy(one + (zi - one) / four, i, n), zero, one, zero
         return zero, zero, one, zero
 
     @jit
@@ -389,6 +477,16 @@ def build_basic(dtype, target: str = "cpu") -> SimpleNamespace:
         elif code == SALOMON:
             r = math.sqrt(s1)
             return one - math.cos(two_pi * r) + tenth * r
+        elif code == WEIERSTRASS:
+            return s1 - fn * weierstrass_constant()
+        elif code == SCHAFFER_F7:
+            fn1 = T(n - 1)
+            return s1 * s1 / fn1 / fn1
+        elif code == BI_RASTRIGIN:
+            # min(tmp1, s tmp2 + d n) + 10 (n - sum cos), m holding the cosine sum
+            tmp2 = s2 * bi_rastrigin_s(n) + fn
+            low = s1 if s1 < tmp2 else tmp2
+            return low + ten * (fn - m)
         return s1
 
     return SimpleNamespace(term=term, final=final, comp_weight=comp_weight,

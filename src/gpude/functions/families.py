@@ -4,11 +4,11 @@ them by import string, so that naming a problem imports them only when a lookup 
 
 from __future__ import annotations
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, UnknownFunctionError
 from .function import benchmark_function
 from .largescale import LARGE_SCALE, get_large_scale
 from .largescale import SUITES as LARGE_SCALE_SUITES
-from .suites import FUNCTIONS, SUITES
+from .suites import CEC2017_EXCLUDED, FUNCTIONS, SUITES
 
 
 class FunctionFamily:
@@ -17,9 +17,10 @@ class FunctionFamily:
 
     instances = False
 
-    def __init__(self, name: str, definitions: dict, suites: tuple[str, ...], build):
+    def __init__(self, name: str, definitions: dict, suites: tuple[str, ...], build, refused=None):
         self.name, self.suites = name, suites
         self._definitions, self._build = definitions, build
+        self._refused = dict(refused or {})  # names refused with a message of their own (CEC17_F02)
 
     def __repr__(self) -> str:
         return f"<FunctionFamily {self.name}>"
@@ -31,6 +32,8 @@ class FunctionFamily:
 
     def resolve(self, name) -> str | None:
         key = str(name).strip().upper()
+        if key in self._refused:
+            raise UnknownFunctionError(self._refused[key])
         return key if key in self._definitions else None
 
     def get(self, name: str, dim):
@@ -47,7 +50,9 @@ class FunctionFamily:
         return d.dims_text(), f"{d.name} ({d.origin.strip()}, {d.kind_name})"
 
 
-#: F01..F10, Q01..Q04 (the CEC functions) and N00..N19 (Nashed et al.)
-BENCHMARK_FUNCTIONS = FunctionFamily("functions", FUNCTIONS, SUITES, benchmark_function)
+#: F01..F10, Q01..Q04 (the CEC functions), N00..N19 (Nashed et al.) and the CEC 2017 suite
+#: (CEC17_F01, CEC17_F03..CEC17_F30; CEC17_F02 is refused: the organisers excluded F2)
+BENCHMARK_FUNCTIONS = FunctionFamily("functions", FUNCTIONS, SUITES, benchmark_function,
+                                     refused=CEC2017_EXCLUDED)
 #: L01..L06 (Lastra et al.) and C01..C20 (the CEC 2010 subset)
 LARGE_SCALE_FUNCTIONS = FunctionFamily("large-scale", LARGE_SCALE, LARGE_SCALE_SUITES, get_large_scale)

@@ -148,8 +148,9 @@ def list_functions(suite: str | None = None) -> list[str]:
     ----------
     suite : str, optional
         ``None`` (default): the CEC functions F01..F10, Q01..Q04 (the ones with official reference
-        values, at D = 10, 30, 50, 100); ``"all"``: those, N00..N19 and the large-scale L01..L06
-        and C01..C20; or one suite, ``"janssen"``, ``"qin_cec2005"``, ``"nashed"``, ``"lastra"``
+        values in tests/reference/cec, at D = 10, 30, 50, 100); ``"all"``: those, N00..N19, the
+        CEC 2017 suite CEC17_F01, CEC17_F03..CEC17_F30 and the large-scale L01..L06 and C01..C20;
+        or one suite, ``"janssen"``, ``"qin_cec2005"``, ``"nashed"``, ``"cec2017"``, ``"lastra"``
         or ``"cec2010"``; or the problem instances of Kromer et al.: ``"lop"`` (``"lolib"``: Table 2,
         ``"n-lolib"``: Table 3) and ``"etc"``.
     """
@@ -182,14 +183,15 @@ def get_function(fid: str, dim: int):
     Parameters
     ----------
     fid : str
-        ``"F01"``..``"F10"`` (Janssen et al.), ``"Q01"``..``"Q04"`` (Qin et al.) or
-        ``"N00"``..``"N19"`` (Nashed et al.'s f0..f19), ``"L01"``..``"L06"`` (Lastra et al.'s six)
+        ``"F01"``..``"F10"`` (Janssen et al.), ``"Q01"``..``"Q04"`` (Qin et al.),
+        ``"N00"``..``"N19"`` (Nashed et al.'s f0..f19), ``"CEC17_F01"``, ``"CEC17_F03"``..
+        ``"CEC17_F30"`` (the CEC 2017 suite; ``"CEC17_F02"`` is refused: the organisers excluded F2), ``"L01"``..``"L06"`` (Lastra et al.'s six)
         or ``"C01"``..``"C20"`` (their CEC 2010 subset); case-insensitive. Any other name of the
         problem registry too (a LOP or ETC instance, ``"be75eec"``,
         ``"N-be75eec"``, ``"ThMhCc"``, or a registered problem): that problem, as
         :func:`gpude.problems.get_problem` gives it (new code asks it directly).
     dim : int
-        F and Q: 10, 30, 50 or 100 (the dimensions with official data); N: any integer >= 2
+        F, Q and CEC17: 10, 30, 50 or 100 (the dimensions with official data); N: any integer >= 2
         (N07 and N17: 2..100, the width of their CEC 2005 data matrices); L: any integer >= 2;
         C: any positive multiple of 100; an instance: its own size (or ``"instance"``).
 

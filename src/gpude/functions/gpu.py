@@ -63,7 +63,7 @@ def no_performance_warnings():
 from ..errors import GPUUnavailableError, InvalidInputError
 from . import basic
 from .program import FEATURES_TRIG, Program
-from .suites import COMPOSITION, HYBRID, SIMPLE
+from .suites import COMPOSITION, HYBRID, HYBRID_COMPOSITION, SIMPLE
 # below the problems layer (also imported from here by older code); os and GPUUnavailableError above
 # are left over from require_gpu, kept while another branch edits the lines around them
 from ..gpu_runtime import require_gpu, simulator_enabled  # noqa: E402
@@ -130,6 +130,15 @@ def make_block_evaluator(prog: Program, threads: int, dtype, warp: bool = False)
     term, final, T = B.term, B.final, B.dtype
     comp_weight, comp_combine = B.comp_weight, B.comp_combine
     P, D, KIND, ROTATED = int(threads), prog.dim, prog.kind, prog.rotated
+    HCOMP = KIND == HYBRID_COMPOSITION
+    C = prog.n_parts  # composition components of F29/F30 (the rows of shift)
+    SOURCES, GCOMP = prog.sources.astype(np.int64), prog.group_comp.astype(np.int64)
+    # each composition component's first group (its lambda, sigma and bias; F29/F30)
+    FIRST = np.array([int(np.argmax(GCOMP == k)) for k in range(C)], dtype=np.int64)
+    ROW3_SUM = basic.ROW3_SUM_CODES[0]        # bi-Rastrigin: the fourth quantity is a sum
+    UNROTATED = basic.UNROTATED_PAIR_CODES[0]  # bi-Rastrigin: zn is u[i], the unrotated coordinate
+    SIGNED = basic.SHIFT_SIGN_CODES[0]        # bi-Rastrigin: negated where the shift is negative
+    SIGNED0 = bool(prog.codes[0] == SIGNED)
     W = prog.width if prog.rotated else D  # the matrix is D x W
     TRIG = prog.features == FEATURES_TRIG
     IS_COMP = KIND == COMPOSITION
@@ -157,16 +166,17 @@ def make_block_evaluator(prog: Program, threads: int, dtype, warp: bool = False)
             cuda.syncthreads()
 
     @cuda.jit(device=True)
-    def reduce4(red, tid):
+    def reduce4(red, tid, row3_sum):
         # Reduction of the four rows: s1, s2 (sums), p (product) and, in row 3, the composition's
-        # d2 (a sum) or, for simple and hybrid functions, the terms' maximum m; result in red[:, 0].
+        # d2 or bi-Rastrigin's cosines (a sum: row3_sum) or, for simple and hybrid functions, the
+        # terms' maximum m; result in red[:, 0].
         s = P // 2
         while s > TREE_STOP:
             if tid < s:
                 red[0, tid] += red[0, tid + s]
                 red[1, tid] += red[1, tid + s]
                 red[2, tid] *= red[2, tid + s]
-                if IS_COMP:
+                if IS_COMP or row3_sum:
                     red[3, tid] += red[3, tid + s]
                 else:
                     red[3, tid] = max(red[3, tid], red[3, tid + s])
@@ -180,7 +190,7 @@ def make_block_evaluator(prog: Program, threads: int, dtype, warp: bool = False)
                     v0 += cuda.shfl_down_sync(FULL_MASK, v0, off)
                     v1 += cuda.shfl_down_sync(FULL_MASK, v1, off)
                     v2 *= cuda.shfl_down_sync(FULL_MASK, v2, off)
-                    if IS_COMP:
+                    if IS_COMP or row3_sum:
                         v3 += cuda.shfl_down_sync(FULL_MASK, v3, off)
                     else:
                         v3 = max(v3, cuda.shfl_down_sync(FULL_MASK, v3, off))
@@ -190,19 +200,27 @@ def make_block_evaluator(prog: Program, threads: int, dtype, warp: bool = False)
             barrier()
 
     @cuda.jit(device=True)
-    def component(z, start, length, code, red, tid, d2_part):
+    def component(z, start, length, code, red, tid, d2_part, u):
         # Returns (g, d2): d2 is the reduced d2_part for compositions (row 3 holds m otherwise).
+        # u: the vector before the rotation (bi-Rastrigin's term reads u[i] as zn).
+        row3_sum = code == ROW3_SUM
         s1, s2, p, m = zero, zero, one, zero
         i = tid
         while i < length:
             nxt = i + 1
             if nxt == length:
                 nxt = 0
-            t1, t2, t3, t4 = term(code, z[start + i], z[start + nxt], i, length)
+            if code == UNROTATED:
+                zn = u[start + i]
+            else:
+                zn = z[start + nxt]
+            t1, t2, t3, t4 = term(code, z[start + i], zn, i, length)
             s1 += t1
             s2 += t2
             p *= t3
-            if t4 > m:
+            if row3_sum:
+                m += t4
+            elif t4 > m:
                 m = t4
             i += P
         red[0, tid] = s1
@@ -213,7 +231,7 @@ def make_block_evaluator(prog: Program, threads: int, dtype, warp: bool = False)
         else:
             red[3, tid] = m
         barrier()
-        reduce4(red, tid)
+        reduce4(red, tid, row3_sum)
         if IS_COMP:
             val = final(code, red[0, 0], red[1, 0], red[2, 0], zero, length)
         else:
@@ -249,6 +267,32 @@ def make_block_evaluator(prog: Program, threads: int, dtype, warp: bool = False)
             i += P
 
     @cuda.jit(device=True)
+    def hybrid_groups(z, a, red, shift, perm, k, tid):
+        # The groups of composition component k (every group of a hybrid): a[start + j] =
+        # z[perm[k D + source + j]] at the group's own rate and offset (bi-Rastrigin negated where
+        # o_k[j] < 0), then the sum of the groups' basic functions.
+        i = tid
+        while i < D:
+            rate, off, src, sg = one, zero, i, False
+            for g in range(G):
+                if GCOMP[g] == k and i >= STARTS[g] and i < STARTS[g] + LENGTHS[g]:
+                    rate, off = RATES[g], OFFSETS[g]
+                    src = SOURCES[g] + (i - STARTS[g])
+                    sg = CODES[g] == SIGNED and shift[k, i - STARTS[g]] < zero
+            v = z[perm[k * D + src]] * rate + off
+            if sg:
+                v = -v
+            a[i] = v
+            i += P
+        barrier()
+        total = zero
+        for g in range(G):
+            if GCOMP[g] == k:
+                val, _ = component(a, STARTS[g], LENGTHS[g], CODES[g], red, tid, zero, a)
+                total += val
+        return total
+
+    @cuda.jit(device=True)
     def block_evaluate(x, a, z, red, shift, rot_t, perm, tid):
         if KIND == SIMPLE:
             if TRIG:
@@ -257,6 +301,9 @@ def make_block_evaluator(prog: Program, threads: int, dtype, warp: bool = False)
             i = tid
             while i < D:
                 t = (x[i] - shift[0, i]) * RATES[0]
+                if SIGNED0:
+                    if shift[0, i] < zero:
+                        t = -t
                 if TRIG:  # phi(y) = [sin y, 1 - cos y]
                     a[i] = math.sin(t)
                     a[D + i] = one - math.cos(t)
@@ -272,7 +319,7 @@ def make_block_evaluator(prog: Program, threads: int, dtype, warp: bool = False)
                     z[i] = a[i] + OFFSETS[0]
                     i += P
             barrier()
-            val, _ = component(z, 0, D, CODES[0], red, tid, zero)
+            val, _ = component(z, 0, D, CODES[0], red, tid, zero, a)
             return val
 
         if KIND == HYBRID:
@@ -283,20 +330,36 @@ def make_block_evaluator(prog: Program, threads: int, dtype, warp: bool = False)
             barrier()
             rotate(rot_t, 0, a, z, zero, tid)
             barrier()
-            i = tid
-            while i < D:  # shuffle, then each group's own shrink rate and offset
-                rate, off = one, zero
-                for g in range(G):
-                    if i >= STARTS[g] and i < STARTS[g] + LENGTHS[g]:
-                        rate, off = RATES[g], OFFSETS[g]
-                a[i] = z[perm[i]] * rate + off
-                i += P
-            barrier()
-            total = zero
-            for g in range(G):
-                val, _ = component(a, STARTS[g], LENGTHS[g], CODES[g], red, tid, zero)
-                total += val
-            return total
+            return hybrid_groups(z, a, red, shift, perm, 0, tid)
+
+        if HCOMP:  # component k: the hybrid of its groups on o_k, M_k and perm_k (F29, F30)
+            hfit = cuda.local.array(C, T)
+            hw = cuda.local.array(C, T)
+            for k in range(C):
+                d2_part = zero
+                i = tid
+                while i < D:
+                    diff = x[i] - shift[k, i]
+                    d2_part += diff * diff
+                    a[i] = diff
+                    i += P
+                barrier()
+                rotate(rot_t, k, a, z, zero, tid)
+                barrier()
+                h = hybrid_groups(z, a, red, shift, perm, k, tid)
+                # |x - o_k|^2: a sum over the threads' parts (rows 0..2 neutral)
+                red[0, tid] = zero
+                red[1, tid] = zero
+                red[2, tid] = one
+                red[3, tid] = d2_part
+                barrier()
+                reduce4(red, tid, True)
+                d2 = red[3, 0]
+                barrier()
+                g0 = FIRST[k]
+                hfit[k] = LAM_NUM[g0] * h / LAM_DEN[g0] + CBIAS[g0]
+                hw[k] = comp_weight(d2, SIGMAS[g0], D)
+            return comp_combine(hfit, hw, C)
 
         # COMPOSITION: every thread keeps the component values and weights.
         fit = cuda.local.array(G, T)
@@ -312,7 +375,7 @@ def make_block_evaluator(prog: Program, threads: int, dtype, warp: bool = False)
             barrier()
             rotate(rot_t, k, a, z, OFFSETS[k], tid)
             barrier()
-            g, d2 = component(z, 0, D, CODES[k], red, tid, d2_part)
+            g, d2 = component(z, 0, D, CODES[k], red, tid, d2_part, a)
             fit[k] = LAM_NUM[k] * g / LAM_DEN[k] + CBIAS[k]
             w[k] = comp_weight(d2, SIGMAS[k], D)
         return comp_combine(fit, w, G)

@@ -11,7 +11,10 @@ read from ``data/cec`` exactly as the official C code reads them:
   and the k-th D x D block of the (10 D) x D rotation file;
 * hybrid functions read D 1-based indices from the shuffle file;
 * hybrid group sizes are ``ceil(p_k * D)`` for all groups but the last, which
-  takes the remainder.
+  takes the remainder;
+* compositions of hybrids (CEC 2017 F29, F30) read composition-style shift rows
+  and matrix blocks, and D numbers of the shuffle file per component (``perm``
+  holds them one after the other, C D numbers).
 
 The Nashed functions have no shift file (o = 0) and, for N06, N07 and N17, a
 linear stage in place of a rotation file (:func:`linear_matrix`): the matrix is
@@ -28,7 +31,7 @@ import numpy as np
 
 from .. import cecdata
 from . import basic
-from .suites import COMPOSITION, HYBRID, FunctionDef
+from .suites import COMPOSITION, HYBRID, HYBRID_COMPOSITION, FunctionDef
 
 #: ``Program.features`` values: none, or phi(y) = [sin y, 1 - cos y] before the matrix.
 FEATURES_NONE, FEATURES_TRIG = 0, 1
@@ -51,11 +54,21 @@ class Program:
     comp_bias: np.ndarray  # (G,) float64
     starts: np.ndarray     # (G,) int64: first coordinate of each hybrid group
     lengths: np.ndarray    # (G,) int64: coordinates per group (D for simple/composition)
-    shift: np.ndarray      # (C, D) float64; C = G for compositions, else 1
+    shift: np.ndarray      # (C, D) float64; C = G for compositions, parts for F29/F30, else 1
     rot: np.ndarray        # (C, D, W) float64, row-major M (z = M @ y); identity if not rotated
-    perm: np.ndarray       # (D,) int64, 0-based shuffle (identity unless hybrid)
+    perm: np.ndarray       # (C D,) int64, 0-based shuffle per component (identity unless hybrid)
     optimum: np.ndarray    # (D,) float64, x*
     features: int = FEATURES_NONE  # FEATURES_TRIG: y -> [sin y, 1 - cos y] before the matrix
+    sources: np.ndarray | None = None     # (G,) int64: first shuffled coordinate a group reads
+    group_comp: np.ndarray | None = None  # (G,) int64: composition component of each group (F29/F30)
+
+    def __post_init__(self):
+        # Defaults: each group reads its own coordinates; every group is its own component.
+        if self.sources is None:
+            object.__setattr__(self, "sources", _readonly(np.array(self.starts, dtype=np.int64)))
+        if self.group_comp is None:
+            comp = np.arange(len(self.codes)) if self.kind == COMPOSITION else np.zeros(len(self.codes))
+            object.__setattr__(self, "group_comp", _readonly(comp.astype(np.int64)))
 
     @property
     def width(self) -> int:
@@ -64,7 +77,13 @@ class Program:
 
     @property
     def n_components(self) -> int:
+        """Groups (basic functions): the hybrids' groups, the compositions' components."""
         return len(self.codes)
+
+    @property
+    def n_parts(self) -> int:
+        """Composition components (C): the rows of ``shift``."""
+        return int(self.shift.shape[0])
 
 
 def hybrid_group_sizes(fractions, dim: int) -> list[int]:
@@ -125,7 +144,15 @@ def build_program(fdef: FunctionDef, dim: int) -> Program:
         [basic.BASIC[c.code].offset if c.offset is None else c.offset for c in comps]
     )
 
-    if fdef.kind == COMPOSITION:
+    for c in comps:
+        if c.code in basic.ROW3_SUM_CODES and fdef.kind in (COMPOSITION, HYBRID_COMPOSITION):
+            # A composition's fourth reduction row is its distance, not the term's sum (gpu.py).
+            raise ValueError(f"{fdef.fid}: {c.name} cannot be a composition's component")
+    parts = max(c.part for c in comps) + 1
+    if fdef.kind == HYBRID_COMPOSITION:
+        n_comp = parts  # shift rows and matrix blocks: one per composition component
+
+    if fdef.kind in (COMPOSITION, HYBRID_COMPOSITION):
         rows = cecdata.load_array(fdef.shift_file)
         if rows.shape[0] < n_comp or rows.shape[1] < dim:
             raise cecdata.CECDataError(
@@ -140,10 +167,10 @@ def build_program(fdef: FunctionDef, dim: int) -> Program:
     else:  # unshifted (the Nashed functions): o = 0, x* documented per function
         shift = np.zeros((1, dim))
         n_mat = 1
-    if fdef.shift_file:
-        optimum = shift[0].copy()
-    elif fdef.minimizer is not None:
+    if fdef.minimizer is not None:
         optimum = np.array(fdef.minimizer(dim), dtype=np.float64).reshape(dim)
+    elif fdef.shift_file:
+        optimum = shift[0].copy()
     else:
         optimum = np.zeros(dim)
     if fdef.shift_minus_one:
@@ -163,17 +190,26 @@ def build_program(fdef: FunctionDef, dim: int) -> Program:
     else:
         rot = np.eye(dim).reshape(1, dim, dim)
 
-    if fdef.kind == HYBRID:
+    if fdef.kind in (HYBRID, HYBRID_COMPOSITION):
         relpath = fdef.shuffle_file.format(dim=dim)
-        raw = _first_values(relpath, dim)
+        n_perm = parts if fdef.kind == HYBRID_COMPOSITION else 1
+        raw = _first_values(relpath, n_perm * dim)
         perm = raw.astype(np.int64) - 1  # the file is 1-based
-        if not np.array_equal(np.sort(perm), np.arange(dim)) or np.any(raw != perm + 1):
-            raise cecdata.CECDataError(
-                f"{cecdata.data_dir() / relpath}: the first {dim} numbers are not a permutation "
-                f"of 1..{dim}; restore the data with `gpude fetch-data`"
-            )
-        lengths = np.array(hybrid_group_sizes([c.fraction for c in comps], dim), dtype=np.int64)
-        starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+        for k in range(n_perm):
+            block = perm[k * dim:(k + 1) * dim]
+            if not np.array_equal(np.sort(block), np.arange(dim)) or np.any(raw[k * dim:(k + 1) * dim] != block + 1):
+                raise cecdata.CECDataError(
+                    f"{cecdata.data_dir() / relpath}: numbers {k * dim + 1}..{(k + 1) * dim} are not a "
+                    f"permutation of 1..{dim}; restore the data with `gpude fetch-data`"
+                )
+        lengths, starts = [], []
+        for k in range(parts):  # each part (one, unless F29/F30) splits the D coordinates anew
+            group = [c for c in comps if c.part == k]
+            sizes = hybrid_group_sizes([c.fraction for c in group], dim)
+            lengths += sizes
+            starts += list(np.concatenate(([0], np.cumsum(sizes)[:-1])))
+        lengths = np.array(lengths, dtype=np.int64)
+        starts = np.array(starts, dtype=np.int64)
     else:
         perm = np.arange(dim, dtype=np.int64)
         lengths = np.full(n_comp, dim, dtype=np.int64)
@@ -189,4 +225,7 @@ def build_program(fdef: FunctionDef, dim: int) -> Program:
         starts=_readonly(starts), lengths=_readonly(lengths),
         shift=_readonly(shift), rot=_readonly(rot), perm=_readonly(perm),
         optimum=_readonly(optimum), features=features,
+        sources=_readonly(np.array([0 if c.head else s for c, s in zip(comps, starts)], dtype=np.int64)),
+        group_comp=_readonly(np.array([k if fdef.kind == COMPOSITION else c.part
+                                       for k, c in enumerate(comps)], dtype=np.int64)),
     )

@@ -11,8 +11,9 @@ implementations: ``config/experiments/side_by_side.yaml`` names each program as 
 
 ``pack`` makes the slim source tree the spec's ``sha256`` pins (their code and the small files it
 reads, 0.3 MB instead of 12 MB, plus a ``COMMIT`` file): their rotation and shift files are
-byte-identical to our ``data/cec`` files, which ``build`` copies into the build folder after checking
-each against the SHA-256 of the authors' copy at c2b3ef8 (:data:`AUTHORS_DATA_SHA256`).
+byte-identical to our ``data/cec`` files (stored gzip-compressed: :mod:`gpude.cecdata`), which ``build``
+writes, uncompressed, into the build folder after checking each against the SHA-256 of the authors' copy at
+c2b3ef8 (:data:`AUTHORS_DATA_SHA256`).
 
 How their programs are driven (their interface, unpatched): ``./program FUNC D NP RUNS``. Fixed in
 their code: F=0.5, CR=0.3, bounds [-100, 100], 1e7 FEs at D=100 (5e6 at D=50), curand seed 0 (every
@@ -126,8 +127,11 @@ def cec_root() -> Path:
 
 def fill_data(src: Path, rundir: Path, functions=range(1, 11), dims=DIMS, cec: Path | None = None) -> Path:
     """A working directory their programs can run in: ``numerical_benchmark/benchmark_data/`` (their
-    files where the source tree has them, else our byte-identical ``data/cec`` files; a rotation or
-    shift file either way checked against :data:`AUTHORS_DATA_SHA256`) and ``output_data/<program>/``."""
+    files where the source tree has them, else our byte-identical ``data/cec`` files, decompressed from
+    ``<name>.gz`` (or a plain ``<name>``) in ``cec``; a rotation or shift file either way checked against
+    :data:`AUTHORS_DATA_SHA256`) and ``output_data/<program>/``."""
+    from ..cecdata import CECDataError, read_stored, stored_path
+
     cec = Path(cec) if cec is not None else cec_root()
     data = Path(rundir) / "numerical_benchmark" / "benchmark_data"
     data.mkdir(parents=True, exist_ok=True)
@@ -145,15 +149,22 @@ def fill_data(src: Path, rundir: Path, functions=range(1, 11), dims=DIMS, cec: P
                 raise AuthorsDataError(f"{theirs / name} is missing: it is not among our data files, so the "
                                        "authors' tree must hold it (`python -m gpude.implementations.janssen pack` "
                                        "keeps it)")
-            if not origin.is_file():
-                raise AuthorsDataError(f"{name} is in neither the authors' tree ({theirs}) nor ours ({origin}): "
-                                       "fetch data/cec (docs/functions.md) or give their full tree")
+            if not stored_path(origin).is_file():
+                raise AuthorsDataError(f"{name} is in neither the authors' tree ({theirs}) nor ours "
+                                       f"({stored_path(origin)}): restore ours with `gpude fetch-data` or give "
+                                       "their full tree")
+            try:
+                content = read_stored(origin)  # ours: <name>.gz decompressed (their tree's files are plain)
+            except CECDataError as exc:
+                raise AuthorsDataError(str(exc)) from None
+            got = hashlib.sha256(content).hexdigest()
             want = AUTHORS_DATA_SHA256.get(name)
-            if want is not None and _sha256(origin) != want:
-                raise AuthorsDataError(f"{origin} differs from the authors' {name} at {AUTHORS_COMMIT[:7]} "
-                                       f"(SHA-256 {_sha256(origin)[:12]}..., theirs {want[:12]}...)")
-            if not target.is_file() or _sha256(target) != _sha256(origin):
-                shutil.copyfile(origin, target)
+            if want is not None and got != want:
+                raise AuthorsDataError(f"{stored_path(origin)} differs from the authors' {name} at "
+                                       f"{AUTHORS_COMMIT[:7]} (SHA-256 {got[:12]}... uncompressed, theirs "
+                                       f"{want[:12]}...)")
+            if not target.is_file() or _sha256(target) != got:
+                target.write_bytes(content)
     for name in PROGRAMS:
         (Path(rundir) / "output_data" / name).mkdir(parents=True, exist_ok=True)
     return Path(rundir)
