@@ -208,11 +208,12 @@ def _data_dir(tmp_path: Path, files: dict[str, bytes]) -> Path:
 
 
 def test_fill_names_a_missing_file(tmp_path, monkeypatch):
-    ours = ROOT / "data/cec/cec2017"
-    m3 = (ours / "M_3_D10.txt").read_bytes()
+    from gpude import cecdata
+
+    m3 = cecdata.read_bytes("cec2017/M_3_D10.txt")
     # the official line endings (CRLF) are the same data: fscanf reads both
     monkeypatch.setenv("GPUDE_DATA_DIR", str(_data_dir(tmp_path, {
-        "M_3_D10.txt": m3.replace(b"\n", b"\r\n"), "shift_data_3.txt": (ours / "shift_data_3.txt").read_bytes()})))
+        "M_3_D10.txt": m3.replace(b"\n", b"\r\n"), "shift_data_3.txt": cecdata.read_bytes("cec2017/shift_data_3.txt")})))
     jb.fill_data(tmp_path / "build", [3], [10])
     assert (tmp_path / "build/input_data/M_3_D10.txt").read_bytes() == m3.replace(b"\n", b"\r\n")
     with pytest.raises(jb.BrestError, match=r"M_3_D30\.txt \(CEC 2017 F3 at D = 30\) is not among our checked"):

@@ -166,8 +166,8 @@ def brest_data_sums() -> dict[str, str]:
     return sums
 
 
-def _lf_sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes().replace(b"\r\n", b"\n")).hexdigest()
+def _lf_sha256(data: bytes) -> str:
+    return hashlib.sha256(data.replace(b"\r\n", b"\n")).hexdigest()
 
 
 def fill_data(build_dir: Path, functions=FUNCTIONS, dims=DIMS) -> Path:
@@ -183,19 +183,20 @@ def fill_data(build_dir: Path, functions=FUNCTIONS, dims=DIMS) -> Path:
             for name in needed_files(int(f), int(d)):
                 rel = f"cec2017/{name}"
                 try:
-                    origin = cecdata.verify(rel)
+                    plain = cecdata.read_bytes(rel)  # verified, uncompressed bytes
+                    origin = cecdata.verify(rel)  # the stored file (<name>.gz), for messages
                 except cecdata.CECDataError as exc:
                     raise BrestError(f"{name} (CEC 2017 F{f} at D = {d}) is not among our checked data files: "
                                      f"{' '.join(str(exc).split())}") from None
-                got = _lf_sha256(origin)
+                got = _lf_sha256(plain)
                 if got != theirs.get(name):
                     raise BrestError(f"{origin} differs from Brest's input_data/{name} at {BREST_COMMIT[:7]} "
                                      f"(SHA-256 {got[:12]}... with LF line endings, theirs "
                                      f"{str(theirs.get(name))[:12]}...)")
                 target = data / name
-                if not target.is_file() or target.read_bytes() != origin.read_bytes():
+                if not target.is_file() or target.read_bytes() != plain:
                     tmp = target.with_name(f".{name}.{os.getpid()}")
-                    shutil.copyfile(origin, tmp)
+                    tmp.write_bytes(plain)
                     os.replace(tmp, target)  # (runs of one cell may fill at once)
     return Path(build_dir)
 
