@@ -71,6 +71,17 @@ def pytest_collection_modifyitems(config, items):
     # the long end-to-end tests (marked slow) first: the workers start them early and end together,
     # instead of one worker running a minute-long test at the end while the other idles
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: otherwise as collected
+    # --dist loadgroup sends the tests of an xdist_group to one worker by the suffix "@<group>" of their
+    # node ids, which pytest-xdist sets through Item._nodeid; pytest 9.2 reads node ids from Item._id
+    # instead, so the suffix was lost and every test went to whichever worker was free (pytest-xdist
+    # issue 1386): tests sharing an expensive module fixture each made it again on each worker. The
+    # same suffix, where pytest 9.2 reads it (the workers' collections: what the scheduler sees).
+    if getattr(config.option, "loadgroup", False):  # (set by pytest-xdist in a worker of --dist loadgroup)
+        for item in items:
+            names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                            for m in item.iter_markers("xdist_group")})
+            if names and "@" not in item.nodeid and hasattr(item, "_id"):
+                item._id = type(item._id).parse(f"{item.nodeid}@{'_'.join(names)}")
 
 
 @pytest.fixture(scope="session")

@@ -78,8 +78,10 @@ def reference():
     return reference_of("de")
 
 
-@pytest.fixture(scope="module", params=ENTRIES, ids=[f"{a}/{i}" for a, i in ENTRIES])
+@pytest.fixture(scope="module", params=[pytest.param(e, id=f"{e[0]}/{e[1]}", marks=pytest.mark.xdist_group(
+    f"implementations-{e[0]}-{e[1]}")) for e in ENTRIES])
 def runs(request):
+    # (the tests of one entry on one worker (--dist loadgroup): its compile and runs made once, not on each)
     algorithm, impl = request.param
     runner = runner_for(impl, algorithm)
     first = runner.run(SEED)

@@ -14,11 +14,12 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from test_workflow import SMOKE, copy_workflow
+from test_workflow import SMOKE, copy_workflow, smoke_run  # noqa: F401 (a fixture: the smoke experiment run here)
 
 #: A hang (the plugin waiting for ever on a job it cannot see end) fails the test after this long.
 BOUND_S = 420
@@ -156,17 +157,15 @@ def cancel_a_running_batch(workdir):
 
 
 def test_the_smoke_experiment_runs_on_slurm_as_it_runs_here_after_a_cancelled_batch(cluster, tmp_path,
-                                                                                      start_snakemake):
+                                                                                      start_snakemake, request):
     # One cluster run for both: the smoke experiment through sbatch, as a user would run it, under a
     # fault: a batch cancelled with scancel while it runs; the run reports it and stops; the same
-    # command then completes the trials, which are those of a run here (made meanwhile: the cluster
-    # runs mostly wait on SLURM).
-    workdir, local_dir = tmp_path / "cluster", tmp_path / "local"
-    for d in (workdir, local_dir):
-        d.mkdir()
-        copy_workflow(d)
-    here = start_snakemake(["--cores", "2", *SMOKE, "--config", "gpu=no", "--", "results/smoke/trials.csv"],
-                           local_dir)
+    # command then completes the trials, which are those of a run here (the smoke experiment's run of
+    # tests/test_workflow.py's end-to-end test, made meanwhile on another worker: the fixture
+    # smoke_run, asked for at the end, made here only if no other test has made it).
+    workdir = tmp_path / "cluster"
+    workdir.mkdir()
+    copy_workflow(workdir)
     run = start_snakemake(SMOKE_ON_SLURM, workdir)
     job0, wildcards, cancelled = cancel_a_running_batch(workdir)
     code, out = wait_to_end(run, "after its job was cancelled")
@@ -208,10 +207,10 @@ def test_the_smoke_experiment_runs_on_slurm_as_it_runs_here_after_a_cancelled_ba
     assert "merge_trials" not in " ".join([*first.values(), *again.values()])
 
     # the same trials as the smoke experiment's run here
-    code, out = wait_to_end(here, "(the run here)")
-    assert code == 0, out[-4000:]
+    here = request.getfixturevalue("smoke_run")
+    assert here["code"] == 0, here["out"][-4000:]
     on_cluster = trials.sort_values("run_id", ignore_index=True)
-    local = pd.read_csv(local_dir / "results/smoke/trials.csv").sort_values("run_id", ignore_index=True)
+    local = pd.read_csv(Path(here["folder"]) / "results/smoke/trials.csv").sort_values("run_id", ignore_index=True)
     pd.testing.assert_frame_equal(on_cluster[DETERMINISTIC], local[DETERMINISTIC])
 
 
