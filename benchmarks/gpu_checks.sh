@@ -163,7 +163,17 @@ for stage in "$@"; do
         --dims 100000,1000000,3000000 --functions C13 --cycles 3 \
         --variant sharenext:ls_mode=fused,ls_share_next=true \
         --variant sharedual:ls_mode=fused,ls_share_next=true,ls_dual=true ;;
-    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor, main_job, scaling_curves, masw_floor_L, masw_floor_C, masw_floor_count, masw_floor_quality, masw_dual, masw_dual_scan, masw_share_next)" >&2; exit 2 ;;
+    cec2017_jso)  # the cec2017_jso reference's jso/block cells it lacks, in one gpude run-batches process (one
+      # lease, one CUDA context; ~12 s a cell, its kernel's compile); then here:
+      # python -m gpude.campaign merge --experiment config/experiments/cec2017_jso.yaml
+      #   --reference results/reference/nvidia-h100/cec2017_jso --out <files_at>/cec2017_jso/camp
+      step batches 540 python3 benchmarks/campaign_batches.py --experiment config/experiments/cec2017_jso.yaml \
+        --reference "results/reference/$device/cec2017_jso" --implementations block --out "$dir/camp" --max-seconds 480 ;;
+    jso_brest)  # Brest's jSO runs of cec2017_jso on the host's cores (15 lanes; ~6 min), then merge as above
+      step campaign 540 python3 -m gpude.campaign run --experiment config/experiments/cec2017_jso.yaml \
+        --reference "results/reference/$device/cec2017_jso" --implementations brest --jobs 15 --default-run-s 1 \
+        --setup-s 2 --max-seconds 420 --out "$dir/camp" ;;
+    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, cec2017_jso, jso_brest, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor, main_job, scaling_curves, masw_floor_L, masw_floor_C, masw_floor_count, masw_floor_quality, masw_dual, masw_dual_scan, masw_share_next)" >&2; exit 2 ;;
   esac
   tar czf "$OUT/$stage.tar.gz" -C "$OUT" "$stage" && rm -rf "$dir"
 done
