@@ -19,6 +19,7 @@ from .verdict import render as render_verdicts
 
 
 def _sections():
+    from .cec2017_jso import Cec2017Jso
     from .janssen import CaseStudy1, CaseStudy2
     from .kromer import Kromer
     from .kromer_pilot import KromerPilot
@@ -28,7 +29,8 @@ def _sections():
     from .side_by_side import SideBySide
 
     return {"janssen_cs1": CaseStudy1, "janssen_cs2": CaseStudy2, "qin": Qin, "nashed": Nashed, "lastra": Lastra,
-            "kromer": Kromer, "kromer_pilot": KromerPilot, "side_by_side": SideBySide}
+            "kromer": Kromer, "kromer_pilot": KromerPilot, "side_by_side": SideBySide,
+            "cec2017_jso": Cec2017Jso}
 
 
 def section_class(name: str | None) -> type[Section]:
@@ -109,7 +111,7 @@ def uncaptioned_tables(text: str) -> list[str]:
 # The studies in the mission's order (an experiment belongs to the first whose name starts its own: the
 # side by side with case study 1 of Janssen et al.'s, the Lastra CPU sample with Lastra), each study's
 # experiments in its paper's table order; experiments of no study (this machine's run) last
-STUDY_ORDER = ("janssen", "side_by_side", "qin", "kromer", "nashed", "lastra")
+STUDY_ORDER = ("janssen", "side_by_side", "qin", "kromer", "nashed", "lastra", "cec2017_jso")
 
 
 def _place(generic: bool, section: Section) -> tuple:

@@ -1,0 +1,156 @@
+"""The REPORT's section of cec2017_jso (jSO on CEC 2017, ours against Brest's C++): Holm over the
+functions of a D, the competition's 1e-8 rule, missing cells, the verdict per D and the captions. Fast:
+synthetic trial rows of two machines, built here."""
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpude.report.cec2017_jso import (FLOOR, Cec2017Jso, clamp, comparison_table, label, speed_table,
+                                      write_outputs)
+from gpude.report.document import section_class, uncaptioned_tables
+from gpude.stats.comparisons import holm
+
+GPU_MACHINE = "NVIDIA H100 80GB HBM3 / Intel(R) Xeon(R) Processor x16"
+CPU_MACHINE = "AMD EPYC x2"
+FUNCTIONS = [f"CEC17_F{k:02d}" for k in (1, 3, 4, 5, 6)]
+
+
+def _rows(impl, machine, function, dim, errors):
+    return pd.DataFrame({"algorithm": "jso", "implementation": impl, "function": function, "dim": dim,
+                         "trial": range(len(errors)), "best_error": errors, "status": "budget",
+                         "machine": machine})
+
+
+def _trials(cells):
+    """``cells``: (function, dim) -> (Brest's errors or None, ours or None); each side on its machine."""
+    frames = []
+    for (function, dim), (brest, ours) in cells.items():
+        if brest is not None:
+            frames.append(_rows("brest", CPU_MACHINE, function, dim, brest))
+        if ours is not None:
+            frames.append(_rows("block", GPU_MACHINE, function, dim, ours))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _spec(functions=FUNCTIONS, dims=(10,)):
+    return {"name": "cec2017_jso", "description": "jSO", "trials": 51, "dims": list(dims), "popsizes": [182],
+            "functions": list(functions), "max_fes": {10: 100000},
+            "algorithms": {"jso": {"implementations": ["block", "brest"]}}}
+
+
+def _section(tmp_path, trials, spec):
+    out = tmp_path / "paper" / "cec2017_jso"
+    write_outputs(trials, {}, out)
+    return Cec2017Jso(spec, out, tmp_path / "paper")
+
+
+def test_holm_by_hand_and_over_the_functions_of_one_d():
+    # hand-made: sorted 0.01, 0.02, 0.03, 0.5 -> 4*0.01, max(3*0.02, .04), max(2*0.03, .06), max(.5, .06)
+    assert np.allclose(holm([0.03, 0.01, 0.5, 0.02]), [0.06, 0.04, 0.5, 0.06])
+    assert np.allclose(holm([0.4, 0.9]), [0.8, 0.9])  # capped by the running maximum, never above 1
+    rng = np.random.default_rng(3)
+    low, high = rng.uniform(1, 2, 51), rng.uniform(3, 4, 51)
+    cells = {("CEC17_F01", 10): (low, high), ("CEC17_F03", 10): (high, low),
+             ("CEC17_F04", 10): (low, rng.permutation(low)), ("CEC17_F01", 30): (low, high)}
+    t = comparison_table(_trials(cells))
+    d10 = t[t["dim"] == 10].set_index("function")
+    assert np.allclose(d10["p_holm"], holm(d10["p"]))  # three functions at D 10
+    d30 = t[t["dim"] == 30].set_index("function")
+    assert d30.loc["CEC17_F01", "p_holm"] == d30.loc["CEC17_F01", "p"]  # alone at its D
+    assert d10.loc["CEC17_F01", "verdict"] == "Brest lower"  # Brest's errors are the lower ones
+    assert d10.loc["CEC17_F03", "verdict"] == "ours lower"
+    assert d10.loc["CEC17_F04", "verdict"] == "not different" and d10.loc["CEC17_F04", "p"] == 1.0
+
+
+def test_errors_below_1e_8_count_as_0_and_all_solved_is_not_different():
+    assert list(clamp([5e-9, FLOOR, 2e-8, 0.0])) == [0.0, FLOOR, 2e-8, 0.0]
+    rng = np.random.default_rng(5)
+    # both sides below 1e-8 everywhere, ours far lower: no difference once clamped (p = 1)
+    cells = {("CEC17_F01", 10): (rng.uniform(5e-9, 9.9e-9, 51), rng.uniform(1e-12, 1e-11, 51))}
+    row = comparison_table(_trials(cells)).iloc[0]
+    assert row["p"] == 1.0 and row["p_holm"] == 1.0 and row["verdict"] == "not different"
+    assert row["brest_mean"] == row["ours_mean"] == 0.0 and row["brest_std"] == 0.0
+
+
+def test_a_missing_cell_is_marked_never_dropped(tmp_path):
+    full = np.linspace(1, 2, 51)
+    cells = {("CEC17_F01", 10): (full, full), ("CEC17_F03", 10): (full[::8], full),  # Brest's short
+             ("CEC17_F04", 10): (None, full)}  # Brest's none; F05, F06: neither side
+    s = _section(tmp_path, _trials(cells), _spec())
+    assert list(s.table["function"]) == FUNCTIONS
+    text = s.render()
+    line = {label(f): next(x for x in text.splitlines() if x.startswith(f"| {label(f)} |")) for f in FUNCTIONS}
+    assert "| n = 7 |" in line["F3"] and "not different" in line["F3"]
+    assert "| missing |" in line["F4"] and line["F4"].endswith("| missing |")
+    assert line["F5"].count("missing") == 3
+    assert "Not different on 2 of 2 functions compared at D = 10" in text
+    assert "(target: at least 3 of 5; 3 without both sides' runs)" in text
+
+
+def _verdict(tmp_path, cells, functions=FUNCTIONS):
+    (v,) = _section(tmp_path, _trials(cells), _spec(functions)).verdicts()
+    return v
+
+
+def test_the_verdict_per_d_comes_from_the_count(tmp_path):
+    rng = np.random.default_rng(7)
+    same = lambda: rng.uniform(1, 2, 51)  # noqa: E731
+    everywhere = {(f, 10): (same(), same()) for f in FUNCTIONS}
+    v = _verdict(tmp_path / "a", everywhere)
+    assert v.status == "reproduced" and v.ours_n == "ours 51, Brest's 51" and v.paper_n == "51"
+    assert "not different on 5 of 5 functions compared" in v.headline
+    assert GPU_MACHINE in v.headline and CPU_MACHINE in v.headline
+    # two differ: still reproduced (at most two of the grid may); three: partly
+    two = {**everywhere, **{(f, 10): (rng.uniform(1, 2, 51), rng.uniform(5, 6, 51)) for f in FUNCTIONS[:2]}}
+    assert _verdict(tmp_path / "b", two).status == "reproduced"
+    three = {**two, (FUNCTIONS[2], 10): (rng.uniform(1, 2, 51), rng.uniform(5, 6, 51))}
+    v = _verdict(tmp_path / "c", three)
+    assert v.status == "partly" and "not different on 2, fewer than the target 3" in v.reason
+    assert "Differs: F1 (ours 5." in _section(tmp_path / "c2", _trials(three), _spec()).render()
+    # means that print alike: the medians' difference says how far apart they are
+    base = np.full(51, 58.56)
+    apart = {**everywhere, ("CEC17_F01", 10): (base, base + 1e-13)}
+    text = _section(tmp_path / "c3", _trials(apart), _spec()).render()
+    assert re.search(r"Differs: F1 \(ours 58\.6 vs Brest's 58\.6, medians ours - Brest's = (9\.9e-14|1e-13); "
+                     r"Brest lower\)", text)
+    # a missing cell, or one short of 51 runs: partly
+    missing = {k: v for k, v in everywhere.items() if k[0] != "CEC17_F06"}
+    v = _verdict(tmp_path / "d", missing)
+    assert v.status == "partly" and "both sides' runs on 4 of 5 functions" in v.reason
+    short = {**everywhere, ("CEC17_F05", 10): (same()[:10], same())}
+    v = _verdict(tmp_path / "e", short)
+    assert v.status == "partly" and "fewer than 51 runs: F5 (Brest's 10, ours 51)" in v.reason
+    assert v.ours_n == "ours 51, Brest's 10-51"
+    # no function with both sides: not
+    only_ours = {(f, 10): (None, same()) for f in FUNCTIONS}
+    v = _verdict(tmp_path / "f", only_ours)
+    assert v.status == "not" and "no function with both sides' runs" in v.reason
+
+
+def test_captions_name_the_machines_and_n(tmp_path):
+    rng = np.random.default_rng(11)
+    cells = {(f, d): (rng.uniform(1, 2, 51), rng.uniform(1, 2, 51)) for f in FUNCTIONS for d in (10, 30)}
+    s = _section(tmp_path, _trials(cells), _spec(dims=(10, 30)))
+    text = s.render()
+    assert uncaptioned_tables(text) == []
+    for dim in (10, 30):
+        caption = next(x for x in text.splitlines() if x.startswith(f"Final error at D = {dim}"))
+        assert GPU_MACHINE in caption and CPU_MACHINE in caption and "n = runs of each side (51 expected)" in caption
+    assert "do not and are not compared here" in text  # errors only: the machines differ
+    assert section_class("cec2017_jso") is Cec2017Jso
+
+
+def test_the_speed_table_names_its_host_and_pairs_the_same_functions():
+    ours = pd.DataFrame({"function": ["F01", "F04"], "dim": [30, 30], "trials": [51, 51],
+                         "per_run_s": [0.002, 0.003], "gpu": "none", "cpu": "Intel(R) Xeon(R) Processor",
+                         "cpu_cores": 16, "host": "vm", "boot_id": "boot-1"})
+    brest = pd.DataFrame({"function": ["cec17_f3", "cec17_f3", "cec17_f10"], "dim": [30, 30, 30],
+                          "time_s": [0.8, 1.0, 1.2], "cpu": "Intel(R) Xeon(R) Processor", "host": "vm",
+                          "compiler": "g++", "cxx_flags": "-O2"})
+    t = speed_table(ours, brest)
+    assert list(t["cec"]) == [3, 10]  # Janssen's F01 and F04 are CEC 2017 F3 and F10
+    assert t["brest_s"].tolist() == pytest.approx([0.9, 1.2]) and t["ratio"].tolist() == pytest.approx([450, 400])
+    assert not t["gpu_recorded"].any() and t["host"].iloc[0] == "vm"
