@@ -99,7 +99,7 @@ class Section:
             given = [f"{k}={x}" for k, x in v.items() if k != "implementations"]
             return f" ({', '.join(given)})" if given else " (its default parameters)"
         algos = "; ".join(f"{a}{params(v)}" for a, v in s["algorithms"].items())
-        ran = ", ".join(_order(self.times["implementation"].unique())) if len(self.times) else "none"
+        ran = ", ".join(_order(self.times["implementation"].astype(str).unique())) if len(self.times) else "none"
         listed = [i for v in s["algorithms"].values() for i in v["implementations"]]
         # table labels are implementations, or competitors such as de/ide/50 where more varies
         present = {part for label in self.times.get("implementation", []) for part in str(label).split("/")}
