@@ -193,6 +193,7 @@ def build_basic(dtype, target: str = "cpu") -> SimpleNamespace:
     ten_thousandth = T(0.0001)
     four = T(4.0)
     fifty = T(50.0)
+    three = T(3.0)
     fifth = T(0.2)
     mu0 = T(2.5)  # bi-Rastrigin's mu0 and d (d = 1)
     eight_point_two = T(8.2)
@@ -300,52 +301,21 @@ def build_basic(dtype, target: str = "cpu") -> SimpleNamespace:
         t1 = math.sin(math.sqrt(s))
         return half + (t1 * t1 - half) / (one + ten_thousandth * s)
 
-    @jit
-    def weierstrass(zi):
-        # sum_{j=0}^{20} a^j cos(2 pi b^j (z + 0.5)), a = 0.5, b = 3; a^j, b^j as fast_pow's products
-        s = zero
-        aj, bj = one, one
-        for _ in range(21):
-            s += aj * math.cos(two_pi * bj * (zi + half))
-            aj = aj * half
-            bj = bj * T(3.0)
-        return s
-
-    @jit
     def weierstrass_constant():
-        s = zero
-        aj, bj = one, one
+        # n sum_j a^j cos(pi b^j)'s sum, once on the host in T's arithmetic (the code's own loop); a
+        # number, not a jitted function, so that `final` captures no dispatcher: numba keys a cached
+        # closure by its captured values, and a captured dispatcher pickles with its process's state
+        # (a `gpude run` after `gpude warmup` then recompiled the evaluator)
+        s, aj, bj = zero, one, one
         for _ in range(21):
-            s += aj * math.cos(two_pi * bj * half)
-            aj = aj * half
-            bj = bj * T(3.0)
+            arg = T(two_pi * bj * half)
+            c = math.cos(arg) if T is np.float64 else np.cos(arg)  # libm's cos, as the C code's
+            s = T(s + aj * T(c))
+            aj = T(aj * half)
+            bj = T(bj * three)
         return s
 
-    @jit
-    def schaffer_f7(zi, zn, i, n):
-        # Pairs (z_i, z_{i+1}) for i < n-1, no wrap-around (schaffer_F7_func)
-        if i == n - 1:
-            return zero
-        r = math.pow(zi * zi + zn * zn, half)
-        tmp = math.sin(fifty * math.pow(r, fifth))
-        sq = math.pow(r, half)
-        return sq + sq * tmp * tmp
-
-    @jit
-    def bi_rastrigin_s(n):
-        return one - one / (two * math.pow(T(n) + twenty, half) - eight_point_two)
-
-    @jit
-    def bi_rastrigin(zi, ui, n):
-        # ui: the coordinate before the rotation (0.1 (x - o), negated where o < 0); zi: (M u)_i, or
-        # ui itself where nothing rotates (hybrids). tmpx = 2 u as the code forms it, and the
-        # code's cosine is of M tmpx = 2 M u (exact: doubling commutes with the rounding).
-        s = bi_rastrigin_s(n)
-        mu1 = -math.pow((mu0 * mu0 - one) / s, half)
-        t = two * ui + mu0
-        a = t - mu0
-        b = t - mu1
-        return a * a, b * b, math.cos(two_pi * (two * zi))
+    weierstrass_c = weierstrass_constant()
 
     # cf_cal's INF (1e99) for a component whose optimum is hit exactly, kept finite in float32.
     huge = T(min(1.0e99, float(np.finfo(T).max) / 16.0))
@@ -434,13 +404,36 @@ def build_basic(dtype, target: str = "cpu") -> SimpleNamespace:
             if i == 0:
                 return million * zi * zi, zero, one, zero
             return zi * zi, zero, one, zero
+        # (the CEC 2017 terms below are written out here, not as jitted helpers: numba keys a cached
+        # closure by its captured values, and these helpers made `term`'s key differ between two
+        # processes, so a `gpude run` after `gpude warmup` compiled the evaluators again)
         elif code == WEIERSTRASS:
-            return weierstrass(zi), zero, one, zero
+            # sum_{j=0}^{20} a^j cos(2 pi b^j (z + 0.5)), a = 0.5, b = 3; a^j, b^j as fast_pow's products
+            s = zero
+            aj, bj = one, one
+            for _ in range(21):
+                s += aj * math.cos(two_pi * bj * (zi + half))
+                aj = aj * half
+                bj = bj * three
+            return s, zero, one, zero
         elif code == SCHAFFER_F7:
-            return schaffer_f7(zi, zn, i, n), zero, one, zero
+            # pairs (z_i, z_{i+1}) for i < n-1, no wrap-around (schaffer_F7_func)
+            if i == n - 1:
+                return zero, zero, one, zero
+            r = math.pow(zi * zi + zn * zn, half)
+            tmp = math.sin(fifty * math.pow(r, fifth))
+            sq = math.pow(r, half)
+            return sq + sq * tmp * tmp, zero, one, zero
         elif code == BI_RASTRIGIN:
-            a, b, c = bi_rastrigin(zi, zn, n)
-            return a, b, one, c
+            # zn: the coordinate before the rotation (0.1 (x - o), negated where o < 0); zi: (M u)_i, or
+            # zn itself where nothing rotates (hybrids). tmpx = 2 u as the code forms it, and the
+            # code's cosine is of M tmpx = 2 M u (exact: doubling commutes with the rounding).
+            s = one - one / (two * math.pow(T(n) + twenty, half) - eight_point_two)  # the code's s
+            mu1 = -math.pow((mu0 * mu0 - one) / s, half)
+            t = two * zn + mu0
+            a = t - mu0
+            b = t - mu1
+            return a * a, b * b, one, math.cos(two_pi * (two * zi))
         elif code == LEVY_CEC17:
             return levy(one + (zi - one) / four, i, n), zero, one, zero
         return zero, zero, one, zero
@@ -478,13 +471,13 @@ def build_basic(dtype, target: str = "cpu") -> SimpleNamespace:
             r = math.sqrt(s1)
             return one - math.cos(two_pi * r) + tenth * r
         elif code == WEIERSTRASS:
-            return s1 - fn * weierstrass_constant()
+            return s1 - fn * weierstrass_c
         elif code == SCHAFFER_F7:
             fn1 = T(n - 1)
             return s1 * s1 / fn1 / fn1
         elif code == BI_RASTRIGIN:
             # min(tmp1, s tmp2 + d n) + 10 (n - sum cos), m holding the cosine sum
-            tmp2 = s2 * bi_rastrigin_s(n) + fn
+            tmp2 = s2 * (one - one / (two * math.pow(T(n) + twenty, half) - eight_point_two)) + fn
             low = s1 if s1 < tmp2 else tmp2
             return low + ten * (fn - m)
         return s1
