@@ -30,7 +30,6 @@ from ..functions import gpu
 from ..gpu_runtime import simulator_enabled
 from ..prebound import PreboundLaunch
 from .batch import TrialEnd
-from .device_loop import NO_HIT
 from .jso_block_kernel import (FLOAT_STATE, FS_BEST, INT_STATE, ST_NP, build_jso_block_kernel,
                                dynamic_shared_bytes)
 from .resident import CHUNK_GENERATIONS, ResidentDE
@@ -236,4 +235,4 @@ def _kernel(block_evaluate, T, warps, buf, dim, settings):
     return _KERNELS[key]
 
 
-__all__ = ["JSOBlock", "LSHADEBlock", "fes_schedule", "NO_HIT"]
+__all__ = ["JSOBlock", "LSHADEBlock", "fes_schedule"]
