@@ -48,6 +48,7 @@ from gpude.algorithms.de import build_de_ops  # noqa: E402
 from gpude.functions import get_function  # noqa: E402
 from gpude.gpu_runtime import simulator_enabled  # noqa: E402
 from gpude.io import write_csv_atomic  # noqa: E402
+from gpude.prebound import allow_dynamic_shared  # noqa: E402
 from gpude.rng import seed_key  # noqa: E402
 
 THREADS = 1024
@@ -334,7 +335,7 @@ def time_launch(kernel, args, trials: int, threads: int, shared: bool):
     pop, best = args[0], args[-1]
     nbytes = pop.shape[1] * 4 if shared else 0
     if shared and nbytes > 48 * 1024 and not simulator_enabled():
-        allow_shared(kernel, args, nbytes)
+        allow_dynamic_shared(kernel, args, nbytes)
     kernel[trials, threads, 0, nbytes](*args[:-2], np.int32(0), best)
     cuda.synchronize()
     t0 = time.perf_counter()
@@ -458,20 +459,6 @@ def run_warp_variant(shared: bool, warps: int, trials: int, max_fes: int, dim: i
             cuda.to_device(np.ascontiguousarray(prog.perm, dtype=np.int64)), np.float32(0.5), np.float32(0.3),
             np.float32(fn.lower), np.float32(fn.upper), np.int32(max_fes // popsize - 1), best)
     return time_launch(kernel, args, trials, threads, shared)
-
-
-def allow_shared(kernel, args, nbytes: int) -> None:
-    """Let ``kernel`` (compiled for ``args``) take ``nbytes`` of dynamic shared memory: the opt-in
-    above 48 KB, on the library kernel numba-cuda 0.30 loads (cuKernelSetAttribute), else the function."""
-    from numba.cuda.cudadrv.driver import binding, driver
-
-    sig = tuple(kernel.typeof_pyval(a) for a in args)
-    cufunc = kernel.compile(sig)._codelibrary.get_cufunc()
-    attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-    try:
-        driver.cuKernelSetAttribute(attr, nbytes, cufunc.handle, cufunc.device.id)
-    except Exception:  # an older loader: a CUfunction
-        driver.cuFuncSetAttribute(cufunc.handle, attr, nbytes)
 
 
 def run_prototype(variant: str, trials: int, max_fes: int, dim: int = 100, popsize: int = 250, seed0: int = 1,

@@ -164,9 +164,22 @@ class DeviceLoopImplementation(BatchedImplementation):
         self.trials_per_launch = trials_per_launch
         self.prebound = False
 
+    def generation_count(self) -> int:
+        """Generations the FE budget allows after the initial population (a trace entry each)."""
+        p = self.params
+        return math.ceil((p.max_fes - p.popsize) / p.popsize)
+
+    def fes_after_generation(self, generation: int) -> int:
+        """FEs used once ``generation`` is complete (generation 0: the initial population)."""
+        return fes_after(generation, self.params.popsize, self.params.max_fes)
+
+    def final_best_error(self, trial: int, fit) -> float:
+        """Trial ``trial``'s reported error, from its final errors ``fit`` (the population's best)."""
+        return float(fit.min())
+
     def _allocate_common(self, batch):
         p = self.params
-        self.max_generations = math.ceil((p.max_fes - p.popsize) / p.popsize)
+        self.max_generations = self.generation_count()
         shape_key = (self.max_generations, self.popsize, batch)
         if getattr(self, "_allocated_for", None) == shape_key:
             return
@@ -283,11 +296,11 @@ class DeviceLoopImplementation(BatchedImplementation):
     def _trial_ends(self, fit, best_x, trace_best, last, hit_gens, ends, out_of_time, marks):
         """Each trial's :class:`~gpude.implementations.batch.TrialEnd` (``ends[b]``: when the host saw
         its stop; ``marks``: as :meth:`_trial_record`'s)."""
-        p, trials = self.params, []
+        trials = []
         for b in range(len(last)):
             trace, _, stopped_by, hit_fes = self._trial_record(trace_best[b], last[b], hit_gens[b], out_of_time,
                                                                marks)
-            trials.append(TrialEnd(float(fit[b].min()), best_x[b], fes_after(last[b], p.popsize, p.max_fes),
+            trials.append(TrialEnd(self.final_best_error(b, fit[b]), best_x[b], self.fes_after_generation(last[b]),
                                    last[b], trace, stopped_by, hit_fes, ends[b]))
         return trials
 
@@ -352,14 +365,13 @@ class DeviceLoopImplementation(BatchedImplementation):
         """A trial's trace up to its last generation ``last``, whether it hit its target (at
         ``hit_gen``), why it stopped and its FEs to the target; ``marks`` = (generations, seconds)
         of a time budget's clock marks, interpolated per generation (None: no times)."""
-        p = self.params
         gens = np.arange(last + 1)
         times = np.interp(gens, *marks) if marks is not None else np.full(last + 1, np.nan)
-        trace = {"generation": gens, "fes": np.array([fes_after(k, p.popsize, p.max_fes) for k in gens]),
+        trace = {"generation": gens, "fes": np.array([self.fes_after_generation(k) for k in gens]),
                  "best_error": trace_best[: last + 1], "time_s": times}
         hit = hit_gen != NO_HIT
         stopped_by = "target" if hit else ("time" if out_of_time else "budget")
-        return trace, hit, stopped_by, fes_after(hit_gen, p.popsize, p.max_fes) if hit else None
+        return trace, hit, stopped_by, self.fes_after_generation(hit_gen) if hit else None
 
     def _final_states(self, last):
         """Each trial's errors and best vector (host copies) at its last generation ``last[b]``."""

@@ -29,7 +29,6 @@ from ..errors import InvalidInputError, require_positive_int
 from ..functions import gpu
 from ..gpu_runtime import simulator_enabled
 from ..prebound import PreboundLaunch
-from .batch import TrialEnd
 from .jso_block_kernel import (FLOAT_STATE, FS_BEST, INT_STATE, ST_NP, build_jso_block_kernel,
                                dynamic_shared_bytes)
 from .resident import CHUNK_GENERATIONS, ResidentDE
@@ -103,21 +102,16 @@ class JSOBlock(ResidentDE):
         self.forced_warps = warps
 
     # the generation count and FEs of jSO's shrinking population
-    def _allocate_common(self, batch):
-        p = self.params
-        self.fes_at = fes_schedule(p)
-        self.max_generations = len(self.fes_at) - 1
-        shape_key = (self.max_generations, self.popsize, batch, int(p.max_fes))
-        if getattr(self, "_allocated_for", None) == shape_key:
-            return
-        from .device_loop import TRACE_CHUNK
+    def generation_count(self) -> int:
+        self.fes_at = fes_schedule(self.params)
+        return len(self.fes_at) - 1
 
-        length = min(self.max_generations + 1, TRACE_CHUNK) if p.max_time_s is not None else self.max_generations + 1
-        try:
-            self._allocate_buffers(batch, length)
-        except Exception as exc:
-            self._out_of_memory(exc, batch, length)
-        self._allocated_for = shape_key
+    def fes_after_generation(self, generation: int) -> int:
+        return int(self.fes_at[generation])
+
+    def final_best_error(self, trial: int, fit) -> float:
+        """The best error so far (the kernel's; the best may have left a shrinking population)."""
+        return float(self._fst[trial, FS_BEST])
 
     def compile_evaluator(self):
         return gpu.compile_function(self.function.program, self.dtype, threads=32, warp=True)
@@ -147,7 +141,8 @@ class JSOBlock(ResidentDE):
         self.fn = self.compile_evaluator()
         self.threads = self.block_threads()
         settings = self.settings()
-        self.kernel = _kernel(self.fn.block_evaluate, T, self.threads // 32, self.fn.buffer_size, D, settings)
+        self.kernel = build_jso_block_kernel(self.fn.block_evaluate, T, self.threads // 32, self.fn.buffer_size, D,
+                                             settings)
         self.shared_bytes = dynamic_shared_bytes(NPI)
         if not simulator_enabled() and self.shared_bytes + STATIC_BYTES > optin_bytes():
             raise InvalidInputError(
@@ -197,19 +192,6 @@ class JSOBlock(ResidentDE):
         fit = [fit_all[b, : int(self._st[b, ST_NP])] for b in range(len(last))]
         return fit, [best_x[b] for b in range(len(last))]
 
-    def _trial_record(self, trace_best, last, hit_gen, out_of_time, marks=None):
-        trace, hit, stopped_by, _ = super()._trial_record(trace_best, last, hit_gen, out_of_time, marks)
-        trace["fes"] = self.fes_at[: last + 1].copy()
-        return trace, hit, stopped_by, int(self.fes_at[hit_gen]) if hit else None
-
-    def _trial_ends(self, fit, best_x, trace_best, last, hit_gens, ends, out_of_time, marks):
-        trials = []
-        for b in range(len(last)):
-            trace, _, stopped_by, hit_fes = self._trial_record(trace_best[b], last[b], hit_gens[b], out_of_time, marks)
-            trials.append(TrialEnd(float(self._fst[b, FS_BEST]), best_x[b], int(self.fes_at[last[b]]), last[b], trace,
-                                   stopped_by, hit_fes, ends[b]))
-        return trials
-
     def population(self, trial: int = 0):
         """Host copies of the final population (its NP live individuals, in order) and errors of trial
         ``trial`` of the last batch."""
@@ -223,16 +205,6 @@ class JSOBlock(ResidentDE):
 
 class LSHADEBlock(JSOBlock):
     algorithm = "lshade"
-
-
-_KERNELS: dict = {}
-
-
-def _kernel(block_evaluate, T, warps, buf, dim, settings):
-    key = (block_evaluate, np.dtype(T).name, warps, buf, dim, settings)
-    if key not in _KERNELS:
-        _KERNELS[key] = build_jso_block_kernel(block_evaluate, T, warps, buf, dim, settings)
-    return _KERNELS[key]
 
 
 __all__ = ["JSOBlock", "LSHADEBlock", "fes_schedule"]

@@ -29,6 +29,7 @@ and evaluation buffers (static), so a block holds a whole trial's bookkeeping ne
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numba
 import numpy as np
@@ -56,6 +57,7 @@ def dynamic_shared_bytes(np_init: int) -> int:
     return (8 * F64_ARRAYS + 4 * I32_ARRAYS) * int(np_init)
 
 
+@lru_cache(maxsize=None)
 def build_jso_block_kernel(warp_evaluate, dtype, warps: int, buf: int, dim: int, settings):
     """The kernel for one (function build, D, dtype, warps a block, settings).
 
@@ -91,6 +93,37 @@ def build_jso_block_kernel(warp_evaluate, dtype, warps: int, buf: int, dim: int,
         else:
             cuda.syncwarp(0xFFFFFFFF)
 
+    @cuda.jit(device=True)
+    def exclusive_prefix(flags, n, place, counts, tid, w, lane):
+        """place[i] = how many of flags[0 .. i-1] are 1 (i < n), counts[CHUNKS] = how many of all n:
+        prefix counts within chunks of 32 (a warp a chunk), then the chunks' offsets on thread 0.
+        Every thread of the block calls it (it ends at a barrier)."""
+        nchunks = (n + 31) // 32
+        for k in range((nchunks + W - 1) // W):
+            c = w + k * W
+            i = 32 * c + lane
+            if c < nchunks and i < n:
+                s = 0
+                for q in range(lane):
+                    s += flags[32 * c + q]
+                place[i] = s
+                if i == n - 1 or lane == 31:
+                    counts[c] = s + flags[i]
+        cuda.syncthreads()
+        if tid == 0:
+            s = 0
+            for c in range(nchunks):
+                cnt = counts[c]
+                counts[c] = s
+                s += cnt
+            counts[CHUNKS] = s
+        cuda.syncthreads()
+        i = tid
+        while i < n:
+            place[i] += counts[i // 32]
+            i += P
+        cuda.syncthreads()
+
     # a block's threads share an SM's 65,536 registers, allocated in units of 8 a thread
     options = {} if SIM else {"max_registers": max(32, min(255, (65536 // P) // 8 * 8))}
 
@@ -104,7 +137,7 @@ def build_jso_block_kernel(warp_evaluate, dtype, warps: int, buf: int, dim: int,
         order, srt, rank = dyni[I0:I0 + NPI], dyni[I0 + NPI:I0 + 2 * NPI], dyni[I0 + 2 * NPI:I0 + 3 * NPI]
         xpr, x1r, x2c = dyni[I0 + 3 * NPI:I0 + 4 * NPI], dyni[I0 + 4 * NPI:I0 + 5 * NPI], dyni[I0 + 5 * NPI:I0 + 6 * NPI]
         jrs, jobs, tmp = dyni[I0 + 6 * NPI:I0 + 7 * NPI], dyni[I0 + 7 * NPI:I0 + 8 * NPI], dyni[I0 + 8 * NPI:I0 + 9 * NPI]
-        counts = cuda.shared.array(CHUNKS, numba.int32)
+        counts = cuda.shared.array(CHUNKS + 1, numba.int32)
         memf = cuda.shared.array((2, H), numba.float64)
         shi = cuda.shared.array(8, numba.int64)
         shf = cuda.shared.array(2, numba.float64)
@@ -253,23 +286,7 @@ def build_jso_block_kernel(warp_evaluate, dtype, warps: int, buf: int, dim: int,
                 jobs[i] = TAKE_CHILD if fu <= fx else KEEP_PARENT
                 i += P
             cuda.syncthreads()
-            nchunks = (n + 31) // 32
-            for k in range((nchunks + W - 1) // W):
-                c = w + k * W
-                flag = 0
-                if c < nchunks and lane + 32 * c < n:
-                    flag = tmp[32 * c + lane]
-                warp_barrier()
-                if c < nchunks:
-                    i = 32 * c + lane
-                    if i < n:
-                        s = 0
-                        for q in range(lane):
-                            s += tmp[32 * c + q]
-                        rank[i] = s  # (the ranking is spent: its array holds the prefix)
-                        if i == n - 1 or lane == 31:
-                            counts[c] = s + flag
-                warp_barrier()
+            exclusive_prefix(tmp, n, rank, counts, tid, w, lane)  # (the ranking is spent: rank holds the places)
             # the best so far (raw errors; the lowest index among equal minima)
             v, vi = INF, -1
             i = tid
@@ -288,12 +305,7 @@ def build_jso_block_kernel(warp_evaluate, dtype, warps: int, buf: int, dim: int,
                 cuda.syncthreads()
                 half //= 2
             if tid == 0:
-                s = 0
-                for c in range(nchunks):
-                    cnt = counts[c]
-                    counts[c] = s
-                    s += cnt
-                shi[5] = s  # the successes
+                shi[5] = counts[CHUNKS]  # the successes
                 v, vi = red_v[0], red_i[0]
                 shi[6] = vi if v < shf[1] else -1
                 if v < shf[1]:
@@ -302,7 +314,7 @@ def build_jso_block_kernel(warp_evaluate, dtype, warps: int, buf: int, dim: int,
             i = tid
             while i < n:
                 if tmp[i] != 0:
-                    q = counts[i // 32] + rank[i]
+                    q = rank[i]
                     s_f[q], s_cr[q] = Fs[i], CRs[i]
                     delta[q] = clamped(fitc[i], FLOOR) - clamped(ft[i], FLOOR)
                     if cap > 1:
@@ -358,35 +370,11 @@ def build_jso_block_kernel(warp_evaluate, dtype, warps: int, buf: int, dim: int,
                     tmp[k] = 1 if removal_rank(fitc, NP, k, FLOOR) >= drop else 0
                     k += P
                 cuda.syncthreads()
-                mchunks = (NP + 31) // 32
-                for k in range((mchunks + W - 1) // W):
-                    c = w + k * W
-                    flag = 0
-                    if c < mchunks and lane + 32 * c < NP:
-                        flag = tmp[32 * c + lane]
-                    warp_barrier()
-                    if c < mchunks:
-                        i = 32 * c + lane
-                        if i < NP:
-                            s = 0
-                            for q in range(lane):
-                                s += tmp[32 * c + q]
-                            rank[i] = s
-                            if i == NP - 1 or lane == 31:
-                                counts[c] = s + flag
-                    warp_barrier()
-                cuda.syncthreads()
-                if tid == 0:
-                    s = 0
-                    for c in range(mchunks):
-                        cnt = counts[c]
-                        counts[c] = s
-                        s += cnt
-                cuda.syncthreads()
+                exclusive_prefix(tmp, NP, rank, counts, tid, w, lane)
                 k = tid
                 while k < NP:
                     if tmp[k] != 0:
-                        q = counts[k // 32] + rank[k]
+                        q = rank[k]
                         srt[q] = order[k]
                         ft[q] = fitc[k]
                     k += P
