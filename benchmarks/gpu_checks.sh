@@ -6,7 +6,7 @@
 # Usage, on the GPU host from the repository root, after
 #   source .whl-slim/activate.sh .whl-slim >/dev/null && export NUMBA_ENABLE_CUDASIM=0 GPUDE_GIT_COMMIT=<sha>
 #   benchmarks/gpu_checks.sh STAGE [STAGE ...]
-# Stages: tests, fullsuite, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor
+# Stages: tests, fullsuite, gpu_scaling, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor
 # and main_job, scaling_curves,
 # masw_floor_{L,C,count,quality} (see each below), masw_dual, masw_dual_scan and masw_share_next
 # (the fused local search's ls_dual and ls_share_next timed). Instance files (speed) come from
@@ -90,6 +90,14 @@ for stage in "$@"; do
       mkdir -p "$dir/results" "$dir/logs"
       cp -r results/scaling_curves results/scaling_curves_batched "$dir/results/" 2>/dev/null
       cp -r logs/scaling_curves logs/scaling_curves_batched "$dir/logs/" 2>/dev/null ;;
+    gpu_scaling)  # runs per hour against the number of GPUs (docs/scaling.md): the scaling set's batches
+      # through the workflow on 1, 2, 4, ... of the host's GPUs (SCALING_CONFIG, default config/scaling/all_studies.yaml;
+      # an experiment file also serves); needs snakemake (.whl-slim); here, commit the rows as
+      # results/benchmarks/gpu_scaling/<host>/ with the stage's archive unpacked
+      instances
+      nvidia-smi topo -m > "$dir/topology.txt" 2>&1; lscpu > "$dir/lscpu.txt" 2>&1
+      step gpu_scaling ${SCALING_LIMIT:-560} bash benchmarks/gpu_scaling.sh "${SCALING_CONFIG:-config/scaling/all_studies.yaml}" \
+        "$dir" ${SCALING_GPUS:-} ;;
     fullsuite)  # every test on the real GPU (skips must say why; 3.5 min on 16 cores)
       step pytest 560 python3 -m pytest -q -n 16 -o addopts="" -p no:cacheprovider -rs tests/ ;;
     verify)  # `gpude verify` over every committed reference's GPU rows (5 each, sampled among
@@ -173,7 +181,7 @@ for stage in "$@"; do
       step campaign 540 python3 -m gpude.campaign run --experiment config/experiments/cec2017_jso.yaml \
         --reference "results/reference/$device/cec2017_jso" --implementations brest --jobs 15 --default-run-s 1 \
         --setup-s 2 --max-seconds 420 --out "$dir/camp" ;;
-    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, cec2017_jso, jso_brest, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor, main_job, scaling_curves, masw_floor_L, masw_floor_C, masw_floor_count, masw_floor_quality, masw_dual, masw_dual_scan, masw_share_next)" >&2; exit 2 ;;
+    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, gpu_scaling, cec2017_jso, jso_brest, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor, main_job, scaling_curves, masw_floor_L, masw_floor_C, masw_floor_count, masw_floor_quality, masw_dual, masw_dual_scan, masw_share_next)" >&2; exit 2 ;;
   esac
   tar czf "$OUT/$stage.tar.gz" -C "$OUT" "$stage" && rm -rf "$dir"
 done
