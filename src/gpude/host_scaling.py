@@ -242,8 +242,34 @@ def summarise(run_dir, host_cores: int | None = None) -> dict:
         cpu_busy_cores_peak=round(peak_cpu * cores, 2) if cores else float("nan"),
         cpu_cores=cores, gpu=first.get("gpu", held[0]["gpu"] if held else ""), host=first.get("host", ""),
         boot_id=first.get("boot_id", ""), git_commit=first.get("git_commit", ""),
-        numba_version=first.get("numba_version", ""), numba_cuda_version=first.get("numba_cuda_version", ""),
+        numba=first.get("numba", ""), numba_cuda=first.get("numba_cuda", ""),
         started_utc=pd.Timestamp(start, unit="s", tz="UTC").isoformat(timespec="seconds"))
+
+
+def batch_rows(run_dir) -> "pd.DataFrame":
+    """One row per batch of a scaling run's folder: its experiment and path, the GPU it leased, when
+    (seconds from the run's start) it leased and released it, its runs and their summed
+    ``wall_time_s`` and ``setup_time_s`` (the batch's trial rows, by its trace file)."""
+    import pandas as pd
+
+    run_dir = Path(run_dir)
+    wall = dict(line.split(" ", 1) for line in (run_dir / "wall.txt").read_text().splitlines())
+    start = float(wall["start"])
+    texts = {}
+    if (run_dir / "logs.tar.gz").is_file():
+        with tarfile.open(run_dir / "logs.tar.gz") as tar:
+            texts = {m.name: tar.extractfile(m).read().decode(errors="replace") for m in tar.getmembers() if m.isfile()}
+    trials = pd.read_csv(run_dir / "trials.csv") if (run_dir / "trials.csv").is_file() else pd.DataFrame()
+    out = []
+    for row in leases(texts):
+        experiment, rest = row["batch"].removeprefix("logs/").split("/run_batch/", 1)
+        path = f"results/{experiment}/batches/{rest.removesuffix('.log')}"
+        mine = trials[trials["trace_path"] == path + ".npz"] if "trace_path" in trials else trials.iloc[:0]
+        out.append(dict(run=run_dir.name, experiment=experiment, batch=path, gpu_index=row["gpu_index"],
+                        leased_s=round(row["leased"] - start, 3), released_s=round(row["released"] - start, 3),
+                        runs=len(mine), trial_s=round(float(mine["wall_time_s"].sum()), 4),
+                        setup_s=round(float(mine["setup_time_s"].max()), 4) if len(mine) else float("nan")))
+    return pd.DataFrame(out).sort_values("leased_s").reset_index(drop=True) if out else pd.DataFrame()
 
 
 def rows(out_dir, config=None) -> "pd.DataFrame":
@@ -282,6 +308,8 @@ def main(argv=None) -> int:
     p.add_argument("--config")
     p.add_argument("--out", required=True)
     args = parser.parse_args(argv)
+    import pandas as pd
+
     try:
         if args.command == "target":
             print(target(args.config))
@@ -296,6 +324,8 @@ def main(argv=None) -> int:
         else:
             table = rows(args.dir, args.config)
             table.to_csv(args.out, index=False)
+            runs = [batch_rows(d) for d in sorted(Path(args.dir).iterdir()) if (d / "wall.txt").is_file()]
+            pd.concat(runs, ignore_index=True).to_csv(Path(args.out).with_name("batches.csv"), index=False)
             print(table.to_string(index=False))
     except GpudeError as exc:
         print(f"gpude.host_scaling: {exc}", file=sys.stderr)
