@@ -22,6 +22,9 @@ include: "workflow/rules/paper.smk"
 rule all:
     default_target: True
     input:
-        LOCAL_TARGETS,
-        expand("paper/{experiment}/table_error.csv", experiment=REPORTED),
-        "paper/REPORT.md",
+        # a scaling set's run (--config scaling=...): its batches and their merged table only
+        [SCALING_TARGET] if SCALING_FILE else [
+            LOCAL_TARGETS,
+            expand("paper/{experiment}/table_error.csv", experiment=REPORTED),
+            "paper/REPORT.md",
+        ],

@@ -92,14 +92,17 @@ for stage in "$@"; do
       cp -r logs/scaling_curves logs/scaling_curves_batched "$dir/logs/" 2>/dev/null ;;
     gpu_scaling)  # runs per hour against the number of GPUs (docs/scaling.md): the scaling set's batches
       # through the workflow on 1, 2, 4, ... of the host's GPUs (SCALING_CONFIG, default config/scaling/all_studies.yaml;
-      # an experiment file also serves); needs snakemake (.whl-slim); here, commit the rows as
-      # results/benchmarks/gpu_scaling/<host>/ with the stage's archive unpacked
-      instances
+      # an experiment file also serves; SCALING_GPUS: the counts; SCALING_VARIANTS: GPUDE_GPU_PREFETCH values, one
+      # run each into <variant>/, default auto); needs snakemake (.whl-slim); here, commit the rows as
+      # results/benchmarks/gpu_scaling/<host>_<set>_<commit>/ with the stage's archive unpacked
+      if [ ! -d /tmp/inst ]; then mkdir -p /tmp/inst && tar xzf .carry/kromer_instances.tgz -C /tmp/inst; fi
       nvidia-smi topo -m > "$dir/topology.txt" 2>&1; lscpu > "$dir/lscpu.txt" 2>&1
-      step gpu_scaling ${SCALING_LIMIT:-560} bash benchmarks/gpu_scaling.sh "${SCALING_CONFIG:-config/scaling/all_studies.yaml}" \
-        "$dir" ${SCALING_GPUS:-} ;;
+      for v in ${SCALING_VARIANTS:-auto}; do
+        GPUDE_GPU_PREFETCH=$v SCALING_INSTANCES=/tmp/inst step "gpu_scaling_prefetch_$v" ${SCALING_LIMIT:-560} \
+          bash benchmarks/gpu_scaling.sh "${SCALING_CONFIG:-config/scaling/all_studies.yaml}" "$dir/prefetch_$v" ${SCALING_GPUS:-}
+      done ;;
     fullsuite)  # every test on the real GPU (skips must say why; 3.5 min on 16 cores)
-      step pytest 560 python3 -m pytest -q -n 16 -o addopts="" -p no:cacheprovider -rs tests/ ;;
+      step pytest ${FULLSUITE_LIMIT:-560} python3 -m pytest -q -n ${FULLSUITE_WORKERS:-16} -o addopts="" -p no:cacheprovider -rs tests/ ;;
     verify)  # `gpude verify` over every committed reference's GPU rows (5 each, sampled among
       # those that ended at their target or budget; rows of another GPU model compared too); here
       # `python benchmarks/verify_references.py summary <files_at>/verify --out results/verify/<gpu>.md`

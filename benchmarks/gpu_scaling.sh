@@ -6,8 +6,8 @@
 # CONFIG: an experiment (config/experiments/<name>.yaml: all its batches) or a scaling set
 # (config/scaling/<name>.yaml: the batches it picks from several experiments). GPU counts default
 # to the scaling set's gpu_counts (or 1 2 4 8), those above the host's GPUs left out.
-# First one priming run on every GPU (numba's cache filled by the warm-ups: compilation is paid once
-# per host, and reported apart); then for each count the batches are deleted (their warm-up
+# First a priming run: the warm-ups alone (numba's cache filled: compilation is paid once per host,
+# and reported apart); then for each count the batches are deleted (their warm-up
 # markers kept) and the workflow runs them again on GPUs 0..N-1 (CUDA_VISIBLE_DEVICES), while the
 # host's CPU (/proc/stat) and GPUs (nvidia-smi) are sampled every half second.
 # OUT_DIR/gpus<N>/ gets snakemake.log, logs.tar.gz (the batch logs: the leases), trials.csv,
@@ -16,9 +16,12 @@
 set -uo pipefail
 config=$1; out=$2; shift 2
 mkdir -p "$out"
+# SCALING_INSTANCES: a folder of the LOP/ETC instance files (lolib/, etc/) for a host that cannot
+# download them
+extra=(${SCALING_INSTANCES:+"instance_data_from=$SCALING_INSTANCES"})
 case "$config" in
-  */scaling/*) mode=(--config gpu=yes "scaling=$config") ;;
-  *) mode=(--configfile "$config" --config gpu=yes) ;;
+  */scaling/*) mode=(--config gpu=yes "scaling=$config" "${extra[@]}") ;;
+  *) mode=(--configfile "$config" --config gpu=yes "${extra[@]}") ;;
 esac
 target=$(python3 -m gpude.host_scaling target "$config") || exit 1
 host_gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
@@ -40,30 +43,31 @@ PY
     -lms 500 > "$1/gpu.csv" 2>/dev/null &
 }
 
-run() {  # run DIR [GPU list]: the workflow once, timed
-  local dir=$1 visible=${2:-}
+run() {  # run DIR GPU_LIST [TARGET ...]: the workflow once on those GPUs, timed
+  local dir=$1 visible=$2; shift 2
+  local targets=("${@:-$target}")
   mkdir -p "$dir"
   python3 -m gpude.host_scaling clean "$config"   # batches and their logs; warm-up markers stay
   sample "$dir"
-  local t0 t1 rc
+  local t0 t1 rc prefetch
+  prefetch=$(CUDA_VISIBLE_DEVICES=$visible python3 -c "from gpude.host_shape import HostShape as H; print(H.from_environment().prefetch)")
   t0=$(date +%s.%N)
-  if [ -n "$visible" ]; then
-    CUDA_VISIBLE_DEVICES=$visible snakemake --cores all "${mode[@]}" -- "$target" > "$dir/snakemake.log" 2>&1
-  else
-    snakemake --cores all "${mode[@]}" -- "$target" > "$dir/snakemake.log" 2>&1
-  fi
+  CUDA_VISIBLE_DEVICES=$visible snakemake --cores all "${mode[@]}" -- "${targets[@]}" > "$dir/snakemake.log" 2>&1
   rc=$?
   t1=$(date +%s.%N)
   kill $(jobs -p) 2>/dev/null; wait 2>/dev/null
-  printf 'start %s\nend %s\nexit %s\nvisible %s\nhost_gpus %s\n' "$t0" "$t1" "$rc" "${visible:-all}" "$host_gpus" \
-    > "$dir/wall.txt"
+  printf 'start %s\nend %s\nexit %s\nvisible %s\nhost_gpus %s\nprefetch %s\n' "$t0" "$t1" "$rc" "$visible" \
+    "$host_gpus" "$prefetch" > "$dir/wall.txt"
   cp "$target" "$dir/trials.csv" 2>/dev/null
   python3 -m gpude.host_scaling pack-logs "$config" "$dir/logs.tar.gz"
   echo "== $dir: exit $rc after $(python3 -c "print(round($t1 - $t0, 1))") s"
   [ "$rc" -eq 0 ] || tail -30 "$dir/snakemake.log"
 }
 
-run "$out/priming"
+all_gpus=$(seq -s, 0 $((host_gpus - 1)))
+# priming: the warm-ups alone (they compile into numba's cache), on every GPU
+mapfile -t markers < <(python3 -m gpude.host_scaling warmups "$config")
+run "$out/priming" "$all_gpus" "${markers[@]}"
 for n in "${counts[@]}"; do
   [ "$n" -le "$host_gpus" ] || { echo "== $n GPUs: the host has $host_gpus, left out"; continue; }
   run "$out/gpus$n" "$(seq -s, 0 $((n - 1)))"

@@ -151,6 +151,23 @@ def test_nvidia_smi_output_is_parsed(monkeypatch):
                                         gpu_lease.Device(1, "GPU-33333333-4444", "NVIDIA H200")]
 
 
+def test_a_parents_listing_replaces_nvidia_smi_and_visible_devices_still_apply(monkeypatch):
+    out = "0, GPU-11111111-2222, NVIDIA H200\n1, GPU-33333333-4444, NVIDIA H200\n"
+    for var in ("GPUDE_FAKE_GPUS", "CUDA_VISIBLE_DEVICES", gpu_lease.DEVICES_VAR):
+        monkeypatch.delenv(var, raising=False)
+    calls = []
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: calls.append(a) or subprocess.CompletedProcess(a, 0, out, ""))
+    gpu_lease.export_devices()  # the workflow, once
+    assert len(calls) == 1
+    listed = gpu_lease.list_devices()  # a batch: no nvidia-smi
+    assert len(calls) == 1 and [d.uuid for d in listed] == ["GPU-11111111-2222", "GPU-33333333-4444"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    assert gpu_lease.list_devices() == [gpu_lease.Device(1, "GPU-33333333-4444", "NVIDIA H200")] and len(calls) == 1
+    monkeypatch.setenv(gpu_lease.DEVICES_VAR, "GPU-1")
+    with pytest.raises(GpudeError, match="GPUDE_GPU_DEVICES must be a JSON list of"):
+        gpu_lease.list_devices()
+
+
 def run_all_gpu(tmp_path, tag, env, *extra):
     """`gpude run` of de/all_gpu (tiny), its first row and its log."""
     out = tmp_path / f"{tag}.csv"

@@ -25,7 +25,7 @@ def expected_lane(cores, gpus, setting):
 @pytest.mark.parametrize("setting", ["auto", "0", "1"])
 @pytest.mark.parametrize("cores,gpus", SHAPES)
 def test_the_cpu_lane_wants_a_core_for_each_gpu_batch_the_lane_and_the_rest(cores, gpus, setting):
-    host = HostShape(cores=cores, gpus=gpus, lane_setting=setting)
+    host = HostShape(cores=cores, gpus=gpus, lane_setting=setting, prefetch_setting="0")
     assert host.cpu_lane == expected_lane(cores, gpus, setting)
     assert host.gpu_limit == gpus and host.timed_lanes == gpus + host.cpu_lane
 
@@ -33,7 +33,7 @@ def test_the_cpu_lane_wants_a_core_for_each_gpu_batch_the_lane_and_the_rest(core
 @pytest.mark.parametrize("setting", ["auto", "0", "1"])
 @pytest.mark.parametrize("cores,gpus", SHAPES)
 def test_exclusive_batches_share_the_timing_slots_and_say_so(cores, gpus, setting):
-    host = HostShape(cores=cores, gpus=gpus, lane_setting=setting)
+    host = HostShape(cores=cores, gpus=gpus, lane_setting=setting, prefetch_setting="0")
     lane = expected_lane(cores, gpus, setting)
     lanes_share = TIMING_SLOTS // (gpus + lane)
     assert host.timing_slot("exclusive", *GPU_BATCH) == lanes_share
@@ -50,13 +50,36 @@ def test_exclusive_batches_share_the_timing_slots_and_say_so(cores, gpus, settin
 
 @pytest.mark.parametrize("cores,gpus", SHAPES)
 def test_shared_and_host_batches_ignore_the_lane(cores, gpus):
-    host = HostShape(cores=cores, gpus=gpus, lane_setting="1")
+    host = HostShape(cores=cores, gpus=gpus, lane_setting="1", prefetch_setting="0")
     for batch in (GPU_BATCH, SEQUENTIAL_BATCH, POOL_BATCH):
         assert host.timing_slot("shared", *batch) == 1 and host.concurrency("shared", *batch) == "shared"
         assert host.timing_slot("host", *batch) == TIMING_SLOTS and host.concurrency("host", *batch) == "host"
         assert host.gpus_taken("host", batch[0]) == gpus  # alone on the machine: every GPU too
     for timing in ("shared", "exclusive"):
         assert host.gpus_taken(timing, True) == 1 and host.gpus_taken(timing, False) == 0
+
+
+@pytest.mark.parametrize("setting", ["auto", "0", "1"])
+@pytest.mark.parametrize("cores,gpus", SHAPES)
+def test_a_second_gpu_batch_per_gpu_waits_at_the_lease_where_the_cores_allow(cores, gpus, setting):
+    host = HostShape(cores=cores, gpus=gpus, prefetch_setting=setting)
+    prefetch = {"0": False, "1": True, "auto": cores >= 2 * gpus + 2}[setting]
+    assert host.prefetch == prefetch
+    assert host.gpu_jobs == gpus * (2 if prefetch else 1) and host.gpu_limit == gpus
+    # a waiting batch is one more share of the slots; at most one batch a GPU holds it, so the label stays
+    shares = host.timed_lanes + (gpus if prefetch else 0)
+    assert host.timing_slot("exclusive", *GPU_BATCH) == TIMING_SLOTS // shares
+    assert shares * host.timing_slot("exclusive", *GPU_BATCH) <= TIMING_SLOTS
+    assert host.concurrency("exclusive", *GPU_BATCH) == HostShape(cores, gpus, prefetch_setting="0").concurrency(
+        "exclusive", *GPU_BATCH)
+    assert host.gpus_taken("host", True) == host.gpu_jobs  # alone on the machine: every GPU job too
+
+
+def test_no_second_gpu_batch_on_a_cluster_or_without_gpus():
+    assert not HostShape(cores=64, gpus=2, on_cluster=True, prefetch_setting="1").prefetch
+    assert not HostShape(cores=64, gpus=0, prefetch_setting="1").prefetch
+    with pytest.raises(GpudeError, match="GPUDE_GPU_PREFETCH must be one of auto, 0, 1"):
+        HostShape(cores=4, gpus=1, prefetch_setting="yes")
 
 
 @pytest.mark.parametrize("cores", CORES)
@@ -80,15 +103,16 @@ def test_a_cluster_run_has_no_lane_and_leaves_host_batches_to_exclusive_nodes():
     ({"GPUDE_HOST_CORES": "16", "GPUDE_FAKE_GPUS": "2", "GPUDE_CPU_LANE": ""}, HostShape(16, 2, False, "auto")),
     # CUDA_VISIBLE_DEVICES hides fake GPUs too (gpude.gpu_lease.list_devices)
     ({"GPUDE_HOST_CORES": "16", "GPUDE_FAKE_GPUS": "2", "CUDA_VISIBLE_DEVICES": "1"}, HostShape(16, 1, False, "auto")),
+    ({"GPUDE_HOST_CORES": "16", "GPUDE_FAKE_GPUS": "2", "GPUDE_GPU_PREFETCH": "0"}, HostShape(16, 2, False, "auto", "0")),
 ])
 def test_the_workflow_reads_its_host_from_the_environment(monkeypatch, env, expected):
-    for var in ("GPUDE_HOST_CORES", "GPUDE_FAKE_GPUS", "GPUDE_CPU_LANE", "CUDA_VISIBLE_DEVICES"):
+    for var in ("GPUDE_HOST_CORES", "GPUDE_FAKE_GPUS", "GPUDE_CPU_LANE", "CUDA_VISIBLE_DEVICES", "GPUDE_GPU_PREFETCH"):
         monkeypatch.delenv(var, raising=False)
     for var, value in env.items():
         monkeypatch.setenv(var, value)
     assert HostShape.from_environment() == expected
     assert HostShape.from_environment(on_cluster=True) == HostShape(expected.cores, expected.gpus, True,
-                                                                    expected.lane_setting)
+                                                                    expected.lane_setting, expected.prefetch_setting)
 
 
 def test_without_an_override_the_cores_are_those_the_process_may_run_on(monkeypatch):

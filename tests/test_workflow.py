@@ -55,7 +55,8 @@ def job_counts(text):
 
 #: the host a dry run schedules for, whatever machine makes it: 2 cores (CI's), and every fake GPU
 #: of GPUDE_FAKE_GPUS (CUDA_VISIBLE_DEVICES would hide some of them: gpude.gpu_lease.list_devices)
-DRY_RUN_HOST = {"GPUDE_HOST_CORES": "2", "CUDA_VISIBLE_DEVICES": None}
+DRY_RUN_HOST = {"GPUDE_HOST_CORES": "2", "CUDA_VISIBLE_DEVICES": None, "GPUDE_GPU_PREFETCH": None,
+                "GPUDE_GPU_DEVICES": None}
 
 
 @pytest.fixture(scope="session")
@@ -136,12 +137,13 @@ def test_a_host_with_two_gpus_runs_two_gpu_batches_at_once(smoke_dry_run, timing
 
 def test_a_single_threaded_cpu_batch_runs_beside_the_gpu_batches_where_cores_are_free(smoke_dry_run):
     # 32 cores and 4 GPUs (GPUDE_CPU_LANE unset: a lane, the cores being at least the GPUs + 2; not
-    # --cores, still 2): the GPU batches and sequential's take 1/5 of the slots each (five lanes timed
+    # --cores, still 2; no second batch per GPU, whose shares tests/test_host_shape.py checks): the GPU batches and sequential's take 1/5 of the slots each (five lanes timed
     # at once, each on a core of its own) and say so in their rows; master_slave's pool still runs
     # alone. Fewer cores (or GPUDE_CPU_LANE=0) time CPU batches alone: the two-GPU test above, on 2;
     # every other shape: tests/test_host_shape.py
     code, out = smoke_dry_run("gpu=yes", "timing=exclusive",
-                              env={"GPUDE_HOST_CORES": "32", "GPUDE_FAKE_GPUS": "4", "GPUDE_CPU_LANE": None})
+                              env={"GPUDE_HOST_CORES": "32", "GPUDE_FAKE_GPUS": "4", "GPUDE_CPU_LANE": None,
+                                   "GPUDE_GPU_PREFETCH": "0"})
     assert code == 0, out
     jobs = {}
     for job in out.split("\nrule "):

@@ -299,6 +299,10 @@ def _cmd_run(args) -> int:
     # before CUDA starts: it reads CUDA_VISIBLE_DEVICES once. `gpude run-batches` takes one lease for
     # all its batches (held_lease): a process cannot change its device once CUDA has started
     held = getattr(args, "held_lease", False)
+    if uses_gpu and not held and args.gpu != "shared":
+        # what needs no GPU (numba and the implementation's modules) is imported before the lease: a
+        # batch waiting at it (gpude.host_shape: prefetch) then has it done when the GPU comes free
+        registry.get(args.algorithm, args.implementation).load(check_device=False)
     lease = None if held else _lease_gpu(args.gpu, uses_gpu)
     results = run_trials(args.algorithm, args.implementation, args.function, args.dim, args.popsize,
                          int(args.max_fes), trials=args.trials, first_trial=args.first_trial, seed=args.seed,

@@ -480,8 +480,10 @@ def concat_trials(frames, where: str = "the inputs"):
     import pandas as pd
 
     merged = pd.concat(frames, ignore_index=True) if len(frames) else pd.DataFrame()
-    if "run_id" in merged and merged["run_id"].duplicated().any():
-        dup = merged["run_id"][merged["run_id"].duplicated()].iloc[0]
+    # a run_id names a trial within its experiment (suite): a scaling set merges several
+    key = [c for c in ("suite", "run_id") if c in merged]
+    if "run_id" in merged and merged.duplicated(key).any():
+        dup = merged["run_id"][merged.duplicated(key)].iloc[0]
         raise GpudeError(f"trial {dup} appears twice among {where}; nothing was merged")
     return merged
 

@@ -19,6 +19,10 @@ GPUDE_GPU_LOCK_DIR
     every checkout and user on it).
 GPUDE_FAKE_GPUS
     ``N``: pretend the host has N GPUs (for tests on machines without any; CUDA is not touched).
+GPUDE_GPU_DEVICES
+    the host's GPUs as ``nvidia-smi`` listed them (JSON, :func:`export_devices`): a local workflow run
+    lists them once and passes them to its batches, which then skip ``nvidia-smi`` (CUDA_VISIBLE_DEVICES
+    still applies).
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ from .errors import GpudeError
 
 #: environment variables a lease sets in its process (and so in the rows it writes)
 INDEX_VAR, UUID_VAR, NAME_VAR = "GPUDE_GPU_INDEX", "GPUDE_GPU_UUID", "GPUDE_GPU_NAME"
+#: the host's GPUs, listed once by a parent process (:func:`export_devices`)
+DEVICES_VAR = "GPUDE_GPU_DEVICES"
 
 
 class GPUBusyError(GpudeError, TimeoutError):
@@ -71,6 +77,28 @@ def _nvidia_smi() -> list[Device]:
     return devices
 
 
+def _host_devices() -> list[Device]:
+    """The host's GPUs: as a parent process listed them (:data:`DEVICES_VAR`), else ``nvidia-smi``'s."""
+    listed = os.environ.get(DEVICES_VAR)
+    if listed:
+        try:
+            return [Device(int(i), str(u), str(n)) for i, u, n in json.loads(listed)]
+        except (ValueError, TypeError) as exc:
+            raise GpudeError(f"{DEVICES_VAR} must be a JSON list of [index, uuid, name] (as export_devices "
+                             f"writes it); got {listed[:80]!r} ({exc}); unset it to list the GPUs again") from None
+    return _nvidia_smi()
+
+
+def export_devices() -> None:
+    """List the host's GPUs once (``nvidia-smi``) into :data:`DEVICES_VAR`, for the processes this one
+    starts (a workflow's batches: ``nvidia-smi`` takes a moment on every call). Nothing under
+    ``GPUDE_FAKE_GPUS``, or where none is listed."""
+    if not os.environ.get("GPUDE_FAKE_GPUS") and not os.environ.get(DEVICES_VAR):
+        devices = _nvidia_smi()
+        if devices:
+            os.environ[DEVICES_VAR] = json.dumps([[d.index, d.uuid, d.name] for d in devices])
+
+
 def _visible(devices: list[Device], spec: str | None) -> list[Device]:
     """The devices a ``CUDA_VISIBLE_DEVICES`` value leaves visible (indices or UUID prefixes; CUDA
     stops at the first entry it cannot resolve, and so does this)."""
@@ -96,7 +124,7 @@ def list_devices() -> list[Device]:
             raise GpudeError(f"GPUDE_FAKE_GPUS must be a number of fake GPUs, got {fake!r}")
         devices = [Device(i, f"GPU-fake-{i:04d}", "fake GPU") for i in range(int(fake))]
     else:
-        devices = _nvidia_smi()
+        devices = _host_devices()
     return _visible(devices, os.environ.get("CUDA_VISIBLE_DEVICES"))
 
 
@@ -160,7 +188,7 @@ def _try_lock(device: Device) -> int | None:
 
 
 def acquire(device: str | int | None = None, *, wait: bool = True, timeout_s: float | None = None,
-            poll_s: float = 0.25, log=None, devices: list[Device] | None = None) -> GpuLease:
+            poll_s: float = 0.05, log=None, devices: list[Device] | None = None) -> GpuLease:
     """Lease a GPU of this host and make it the only one CUDA sees in this process.
 
     Parameters

@@ -7,7 +7,7 @@ parameters), so that one workflow run holds batches of every study. A plain expe
 as a set of all its batches.
 
 Command line (``python -m gpude.host_scaling``): ``target CONFIG`` (the workflow target of a run),
-``gpu-counts CONFIG``, ``clean CONFIG`` (delete the batches' outputs and logs, keep their warm-up
+``gpu-counts CONFIG``, ``batches CONFIG``, ``warmups CONFIG`` (their files), ``clean CONFIG`` (delete the batches' outputs and logs, keep their warm-up
 markers), ``pack-logs CONFIG TAR``, ``rows DIR --config CONFIG --out CSV``.
 """
 
@@ -58,7 +58,8 @@ def is_scaling_set(path) -> bool:
 
 
 @functools.cache
-def _experiment(name: str) -> dict:
+def experiment_named(name: str) -> dict:
+    """``config/experiments/<name>.yaml``, loaded and checked (once per process)."""
     path = EXPERIMENTS / f"{name}.yaml"
     if not path.is_file():
         raise ScalingError(f"no experiment {name!r} (expected {path}); a part names an experiment of "
@@ -83,11 +84,12 @@ def load_set(path) -> dict:
         raise ScalingError(f"{path}: {where}: {e.message} (workflow/schemas/scaling.schema.yaml)")
     spec.setdefault("gpu_counts", list(DEFAULT_GPU_COUNTS))
     for k, part in enumerate(spec["parts"]):
-        experiment = _experiment(part["experiment"])
+        experiment = experiment_named(part["experiment"])
         if experiment_model.has_param_grid(experiment):
             raise ScalingError(f"{path}: parts/{k}: experiment {part['experiment']} has a parameter grid, "
                                "which a scaling set cannot pick from; pick one without")
-        listed = {"implementations": {i for s in experiment["algorithms"].values() for i in s["implementations"]},
+        listed = {"algorithms": set(experiment["algorithms"]),
+                  "implementations": {i for s in experiment["algorithms"].values() for i in s["implementations"]},
                   "functions": set(experiment["functions"]),
                   "dims": {d for c in experiment_model.cells(experiment) for d in [c.dim]},
                   "popsizes": {c.popsize for c in experiment_model.cells(experiment)}}
@@ -105,13 +107,14 @@ def set_batches(spec: dict) -> list[SetBatch]:
 
     out = []
     for part in spec["parts"]:
-        experiment = _experiment(part["experiment"])
+        experiment = experiment_named(part["experiment"])
         picked = {}
         for batch in experiment_model.grid(experiment, has_gpu=True):
             if not registry.get(batch.algorithm, batch.implementation).needs_gpu:
                 continue
             if any(key in part and value not in part[key] for key, value in
-                   (("implementations", batch.implementation), ("functions", batch.function),
+                   (("algorithms", batch.algorithm), ("implementations", batch.implementation),
+                    ("functions", batch.function),
                     ("dims", batch.dim), ("popsizes", batch.popsize))):
                 continue
             if batch.chunk < part.get("chunks", sys.maxsize):
@@ -231,7 +234,7 @@ def summarise(run_dir, host_cores: int | None = None) -> dict:
     runs = int(len(trials))
     return dict(
         gpus=int(wall.get("visible", "").count(",") + 1) if wall.get("visible", "all") != "all" else int(wall["host_gpus"]),
-        host_gpus=int(wall["host_gpus"]), exit=int(wall["exit"]), runs=runs, batches=len(held),
+        host_gpus=int(wall["host_gpus"]), prefetch=wall.get("prefetch", ""), exit=int(wall["exit"]), runs=runs, batches=len(held),
         wall_s=round(wall_s, 3), runs_per_hour=round(runs / wall_s * 3600, 1) if runs else float("nan"),
         batch_s_mean=round(sum(r["released"] - r["leased"] for r in held) / len(held), 3) if held else float("nan"),
         leased_fraction=";".join(f"{g}:{f:.3f}" for g, f in lease_fraction.items()),
@@ -298,7 +301,7 @@ def rows(out_dir, config=None) -> "pd.DataFrame":
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m gpude.host_scaling", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("target", "gpu-counts", "clean", "batches"):
+    for name in ("target", "gpu-counts", "clean", "batches", "warmups"):
         sub.add_parser(name).add_argument("config")
     p = sub.add_parser("pack-logs")
     p.add_argument("config")
@@ -317,6 +320,8 @@ def main(argv=None) -> int:
             print(" ".join(map(str, gpu_counts(args.config))))
         elif args.command == "batches":
             print("\n".join(f"{b.path}.csv" for b in batches_of(args.config)))
+        elif args.command == "warmups":  # the batches' warm-up markers (the workflow's WARMUP)
+            print("\n".join(f"{b.path}.warmup.json" for b in batches_of(args.config)))
         elif args.command == "clean":
             clean(args.config)
         elif args.command == "pack-logs":

@@ -18,6 +18,15 @@ exclusive
 host
     every slot and every GPU: alone on the machine.
 
+Starting a GPU batch while another holds its GPU
+------------------------------------------------
+A GPU batch spends a second or more before its GPU does anything (the process starts, imports,
+lists the GPUs) and after (it exits, the scheduler starts the next): between two short batches the
+GPU idled 0.9-1.8 s (results/benchmarks/gpu_scaling). Where the host has the cores, the scheduler
+runs a second GPU batch per GPU (:attr:`HostShape.prefetch`): it does its start-up and then waits
+at the GPU lease (:mod:`gpude.gpu_lease`), so that one batch at a time runs on each GPU and the
+next one is ready when it is released. A waiting batch counts as a timed lane for the timing slots.
+
 Environment
 -----------
 GPUDE_HOST_CORES
@@ -26,6 +35,9 @@ GPUDE_HOST_CORES
 GPUDE_CPU_LANE
     ``0``: no CPU lane; ``1``: a CPU lane wherever GPUs are listed; unset or ``auto``: a lane where
     the cores are at least the GPUs + 2.
+GPUDE_GPU_PREFETCH
+    ``0``: no second batch per GPU; ``1``: one wherever GPUs are listed; unset or ``auto``: where the
+    cores are at least twice the GPUs + 2.
 GPUDE_FAKE_GPUS
     ``N``: N fake GPUs (:func:`gpude.gpu_lease.list_devices`, which also applies
     ``CUDA_VISIBLE_DEVICES`` to them).
@@ -80,12 +92,16 @@ class HostShape:
     gpus: int
     on_cluster: bool = False
     lane_setting: str = "auto"
+    prefetch_setting: str = "auto"
 
     def __post_init__(self):
         if self.cores < 1 or self.gpus < 0:
             raise GpudeError(f"a host needs a core or more and no negative GPUs, got {self}")
         if self.lane_setting not in LANE_SETTINGS:
             raise GpudeError(f"GPUDE_CPU_LANE must be one of {', '.join(LANE_SETTINGS)}, got {self.lane_setting!r}")
+        if self.prefetch_setting not in LANE_SETTINGS:
+            raise GpudeError(f"GPUDE_GPU_PREFETCH must be one of {', '.join(LANE_SETTINGS)}, "
+                             f"got {self.prefetch_setting!r}")
 
     @classmethod
     def from_environment(cls, on_cluster: bool = False) -> HostShape:
@@ -94,12 +110,27 @@ class HostShape:
         from .gpu_lease import list_devices
 
         return cls(cores=host_cores(), gpus=len(list_devices()), on_cluster=on_cluster,
-                   lane_setting=os.environ.get("GPUDE_CPU_LANE") or "auto")
+                   lane_setting=os.environ.get("GPUDE_CPU_LANE") or "auto",
+                   prefetch_setting=os.environ.get("GPUDE_GPU_PREFETCH") or "auto")
 
     @property
     def gpu_limit(self) -> int:
         """GPU batches at once: one per GPU; one where none is listed (the simulator's one device)."""
         return max(1, self.gpus)
+
+    @property
+    def prefetch(self) -> bool:
+        """Whether the scheduler runs a second GPU batch per GPU, which starts up and waits at the
+        lease (module docstring). Only where GPUs are listed, never on a cluster; ``auto`` wants a
+        core for each GPU's two batches and two more."""
+        if self.on_cluster or self.prefetch_setting == "0" or not self.gpus:
+            return False
+        return self.prefetch_setting == "1" or self.cores >= 2 * self.gpus + 2
+
+    @property
+    def gpu_jobs(self) -> int:
+        """The scheduler's ``gpu`` resource: GPU batches at once, those waiting at the lease included."""
+        return self.gpu_limit * (2 if self.prefetch else 1)
 
     @property
     def cpu_lane(self) -> bool:
@@ -121,6 +152,12 @@ class HostShape:
         """Batches timed ``exclusive`` at once beside each other: one per GPU, and the CPU lane."""
         return self.gpu_limit + (1 if self.cpu_lane else 0)
 
+    @property
+    def slot_shares(self) -> int:
+        """Into how many shares the timing slots divide: the timed lanes, and a GPU batch waiting at
+        each GPU's lease where :attr:`prefetch`."""
+        return self.timed_lanes + (self.gpu_limit if self.prefetch else 0)
+
     def in_cpu_lane(self, on_gpu: bool, threads: int) -> bool:
         """Whether a batch (on a GPU or not, with this many threads) is one the CPU lane runs."""
         return self.cpu_lane and not on_gpu and threads == 1
@@ -130,7 +167,7 @@ class HostShape:
         if timing == "shared":
             return 1
         if timing == "exclusive" and (on_gpu or self.in_cpu_lane(on_gpu, threads)):
-            return TIMING_SLOTS // self.timed_lanes
+            return TIMING_SLOTS // self.slot_shares
         return TIMING_SLOTS
 
     def concurrency(self, timing: str, on_gpu: bool, threads: int) -> str:
@@ -153,5 +190,5 @@ class HostShape:
         """GPUs a batch holds in the scheduler: its own on a GPU; every GPU when timed ``host``, so
         that nothing runs on any GPU beside it (on a cluster, ``--exclusive`` nodes do that)."""
         if timing == "host" and not self.on_cluster:
-            return self.gpu_limit
+            return self.gpu_jobs
         return 1 if on_gpu else 0

@@ -31,3 +31,22 @@ rule statistics:
         "../envs/gpude.yaml"
     shell:
         "python3 -m gpude stats --trials {input} --out-dir results/{wildcards.experiment}/stats > {log} 2>&1"
+
+
+# A scaling set's batches (several experiments') as one table; their traces stay beside each batch
+if SCALING_FILE:
+
+    rule merge_scaling_set:
+        input:
+            [b.path + ext for b in SCALING_BATCHES for ext in (".csv", ".npz")],
+        output:
+            SCALING_TARGET,
+        log:
+            f"logs/gpu_scaling/{SCALING_SET['name']}/merge_trials.log",
+        localrule: True
+        conda:
+            "../envs/gpude.yaml"
+        params:
+            trials=[b.path + ".csv" for b in SCALING_BATCHES],
+        shell:
+            "python3 -m gpude merge --out {output} {params.trials} > {log} 2>&1"

@@ -80,16 +80,22 @@ onerror:
 # a local run turns --jobs into --cores and leaves it unset. (The executor itself is chosen only
 # after this file is read, so workflow.local_exec cannot tell here.)
 ON_CLUSTER = workflow.nodes is not None
+# The host's GPUs listed once, for every batch this run starts (nvidia-smi takes a moment per call)
+if not ON_CLUSTER:
+    from gpude.gpu_lease import export_devices
+
+    export_devices()
 # The host's cores and GPUs, and what follows for the timed batches: the timing slots each takes, the
 # label its rows record, the CPU lane (gpude.host_shape, where the tests check every shape).
 HOST = HostShape.from_environment(on_cluster=ON_CLUSTER)
 # On one host, the resources the jobs take need limits (Snakemake ignores a resource without one):
-# as many GPU batches at once as GPUs (each leases its own in `gpude run`), and the timing slots.
+# as many GPU batches at once as GPUs (each leases its own in `gpude run`), or twice as many where a
+# second one per GPU starts up while the first runs (HOST.prefetch), and the timing slots.
 # A --resources on the command line replaces the profile's whole `resources:` key, so the limits are
 # set here, where one missing from --resources keeps its default. A cluster run (ON_CLUSTER) gets
 # none: a global `gpu` limit would allow that many GPU jobs cluster-wide.
 if not ON_CLUSTER:
-    for name, limit in (("gpu", HOST.gpu_limit), ("timing_slot", TIMING_SLOTS)):
+    for name, limit in (("gpu", HOST.gpu_jobs), ("timing_slot", TIMING_SLOTS)):
         if name not in workflow.global_resources:
             workflow.register_resource(name, limit)
 
@@ -114,14 +120,35 @@ wildcard_constraints:
     setting="[^/]+",
 
 
-EXPERIMENT = experiment_model.load_experiment(config, schema_path=workflow.source_path(EXPERIMENT_SCHEMA),
+# A scaling set (`--config scaling=config/scaling/<name>.yaml`, gpude.host_scaling): GPU batches of
+# several experiments in one run, each batch with its own experiment's settings; the run's target is
+# their merged table, results/gpu_scaling/<name>/trials.csv (docs/scaling.md)
+SCALING_FILE = config.get("scaling")
+EXPERIMENT = experiment_model.load_experiment({k: v for k, v in config.items() if k != "scaling"},
+                                             schema_path=workflow.source_path(EXPERIMENT_SCHEMA),
                                              after_schema=check_report_section)
 EXP = EXPERIMENT["name"]
 GRID = experiment_model.grid(EXPERIMENT, gpu_available(EXPERIMENT), notice=True)
 # an experiment with a parameter grid: a folder per parameter setting (param_settings) after the
 # implementation's; without one, the batches stay where they were
 PARAM_GRID = experiment_model.has_param_grid(EXPERIMENT)
+if SCALING_FILE:
+    from gpude import host_scaling
+
+    SCALING_SET = host_scaling.load_set(SCALING_FILE)
+    SCALING_BATCHES = host_scaling.set_batches(SCALING_SET)
+    SCALING_TARGET = host_scaling.target(SCALING_FILE)
+    PARAM_GRID = False  # a set's experiments have none (load_set refuses them)
 BATCH = experiment_model.batch_path(PARAM_GRID)
+
+
+def experiment_of(wildcards):
+    """The experiment a job belongs to: the configured one, or one a scaling set picks from."""
+    if wildcards.experiment == EXP:
+        return EXPERIMENT
+    from gpude import host_scaling
+
+    return host_scaling.experiment_named(wildcards.experiment)
 
 
 def batch_log(step):
@@ -133,7 +160,7 @@ def batch_of(wildcards):
     """The batch job of a rule's wildcards (its chunk aside)."""
     return experiment_model.Batch(wildcards.algorithm, wildcards.implementation, wildcards.function,
                                   wildcards.dim, wildcards.popsize, wildcards.dtype, None,
-                                  wildcards.setting if PARAM_GRID else None)
+                                  dict(wildcards.items()).get("setting"))
 
 
 def batch_files(ext):
@@ -141,26 +168,31 @@ def batch_files(ext):
 
 
 def timing_mode(wildcards):
-    return experiment_model.per_implementation(EXPERIMENT, "timing", wildcards.implementation, wildcards.algorithm)
+    return experiment_model.per_implementation(experiment_of(wildcards), "timing", wildcards.implementation,
+                                               wildcards.algorithm)
 
 
 def run_params(wildcards):
     """Everything that should force a re-run when it changes, as one command-line fragment."""
-    first, count = experiment_model.chunk_trials(EXPERIMENT, wildcards.algorithm, wildcards.implementation,
+    experiment = experiment_of(wildcards)
+    first, count = experiment_model.chunk_trials(experiment, wildcards.algorithm, wildcards.implementation,
                                                  wildcards.chunk)
     # what the row records about the machine's other load while it was timed (from the host, not
     # --cores: a params change would re-run finished batches)
     concurrency = HOST.concurrency(timing_mode(wildcards), runs_on_gpu(wildcards), batch_threads(wildcards))
-    return experiment_model.run_args(EXPERIMENT, batch_of(wildcards), configuration_args(wildcards), first, count,
+    return experiment_model.run_args(experiment, batch_of(wildcards), configuration_args(wildcards), first, count,
                                      concurrency)
 
 
 def configuration_args(wildcards):
     """What a batch builds and compiles (the algorithm's parameters, budget, target, plugins): the
     arguments its `gpude run` shares with its `gpude warmup` (gpude.commands writes them)."""
+    experiment = experiment_of(wildcards)
+    name = experiment["name"]
     return experiment_model.configuration_args(
-        EXPERIMENT, wildcards.algorithm, wildcards.implementation, wildcards.dim, batch_of(wildcards).setting,
-        experiment_file=_experiment_file(EXP) if wildcards.implementation in EXPERIMENT.get("programs", {}) else None)
+        experiment, wildcards.algorithm, wildcards.implementation, wildcards.dim, batch_of(wildcards).setting,
+        experiment_file=(_experiment_file(EXP) if name == EXP else EXPERIMENT_FILES[name])
+        if wildcards.implementation in experiment.get("programs", {}) else None)
 
 
 # Compilation outside the timed window: a batch's `gpude warmup` job compiles what its `gpude run`
