@@ -287,7 +287,11 @@ def test_operators_build_for_cuda_and_give_the_cpu_values():
         want[i, 5] = OPS.draw_CR(KEY, 3, i, 10, 5, 0.5, 30, 100, True)
         want[i, 6] = OPS.trial_value(KEY, 3, i, 2, 10, 5, jrand, 0.5, 0.35, 0.5, 1.0, 3.0, 2.0 + i, 0.5, -5.0, 5.0)
         want[i, 7] = OPS.init_value(KEY, i, 1, 10, 5, -100.0, 100.0)
-    np.testing.assert_array_equal(out, want)
+    # the picks, the trial and the initial value exactly; the draws go through tan and log, which are
+    # libdevice's on a GPU and libm's on the CPU: within 2 ulp (the simulator: the same libm)
+    exact = [0, 1, 2, 3, 6, 7]
+    np.testing.assert_array_equal(out[:, exact], want[:, exact])
+    np.testing.assert_array_max_ulp(out[:, 4:6], want[:, 4:6], maxulp=2)
     cf, ccr = np.full(2, 0.3), np.full(2, 0.8)
     OPS.memory_update(cf, ccr, 1, s_f, s_cr, delta, 2, True)
     np.testing.assert_array_equal(m_f, cf)

@@ -75,6 +75,7 @@ def build_jso_block_kernel(warp_evaluate, dtype, warps: int, buf: int, dim: int,
     P = 32 * W
     HALF = 1 << max(0, (P - 1).bit_length() - 1)  # the block argmin's first stride: half the next power of two
     CHUNKS = (NPI + 31) // 32
+    COUNTS = CHUNKS + 1  # (a shape must be a constant: numba does not fold CHUNKS + 1 for CUDA)
     STAMP = NPI + 1  # last[row] = g STAMP + i: the success that wrote the row (the highest i wins)
     SIM = simulator_enabled()
     INF = math.inf
@@ -137,7 +138,7 @@ def build_jso_block_kernel(warp_evaluate, dtype, warps: int, buf: int, dim: int,
         order, srt, rank = dyni[I0:I0 + NPI], dyni[I0 + NPI:I0 + 2 * NPI], dyni[I0 + 2 * NPI:I0 + 3 * NPI]
         xpr, x1r, x2c = dyni[I0 + 3 * NPI:I0 + 4 * NPI], dyni[I0 + 4 * NPI:I0 + 5 * NPI], dyni[I0 + 5 * NPI:I0 + 6 * NPI]
         jrs, jobs, tmp = dyni[I0 + 6 * NPI:I0 + 7 * NPI], dyni[I0 + 7 * NPI:I0 + 8 * NPI], dyni[I0 + 8 * NPI:I0 + 9 * NPI]
-        counts = cuda.shared.array(CHUNKS + 1, numba.int32)
+        counts = cuda.shared.array(COUNTS, numba.int32)
         memf = cuda.shared.array((2, H), numba.float64)
         shi = cuda.shared.array(8, numba.int64)
         shf = cuda.shared.array(2, numba.float64)
