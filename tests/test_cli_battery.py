@@ -34,6 +34,7 @@ BASE = {
     "stats": ["--trials", "batch.csv", "--out-dir", "stats"],
     "paper": ["--trials", "batch.csv", "--out-dir", "paper"],
     "report": ["--section", "experiment.yaml=paper_in", "--out", "REPORT.md"],
+    "paper-gpu-scaling": ["--scaling-dir", "scaling_in", "--out-dir", "gpu_scaling"],
     "export-ioh": ["results_in", "--out", "ioh"],
     "verify": ["trials.csv", "--out", "verified.csv"],
     "run-batches": ["jobs.jsonl"],
@@ -46,7 +47,9 @@ INPUT_FILES = {("run-batches", "jobs"): "csv", ("eval", "points"): "npy", ("run"
                ("stats", "trials"): "csv", ("paper", "trials"): "csv", ("paper", "alone"): "csv",
                ("paper", "published"): "csv", ("paper", "compare"): "label=csv",
                ("paper", "study_input"): "label=path", ("report", "section"): "yaml=folder",
-               ("export-ioh", "results"): "folder", ("verify", "table"): "csv", ("verify", "programs"): "yaml"}
+               ("export-ioh", "results"): "folder", ("verify", "table"): "csv", ("verify", "programs"): "yaml",
+               ("report", "gpu_scaling"): "folder", ("paper-gpu-scaling", "scaling_dir"): "folder",
+               ("paper-gpu-scaling", "reference_root"): "folder"}
 # the options that name a file or folder a command writes (dest -> file or folder)
 OUTPUTS = {"out_csv": "file", "out_traces": "file", "traces_out": "file", "out": "file", "out_dir": "folder"}
 OUTPUT_FOLDERS = {("export-ioh", "out")}
@@ -61,7 +64,7 @@ BAD_VALUES = {
     "param": ["nope", "=1", "CR=0.5", "F=0.7", "bounds=clip", "workers=2", "members-per-block=2",
               "trials_per_launch=2", "dtype=float32", "target=0", "max_time_s=1", "no_such_parameter=1"],
     "plugin": ["no_such_plugin_module"], "seeds": ["a,b", "1,-2", ""], "gpu": ["nope", "-1"],
-    "study": ["nope"], "suite": ["nope"], "run_id": ["de/nope"], "status": ["nope"], "rows": ["0"], "max_row_seconds": ["0"],
+    "study": ["nope"], "experiment": ["nope"], "suite": ["nope"], "run_id": ["de/nope"], "status": ["nope"], "rows": ["0"], "max_row_seconds": ["0"],
 }
 # options without a bad value, and why
 NO_BAD_VALUE = {
@@ -83,6 +86,11 @@ def make_files(folder: Path) -> None:
     (folder / "paper_in").mkdir()
     (folder / "results_in").mkdir()
     (folder / "results_in" / "trials.csv").write_text("run_id,best_error\nr0,1.0\n")
+    # a scaling folder as gpude.host_scaling writes it (the committed one's tables)
+    scaling = Path(__file__).resolve().parents[1] / "results/benchmarks/gpu_scaling/h100x4_scaling_886691b"
+    (folder / "scaling_in" / "run").mkdir(parents=True)
+    for name in ("rows.csv", "batches.csv"):
+        (folder / "scaling_in" / "run" / name).write_bytes((scaling / name).read_bytes())
     (folder / "empty").write_text("")
     (folder / "a_folder").mkdir()
     (folder / "a_file").write_text("x\n")

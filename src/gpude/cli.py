@@ -10,6 +10,7 @@ merge       concatenate batch CSVs into one trials table
 rerun-check the same trials run twice: same results? how much slower or faster?
 stats       rank-sum scores and tests of a trials table
 paper       timing table and figure of a trials table, beside the published numbers
+paper-gpu-scaling  runs per hour against GPUs, and the references' regeneration on N GPUs (projected)
 problems    every problem by name: benchmark functions, LOP and ETC instances, registered ones
 functions   the benchmark functions and their definitions (the functions' view of `problems`)
 fetch-data  (re)create data/cec from the opfunu 1.0.4 wheel on PyPI
@@ -444,6 +445,23 @@ def _cmd_paper(args) -> int:
     return 0
 
 
+def _cmd_paper_gpu_scaling(args) -> int:
+    """The committed scaling runs' table and figure and the projection (gpude.report.gpu_hosts)."""
+    from pathlib import Path
+
+    from .projection import EXPERIMENTS_DIR, PAPER_EXPERIMENTS, REFERENCE_ROOT
+    from .report.gpu_hosts import write_outputs
+
+    for name in args.experiment or []:
+        if not (EXPERIMENTS_DIR / f"{name}.yaml").is_file():
+            raise GpudeError(f"--experiment {name}: no {EXPERIMENTS_DIR}/{name}.yaml; the experiments: "
+                             f"{', '.join(sorted(p.stem for p in Path(EXPERIMENTS_DIR).glob('*.yaml'))) or 'none here'}")
+    files = write_outputs(args.scaling_dir, args.out_dir, experiments=args.experiment or PAPER_EXPERIMENTS,
+                          reference_root=args.reference_root or REFERENCE_ROOT)
+    print("wrote", ", ".join(str(p) for p in files))
+    return 0
+
+
 def _pairs(items: list[str] | None, flag: str, key: str) -> dict[str, str]:
     """``KEY=PATH`` arguments as ``{KEY: PATH}`` (a later KEY replaces an earlier one)."""
     pairs = {}
@@ -479,7 +497,10 @@ def _cmd_report(args) -> int:
         if not Path(paper_dir).is_dir():
             raise GpudeError(f"--section {item}: {paper_dir} is not a folder (`gpude paper --out-dir` writes it)")
         sections.append((yaml_path, paper_dir))
-    print("wrote", build(sections, args.out))
+    if args.gpu_scaling and not (Path(args.gpu_scaling) / "table_scaling.csv").is_file():
+        raise GpudeError(f"--gpu-scaling {args.gpu_scaling}: no table_scaling.csv there (`gpude paper-gpu-scaling "
+                         "--out-dir` writes the folder)")
+    print("wrote", build(sections, args.out, gpu_scaling=Path(args.gpu_scaling) if args.gpu_scaling else None))
     return 0
 
 
@@ -640,10 +661,25 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the runs had a wall-clock budget (the experiment's max_time_s): write no time-based score. Without it, read from the trials (max_time_s set, or a run stopped by the time budget)")
     pp.set_defaults(func=_cmd_paper)
 
+    gs = sub.add_parser("paper-gpu-scaling", help="runs per hour against GPUs (the committed scaling runs) and the "
+                        "papers' GPU references regenerated on 1, 2, 4, 8 GPUs (projected from their trial times)")
+    gs.add_argument("--scaling-dir", required=True,
+                    help="the committed scaling runs, a folder each (results/benchmarks/gpu_scaling)")
+    gs.add_argument("--out-dir", required=True)
+    gs.add_argument("--reference-root",
+                    help="the committed references, <root>/<machine>/<experiment>/trials.csv[.gz] (default "
+                         "results/reference)")
+    gs.add_argument("--experiment", action="append",
+                    help="an experiment to project (config/experiments/<name>.yaml); repeat; default: the five "
+                         "papers' (gpude.projection.PAPER_EXPERIMENTS)")
+    gs.set_defaults(func=_cmd_paper_gpu_scaling)
+
     rp = sub.add_parser("report", help="paper/REPORT.md from the folders `gpude paper` wrote")
     rp.add_argument("--section", action="append", required=True,
                     help="EXPERIMENT_YAML=PAPER_DIR, one per experiment in the report")
     rp.add_argument("--out", required=True)
+    rp.add_argument("--gpu-scaling", metavar="DIR",
+                    help="the folder `gpude paper-gpu-scaling` wrote: its section goes last")
     rp.set_defaults(func=_cmd_report)
 
     io = sub.add_parser("export-ioh", help="an experiment's trials and traces in IOHprofiler's format, for IOHanalyzer")
@@ -730,7 +766,8 @@ _INPUTS = {("run-batches", "jobs"): "table", ("merge", "inputs"): "table", ("rer
            ("rerun-check", "rerun"): "table", ("stats", "trials"): "table", ("paper", "trials"): "table",
            ("paper", "alone"): "table", ("paper", "published"): "table", ("paper", "compare"): "table after =",
            ("paper", "study_input"): "path after =", ("export-ioh", "results"): "folder",
-           ("verify", "table"): "table"}
+           ("verify", "table"): "table", ("paper-gpu-scaling", "scaling_dir"): "folder",
+           ("paper-gpu-scaling", "reference_root"): "folder", ("report", "gpu_scaling"): "folder"}
 
 
 def _check_inputs(args) -> None:

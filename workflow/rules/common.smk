@@ -10,6 +10,7 @@ import yaml
 from gpude import experiment as experiment_model, registry
 from gpude.errors import GpudeError
 from gpude.host_shape import TIMING_SLOTS, HostShape
+from gpude.projection import PAPER_EXPERIMENTS
 
 
 def check_report_section(experiment):
@@ -364,3 +365,11 @@ def published_args(wildcards):
     args += [f"--study {presentation['section']}"] if presentation.get("section") else []
     args += [f"--study-input {shlex.quote(f'{name}={path}')}" for name, path in presentation.get("study_inputs", {}).items()]
     return " ".join(args)
+
+
+# The committed scaling runs (gpude.host_scaling writes a folder's rows.csv and batches.csv) and the
+# experiments whose GPU references `gpude paper-gpu-scaling` projects (the five papers', where committed)
+GPU_SCALING_DIR = "results/benchmarks/gpu_scaling"
+GPU_SCALING_RUNS = sorted(str(p.parent) for p in Path(GPU_SCALING_DIR).glob("*/rows.csv")
+                          if (p.parent / "batches.csv").is_file())
+PROJECTED_EXPERIMENTS = [e for e in PAPER_EXPERIMENTS if e in EXPERIMENT_FILES and reference_tables(e)]

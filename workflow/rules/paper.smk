@@ -66,17 +66,42 @@ use rule paper_tables as paper_tables_time_budget with:
         experiment=one_of(set(EXPERIMENT_FILES) - set(WALL_TIME_EXPERIMENTS)),
 
 
+# Runs per hour against the number of GPUs: every committed scaling run, and the papers' GPU
+# references regenerated on 1, 2, 4, 8 GPUs, projected from their trial times (GPU_SCALING_RUNS,
+# PROJECTED_EXPERIMENTS: common.smk). The report asks for it only where a scaling run is committed.
+rule paper_gpu_scaling:
+    input:
+        rows=[f"{d}/rows.csv" for d in GPU_SCALING_RUNS],
+        batches=[f"{d}/batches.csv" for d in GPU_SCALING_RUNS],
+        references=[t for e in PROJECTED_EXPERIMENTS for t in reference_tables(e)],
+        experiments=[EXPERIMENT_FILES[e] for e in PROJECTED_EXPERIMENTS],
+    output:
+        table="paper/gpu_scaling/table_scaling.csv",
+        projection="paper/gpu_scaling/projection.csv",
+        figure=report("paper/gpu_scaling/runs_per_hour.png", caption="../report/runs_per_hour.rst",
+                      category="Figures", subcategory="gpu_scaling"),
+        figure_pdf="paper/gpu_scaling/runs_per_hour.pdf",
+    log:
+        "logs/paper_gpu_scaling.log",
+    conda:
+        "../envs/gpude.yaml"
+    shell:
+        f"python3 -m gpude paper-gpu-scaling --scaling-dir {GPU_SCALING_DIR} --out-dir paper/gpu_scaling > {{log}} 2>&1"
+
+
 rule report:
     input:
         tables=expand("paper/{experiment}/table_error.csv", experiment=REPORTED),
         experiments=[EXPERIMENT_FILES[e] for e in REPORTED],
+        gpu_scaling=["paper/gpu_scaling/table_scaling.csv"] if GPU_SCALING_RUNS else [],
     output:
         report("paper/REPORT.md", caption="../report/report_md.rst", category="Report"),
     log:
         "logs/report.log",
     params:
         sections=" ".join(f"--section {EXPERIMENT_FILES[e]}=paper/{e}" for e in REPORTED),
+        gpu_scaling="--gpu-scaling paper/gpu_scaling" if GPU_SCALING_RUNS else "",
     conda:
         "../envs/gpude.yaml"
     shell:
-        "python3 -m gpude report {params.sections} --out {output} > {log} 2>&1"
+        "python3 -m gpude report {params.sections} {params.gpu_scaling} --out {output} > {log} 2>&1"

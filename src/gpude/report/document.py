@@ -121,8 +121,10 @@ def _place(generic: bool, section: Section) -> tuple:
     return (study, generic, int(table.group(1)) if table else 1_000, name)
 
 
-def build(sections: list[tuple[str, str]], out) -> Path:
-    """Write the report from (experiment YAML, paper folder) pairs, in :data:`STUDY_ORDER` (then the rest)."""
+def build(sections: list[tuple[str, str]], out, gpu_scaling: Path | None = None) -> Path:
+    """Write the report from (experiment YAML, paper folder) pairs, in :data:`STUDY_ORDER` (then the rest),
+    and last, where ``gpu_scaling`` names the folder ``gpude paper-gpu-scaling`` wrote, the section on
+    runs per hour against the number of GPUs (:mod:`gpude.report.gpu_hosts`)."""
     out = Path(out)
     parts = []
     for yaml_path, paper_dir in sections:
@@ -138,6 +140,10 @@ def build(sections: list[tuple[str, str]], out) -> Path:
             render_verdicts([(s.study, v) for _, s in parts if s.study for v in s.verdicts()]),
             "## Terms", "", *(f"* **{term}**: {text}." for term, text in GLOSSARY), ""]
     text += [s.render() for _, s in parts]
+    if gpu_scaling is not None:
+        from .gpu_hosts import render as render_gpu_hosts
+
+        text.append(render_gpu_hosts(gpu_scaling, out.parent))
     # a part with nothing to say (no data for it) leaves its blank lines: one blank line between blocks
     report = re.sub(r"\n(?:[ \t]*\n){2,}", "\n\n", "\n".join(text))
     # what the report must not hold, each with where to mend it
