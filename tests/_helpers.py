@@ -27,3 +27,12 @@ def once_per_run(tmp_path_factory, name, make):
             folder.mkdir()
             made.write_text(json.dumps(make(folder)))
         return json.loads(made.read_text())
+
+
+def one_gpu_two_cores(monkeypatch):
+    """The host the rows' labels are made for, here and in the subprocesses: one (fake) GPU, two cores,
+    whatever machine runs the test (a host's GPUs and cores set the workflow's concurrency labels)."""
+    monkeypatch.setenv("GPUDE_FAKE_GPUS", "1")
+    monkeypatch.setenv("GPUDE_HOST_CORES", "2")
+    for var in ("CUDA_VISIBLE_DEVICES", "GPUDE_GPU_DEVICES", "GPUDE_GPU_PREFETCH", "GPUDE_CPU_LANE"):
+        monkeypatch.delenv(var, raising=False)

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import one_gpu_two_cores
 
 from gpude import experiment as experiment_model
 from gpude.campaign import fill_reference as fill
@@ -52,9 +53,10 @@ def test_the_qin_reference_lacks_the_four_float32_cells_its_readme_names():
     assert cmd[cmd.index("-m") + 1:cmd.index("-m") + 6] == ["snakemake", *(f"{c.batch('qin', 0)}.csv" for c in missing)]
 
 
-def test_snakemake_dry_run_of_the_missing_batches_and_the_rules_own_commands(tmp_path):
+def test_snakemake_dry_run_of_the_missing_batches_and_the_rules_own_commands(tmp_path, monkeypatch):
     """`snakemake -n -p` on a copy of the workflow: the four batches, by rule run_batch_gpu, with the
     very commands that --via gpude runs on a host without Snakemake."""
+    one_gpu_two_cores(monkeypatch)
     for name in ("Snakefile", "workflow", "config", "profiles", "paper/published"):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)

@@ -35,7 +35,7 @@ LAYERS = {
     "gpude.implementations": 4, "gpude.registry": 4,
     "gpude.trial": 5, "gpude.batch": 5, "gpude.results": 5, "gpude.verify": 5, "gpude.optimize": 5, "gpude.ioh": 5,
     "gpude.stats": 5,
-    "gpude.experiment": 6, "gpude.projection": 6,
+    "gpude.experiment": 6, "gpude.projection": 6, "gpude.host_scaling": 6,
     "gpude.report": 7,
     "gpude.cli": 8, "gpude.__main__": 8, "gpude.campaign": 8, "gpude.run_batches": 8,
 }

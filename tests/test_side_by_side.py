@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from _helpers import one_gpu_two_cores
 
 from gpude import cecdata
 from gpude.implementations.external import read_points, register_programs, source_digest, split_trials
@@ -193,8 +194,9 @@ def test_the_section_says_what_to_run_without_gpu_rows(tmp_path):
     assert "| F02 | 1 (1) | 0.5 (1), 0.50x | - |" in text and "No side-by-side rows" not in text
 
 
-def test_the_workflow_lists_the_programs_jobs(tmp_path, janssen):
+def test_the_workflow_lists_the_programs_jobs(tmp_path, janssen, monkeypatch):
     """(It also checks the experiment against the schema, and that `report: section: side_by_side` exists.)"""
+    one_gpu_two_cores(monkeypatch)
     for name in ("Snakefile", "workflow", "config", "profiles"):
         if (ROOT / name).exists():
             (shutil.copytree if (ROOT / name).is_dir() else shutil.copy)(ROOT / name, tmp_path / name)

@@ -25,6 +25,7 @@ import yaml
 
 from . import experiment as experiment_model
 from .errors import GpudeError
+from .io import read_csv
 
 SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "scaling.schema.yaml"
 EXPERIMENTS = Path("config/experiments")
@@ -215,7 +216,7 @@ def summarise(run_dir, host_cores: int | None = None) -> dict:
         with tarfile.open(run_dir / "logs.tar.gz") as tar:
             texts = {m.name: tar.extractfile(m).read().decode(errors="replace") for m in tar.getmembers() if m.isfile()}
     held = leases(texts)
-    trials = pd.read_csv(run_dir / "trials.csv") if (run_dir / "trials.csv").is_file() else pd.DataFrame()
+    trials = read_csv(run_dir / "trials.csv") if (run_dir / "trials.csv").is_file() else pd.DataFrame()
     wall_s = end - start
     by_gpu = {}
     for row in held:
@@ -223,13 +224,13 @@ def summarise(run_dir, host_cores: int | None = None) -> dict:
     lease_fraction = {g: sum(v) / wall_s for g, v in sorted(by_gpu.items())}
     gpu_util = {}
     if (run_dir / "gpu.csv").is_file() and (run_dir / "gpu.csv").stat().st_size:
-        g = pd.read_csv(run_dir / "gpu.csv", header=None, names=["timestamp", "index", "util", "mem_mib"],
+        g = read_csv(run_dir / "gpu.csv", header=None, names=["timestamp", "index", "util", "mem_mib"],
                         skipinitialspace=True)
         gpu_util = {int(i): float(v) / 100 for i, v in g.groupby("index")["util"].mean().items()}
     cores = host_cores or (int(trials["cpu_cores"].iloc[0]) if "cpu_cores" in trials and len(trials) else None)
     mean_cpu, peak_cpu = (float("nan"), float("nan"))
     if (run_dir / "cpu.csv").is_file():
-        mean_cpu, peak_cpu = cpu_busy(pd.read_csv(run_dir / "cpu.csv"), start, end)
+        mean_cpu, peak_cpu = cpu_busy(read_csv(run_dir / "cpu.csv"), start, end)
     first = trials.iloc[0] if len(trials) else {}
     runs = int(len(trials))
     return dict(
@@ -262,7 +263,7 @@ def batch_rows(run_dir) -> "pd.DataFrame":
     if (run_dir / "logs.tar.gz").is_file():
         with tarfile.open(run_dir / "logs.tar.gz") as tar:
             texts = {m.name: tar.extractfile(m).read().decode(errors="replace") for m in tar.getmembers() if m.isfile()}
-    trials = pd.read_csv(run_dir / "trials.csv") if (run_dir / "trials.csv").is_file() else pd.DataFrame()
+    trials = read_csv(run_dir / "trials.csv") if (run_dir / "trials.csv").is_file() else pd.DataFrame()
     out = []
     for row in leases(texts):
         experiment, rest = row["batch"].removeprefix("logs/").split("/run_batch/", 1)
