@@ -202,6 +202,16 @@ def cpu_busy(samples, start: float, end: float) -> tuple[float, float]:
     return float(busy.sum() / total.sum()), float(np.max(busy / np.where(total > 0, total, np.nan)))
 
 
+def _trials(run_dir) -> "pd.DataFrame":
+    """A run's merged trials: trials.csv, or trials.csv.gz as committed (empty where it made none)."""
+    import pandas as pd
+
+    for name in ("trials.csv", "trials.csv.gz"):
+        if (Path(run_dir) / name).is_file():
+            return read_csv(Path(run_dir) / name)
+    return pd.DataFrame()
+
+
 def summarise(run_dir, host_cores: int | None = None) -> dict:
     """One row of a scaling run's folder (``benchmarks/gpu_scaling.sh``): runs, wall time, runs per
     hour, per GPU the fraction of the wall time it was leased (and nvidia-smi's busy fraction), the
@@ -216,7 +226,7 @@ def summarise(run_dir, host_cores: int | None = None) -> dict:
         with tarfile.open(run_dir / "logs.tar.gz") as tar:
             texts = {m.name: tar.extractfile(m).read().decode(errors="replace") for m in tar.getmembers() if m.isfile()}
     held = leases(texts)
-    trials = read_csv(run_dir / "trials.csv") if (run_dir / "trials.csv").is_file() else pd.DataFrame()
+    trials = _trials(run_dir)
     wall_s = end - start
     by_gpu = {}
     for row in held:
@@ -263,7 +273,7 @@ def batch_rows(run_dir) -> "pd.DataFrame":
     if (run_dir / "logs.tar.gz").is_file():
         with tarfile.open(run_dir / "logs.tar.gz") as tar:
             texts = {m.name: tar.extractfile(m).read().decode(errors="replace") for m in tar.getmembers() if m.isfile()}
-    trials = read_csv(run_dir / "trials.csv") if (run_dir / "trials.csv").is_file() else pd.DataFrame()
+    trials = _trials(run_dir)
     out = []
     for row in leases(texts):
         experiment, rest = row["batch"].removeprefix("logs/").split("/run_batch/", 1)
