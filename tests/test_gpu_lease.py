@@ -153,8 +153,9 @@ def test_nvidia_smi_output_is_parsed(monkeypatch):
 
 def test_a_parents_listing_replaces_nvidia_smi_and_visible_devices_still_apply(monkeypatch):
     out = "0, GPU-11111111-2222, NVIDIA H200\n1, GPU-33333333-4444, NVIDIA H200\n"
-    for var in ("GPUDE_FAKE_GPUS", "CUDA_VISIBLE_DEVICES", gpu_lease.DEVICES_VAR):
+    for var in ("GPUDE_FAKE_GPUS", "CUDA_VISIBLE_DEVICES"):
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv(gpu_lease.DEVICES_VAR, "")  # (so that the listing export_devices sets goes with the test)
     calls = []
     monkeypatch.setattr(subprocess, "run", lambda *a, **k: calls.append(a) or subprocess.CompletedProcess(a, 0, out, ""))
     gpu_lease.export_devices()  # the workflow, once
@@ -166,6 +167,11 @@ def test_a_parents_listing_replaces_nvidia_smi_and_visible_devices_still_apply(m
     monkeypatch.setenv(gpu_lease.DEVICES_VAR, "GPU-1")
     with pytest.raises(GpudeError, match="GPUDE_GPU_DEVICES must be a JSON list of"):
         gpu_lease.list_devices()
+
+
+def test_the_listing_went_with_the_test_that_made_it():
+    # (a listing left in os.environ would send every later lease of this process to those GPUs)
+    assert not os.environ.get(gpu_lease.DEVICES_VAR)
 
 
 def run_all_gpu(tmp_path, tag, env, *extra):

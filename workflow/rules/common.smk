@@ -161,7 +161,7 @@ def batch_of(wildcards):
     """The batch job of a rule's wildcards (its chunk aside)."""
     return experiment_model.Batch(wildcards.algorithm, wildcards.implementation, wildcards.function,
                                   wildcards.dim, wildcards.popsize, wildcards.dtype, None,
-                                  dict(wildcards.items()).get("setting"))
+                                  getattr(wildcards, "setting", None))
 
 
 def batch_files(ext):
