@@ -85,3 +85,13 @@ def test_the_report_command_refuses_a_missing_gpu_scaling_folder(tmp_path, capsy
     assert main(["report", "--section", f"{ROOT}/config/experiments/smoke.yaml={tmp_path}", "--out",
                  str(tmp_path / "REPORT.md"), "--gpu-scaling", str(tmp_path / "nope")]) == 2
     assert "--gpu-scaling" in capsys.readouterr().err
+
+
+def test_no_run_beats_what_its_batches_allow():
+    """The bound (any order of a run's batches on its GPUs) holds for every committed timed run, and a
+    run of a second batch per GPU lost less than 0.1 s between batches (the h200x4 A/B: 1 s without)."""
+    t = gpu_hosts.timed(gpu_hosts.scaling_table(SCALING))
+    assert t["bound_speedup"].notna().all()
+    assert (t["speedup"] <= t["bound_speedup"] + 1e-9).all()
+    ab = t.set_index(["folder", "gpus"])["gap_s"]
+    assert (ab.loc["h200x4_scaling_d5f177d"] < 0.1).all() and (ab.loc["h200x4_scaling_d5f177d_prefetch0"] > 0.9).all()

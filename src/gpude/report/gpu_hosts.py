@@ -36,7 +36,35 @@ def scaling_table(scaling_dir) -> pd.DataFrame:
         raise GpudeError(f"no scaling runs under {scaling_dir} (folders with rows.csv and batches.csv; "
                          f"`{COMMAND}` on a GPU host makes one, results/benchmarks/gpu_scaling/README.md)")
     t = pd.concat(frames, ignore_index=True)
+    t = t.merge(batch_measures(scaling_dir), on=["folder", "run"], how="left")
     return t[["folder"] + [c for c in t if c != "folder"]]
+
+
+def batch_measures(scaling_dir) -> pd.DataFrame:
+    """Per folder and timed run, from its batches.csv: ``gap_s``, the mean time between one batch's
+    release of a GPU and the next batch's lease of it; ``longest_batch_s``; and ``bound_speedup``, the
+    most runs per hour over the one-GPU run's that any order of these batches could give on the run's
+    GPUs: the one-GPU wall time over the run's start and end plus the larger of its longest batch and
+    its batches' leased time divided evenly."""
+    rows = []
+    for d in projection.scaling_folders(scaling_dir):
+        b = read_csv(d / "batches.csv")
+        walls = read_csv(d / "rows.csv").set_index("run")
+        if "gpus1" not in walls.index:
+            continue
+        one_wall = float(walls.loc["gpus1", "wall_s"])
+        for run, part in b.groupby("run"):
+            if run == "priming" or run not in walls.index:
+                continue
+            held = part["released_s"] - part["leased_s"]
+            gaps = [g for _, lane in part.sort_values("leased_s").groupby("gpu_index")
+                    for g in (lane["leased_s"].to_numpy()[1:] - lane["released_s"].to_numpy()[:-1])]
+            gpus, wall = int(walls.loc[run, "gpus"]), float(walls.loc[run, "wall_s"])
+            fixed = float(part["leased_s"].min()) + wall - float(part["released_s"].max())
+            best = fixed + max(float(held.max()), float(held.sum()) / gpus)
+            rows.append(dict(folder=d.name, run=run, gap_s=sum(gaps) / len(gaps) if gaps else float("nan"),
+                             longest_batch_s=float(held.max()), bound_speedup=one_wall / best))
+    return pd.DataFrame(rows, columns=["folder", "run", "gap_s", "longest_batch_s", "bound_speedup"])
 
 
 def timed(t: pd.DataFrame) -> pd.DataFrame:
@@ -64,8 +92,10 @@ def figure(t: pd.DataFrame, out_dir) -> list[Path]:
     import matplotlib.pyplot as plt
     import matplotlib.ticker
 
+    from matplotlib.lines import Line2D
+
     t = timed(t)
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = plt.subplots(figsize=(7.2, 5.2))
     counts = sorted(set(int(g) for g in t["gpus"]) | {1, 2, 4, 8})
     for k, (folder, part) in enumerate(t.groupby("folder", sort=False)):
         part = part.sort_values("gpus")
@@ -74,10 +104,9 @@ def figure(t: pd.DataFrame, out_dir) -> list[Path]:
         one = part[part["gpus"] == 1]
         if len(one):
             base = float(one["runs_per_hour"].iloc[0])
-            ax.plot(counts, [base * n for n in counts], ls="--", lw=1, color=colour,
-                    label=f"ideal: one GPU's runs per hour x N ({folder})")
+            ax.plot(counts, [base * n for n in counts], ls="--", lw=1, color=colour)
             ax.plot(list(SPEEDUP_TARGETS), [base * x for x in SPEEDUP_TARGETS.values()], ls="none", marker="x",
-                    color=colour, label="target: " + ", ".join(f"{x:g}x on {n}" for n, x in SPEEDUP_TARGETS.items()))
+                    color=colour)
     # both axes logarithmic: the ideal is a straight line, and a fixed share of it lies parallel to it
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
@@ -90,9 +119,14 @@ def figure(t: pd.DataFrame, out_dir) -> list[Path]:
     ax.set_xlabel("GPUs")
     ax.set_ylabel("runs per hour")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left")
-    devices = "; ".join(dict.fromkeys(host_label(r) for _, r in t.iterrows()))
-    ax.set_title(f"Runs per hour against GPUs on {devices}", fontsize=9)
+    # a line per folder (its colour); what the dashes and crosses mean, once
+    styles = [Line2D([], [], color="grey", ls="--", lw=1, label="ideal: one GPU's runs per hour x N"),
+              Line2D([], [], color="grey", ls="none", marker="x",
+                     label="target: " + ", ".join(f"{x:g}x on {n}" for n, x in SPEEDUP_TARGETS.items()))]
+    handles, _ = ax.get_legend_handles_labels()
+    ax.legend(handles=handles + styles, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=1,
+              frameon=False)
+    ax.set_title("Runs per hour against the number of GPUs (a line per scaling set and host)", fontsize=9)
     fig.tight_layout()
     paths = save_figure(fig, Path(out_dir) / FIGURE)
     plt.close(fig)
@@ -148,11 +182,14 @@ def folder_table(folder: str, part: pd.DataFrame) -> list[str]:
              f"`{first['config']}`; commit {commit}; numba {first['numba']}, numba-cuda {first['numba_cuda']}; "
              f"started {first['started_utc']}. Each row is one workflow run on GPUs 0..N-1 after a priming run "
              f"(left out) filled numba's cache; n = {runs} runs per row.", "",
-             "| GPUs | runs | wall s | runs per hour | x one GPU | GPU leased fraction (mean) | "
-             "CPU busy cores (mean / peak) |", "| --- | --- | --- | --- | --- | --- | --- |"]
+             "| GPUs | runs | wall s | runs per hour | x one GPU | at most, these batches | "
+             "GPU leased fraction (mean) | s between batches | longest batch s | CPU busy cores (mean / peak) |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in part.itertuples():
         lines.append(f"| {int(r.gpus)} | {int(r.runs)} | {r.wall_s:.1f} | {r.runs_per_hour:,.0f} | "
-                     f"{fmt(r.speedup, '{:.2f}')} | {fmt(r.leased_fraction_mean, '{:.2f}')} | "
+                     f"{fmt(r.speedup, '{:.2f}')} | {fmt(getattr(r, 'bound_speedup', None), '{:.2f}')} | "
+                     f"{fmt(r.leased_fraction_mean, '{:.2f}')} | {fmt(getattr(r, 'gap_s', None), '{:.2f}')} | "
+                     f"{fmt(getattr(r, 'longest_batch_s', None), '{:.1f}')} | "
                      f"{fmt(r.cpu_busy_cores_mean, '{:.1f}')} / {fmt(r.cpu_busy_cores_peak, '{:.1f}')} of "
                      f"{int(r.cpu_cores)} |")
     return lines + [""]
@@ -242,8 +279,15 @@ def render(paper_dir, report_dir) -> str:
            "Runs per hour of one workflow run (`snakemake --cores all` over a config's GPU batches, "
            f"`{COMMAND}`) on 1, 2, 4, ... GPUs of one host, as `gpude.host_scaling` summarises it "
            "(results/benchmarks/gpu_scaling/<folder>/rows.csv, batches.csv: a row per batch with its lease). "
-           "`x one GPU`: runs per hour over those of the same folder's one-GPU run; GPU leased fraction: the "
-           "share of the run's wall time a GPU was held by a batch, the mean over the GPUs used.", ""]
+           "`x one GPU`: runs per hour over those of the same folder's one-GPU run; `at most, these batches`: "
+           "the most that any order of the run's batches could give on its GPUs (its start and end, plus the "
+           "larger of its longest batch and its batches' time spread evenly): a run below it lost time between "
+           "batches, one at it was held back by its longest batch; GPU leased fraction: the share of the run's "
+           "wall time a GPU was held by a batch, the mean over the GPUs used; s between batches: from one "
+           "batch's release of a GPU to the next one's lease of it. Where the host has the cores (twice the "
+           "GPUs and two more), the workflow starts a second batch per GPU, which starts up and waits at the "
+           "lease (`GPUDE_GPU_PREFETCH`, `gpude.host_shape`); `h200x4_scaling_d5f177d_prefetch0` is the same "
+           "run as `h200x4_scaling_d5f177d` without it.", ""]
     for folder, part in t.groupby("folder", sort=False):
         out += folder_table(folder, part)
     devices = "; ".join(dict.fromkeys(host_label(r) for _, r in timed(t).iterrows()))
