@@ -7,8 +7,9 @@ parameters), so that one workflow run holds batches of every study. A plain expe
 as a set of all its batches.
 
 Command line (``python -m gpude.host_scaling``): ``target CONFIG`` (the workflow target of a run),
-``gpu-counts CONFIG``, ``batches CONFIG``, ``warmups CONFIG`` (their files), ``clean CONFIG`` (delete the batches' outputs and logs, keep their warm-up
-markers), ``pack-logs CONFIG TAR``, ``rows DIR --config CONFIG --out CSV``.
+``gpu-counts CONFIG``, ``batches CONFIG``, ``warmups CONFIG`` (their files), ``clean CONFIG`` (delete
+the batches' outputs and logs, keep their warm-up markers), ``pack-logs CONFIG TAR``, ``rows DIR
+--config CONFIG --out CSV`` (and ``batches.csv`` beside it).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from . import experiment as experiment_model
 from .errors import GpudeError
 from .io import read_csv
 
-SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "scaling.schema.yaml"
+SCHEMA = experiment_model.SCHEMA.with_name("scaling.schema.yaml")
 EXPERIMENTS = Path("config/experiments")
 DEFAULT_GPU_COUNTS = (1, 2, 4, 8)
 LEASED = re.compile(r"GPU (\d+) \((\S+), (.*)\) leased at ([\d.]+)")
@@ -92,7 +93,7 @@ def load_set(path) -> dict:
         listed = {"algorithms": set(experiment["algorithms"]),
                   "implementations": {i for s in experiment["algorithms"].values() for i in s["implementations"]},
                   "functions": set(experiment["functions"]),
-                  "dims": {d for c in experiment_model.cells(experiment) for d in [c.dim]},
+                  "dims": {c.dim for c in experiment_model.cells(experiment)},
                   "popsizes": {c.popsize for c in experiment_model.cells(experiment)}}
         for key, allowed in listed.items():
             unknown = [v for v in part.get(key, []) if v not in allowed]
@@ -103,10 +104,11 @@ def load_set(path) -> dict:
 
 
 def set_batches(spec: dict) -> list[SetBatch]:
-    """Every batch a scaling set picks, in its parts' order (each experiment's GPU batches only)."""
+    """Every batch a scaling set picks, in its parts' order (each experiment's GPU batches only; a batch
+    two parts pick, once)."""
     from . import registry
 
-    out = []
+    out = {}
     for part in spec["parts"]:
         experiment = experiment_named(part["experiment"])
         picked = {}
@@ -122,8 +124,8 @@ def set_batches(spec: dict) -> list[SetBatch]:
                 picked[batch] = None
         if not picked:
             raise ScalingError(f"part {part['experiment']} picks no GPU batch: widen its selection")
-        out += [SetBatch(part["experiment"], b) for b in picked]
-    return out
+        out.update((SetBatch(part["experiment"], b), None) for b in picked)
+    return list(out)
 
 
 def batches_of(config) -> list[SetBatch]:
