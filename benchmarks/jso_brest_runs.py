@@ -42,20 +42,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from gpude import provenance  # noqa: E402
 from gpude.implementations import jso_brest as jb  # noqa: E402
 
 PROGRAMS = ROOT / "config" / "programs" / "jso_brest.yaml"
 SOURCE = ROOT / ".authors" / "jso"
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def ints(text: str) -> list[int]:
@@ -99,7 +90,7 @@ def runs(args) -> int:
                                     "--out-traces", str(stem.with_suffix(".npz"))]))
     # slowest first (D = 30 before D = 10), so that the lanes end together
     jobs.sort(key=lambda j: -int(j[0].name.split("_d")[1].split("_")[0]))
-    print(f"{len(jobs)} batches on {lanes} lanes ({cpu_model()}, {os.cpu_count()} cores)", flush=True)
+    print(f"{len(jobs)} batches on {lanes} lanes ({provenance.cpu()['cpu']}, {os.cpu_count()} cores)", flush=True)
     if args.dry_run:
         for _, cmd in jobs:
             print(" ".join(cmd[1:]))
@@ -136,7 +127,7 @@ def speed(args) -> int:
     jb.fill_data(build_dir, functions, dims)
     pin = ["taskset", "-c", str(args.core)] if shutil.which("taskset") else []
     gxx = subprocess.run(["g++", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
-    rows = []
+    rows, machine = [], provenance.cpu()
     for dim in dims:
         np_init = jb.jso_popsize(dim)
         for f in functions:
@@ -154,7 +145,7 @@ def speed(args) -> int:
                 rows.append({"function": name, "dim": dim, "popsize": np_init, "max_fes": last["fes"], "run": t,
                              "seed": seed, "best_error": last["best_error"], "time_s": last["time_s"],
                              "process_wall_s": round(wall, 6), "pinned_core": args.core if pin else "",
-                             "cpu": cpu_model(), "cpu_cores": os.cpu_count(), "host": platform.node(),
+                             "cpu": machine["cpu"], "cpu_cores": machine["cpu_cores"], "host": machine["host"],
                              "compiler": gxx, "cxx_flags": jb.CXX_FLAGS, "source_sha256": jb.SOURCE_SHA256,
                              "brest_commit": jb.BREST_COMMIT[:7],
                              "timestamp_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})

@@ -204,14 +204,45 @@ def cpu_busy(samples, start: float, end: float) -> tuple[float, float]:
     return float(busy.sum() / total.sum()), float(np.max(busy / np.where(total > 0, total, np.nan)))
 
 
-def _trials(run_dir) -> "pd.DataFrame":
-    """A run's merged trials: trials.csv, or trials.csv.gz as committed (empty where it made none)."""
+def run_folders(out_dir) -> list[Path]:
+    """The run folders of a scaling run's output (``priming``, ``gpus<N>``: those with a wall.txt)."""
+    return [d for d in sorted(Path(out_dir).iterdir()) if d.is_dir() and (d / "wall.txt").is_file()]
+
+
+def _run_files(run_dir: Path) -> tuple[dict, dict, "pd.DataFrame"]:
+    """A run folder's wall.txt (key -> value), its batch logs (name -> text) and its merged trials
+    (trials.csv, or trials.csv.gz as committed; empty where it made none)."""
     import pandas as pd
 
-    for name in ("trials.csv", "trials.csv.gz"):
-        if (Path(run_dir) / name).is_file():
-            return read_csv(Path(run_dir) / name)
-    return pd.DataFrame()
+    wall = dict(line.split(" ", 1) for line in (run_dir / "wall.txt").read_text().splitlines())
+    texts = {}
+    if (run_dir / "logs.tar.gz").is_file():
+        with tarfile.open(run_dir / "logs.tar.gz") as tar:
+            texts = {m.name: tar.extractfile(m).read().decode(errors="replace") for m in tar.getmembers() if m.isfile()}
+    trials = next((read_csv(run_dir / name) for name in ("trials.csv", "trials.csv.gz")
+                   if (run_dir / name).is_file()), pd.DataFrame())
+    return wall, texts, trials
+
+
+def lease_measures(batches: "pd.DataFrame", wall_s: float) -> dict:
+    """What one run's rows of batches.csv (:func:`batch_rows`) say of its GPUs' time.
+
+    Returns
+    -------
+    dict
+        ``gap_s``: the mean time from one batch's release of a GPU to the next one's lease of it (NaN
+        where no GPU ran two); ``fixed_s``: the run's time before its first lease and after its last
+        release; ``beyond_trials_s``: the mean of a batch's lease less its trials' time; ``longest_s``
+        and ``held_s``: the longest lease and their sum.
+    """
+    b = batches.sort_values("leased_s")
+    held = b["released_s"] - b["leased_s"]
+    gaps = [g for _, lane in b.groupby("gpu_index")
+            for g in (lane["leased_s"].to_numpy()[1:] - lane["released_s"].to_numpy()[:-1])]
+    return dict(gap_s=float(sum(gaps) / len(gaps)) if gaps else float("nan"),
+                fixed_s=float(b["leased_s"].min() + (wall_s - b["released_s"].max())),
+                beyond_trials_s=float((held - b["trial_s"]).mean()), longest_s=float(held.max()),
+                held_s=float(held.sum()))
 
 
 def summarise(run_dir, host_cores: int | None = None) -> dict:
@@ -221,14 +252,9 @@ def summarise(run_dir, host_cores: int | None = None) -> dict:
     import pandas as pd
 
     run_dir = Path(run_dir)
-    wall = dict(line.split(" ", 1) for line in (run_dir / "wall.txt").read_text().splitlines())
+    wall, texts, trials = _run_files(run_dir)
     start, end = float(wall["start"]), float(wall["end"])
-    texts = {}
-    if (run_dir / "logs.tar.gz").is_file():
-        with tarfile.open(run_dir / "logs.tar.gz") as tar:
-            texts = {m.name: tar.extractfile(m).read().decode(errors="replace") for m in tar.getmembers() if m.isfile()}
     held = leases(texts)
-    trials = _trials(run_dir)
     wall_s = end - start
     by_gpu = {}
     for row in held:
@@ -264,18 +290,13 @@ def summarise(run_dir, host_cores: int | None = None) -> dict:
 
 def batch_rows(run_dir) -> "pd.DataFrame":
     """One row per batch of a scaling run's folder: its experiment and path, the GPU it leased, when
-    (seconds from the run's start) it leased and released it, its runs and their summed
-    ``wall_time_s`` and ``setup_time_s`` (the batch's trial rows, by its trace file)."""
+    (seconds from the run's start) it leased and released it, its runs, their summed ``wall_time_s``
+    and the largest ``setup_time_s`` (the batch's trial rows, by its trace file)."""
     import pandas as pd
 
     run_dir = Path(run_dir)
-    wall = dict(line.split(" ", 1) for line in (run_dir / "wall.txt").read_text().splitlines())
+    wall, texts, trials = _run_files(run_dir)
     start = float(wall["start"])
-    texts = {}
-    if (run_dir / "logs.tar.gz").is_file():
-        with tarfile.open(run_dir / "logs.tar.gz") as tar:
-            texts = {m.name: tar.extractfile(m).read().decode(errors="replace") for m in tar.getmembers() if m.isfile()}
-    trials = _trials(run_dir)
     out = []
     for row in leases(texts):
         experiment, rest = row["batch"].removeprefix("logs/").split("/run_batch/", 1)
@@ -294,13 +315,12 @@ def rows(out_dir, config=None) -> "pd.DataFrame":
 
     out_dir = Path(out_dir)
     found = []
-    for run_dir in sorted(out_dir.iterdir()):
-        if run_dir.is_dir() and (run_dir / "wall.txt").is_file():
-            row = summarise(run_dir)
-            row["run"] = run_dir.name
-            if config is not None:
-                row["config"] = str(config)
-            found.append(row)
+    for run_dir in run_folders(out_dir):
+        row = summarise(run_dir)
+        row["run"] = run_dir.name
+        if config is not None:
+            row["config"] = str(config)
+        found.append(row)
     if not found:
         raise ScalingError(f"no scaling runs in {out_dir} (folders with wall.txt: benchmarks/gpu_scaling.sh writes them)")
     table = pd.DataFrame(found)
@@ -342,7 +362,7 @@ def main(argv=None) -> int:
         else:
             table = rows(args.dir, args.config)
             table.to_csv(args.out, index=False)
-            runs = [batch_rows(d) for d in sorted(Path(args.dir).iterdir()) if (d / "wall.txt").is_file()]
+            runs = [batch_rows(d) for d in run_folders(args.dir)]
             pd.concat(runs, ignore_index=True).to_csv(Path(args.out).with_name("batches.csv"), index=False)
             print(table.to_string(index=False))
     except GpudeError as exc:

@@ -24,6 +24,7 @@ import pandas as pd
 from . import experiment as experiment_model
 from . import registry
 from .errors import GpudeError
+from .host_scaling import lease_measures
 
 #: the five papers' experiments (Janssen et al.'s two case studies and the side by side with their
 #: CUDA programs, Qin et al., Kromer et al.'s three, Nashed et al., Lastra et al.)
@@ -275,16 +276,15 @@ def overheads_from_scaling(batches: pd.DataFrame, rows: pd.DataFrame, run: str |
         if not len(one):
             raise ProjectionError("the scaling folder has no one-GPU run (rows.csv: gpus 1); name a run")
         run = str(one["run"].iloc[0])
-    b = batches[batches["run"] == run].sort_values("leased_s")
+    b = batches[batches["run"] == run]
     wall = rows.loc[rows["run"] == run, "wall_s"]
     if not len(b) or not len(wall):
         raise ProjectionError(f"run {run!r} is not in the scaling folder's batches.csv and rows.csv")
-    setup = float((b["released_s"] - b["leased_s"] - b["trial_s"]).mean())
-    gaps = [g for _, lane in b.groupby("gpu_index")
-            for g in (lane["leased_s"].to_numpy()[1:] - lane["released_s"].to_numpy()[:-1])]
-    gap = float(sum(gaps) / len(gaps)) if gaps else 0.0
-    fixed = float(b["leased_s"].min() + (float(wall.iloc[0]) - b["released_s"].max()))
-    return dict(run=run, overhead_s=setup + gap, setup_s=setup, gap_s=gap, fixed_s=fixed, wall_s=float(wall.iloc[0]))
+    measured = lease_measures(b, float(wall.iloc[0]))
+    setup = measured["beyond_trials_s"]
+    gap = 0.0 if math.isnan(measured["gap_s"]) else measured["gap_s"]
+    return dict(run=run, overhead_s=setup + gap, setup_s=setup, gap_s=gap, fixed_s=measured["fixed_s"],
+                wall_s=float(wall.iloc[0]))
 
 
 def scaling_folders(scaling_dir) -> list[Path]:

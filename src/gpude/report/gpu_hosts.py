@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import projection
+from ..host_scaling import lease_measures
 from ..errors import GpudeError
 from ..io import read_csv, save_figure, write_csv_atomic
 from .section import fmt
@@ -56,14 +57,11 @@ def batch_measures(scaling_dir) -> pd.DataFrame:
         for run, part in b.groupby("run"):
             if run == "priming" or run not in walls.index:
                 continue
-            held = part["released_s"] - part["leased_s"]
-            gaps = [g for _, lane in part.sort_values("leased_s").groupby("gpu_index")
-                    for g in (lane["leased_s"].to_numpy()[1:] - lane["released_s"].to_numpy()[:-1])]
-            gpus, wall = int(walls.loc[run, "gpus"]), float(walls.loc[run, "wall_s"])
-            fixed = float(part["leased_s"].min()) + wall - float(part["released_s"].max())
-            best = fixed + max(float(held.max()), float(held.sum()) / gpus)
-            rows.append(dict(folder=d.name, run=run, gap_s=sum(gaps) / len(gaps) if gaps else float("nan"),
-                             longest_batch_s=float(held.max()), bound_speedup=one_wall / best))
+            gpus = int(walls.loc[run, "gpus"])
+            m = lease_measures(part, float(walls.loc[run, "wall_s"]))
+            best = m["fixed_s"] + max(m["longest_s"], m["held_s"] / gpus)
+            rows.append(dict(folder=d.name, run=run, gap_s=m["gap_s"], longest_batch_s=m["longest_s"],
+                             bound_speedup=one_wall / best))
     return pd.DataFrame(rows, columns=["folder", "run", "gap_s", "longest_batch_s", "bound_speedup"])
 
 
