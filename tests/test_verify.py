@@ -130,3 +130,26 @@ def test_recorded_params_that_are_no_input_are_left_out(cpu_table):
     assert options == {"F": 0.5, "CR": 0.3, "bounds": "resample", "poll_every": 1, "graph_generations": 32,
                        "trials_per_launch": 30}
     assert dropped == ["graph_captured"]
+
+
+def test_a_distance_within_its_summation_rounding_is_the_same_and_said(cpu_table, tmp_path, capsys):
+    """A row whose distance was summed by BLAS (before the correctly rounded sum) differs from a
+    re-made one in its last bits: the same run, said in the detail; a larger change is caught."""
+    table = read_csv(cpu_table)
+    table.loc[0, "distance_to_optimum"] = np.nextafter(table.loc[0, "distance_to_optimum"], np.inf)
+    table.loc[1, "distance_to_optimum"] *= 1 + 1e-9  # beyond (D - 1) * 2**-53 at D = 10
+    write_csv_atomic(table, tmp_path / "blas.csv")
+    code, outcomes, _ = verified(capsys, tmp_path / "blas.csv", "--rows", "3")
+    assert code == 1 and list(outcomes["outcome"]) == ["same", "differs", "same"]
+    assert "within the rounding of a sum of 10 squares" in outcomes.loc[0, "detail"]
+    assert outcomes.loc[1, "detail"].startswith("distance_to_optimum")
+    assert pd.isna(outcomes.loc[2, "detail"]) or outcomes.loc[2, "detail"] == ""
+
+
+@pytest.mark.parametrize("dim, ulps, within", [(10, 6, True), (10, 7, False), (1000, 749, True), (1000, 750, False), (1, 1, False)])
+def test_distance_rounding_bound(dim, ulps, within):
+    a = 3.0  # an ulp of 3.0 is 2**-51: the bound (D - 1) * 2**-53 * 3 is (D - 1) * 3 / 4 ulp
+    b = a
+    for _ in range(ulps):
+        b = np.nextafter(b, np.inf)
+    assert verify.distance_rounding(a, b, dim) is within

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import math
 
 from typing import TYPE_CHECKING
 
@@ -33,7 +34,10 @@ COLUMNS = [
 
 
 def distance_to_optimum(result: TrialResult) -> float | None:
-    """||best_x - x*||_2 (Lastra et al.'s second measure), or None where x* is not known."""
+    """||best_x - x*||_2 (Lastra et al.'s second measure), or None where x* is not known.
+
+    The squares are summed correctly rounded (``math.fsum``), not by BLAS, whose order of summation
+    depends on the CPU it runs on: the same run gives the same distance on every machine."""
     from .functions import get_function
 
     try:
@@ -43,7 +47,8 @@ def distance_to_optimum(result: TrialResult) -> float | None:
     best = np.asarray(result.best_x, dtype=np.float64)
     if optimum is None or best.shape != optimum.shape:  # e.g. a LOP: many keys give the optimum
         return None
-    return float(np.linalg.norm(best - optimum))
+    diff = best - optimum
+    return math.sqrt(math.fsum((diff * diff).tolist()))
 
 
 def status_of(result: TrialResult) -> str:
