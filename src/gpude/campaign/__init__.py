@@ -45,13 +45,14 @@ another instance of the same machine kind:
 * ``pack``: the experiment's LOP and ETC instance files in one .tgz (``--archive``), for ``run
   --instance-data`` on the offline GPU host.
 
-Every row names its instance (``boot_id``) and GPU; ``run`` refuses a host whose GPU is not the one
-the reference's rows name (a reference holds one machine kind). The REPORT times one machine (GPU,
-CPU and cores: the machine of the reference's newest row made one per launch), so a row made one per
-launch on another is stale; a row made several per launch counts from any host of the same GPU (its
-result does not depend on the host around the GPU; its time is a share, never used). On such a host
-(e.g. four H200s beside 64 cores for a reference made on two beside 32) ``run`` makes only the
-batched runs and leaves those made one per launch to the reference's machine; ``--new-machine``
+Every row names where it was made (GPU, CPU, cores, ``host`` and ``boot_id``). The REPORT times one
+machine (GPU, CPU and cores: the machine of the reference's newest row made one per launch), so a row
+made one per launch on another is stale; a row made several per launch counts from any host and any
+GPU (its time is a share, never used; its result, the distance to the optimum included, is the same
+bits there: ``gpude verify --any-gpu`` re-made H100 rows on an H200 the same,
+``results/verify/cec2017_jso_h100_rows_on_h200.csv``). On another host (e.g. four H200s beside 64
+cores for a reference made on two beside 32, or an H100 for an H200's reference) ``run`` makes only
+the batched runs and leaves those made one per launch to the reference's machine; ``--new-machine``
 makes the host the reference's machine instead.
 
     python -m gpude.campaign plan --experiment config/experiments/lastra.yaml \\

@@ -102,15 +102,19 @@ def main(argv=None) -> int:
         batched_only = False  # a host of the reference's GPU but not its machine: the untimed runs only
         if args.action == "run" and not args.dry_run and machine and any(runs_on_gpu(c) for c in cells):
             here = host_machine()
-            if here != machine and not args.new_machine and machine_gpu(here) != machine_gpu(machine):
-                raise GpudeError(f"the reference's newest runs were made on {machine}, this host is {here}: its "
-                                 "times would not compare; run on that machine, or give --new-machine to make "
-                                 "this one the reference's (every row of another is then re-made here)")
             if here != machine and not args.new_machine:
+                # a batched run's result is the same bits on any host and GPU model (its distance to the
+                # optimum is summed correctly rounded; gpude verify --any-gpu checks it): it may fill the
+                # reference's quality cells wherever it is made, and its row names where
                 batched_only = True
-                print(f"campaign: this host ({here}) has the reference's GPU but is not its machine: it makes "
-                      "only the runs made several per launch (their errors count; their times are shares, "
-                      f"which the REPORT does not use); the runs made one per launch wait for {machine}")
+                same_gpu = machine_gpu(here) == machine_gpu(machine)
+                which = "has the reference's GPU but is not its machine" if same_gpu \
+                    else f"has another GPU than the reference's ({machine_gpu(machine)})"
+                instead = (", or give --new-machine to make this host the reference's (every timed row of another "
+                           "is then re-made here)") if same_gpu else ""
+                print(f"campaign: this host ({here}) {which}: it makes only the runs made several per launch "
+                      "(their errors count; their times are shares, which the REPORT does not use); the runs "
+                      f"made one per launch wait for {machine}{instead}")
             else:
                 machine = here
         if machine:
@@ -135,7 +139,7 @@ def main(argv=None) -> int:
                 why = f"; stale: {next(iter(reasons.values()))}" if reasons else ""
                 print(f"  {cell}: trials {ranges(trials)} x {expected[cell.key()]:.1f} s{why}")
             return 0
-        if not args.dry_run:
+        if not args.dry_run and not batched_only:
             check_machine(reference, cells)
         with tempfile.TemporaryDirectory(prefix="campaign_instances_") as folder:
             if args.instance_data:

@@ -55,14 +55,13 @@ def machine_gpu(machine: str) -> str:
 def stale_reason(row: dict, experiment: dict, cell: Cell, machine: str | None = None) -> str | None:
     """Why a reference row does not count for the experiment as it stands (None: it counts);
     ``machine``: the reference's machine (:func:`reference_machine`): a GPU row made one per launch on
-    another (the same GPU in a host of other CPUs or cores) is stale, as the REPORT times one machine;
-    a row made several per launch counts from any host of the same GPU (its time is a share the
-    REPORT does not use; its result does not depend on the host around the GPU)."""
+    another (another GPU, or the same GPU in a host of other CPUs or cores) is stale, as the REPORT
+    times one machine; a row made several per launch counts from any host and GPU (its time is a share
+    the REPORT does not use; its result is the same bits on any GPU: ``gpude verify --any-gpu``)."""
     if str(row.get("status", "")).startswith("error"):
         return "failed"
-    if machine and real_gpu(row.get("gpu")) and machine_label(row) != machine:
-        if launch_size(row) == 1 or str(row.get("gpu")) != machine_gpu(machine):
-            return f"made on {machine_label(row)} (the reference's machine: {machine})"
+    if machine and real_gpu(row.get("gpu")) and machine_label(row) != machine and launch_size(row) == 1:
+        return f"made on {machine_label(row)} (the reference's machine: {machine})"
     params = json.loads(row["params"]) if isinstance(row.get("params"), str) else {}
     for key, value in settings_of(experiment, cell.algorithm)[cell.setting].items():
         if key not in params or not _same(params[key], value):
