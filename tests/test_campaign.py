@@ -363,3 +363,31 @@ def test_an_interrupt_stops_the_running_processes_and_keeps_what_ran(tmp_path, m
     assert len(started) == 1 and started[0].poll() is not None  # stopped, not left running
     err = capsys.readouterr().err
     assert "interrupted: de/sequential N01" in err and "Traceback" not in err
+
+
+def test_a_shared_cells_first_trials_are_timed_in_lanes(tmp_path, monkeypatch, capsys):
+    """--alone K --alone-lanes L: a shared cell's trials 0..K-1 run first, L at a time with nothing
+    beside them (rows exclusive-cpu:L), the rest shared; a trial below K timed shared is stale."""
+    from gpude.campaign import cli, run as run_module
+
+    experiment = _experiment(tmp_path, trials=4, timing={"default": "shared"})
+    cells = campaign.grid(campaign.load_experiment(experiment), alone=2, alone_lanes=3)
+    assert cells and all(c.in_lane(0) and c.in_lane(1) and not c.in_lane(2) for c in cells)
+    assert not any(c.in_lane(0) for c in campaign.grid(campaign.load_experiment(experiment), alone=2))
+    shared_row = {"params": json.dumps({"CR": 0.9, "F": 0.5}), "max_fes": 60, "concurrency": "shared:15",
+                  "status": "ok", "trial": 1}
+    assert "timed shared:15 (trials below 2" in campaign.stale_reason(shared_row, campaign.load_experiment(experiment),
+                                                                       cells[0])
+    lane_row = {**shared_row, "concurrency": "exclusive-cpu:3"}
+    assert campaign.stale_reason(lane_row, campaign.load_experiment(experiment), cells[0]) is None
+    assert campaign.stale_reason({**shared_row, "trial": 2}, campaign.load_experiment(experiment), cells[0]) is None
+    started = []
+    monkeypatch.setattr(run_module, "gpude_command", lambda experiment, cell, first, count, stem, log, concurrency,
+                        *a: started.append((cell.function, first, count, concurrency)) or "true")
+    assert _call("run", tmp_path, experiment, "--alone", "2", "--alone-lanes", "3", "--jobs", "2", "--group", "1",
+                 "--dry-run") == 0
+    lanes = [s for s in started if s[3] == "exclusive-cpu:3"]
+    assert sorted((f, first) for f, first, _, _ in lanes) == [("N01", 0), ("N01", 1), ("N09", 0), ("N09", 1)]
+    assert started[:4] == lanes and all(s[3] == "shared:2" for s in started[4:]) and len(started) == 8
+    assert _call("run", tmp_path, experiment, "--alone-lanes", "3") == 1
+    assert "--alone-lanes L takes L >= 1 with --alone K" in capsys.readouterr().err

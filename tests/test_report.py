@@ -220,3 +220,18 @@ def test_two_algorithms_sharing_an_implementation_name_get_distinct_labels(tmp_p
 
     labelled = with_competitors(t).assign(implementation=lambda d: d["competitor"])
     assert set(timing_table(labelled)["implementation"].astype(str)) == {"de/two_kernel", "pso/gpu", "ss/gpu"}
+
+
+def test_a_cells_times_are_those_of_its_runs_timed_alone_where_it_has_any():
+    t = trials().assign(concurrency="exclusive")
+    seq = t.implementation == "sequential"
+    t.loc[seq, "concurrency"] = "shared:15"
+    t.loc[seq & (t.function == "F01") & (t.trial == 2), "concurrency"] = "exclusive-cpu:4"
+    table = timing_table(t).set_index(["implementation", "function"])
+    assert table.loc[("sequential", "F01"), "n"] == 1 and table.loc[("sequential", "F01"), "mean_s"] == 52.0
+    assert table.loc[("sequential", "F01"), "timed"] == "alone"
+    assert table.loc[("sequential", "F10"), "n"] == 3 and table.loc[("sequential", "F10"), "timed"] == "shared:15"
+    assert table.loc[("ide", "F01"), "speedup"] == 52.0 / 1.5
+    md = markdown(timing_table(t))
+    assert "Not timed alone" in md and "sequential on F10 (shared:15)" in md
+    assert "Not timed alone" not in markdown(timing_table(trials()))

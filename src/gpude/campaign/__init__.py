@@ -27,7 +27,11 @@ another instance of the same machine kind:
   ``trials_per_launch``); the one-per-launch processes of every cell go before any batch, so a call
   that ends early leaves every cell it reached with its timed runs. A reference row of a trial below
   K made several per launch is stale.
-  Runs the experiment times ``shared`` go first, ``--jobs`` at a time (their rows say ``shared:JOBS``: on
+  ``--alone K --alone-lanes L`` (a ``shared`` implementation, e.g. standard DE's single-threaded runs):
+  each cell's trials 0..K-1 timed in lanes, at most L processes at once with nothing else on the host
+  (rows say ``exclusive-cpu:L``; the REPORT times such rows as alone), before everything else; a
+  reference row of a trial below K timed shared is stale.
+  Runs the experiment times ``shared`` go next, ``--jobs`` at a time (their rows say ``shared:JOBS``: on
   a host of 32 vCPUs one ETC run alone made 2.0x the FEs of one of 29 side by side, one of 8 within
   1.2 %, results/benchmarks/kromer_contention_nvidia-h100.csv); then the ``exclusive`` GPU
   ones, one per GPU of the host at a time (``--gpus``; each ``gpude run`` leases its own GPU, and the

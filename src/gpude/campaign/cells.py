@@ -35,8 +35,12 @@ class Cell(model.CellKey):
     trials_per_job: int = 0
     per_launch: int = 1
     timing: str = "exclusive"
-    #: trials 0 .. alone - 1 one per launch (timed), the others ``per_launch`` per launch
+    #: trials 0 .. alone - 1 timed alone: one per launch (a batched implementation), or in a lane of
+    #: their own (a ``shared`` one: :attr:`alone_lanes`); the others ``per_launch`` per launch, or shared
     alone: int = 0
+    #: a shared cell's timed trials: at most this many processes at once with nothing else beside them
+    #: (rows say ``exclusive-cpu:LANES``); 0: none of its trials is timed alone
+    alone_lanes: int = 0
     setting: str | None = None
 
     def chunks(self) -> list[int]:
@@ -46,6 +50,10 @@ class Cell(model.CellKey):
     def launch_size(self, trial: int) -> int:
         """How many trials share the launch that makes ``trial``."""
         return 1 if trial < self.alone else self.per_launch
+
+    def in_lane(self, trial: int) -> bool:
+        """Whether ``trial`` of a shared cell is one of its timed ones, made in a lane of its own."""
+        return bool(self.alone_lanes) and self.timing != "exclusive" and trial < self.alone
 
     def batch(self, experiment: str, chunk: int) -> str:
         return self._job(chunk).path(experiment)
@@ -115,12 +123,13 @@ def budget(experiment: dict, dim: int) -> int:
 
 
 def grid(experiment: dict, implementations=None, dtypes=None, *, trials_by_function=(), alone: int = 0,
-         per_launch: int | None = None, functions=None, has_gpu: bool = True) -> list[Cell]:
+         per_launch: int | None = None, functions=None, has_gpu: bool = True, alone_lanes: int = 0) -> list[Cell]:
     """The experiment's cells (:func:`gpude.experiment.cells`, of its dtypes, or ``dtypes``; of the given
     implementations, default all) with their number of trials: the experiment's, or more for the
     functions that match a pattern of ``trials_by_function`` ((pattern, n) pairs: the campaign's
     ``--trials``). ``alone`` and ``per_launch``: the campaign's ``--alone`` and ``--per-launch``
-    (default: the experiment's ``trials_per_launch`` for every trial); ``functions``: fnmatch patterns,
+    (default: the experiment's ``trials_per_launch`` for every trial); ``alone_lanes``: the campaign's
+    ``--alone-lanes`` (a shared cell's first ``alone`` trials timed in lanes); ``functions``: fnmatch patterns,
     the experiment's functions that match one; ``has_gpu`` False: without the implementations that need
     a GPU."""
     out = []
@@ -132,11 +141,13 @@ def grid(experiment: dict, implementations=None, dtypes=None, *, trials_by_funct
         trials = model.per_implementation(experiment, "trials", c.implementation, c.algorithm)
         n = max([trials] + [k for pattern, k in trials_by_function if fnmatch.fnmatchcase(c.function, pattern)])
         size = per_launch or model.per_implementation(experiment, "trials_per_launch", c.implementation, c.algorithm)
+        timing = model.per_implementation(experiment, "timing", c.implementation, c.algorithm)
+        lanes = alone_lanes if timing != "exclusive" and size == 1 else 0
         out.append(Cell(c.algorithm, c.implementation, c.function, int(c.dim), int(c.popsize), c.dtype, n,
                         trials_per_job=model.per_implementation(experiment, "trials_per_job", c.implementation,
                                                                 c.algorithm),
-                        per_launch=size, alone=alone if size > 1 else 0, setting=c.setting,
-                        timing=model.per_implementation(experiment, "timing", c.implementation, c.algorithm)))
+                        per_launch=size, alone=alone if size > 1 or lanes else 0, alone_lanes=lanes,
+                        setting=c.setting, timing=timing))
     return out
 
 

@@ -50,6 +50,10 @@ def main(argv=None) -> int:
                    help="run: make this host the reference's machine (every GPU row of another is re-made)")
     p.add_argument("--alone", type=int, default=0,
                    help="with --per-launch: each cell's first ALONE trials one per launch (timed), the rest batched")
+    p.add_argument("--alone-lanes", type=int, default=0,
+                   help="with --alone K: a shared-timed cell's (e.g. standard DE's single-threaded runs) first K "
+                        "trials timed in lanes, at most this many at once with nothing else on the host (rows say "
+                        "exclusive-cpu:LANES); its other trials shared, --jobs at a time")
     p.add_argument("--per-launch", type=int,
                    help="trials per launch of a batched implementation (default: the experiment's trials_per_launch)")
     p.add_argument("--group", type=int, default=5, help="run: at most this many trials per process "
@@ -72,11 +76,15 @@ def main(argv=None) -> int:
         implementations = args.implementations.split(",") if args.implementations else None
         if args.alone < 0 or (args.per_launch is not None and args.per_launch < 1):
             raise GpudeError("--alone takes a count >= 0 and --per-launch one >= 1 (e.g. --alone 3 --per-launch 10)")
-        if args.alone and not (args.per_launch and args.per_launch > 1):
-            raise GpudeError("--alone K needs --per-launch B > 1: the trials from K on go B per launch")
+        if args.alone_lanes < 0 or (args.alone_lanes and not args.alone):
+            raise GpudeError("--alone-lanes L takes L >= 1 with --alone K (e.g. --alone 5 --alone-lanes 4): each "
+                             "shared cell's first K trials are timed, L at a time")
+        if args.alone and not args.alone_lanes and not (args.per_launch and args.per_launch > 1):
+            raise GpudeError("--alone K needs --per-launch B > 1 (the trials from K on go B per launch) or "
+                             "--alone-lanes L (a shared cell's first K trials timed, L at a time)")
         cells = grid(experiment, implementations, args.dtypes.split(",") if args.dtypes else None,
                      trials_by_function=parse_trials(args.trials), alone=args.alone, per_launch=args.per_launch,
-                     functions=args.functions.split(",") if args.functions else None)
+                     functions=args.functions.split(",") if args.functions else None, alone_lanes=args.alone_lanes)
         if not cells:
             raise GpudeError(f"no cell of the experiment matches --functions {args.functions} / --implementations "
                              f"{args.implementations}: its functions are {', '.join(experiment['functions'])}")

@@ -14,6 +14,7 @@ import pandas as pd
 from ..io import read_csv
 from ..machines import _real_gpu as _names_a_gpu, machine_label
 from ..experiment import settings_of
+from ..results import timed_alone
 from .cells import CELL, Cell, budget, launch_size, row_key, run_id
 
 #: a campaign's file for trials ``first .. first + count - 1`` of a cell, under ``--out``
@@ -74,6 +75,8 @@ def stale_reason(row: dict, experiment: dict, cell: Cell, machine: str | None = 
         return f"max_time_s {row.get('max_time_s')} (experiment: {time_budget})"
     if cell.timing == "exclusive" and not str(row.get("concurrency", "")).startswith("exclusive"):
         return f"timed {row.get('concurrency')} (experiment: exclusive)"
+    if "trial" in row and cell.in_lane(int(row["trial"])) and not timed_alone(pd.Series([row.get("concurrency")]))[0]:
+        return f"timed {row.get('concurrency')} (trials below {cell.alone}: timed alone, in lanes)"
     made = launch_size(row)
     if cell.alone and "trial" in row and int(row["trial"]) < cell.alone and made > 1:
         # (without --alone a trial may have been made in any batch: its error counts)
@@ -224,7 +227,7 @@ def groups(work, expected: dict, group: int, share: dict | None = None) -> list[
         for t in trials[1:] + [None]:
             size = cell.launch_size(run[0])
             if (t is not None and t == run[-1] + 1 and cell.launch_size(t) == size
-                    and len(run) < (size if size > 1 else group)):
+                    and cell.in_lane(t) == cell.in_lane(run[0]) and len(run) < (size if size > 1 else group)):
                 run.append(t)
                 continue
             per = expected[cell.key()]

@@ -58,7 +58,8 @@ def check_machine(reference: pd.DataFrame, cells: list[Cell]) -> None:
 
 def run(experiment: dict, plan: list[Group], out: Path, max_seconds: float, jobs: int, setup_s: float,
         dry_run: bool = False, root: Path = ROOT, gpus: int = 1, experiment_file: str | None = None) -> dict:
-    """Run the groups while they fit: the shared-timed ones ``jobs`` at a time; then the exclusive GPU
+    """Run the groups while they fit: a shared cell's timed trials (``--alone-lanes``) first, that many
+    at a time with nothing beside them; the shared-timed ones ``jobs`` at a time; then the exclusive GPU
     ones ``gpus`` at a time (each ``gpude run`` leases a GPU of its own; rows say ``exclusive-gpu:N``
     where N > 1); then the exclusive CPU ones, one at a time. Nothing of one phase runs beside the next.
     Interrupted (Ctrl-C, or the host script's ``timeout -s INT`` backstop), it stops the processes
@@ -69,7 +70,8 @@ def run(experiment: dict, plan: list[Group], out: Path, max_seconds: float, jobs
     stats = {"ran": 0, "failed": 0, "skipped_time": 0, "interrupted": 0}
     pending = list(plan)  # (the plan leaves out the trials whose files in ``out`` count)
     on_gpu = {g.cell.key(): runs_on_gpu(g.cell) for g in pending}
-    shared = [g for g in pending if g.cell.timing != "exclusive"]
+    lanes = [g for g in pending if g.cell.in_lane(g.first)]
+    shared = [g for g in pending if g.cell.timing != "exclusive" and not g.cell.in_lane(g.first)]
     exclusive_gpu = [g for g in pending if g.cell.timing == "exclusive" and on_gpu[g.cell.key()]]
     exclusive_cpu = [g for g in pending if g.cell.timing == "exclusive" and not on_gpu[g.cell.key()]]
 
@@ -136,6 +138,9 @@ def run(experiment: dict, plan: list[Group], out: Path, max_seconds: float, jobs
                 time.sleep(0.2)
 
     try:
+        if lanes:  # a shared cell's timed trials, in lanes of their own with nothing else beside them
+            width = lanes[0].cell.alone_lanes
+            pool(lanes, width, f"exclusive-cpu:{width}")
         pool(shared, jobs, f"shared:{jobs}")  # the rows say how many ran side by side (at most)
         pool(exclusive_gpu, gpus, f"exclusive-gpu:{gpus}" if gpus > 1 else None)
         pool(exclusive_cpu, 1)

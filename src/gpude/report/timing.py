@@ -56,14 +56,32 @@ def _labelled(trials: pd.DataFrame) -> pd.DataFrame:
     return trials.assign(implementation=implementation_labels(trials)) if len(trials) else trials
 
 
+def timed_rows(trials: pd.DataFrame) -> pd.DataFrame:
+    """The rows whose times a table averages: per machine, implementation and function, those timed
+    alone (:func:`gpude.results.timed_alone`) where there are any, else all (e.g. standard DE's runs
+    side by side, one core each); a ``timed`` column says which ("alone" or the rows' concurrency)."""
+    from ..results import timed_alone
+
+    if "concurrency" not in trials or not len(trials):
+        return trials.assign(timed="alone")
+    alone = timed_alone(trials["concurrency"])
+    keys = ["machine", "implementation", "function"]
+    has_alone = alone.groupby([trials[k] for k in keys]).transform("any")
+    kept = trials[alone | ~has_alone]
+    shared = kept["concurrency"].astype(str)
+    return kept.assign(timed=shared.where(~timed_alone(kept["concurrency"]), "alone"))
+
+
 def timing_table(trials: pd.DataFrame, baseline: str = "sequential") -> pd.DataFrame:
-    """Long table: machine, implementation, function, n, mean and std of wall time, speed-up vs
-    ``baseline`` on the same machine (NaN where the baseline did not run that function). Failed
-    trials are not averaged; ``n`` counts the trials that finished."""
+    """Long table: machine, implementation, function, n, mean and std of wall time, how the rows were
+    timed (``timed``: "alone", or how they shared the machine where no row of the cell was timed alone:
+    :func:`timed_rows`), speed-up vs ``baseline`` on the same machine (NaN where the baseline did not
+    run that function). Failed trials are not averaged; ``n`` counts the timed trials that finished."""
     ok = _labelled(trials)
-    ok = ok[ok["wall_time_s"].notna()]
-    t = (ok.groupby(["machine", "implementation", "function"])["wall_time_s"]
-         .agg(n="count", mean_s="mean", std_s="std").reset_index())
+    ok = timed_rows(ok[ok["wall_time_s"].notna()])
+    t = (ok.groupby(["machine", "implementation", "function"])
+         .agg(n=("wall_time_s", "count"), mean_s=("wall_time_s", "mean"), std_s=("wall_time_s", "std"),
+              timed=("timed", lambda v: "; ".join(sorted(set(v))))).reset_index())
     base = t[t.implementation == baseline].set_index(["machine", "function"])["mean_s"]
     t["speedup"] = [base.get((m, f), np.nan) / v for m, f, v in zip(t.machine, t.function, t.mean_s)]
     t["implementation"] = pd.Categorical(t["implementation"], _ordered(t["implementation"].unique()))
@@ -144,6 +162,12 @@ def markdown(table: pd.DataFrame) -> str:
                 for c in cols) + " |")
             if has_speedup:
                 lines.append("| | speed-up | " + " | ".join(speed.loc[impl, c] for c in cols) + " |")
+        if "timed" in part:
+            shared = part[part["timed"] != "alone"]
+            if len(shared):
+                lines += ["", "Not timed alone (no run of the cell was; their times include the machine's sharing): "
+                          + "; ".join(f"{impl} on {', '.join(map(str, g['function']))} ({'; '.join(sorted(set(g['timed'])))})"
+                                      for impl, g in shared.groupby("implementation", observed=True)) + "."]
         blocks.append("\n".join(lines) + "\n")
     return "\n".join(blocks)
 
