@@ -2,7 +2,7 @@
 # CI's second step: the I/O tests (those marked `io`: they read or write results tables) again under
 # the OLDEST pandas and numpy the project accepts (.ci/oldest.txt), where CI's main run has only the
 # newest. pandas' default float parser changed between them (2.2.x and 3.0.x read about half of
-# 17-digit floats 1 ulp off, 3.1 reads them exactly): gpude.io.read_csv must be exact under both.
+# 17-digit floats 1 ulp off, 3.1 reads them exactly): gpude.core.io.read_csv must be exact under both.
 #
 # Its own virtual environment, .venv-ci (git-ignored), made by pip from pyproject.toml with the two
 # pins as constraints: a set of packages pip itself chose to go together, as a user pinning the oldest
@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy
 import pandas
 
-from gpude.io import float_options
+from gpude.core.io import float_options
 
 pins = dict(re.findall(r"^(\w+)==(\S+)", Path(".ci/oldest.txt").read_text(), re.M))
 have = {"pandas": pandas.__version__, "numpy": numpy.__version__}

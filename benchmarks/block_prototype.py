@@ -43,13 +43,13 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from numba import cuda, float32  # noqa: E402
 
-from gpude import provenance  # noqa: E402
+from gpude.core import provenance  # noqa: E402
 from gpude.algorithms.de import build_de_ops  # noqa: E402
 from gpude.functions import get_function  # noqa: E402
-from gpude.gpu_runtime import simulator_enabled  # noqa: E402
-from gpude.io import write_csv_atomic  # noqa: E402
-from gpude.prebound import allow_dynamic_shared  # noqa: E402
-from gpude.rng import seed_key  # noqa: E402
+from gpude.core.gpu_runtime import simulator_enabled  # noqa: E402
+from gpude.core.io import write_csv_atomic  # noqa: E402
+from gpude.core.prebound import allow_dynamic_shared  # noqa: E402
+from gpude.core.rng import seed_key  # noqa: E402
 
 THREADS = 1024
 THREAD_REGISTERS = 65536 // THREADS  # an SM's register file over a block of 1,024 (the H100 refused more)
@@ -532,7 +532,7 @@ def main(argv=None) -> int:
             write_csv_atomic(frame, args.out)
 
     prov = {**provenance.gpu(), **provenance.cpu(), **provenance.software(), "git_commit": provenance.git_commit()}
-    from gpude.trial import make_runner
+    from gpude.run.trial import make_runner
 
     anchor_functions = dict.fromkeys(["F01", *args.warp_functions.split(",")])
     for fid in () if args.no_anchor else anchor_functions:

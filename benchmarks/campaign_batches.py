@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from gpude.run_batches import Job, write_jobs  # noqa: E402
+from gpude.run.batches import Job, write_jobs  # noqa: E402
 
 
 def planned_commands(experiment: str, reference: str, implementations: str, out: str) -> list[str]:

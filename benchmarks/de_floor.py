@@ -43,7 +43,7 @@ if str(ROOT / "src") not in sys.path:
 # the arithmetic itself lives in the package (the REPORT's scaling curves use it too)
 from gpude.report.floor import (PEAKS, SIZES, W_DIV, W_POW, W_RNG, W_SQRT, W_TRANS, WEIGHTS,  # noqa: E402,F401
                          evaluation_flops, floor_point, generation_bytes, operator_flops, peak_device)
-from gpude.io import write_atomic, write_csv_atomic  # noqa: E402
+from gpude.core.io import write_atomic, write_csv_atomic  # noqa: E402
 
 OUT_CSV = ROOT / "results" / "benchmarks" / "de_floor.csv"
 SUMMARY = ROOT / "results" / "benchmarks" / "SUMMARY.md"

@@ -50,7 +50,7 @@ def takes_graphs(implementation: str) -> bool:
     """Whether the DE implementation has the option ``graph_generations`` (its own signature says)."""
     import inspect
 
-    from gpude import registry
+    from gpude.implementations import registry
 
     cls = registry.get("de", implementation).load(check_device=False)
     return "graph_generations" in inspect.signature(cls.__init__).parameters
@@ -62,7 +62,7 @@ def spans_for(implementation: str, spans) -> list[int]:
 
 def time_case(case: dict, span: int, generations: int, repeats: int, seed: int = 1) -> list[dict]:
     """``repeats`` timed runs of ``generations`` generations (after the runner's warm-up)."""
-    from gpude.trial import make_runner
+    from gpude.run.trial import make_runner
 
     NP, B = case["popsize"], case["trials_per_launch"]
     options = {"graph_generations": span} if takes_graphs(case["implementation"]) else {}
@@ -104,8 +104,8 @@ def main(argv=None) -> int:
     import numba.cuda  # noqa: F401  (provenance asks CUDA only where it is imported)
     import pandas as pd
 
-    from gpude import provenance
-    from gpude.io import write_csv_atomic
+    from gpude.core import provenance
+    from gpude.core.io import write_csv_atomic
 
     common = {**provenance.record()}
     rows = []

@@ -16,7 +16,7 @@
 # Locally, after the call: tar xzf <files_at>/<stage>.tar.gz.
 set -uo pipefail
 : "${OUT:?OUT must name the folder whose files come back}"
-device=$(python3 -c "from gpude import provenance; from numba import cuda; print(provenance.slug(provenance.gpu()['gpu']))" 2>/dev/null || echo unknown)
+device=$(python3 -c "from gpude.core import provenance; from numba import cuda; print(provenance.slug(provenance.gpu()['gpu']))" 2>/dev/null || echo unknown)
 case "$device" in *h100*) device=nvidia-h100 ;; *h200*) device=nvidia-h200 ;; esac
 # the host writes no bytecode: compiled once here (benchmarks/compile_bytecode.sh says why)
 bash benchmarks/compile_bytecode.sh

@@ -11,7 +11,7 @@
 # markers kept) and the workflow runs them again on GPUs 0..N-1 (CUDA_VISIBLE_DEVICES), while the
 # host's CPU (/proc/stat) and GPUs (nvidia-smi) are sampled every half second.
 # OUT_DIR/gpus<N>/ gets snakemake.log, logs.tar.gz (the batch logs: the leases), trials.csv,
-# cpu.csv, gpu.csv, wall.txt; then `python -m gpude.host_scaling rows OUT_DIR --config CONFIG`
+# cpu.csv, gpu.csv, wall.txt; then `python -m gpude.study.gpu_scaling rows OUT_DIR --config CONFIG`
 # writes OUT_DIR/rows.csv (one row per GPU count).
 set -uo pipefail
 config=$1; out=$2; shift 2
@@ -23,10 +23,10 @@ case "$config" in
   */scaling/*) mode=(--config gpu=yes "scaling=$config" "${extra[@]}") ;;
   *) mode=(--configfile "$config" --config gpu=yes "${extra[@]}") ;;
 esac
-target=$(python3 -m gpude.host_scaling target "$config") || exit 1
+target=$(python3 -m gpude.study.gpu_scaling target "$config") || exit 1
 host_gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
 counts=("$@")
-[ ${#counts[@]} -gt 0 ] || read -r -a counts <<< "$(python3 -m gpude.host_scaling gpu-counts "$config")"
+[ ${#counts[@]} -gt 0 ] || read -r -a counts <<< "$(python3 -m gpude.study.gpu_scaling gpu-counts "$config")"
 
 sample() {  # sample DIR: CPU and GPU every 0.5 s until killed
   python3 - "$1/cpu.csv" <<'PY' &
@@ -47,10 +47,10 @@ run() {  # run DIR GPU_LIST [TARGET ...]: the workflow once on those GPUs, timed
   local dir=$1 visible=$2; shift 2
   local targets=("${@:-$target}")
   mkdir -p "$dir"
-  python3 -m gpude.host_scaling clean "$config"   # batches and their logs; warm-up markers stay
+  python3 -m gpude.study.gpu_scaling clean "$config"   # batches and their logs; warm-up markers stay
   sample "$dir"
   local t0 t1 rc prefetch
-  prefetch=$(CUDA_VISIBLE_DEVICES=$visible python3 -c "from gpude.host_shape import HostShape as H; print(H.from_environment().prefetch)")
+  prefetch=$(CUDA_VISIBLE_DEVICES=$visible python3 -c "from gpude.study.host_shape import HostShape as H; print(H.from_environment().prefetch)")
   t0=$(date +%s.%N)
   CUDA_VISIBLE_DEVICES=$visible snakemake --cores all "${mode[@]}" -- "${targets[@]}" > "$dir/snakemake.log" 2>&1
   rc=$?
@@ -59,17 +59,17 @@ run() {  # run DIR GPU_LIST [TARGET ...]: the workflow once on those GPUs, timed
   printf 'start %s\nend %s\nexit %s\nvisible %s\nhost_gpus %s\nprefetch %s\n' "$t0" "$t1" "$rc" "$visible" \
     "$host_gpus" "$prefetch" > "$dir/wall.txt"
   cp "$target" "$dir/trials.csv" 2>/dev/null
-  python3 -m gpude.host_scaling pack-logs "$config" "$dir/logs.tar.gz"
+  python3 -m gpude.study.gpu_scaling pack-logs "$config" "$dir/logs.tar.gz"
   echo "== $dir: exit $rc after $(python3 -c "print(round($t1 - $t0, 1))") s"
   [ "$rc" -eq 0 ] || tail -30 "$dir/snakemake.log"
 }
 
 all_gpus=$(seq -s, 0 $((host_gpus - 1)))
 # priming: the warm-ups alone (they compile into numba's cache), on every GPU
-mapfile -t markers < <(python3 -m gpude.host_scaling warmups "$config")
+mapfile -t markers < <(python3 -m gpude.study.gpu_scaling warmups "$config")
 run "$out/priming" "$all_gpus" "${markers[@]}"
 for n in "${counts[@]}"; do
   [ "$n" -le "$host_gpus" ] || { echo "== $n GPUs: the host has $host_gpus, left out"; continue; }
   run "$out/gpus$n" "$(seq -s, 0 $((n - 1)))"
 done
-python3 -m gpude.host_scaling rows "$out" --config "$config" --out "$out/rows.csv"
+python3 -m gpude.study.gpu_scaling rows "$out" --config "$config" --out "$out/rows.csv"

@@ -40,7 +40,7 @@ import pandas as pd
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from gpude.io import write_csv_atomic  # noqa: E402
+from gpude.core.io import write_csv_atomic  # noqa: E402
 
 
 def gpude_run(args: list[str], out_dir: Path, tag: str) -> tuple[list[str], Path]:

@@ -59,7 +59,8 @@ def main(argv=None) -> int:
 
     import pandas as pd
 
-    from gpude import cli, provenance
+    from gpude import cli
+    from gpude.core import provenance
     from gpude.campaign.cells import load_experiment
     from gpude.campaign.interleave import interleaved_jobs
 

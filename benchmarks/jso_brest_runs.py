@@ -7,7 +7,7 @@ gpude.implementations.jso_brest pack`, carried to the host):
 ``runs``: the 29 CEC 2017 functions (F1, F3..F30) x D in {10, 30} x 51 runs, each run one call of
 Brest's code through its program spec (``config/programs/jso_brest.yaml``: jso/brest) by ``gpude run``
 processes (the rows are gpude trial rows: every one names the host's CPU, cores, host name and boot),
-seeds ``gpude.rng.trial_seed(SEED, cec17_fNN, D, NP, trial)`` like every gpude trial, NP jSO's own
+seeds ``gpude.core.rng.trial_seed(SEED, cec17_fNN, D, NP, trial)`` like every gpude trial, NP jSO's own
 (182 at D=10, 466 at D=30), MaxFES 10000 D. The cells, in chunks of ``--chunk`` trials, run on
 ``--jobs`` lanes (default: the host's cores less one), each lane one single-threaded run at a time;
 rows say ``concurrency`` ``exclusive-cpu:<lanes>``. Then ``gpude merge`` makes ``OUT/trials.csv`` and
@@ -42,7 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from gpude import provenance  # noqa: E402
+from gpude.core import provenance  # noqa: E402
 from gpude.implementations import jso_brest as jb  # noqa: E402
 
 PROGRAMS = ROOT / "config" / "programs" / "jso_brest.yaml"
@@ -118,7 +118,7 @@ def runs(args) -> int:
 
 
 def speed(args) -> int:
-    from gpude.rng import trial_seed
+    from gpude.core.rng import trial_seed
 
     functions, dims = ints(args.functions), ints(args.dims)
     check_data(functions, dims)

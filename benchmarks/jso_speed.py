@@ -24,10 +24,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from gpude import provenance  # noqa: E402
+from gpude.core import provenance  # noqa: E402
 from gpude.algorithms.jso import jso_popsize  # noqa: E402
-from gpude.io import write_csv_atomic  # noqa: E402
-from gpude.trial import make_runner  # noqa: E402
+from gpude.core.io import write_csv_atomic  # noqa: E402
+from gpude.run.trial import make_runner  # noqa: E402
 
 
 def cell(function: str, dim: int, trials: int, repeats: int, algorithm: str = "jso") -> dict:

@@ -28,9 +28,9 @@ import numba
 import numpy as np
 import pandas as pd
 
-from gpude import provenance
-from gpude.errors import GpudeError
-from gpude.io import write_csv_atomic
+from gpude.core import provenance
+from gpude.core.errors import GpudeError
+from gpude.core.io import write_csv_atomic
 
 DEVICES = ("cpu", "cpu_parallel", "gpu", "gpu_prebound")
 #: back-to-back launches of ``seconds_queued`` (what a generation loop that never waits sees per launch)

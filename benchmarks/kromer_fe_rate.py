@@ -22,7 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from gpude.errors import GpudeError  # noqa: E402
+from gpude.core.errors import GpudeError  # noqa: E402
 
 IMPLEMENTATIONS = ("high_level", "sequential", "many_threaded")
 #: (problem, dim, NP, CR): the parameters of kromer_etc, kromer_lop and kromer_rastrigin
@@ -35,8 +35,8 @@ COLUMNS = ("problem", "dim", "popsize", "implementation", "F", "CR", "seconds", 
 
 def measure(problem, dim, popsize, CR, implementation, seconds, seed=1) -> dict:
     from gpude.problems import get_problem
-    from gpude.provenance import record
-    from gpude.trial import make_runner
+    from gpude.core.provenance import record
+    from gpude.run.trial import make_runner
 
     instance = get_problem(problem, None if dim == "instance" else int(dim))
     runner = make_runner("de", implementation, instance, instance.dim, popsize, 10**12, F=0.5, CR=CR,
@@ -58,7 +58,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     import pandas as pd
 
-    from gpude.io import write_csv_atomic
+    from gpude.core.io import write_csv_atomic
 
     rows = []
     try:

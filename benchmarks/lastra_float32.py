@@ -16,9 +16,9 @@ import argparse
 import numpy as np
 import pandas as pd
 
-from gpude import provenance
+from gpude.core import provenance
 from gpude.functions import get_function
-from gpude.io import write_csv_atomic
+from gpude.core.io import write_csv_atomic
 
 LASTRA = ("L01", "L02", "L03", "L04", "L05", "L06")
 CEC = ("C01", "C02", "C03", "C04", "C06", "C08", "C13", "C18", "C20")

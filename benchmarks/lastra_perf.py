@@ -23,9 +23,9 @@ import time
 import numpy as np
 import pandas as pd
 
-from gpude import provenance
+from gpude.core import provenance
 from gpude.functions import get_function
-from gpude.io import write_csv_atomic
+from gpude.core.io import write_csv_atomic
 
 SPEC_BANDWIDTH = {"H200": 4.8e12, "H100 80GB HBM3": 3.35e12, "H100": 3.35e12}
 TARGET_TIME_S = 60.0
@@ -130,7 +130,7 @@ def main(argv=None) -> int:
     t["kind"] = "eval"
     t["target"] = TARGET_EVAL_RATIO
     if args.trial:
-        from gpude.trial import make_runner
+        from gpude.run.trial import make_runner
 
         runner = make_runner("masw", "gpu", "L01", args.dim, 60, args.trial_fes, target=0.0)  # compiled and warmed up
         t0 = time.perf_counter()

@@ -42,7 +42,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from gpude.errors import InvalidInputError  # noqa: E402
+from gpude.core.errors import InvalidInputError  # noqa: E402
 
 IMPLEMENTATIONS = ("sequential", "master_slave")
 COLUMNS = ("machine", "problem", "dim", "popsize", "implementation", "workers", "pipelined", "F", "CR",
@@ -69,7 +69,7 @@ def default_workers(cores: int) -> list[int]:
 
 def runner_for(implementation: str, problem: str, dim, popsize: int, workers: int, args):
     """A warmed-up runner (JIT done) with a wall-clock budget of ``args.seconds``."""
-    from gpude.trial import make_runner
+    from gpude.run.trial import make_runner
 
     options = {"workers": workers} if implementation == "master_slave" else {}
     return make_runner("de", implementation, problem, dim, popsize, max_fes=10 ** 12, F=args.F,
@@ -158,7 +158,7 @@ def cases(args, cores: int) -> list[tuple[str, int]]:
 
 
 def provenance_fields(machine: str) -> dict:
-    from gpude import provenance
+    from gpude.core import provenance
 
     software = provenance.software()
     return {"machine": machine, **provenance.cpu(), "numba": software["numba"],
@@ -219,7 +219,7 @@ def summary(r: dict) -> str:
 def main(argv=None) -> int:
     import pandas as pd
 
-    from gpude.io import write_csv_atomic
+    from gpude.core.io import write_csv_atomic
 
     args = parse(argv)
     popsizes = int_list(args.popsizes, "popsizes", least=4)

@@ -94,7 +94,7 @@ def child(fid: str, dim: int, cycles: int, ls_mode: str = "", batch: int = 1, ga
     divided by ``batch``)."""
     from numba import cuda
 
-    from gpude.trial import make_runner
+    from gpude.run.trial import make_runner
 
     options = {"ls_mode": ls_mode} if ls_mode else {}
     if ga_mode:
@@ -356,9 +356,9 @@ def main(argv=None) -> int:
 
     import pandas as pd
 
-    from gpude import provenance
+    from gpude.core import provenance
     from gpude.functions import get_function
-    from gpude.io import write_csv_atomic
+    from gpude.core.io import write_csv_atomic
 
     if args.protocol_from:
         frame = pd.read_csv(args.protocol_from)

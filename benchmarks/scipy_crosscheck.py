@@ -22,9 +22,10 @@ import pandas as pd
 import scipy
 from scipy.optimize import differential_evolution
 
-from gpude import provenance, run_trial
+from gpude.core import provenance
+from gpude import run_trial
 from gpude.functions import get_function
-from gpude.io import write_csv_atomic
+from gpude.core.io import write_csv_atomic
 
 # (function, D, NP): Q04 D=50 NP=50 (ours 140, the paper's 18.3), Q02 D=10 NP=50 (2.06 vs 0.39),
 # and three cells the paper solves at a large NP where ours does not

@@ -56,7 +56,7 @@ def first_trial(implementation: str, function: str, cache: Path, work: Path, dim
 
 def import_code(implementation: str) -> str:
     """What a run imports before its setup: the command line and the implementation's module."""
-    return ("import gpude.cli, gpude.trial, gpude.registry as r; "
+    return ("import gpude.cli, gpude.run.trial, gpude.implementations.registry as r; "
             f"r.get('de', {implementation!r}).load(check_device=False)")
 
 
@@ -129,8 +129,8 @@ def main(argv=None) -> int:
 
     import pandas as pd
 
-    from gpude import provenance
-    from gpude.io import write_csv_atomic
+    from gpude.core import provenance
+    from gpude.core.io import write_csv_atomic
 
     pairs = [tuple(s.split(":")) for s in (args.pairs.split(",") if args.pairs else PAIRS[args.device])]
     gpu = {}

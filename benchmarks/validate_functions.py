@@ -35,9 +35,9 @@ sys.path.insert(0, str(ROOT / "tests"))  # conftest: the oracle's loader and err
 
 from numba import cuda  # noqa: E402
 
-from gpude import provenance  # noqa: E402
+from gpude.core import provenance  # noqa: E402
 from gpude.functions import DIMS, get_function, gpu, list_functions  # noqa: E402
-from gpude.io import write_csv_atomic  # noqa: E402
+from gpude.core.io import write_csv_atomic  # noqa: E402
 
 SEED = 20261121
 TOL64 = 1e-9  # relative, with the same absolute floor (shared/cec_reference/README.md)

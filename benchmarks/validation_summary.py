@@ -16,7 +16,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from gpude.io import write_atomic  # noqa: E402
+from gpude.core.io import write_atomic  # noqa: E402
 
 VALIDATION = ROOT / "results" / "validation"
 

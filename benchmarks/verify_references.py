@@ -4,7 +4,7 @@
 device, re-make ``--rows`` rows of it here (sampled with ``--sample-seed`` among its rows of that
 device that ended normally and took at most ``--max-row-seconds``; a reference's experiment plugins
 loaded from its experiment file) and write ``<out>/<machine>__<experiment>__<device>.csv``: the
-outcomes (`gpude.verify`), GPU rows of another model compared too (``any_gpu``). Rows that cannot
+outcomes (`gpude.run.verify`), GPU rows of another model compared too (``any_gpu``). Rows that cannot
 be re-made here (a wall-clock budget that ran out, a failed trial) are sampled like the others and
 say why, unless ``--remakable`` samples only those that can. One row at a time, so that
 ``--max-seconds`` stops between rows (the rows left are listed as not reached).
@@ -28,9 +28,9 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from gpude import verify  # noqa: E402
+from gpude.run import verify  # noqa: E402
 from gpude.algorithms import load_plugins  # noqa: E402
-from gpude.io import read_csv, write_csv_atomic  # noqa: E402
+from gpude.core.io import read_csv, write_csv_atomic  # noqa: E402
 
 REMAKABLE = ["target", "budget"]  # --remakable's statuses (a run whose clock ran out cannot be re-made)
 

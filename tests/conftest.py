@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
-# the workflow's CPU lane (gpude.host_shape) would depend on the machine's GPUs and cores; the tests
+# the workflow's CPU lane (gpude.study.host_shape) would depend on the machine's GPUs and cores; the tests
 # that want it set the host's shape themselves (GPUDE_HOST_CORES, GPUDE_FAKE_GPUS, GPUDE_CPU_LANE)
 os.environ.setdefault("GPUDE_CPU_LANE", "0")
 if os.environ["NUMBA_ENABLE_CUDASIM"] == "1":

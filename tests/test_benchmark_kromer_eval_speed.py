@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpude.errors import GpudeError
+from gpude.core.errors import GpudeError
 from gpude.problems import LinearOrdering, TaskScheduling
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpude.io import read_csv
+from gpude.core.io import read_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("kromer_fe_rate", ROOT / "benchmarks" / "kromer_fe_rate.py")

@@ -8,7 +8,7 @@ import numba
 import pandas as pd
 import pytest
 
-from gpude.errors import GpudeError, InvalidInputError
+from gpude.core.errors import GpudeError, InvalidInputError
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("master_slave_speed", ROOT / "benchmarks" / "master_slave_speed.py")

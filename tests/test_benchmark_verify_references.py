@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from gpude import cli
-from gpude.io import read_csv
+from gpude.core.io import read_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("verify_references", ROOT / "benchmarks" / "verify_references.py")

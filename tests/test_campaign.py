@@ -16,8 +16,8 @@ import yaml
 
 from gpude import campaign
 from gpude.campaign import fill_reference
-from gpude.errors import GpudeError
-from gpude.rng import trial_seed
+from gpude.core.errors import GpudeError
+from gpude.core.rng import trial_seed
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -179,7 +179,7 @@ def test_groups_projections_and_the_command_line():
 
 
 def test_the_command_line_parses_without_a_target_and_names_an_outside_programs_spec():
-    """The campaign writes its lines with gpude.commands, as the workflow does: "no target" as
+    """The campaign writes its lines with gpude.run.command, as the workflow does: "no target" as
     ``--target=-inf`` (argparse refuses ``--target -inf``), and an outside program's batch with the
     experiment's file and --keep-failed."""
     import shlex

@@ -5,7 +5,7 @@ D = 1,000 and 100,000) to 1e-12 relative, the shape of o, P and M, and the check
 import numpy as np
 import pytest
 
-from gpude.errors import InvalidInputError, UnknownFunctionError
+from gpude.core.errors import InvalidInputError, UnknownFunctionError
 from gpude.functions import cec2010
 
 # F(0) of the official C++ code at D = 1000, and rebuilt with dimension 100,000 (studies.md sec. 4.3)

@@ -21,7 +21,7 @@ import pytest
 from numba import cuda, float64  # the simulator (conftest) replaces `cuda` in kernels' globals
 
 from gpude import cecdata, problems
-from gpude.errors import UnknownFunctionError, UnsupportedDimensionError
+from gpude.core.errors import UnknownFunctionError, UnsupportedDimensionError
 from gpude.functions import get_function, list_functions
 from gpude.functions.suites import FUNCTIONS
 

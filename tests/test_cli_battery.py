@@ -86,7 +86,7 @@ def make_files(folder: Path) -> None:
     (folder / "paper_in").mkdir()
     (folder / "results_in").mkdir()
     (folder / "results_in" / "trials.csv").write_text("run_id,best_error\nr0,1.0\n")
-    # a scaling folder as gpude.host_scaling writes it (the committed one's tables)
+    # a scaling folder as gpude.study.gpu_scaling writes it (the committed one's tables)
     scaling = Path(__file__).resolve().parents[1] / "results/benchmarks/gpu_scaling/h100x4_scaling_886691b"
     (folder / "scaling_in" / "run").mkdir(parents=True)
     for name in ("rows.csv", "batches.csv"):
@@ -152,7 +152,7 @@ def generate_cases() -> list[tuple[str, list[str], tuple[str, ...]]]:
     assert set(subparsers.choices) - {"fetch-data"} == set(BASE), "a new subcommand: add its good command line to BASE"
     for command, sub in subparsers.choices.items():
         if command == "fetch-data":
-            continue  # its own parsers (gpude.cecdata.fetch, gpude.instances): FETCH_CASES below
+            continue  # its own parsers (gpude.cecdata.fetch, gpude.problems.instances): FETCH_CASES below
         base = [command, *BASE[command]]
         cases.append((f"{command} unknown option", base + ["--no-such-option"], ("--no-such-option",)))
         for action in sub._actions:

@@ -8,8 +8,8 @@ from numba import cuda
 from scipy import stats
 
 from gpude.algorithms.de import CLIP, MIDPOINT, RESAMPLE, DEParams, build_de_ops
-from gpude.errors import InvalidInputError
-from gpude.rng import build_rng, seed_key, trial_seed
+from gpude.core.errors import InvalidInputError
+from gpude.core.rng import build_rng, seed_key, trial_seed
 
 OPS = build_de_ops(np.float64, "cpu")
 RNG = build_rng("cpu")

@@ -6,11 +6,11 @@ import pytest
 
 from gpude.algorithms.de import (BEST1, BIN, CLIP, CURRENT_TO_BEST1, EXP, RAND1, DEParams,
                                  build_de_ops)
-from gpude.errors import InvalidInputError
+from gpude.core.errors import InvalidInputError
 from gpude.functions import get_function
 from gpude.implementations.cpu_de import build_cpu_de
-from gpude.rng import build_rng, seed_key
-from gpude.trial import make_runner
+from gpude.core.rng import build_rng, seed_key
+from gpude.run.trial import make_runner
 
 OPS = build_de_ops(np.float64, "cpu")
 RNG = build_rng("cpu")
@@ -164,7 +164,7 @@ def test_jde_params_run_rand1_bin_only():
 
 
 def _de_device_loops():
-    from gpude import registry
+    from gpude.implementations import registry
     from gpude.implementations.device_loop import DeviceLoopImplementation
 
     return [e.implementation for e in registry.entries() if e.algorithm == "de"
@@ -185,7 +185,7 @@ def test_only_des_implementations_run_des_variant_check(monkeypatch, algorithm, 
     # require_variant_support is DE's: the DE device loops run it, the shared device loop
     # (DeviceLoopImplementation.__init__, PSO's too) and scatter search's loop do not
     import gpude.algorithms.de as de
-    from gpude import registry
+    from gpude.implementations import registry
     from gpude.algorithms import params_class
 
     calls = []

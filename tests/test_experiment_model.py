@@ -1,4 +1,4 @@
-"""One experiment model (gpude.experiment): the workflow's rules, a campaign's plan and an interleaved
+"""One experiment model (gpude.study.experiment): the workflow's rules, a campaign's plan and an interleaved
 run list the same batches for every experiment file. The Snakefile's own dry runs are compared in
 the tests that already make them, all in one process (tests/test_workflow.py: every experiment
 without a GPU; tests/test_kromer_pilot.py: a parameter grid; tests/test_scaling_curves.py: subgrids,
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gpude import experiment as model
+from gpude.study import experiment as model
 from gpude.campaign import cells as campaign_cells
 from gpude.campaign.interleave import interleaved_jobs
 
@@ -23,7 +23,7 @@ FILES = sorted((ROOT / "config/experiments").glob("*.yaml"))
 def registry_kept():
     """What loading an experiment registers (its plugins' and programs' implementations) leaves after
     the block; the side by side's plugin is imported afresh (a plugin registers when imported)."""
-    from gpude import registry
+    from gpude.implementations import registry
 
     registry._ensure_loaded()
     saved = dict(registry._REGISTRY)

@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpude.errors import InvalidInputError
+from gpude.core.errors import InvalidInputError
 from gpude.implementations.external import ProgramError, ProgramSpec, read_points, register_programs, source_digest
-from gpude.trial import make_runner
+from gpude.run.trial import make_runner
 
 DATA = Path(__file__).parent / "data" / "programs"
 
@@ -23,7 +23,7 @@ DATA = Path(__file__).parent / "data" / "programs"
 @pytest.fixture(autouse=True)
 def registry_as_it_was():
     """The programs a test registers leave with it (the battery of test_implementations lists entries)."""
-    from gpude import registry
+    from gpude.implementations import registry
 
     registry._ensure_loaded()
     saved = dict(registry._REGISTRY)

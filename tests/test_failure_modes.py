@@ -18,8 +18,9 @@ import pandas as pd
 import pytest
 
 from _helpers import with_path
-from gpude import io, run_trial
-from gpude.errors import GPUOutOfMemoryError, GpudeError
+from gpude.core import io
+from gpude import run_trial
+from gpude.core.errors import GPUOutOfMemoryError, GpudeError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -87,7 +88,7 @@ def test_a_full_disk_during_a_write_names_the_file_and_keeps_the_old_one(small_d
 
 
 def test_a_full_disk_during_a_batch_leaves_no_batch(tmp_path, monkeypatch):
-    from gpude.results import trial_row, write_batch
+    from gpude.run.rows import trial_row, write_batch
 
     r = run_trial(function="Q01", dim=10, popsize=8, max_fes=40, seed=1)
     full_disk(monkeypatch)
@@ -146,7 +147,7 @@ import time
 from pathlib import Path
 
 from gpude.implementations.sequential import Sequential
-from gpude.registry import register
+from gpude.implementations.registry import register
 
 
 class Gated(Sequential):
@@ -224,10 +225,10 @@ def test_kill_9_mid_run_and_a_second_run_on_the_same_folder(tmp_path):
     assert snakemake(work, "--unlock").returncode == 0
     resumed = snakemake(work)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
-    trials = io.read_csv(work / "results/crash/trials.csv")  # (every float as written: gpude.io.read_csv)
+    trials = io.read_csv(work / "results/crash/trials.csv")  # (every float as written: gpude.core.io.read_csv)
     assert sorted(trials["trial"]) == list(range(4))  # no partial and no duplicate rows
     # identical to uninterrupted runs of the same seeds (the gated implementation is de/sequential)
-    from gpude.rng import trial_seed
+    from gpude.core.rng import trial_seed
 
     for row in trials.to_dict("records"):
         assert row["seed"] == trial_seed(3, "Q01", 10, 20, row["trial"])
@@ -238,7 +239,7 @@ def test_kill_9_mid_run_and_a_second_run_on_the_same_folder(tmp_path):
 
 FAILING_PLUGIN = '''
 from gpude.implementations.sequential import Sequential
-from gpude.registry import register
+from gpude.implementations.registry import register
 
 
 class Failing(Sequential):
@@ -282,7 +283,7 @@ def test_with_path_puts_the_folder_first_and_keeps_what_was_there(tmp_path, monk
 
 @pytest.mark.io
 def test_floats_come_back_from_a_csv_as_they_were_written(tmp_path):
-    # every table is written with 17 digits and read through gpude.io.read_csv: on the H100 host
+    # every table is written with 17 digits and read through gpude.core.io.read_csv: on the H100 host
     # (pandas 3.0.6) a merged trials.csv's best error came back 1 ulp off its run's
     values = io._probe_values()[::-1] * 3.0  # not the probe's own numbers
     io.write_csv_atomic(pd.DataFrame({"best_error": values, "trial": np.arange(values.size)}), tmp_path / "t.csv")
@@ -333,4 +334,4 @@ def test_the_package_reads_every_csv_through_the_exact_reader():
     direct = [f"{p.relative_to(src)}:{n}" for p in sorted(src.rglob("*.py")) if p.name != "io.py"
               for n, line in enumerate(p.read_text().splitlines(), 1)
               if re.search(r"\b(pd|pandas)\.read_csv\(", line)]
-    assert direct == [], "read CSV tables with gpude.io.read_csv: " + ", ".join(direct)
+    assert direct == [], "read CSV tables with gpude.core.io.read_csv: " + ", ".join(direct)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gpude.cecdata import CECDataError
-from gpude.errors import InvalidInputError, UnknownFunctionError, UnsupportedDimensionError
+from gpude.core.errors import InvalidInputError, UnknownFunctionError, UnsupportedDimensionError
 from gpude.functions import get_function, list_functions
 from gpude.functions import basic
 from gpude.functions.program import hybrid_group_sizes

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from gpude import cecdata
-from gpude.errors import UnknownFunctionError, UnsupportedDimensionError
+from gpude.core.errors import UnknownFunctionError, UnsupportedDimensionError
 from gpude.functions import get_function, list_functions
 from gpude.functions.suites import FUNCTIONS
 

@@ -11,8 +11,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from gpude.errors import InvalidInputError
-from gpude.trial import make_runner
+from gpude.core.errors import InvalidInputError
+from gpude.run.trial import make_runner
 
 FUNCTION, DIM, NP = "Q04", 10, 6
 SEEDS = [3, 11, 12]

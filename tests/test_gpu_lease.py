@@ -1,4 +1,4 @@
-"""The GPU lease (gpude.gpu_lease) with fake devices: N processes get N different GPUs, the next
+"""The GPU lease (gpude.core.gpu_lease) with fake devices: N processes get N different GPUs, the next
 one waits, a killed holder's GPU is free again; `gpude run` records the GPU it leased."""
 
 import os
@@ -11,15 +11,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gpude import gpu_lease
-from gpude.errors import GpudeError
+from gpude.core import gpu_lease
+from gpude.core.errors import GpudeError
 
 ROOT = Path(__file__).resolve().parents[1]
 
 # A process that leases a GPU, prints its UUID and holds the lease until its stdin closes.
 HOLDER = """
 import sys
-from gpude import gpu_lease
+from gpude.core import gpu_lease
 lease = gpu_lease.acquire(wait={wait}, timeout_s={timeout})
 print(lease.device.uuid, flush=True)
 sys.stdin.read()

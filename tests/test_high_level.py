@@ -1,5 +1,5 @@
 """``de/high_level``, the plain-Python DE: its numpy FMA against the hardware's, its draws against
-gpude.rng's, and its trials and runs against ``de/sequential``'s, bit for bit, on a scheduling
+gpude.core.rng's, and its trials and runs against ``de/sequential``'s, bit for bit, on a scheduling
 instance, a LOP instance and benchmark functions (the common battery of test_implementations.py
 runs it too: budget, seeds, bounds, bad parameters)."""
 
@@ -10,12 +10,12 @@ import numba
 import numpy as np
 import pytest
 
-from gpude.errors import GpudeError
-from gpude.fma import fma_cpu, fma_numpy
+from gpude.core.errors import GpudeError
+from gpude.core.fma import fma_cpu, fma_numpy
 from gpude.implementations.cpu_de import build_cpu_de
 from gpude.problems import LinearOrdering, TaskScheduling
-from gpude.rng import build_rng, seed_key, uniforms
-from gpude.trial import make_runner
+from gpude.core.rng import build_rng, seed_key, uniforms
+from gpude.run.trial import make_runner
 
 RNG = np.random.default_rng(3)
 LOP = LinearOrdering.from_matrix(RNG.integers(0, 50, (9, 9)), name="lop9")

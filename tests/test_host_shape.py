@@ -1,4 +1,4 @@
-"""How the workflow shares a host among its timed batches (gpude.host_shape), for hosts of 2, 16 and
+"""How the workflow shares a host among its timed batches (gpude.study.host_shape), for hosts of 2, 16 and
 32 cores and 1, 2 and 4 GPUs, whatever machine runs the tests (the Snakefile's use of it:
 tests/test_workflow.py's dry runs)."""
 
@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
-from gpude.errors import GpudeError
-from gpude.host_shape import TIMING_SLOTS, HostShape, host_cores
+from gpude.core.errors import GpudeError
+from gpude.study.host_shape import TIMING_SLOTS, HostShape, host_cores
 
 CORES = (2, 16, 32)
 GPUS = (1, 2, 4)
@@ -101,7 +101,7 @@ def test_a_cluster_run_has_no_lane_and_leaves_host_batches_to_exclusive_nodes():
     ({"GPUDE_HOST_CORES": "32", "GPUDE_FAKE_GPUS": "4"}, HostShape(32, 4, False, "auto")),
     ({"GPUDE_HOST_CORES": "2", "GPUDE_FAKE_GPUS": "4", "GPUDE_CPU_LANE": "1"}, HostShape(2, 4, False, "1")),
     ({"GPUDE_HOST_CORES": "16", "GPUDE_FAKE_GPUS": "2", "GPUDE_CPU_LANE": ""}, HostShape(16, 2, False, "auto")),
-    # CUDA_VISIBLE_DEVICES hides fake GPUs too (gpude.gpu_lease.list_devices)
+    # CUDA_VISIBLE_DEVICES hides fake GPUs too (gpude.core.gpu_lease.list_devices)
     ({"GPUDE_HOST_CORES": "16", "GPUDE_FAKE_GPUS": "2", "CUDA_VISIBLE_DEVICES": "1"}, HostShape(16, 1, False, "auto")),
     ({"GPUDE_HOST_CORES": "16", "GPUDE_FAKE_GPUS": "2", "GPUDE_GPU_PREFETCH": "0"}, HostShape(16, 2, False, "auto", "0")),
 ])

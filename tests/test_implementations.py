@@ -13,11 +13,12 @@ import sys
 import numpy as np
 import pytest
 
-from gpude import registry, run_trial
+from gpude.implementations import registry
+from gpude import run_trial
 from gpude.algorithms.de import build_de_ops
-from gpude.errors import InvalidInputError
-from gpude.rng import seed_key
-from gpude.trial import make_runner
+from gpude.core.errors import InvalidInputError
+from gpude.core.rng import seed_key
+from gpude.run.trial import make_runner
 
 IMPLEMENTATIONS = [e.implementation for e in registry.entries() if e.algorithm == "de"]
 ENTRIES = [(e.algorithm, e.implementation) for e in registry.entries()]

@@ -26,21 +26,23 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
-#: the layers, lowest first (docs/architecture.md); a module's layer is that of its longest listed
-#: prefix, and everything not listed is the base layer
+#: the layers, lowest first (docs/architecture.md): each a folder of the package (the library's
+#: layers are its five folders); ``gpude`` itself (the composition root), ``gpude.cli`` and
+#: ``gpude.__main__`` are the only modules outside one
 LAYERS = {
-    "gpude.problems": 1,
+    "gpude.core": 0,
+    "gpude.problems": 1, "gpude.cecdata": 1,
     "gpude.functions": 2,
     "gpude.algorithms": 3,
-    "gpude.implementations": 4, "gpude.registry": 4,
-    "gpude.trial": 5, "gpude.batch": 5, "gpude.results": 5, "gpude.verify": 5, "gpude.optimize": 5, "gpude.ioh": 5,
-    "gpude.stats": 5,
-    "gpude.experiment": 6, "gpude.projection": 6, "gpude.host_scaling": 6,
-    "gpude.report": 7,
-    "gpude.cli": 8, "gpude.__main__": 8, "gpude.campaign": 8, "gpude.run_batches": 8,
+    "gpude.implementations": 4, "gpude.stats": 4,
+    "gpude.run": 5,
+    "gpude.study": 6,
+    "gpude.campaign": 7,
+    "gpude.report": 8,
+    "gpude.cli": 9, "gpude.__main__": 9,
 }
-LAYER_NAMES = ["base", "problems", "functions", "algorithms", "implementations", "runner", "workflow", "report",
-               "cli"]
+LAYER_NAMES = ["core", "problems", "functions", "algorithms", "implementations", "run", "study", "campaign",
+               "report", "cli"]
 
 
 def module_nodes(src: Path, package: str = "gpude") -> dict[str, tuple[Path, bool]]:
@@ -124,7 +126,15 @@ def describe(component: list[str], edges: dict[str, set[str]]) -> str:
 
 def layer(module: str) -> int:
     prefixes = [p for p in LAYERS if module == p or module.startswith(p + ".")]
-    return LAYERS[max(prefixes, key=len)] if prefixes else 0
+    if not prefixes:
+        raise LookupError(f"{module} lies in no layer's folder")
+    return LAYERS[max(prefixes, key=len)]
+
+
+def test_every_module_lies_in_a_layers_folder():
+    """A new module's layer is its folder's, never a guess: no module lies loose in ``src/gpude``."""
+    loose = [m for m in module_nodes(SRC) if m != "gpude" and not any(m == p or m.startswith(p + ".") for p in LAYERS)]
+    assert not loose, f"modules outside the layers' folders: {loose} (move each into its layer's folder)"
 
 
 def test_no_import_circle_in_the_package():
@@ -141,7 +151,7 @@ def test_each_layer_imports_only_itself_and_the_layers_below():
     edges = import_edges(SRC)
     upward = [f"{m} ({LAYER_NAMES[layer(m)]}) -> {t} ({LAYER_NAMES[layer(t)]})"
               for m in sorted(edges) for t in sorted(edges[m])
-              if t != "gpude" and m != "gpude" and layer(t) > layer(m)]
+              if "gpude" not in (m, t) and layer(t) > layer(m)]
     assert not upward, "imports against the layers: " + "; ".join(upward)
 
 
@@ -177,7 +187,7 @@ def test_the_layers_are_drawn_in_the_docs_and_linked_from_the_readme():
     missing = [name for name in top if name not in ("__main__",) and name + ".py" not in text
                and name + "/" not in text]
     assert not missing, f"docs/architecture.md does not place {missing} in a layer"
-    assert "problems -> algorithms -> implementations -> runner -> workflow -> report" in \
-        (root / "README.md").read_text().replace("\n  ", " ")
+    assert "core -> problems -> functions -> algorithms -> implementations -> run -> study -> campaign -> report" \
+        in (root / "README.md").read_text().replace("\n  ", " ")
     readme = (root / "README.md").read_text()
     assert "(docs/architecture.md)" in readme and "gpude problems" in readme

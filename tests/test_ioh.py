@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpude.errors import GpudeError
-from gpude.ioh import export, read_dat
-from gpude.results import load_traces
+from gpude.core.errors import GpudeError
+from gpude.study.ioh import export, read_dat
+from gpude.run.rows import load_traces
 
 ROOT = Path(__file__).resolve().parents[1]
 REF = ROOT / "results" / "reference" / "nvidia-h200" / "qin"

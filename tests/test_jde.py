@@ -6,9 +6,9 @@ import pytest
 
 from gpude import run_trial
 from gpude.algorithms.jde import JDE_SLOTS, JDEParams, build_jde_ops
-from gpude.errors import InvalidInputError
-from gpude.rng import seed_key
-from gpude.trial import make_runner
+from gpude.core.errors import InvalidInputError
+from gpude.core.rng import seed_key
+from gpude.run.trial import make_runner
 
 OPS = build_jde_ops(np.float64, "cpu")
 KEY = seed_key(5)
@@ -59,7 +59,7 @@ def test_winners_keep_their_parameters_and_they_adapt():
 
 
 def test_algorithm_parameters_reach_the_algorithm_and_the_result_row():
-    from gpude.results import trial_row
+    from gpude.run.rows import trial_row
 
     r = run_trial(algorithm="jde", implementation="sequential", function="Q01", dim=10, popsize=8,
                   max_fes=80, seed=1, tau1=0.3, index_scheme="displacement")

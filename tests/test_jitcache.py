@@ -1,4 +1,4 @@
-"""numba's on-disk cache for gpude's factory-built closures (src/gpude/_jitcache.py): a second process
+"""numba's on-disk cache for gpude's factory-built closures (src/gpude/core/jitcache.py): a second process
 loads what the first compiled, and closures that differ anywhere down their captured functions never
 share an entry."""
 

@@ -11,9 +11,9 @@ from numba import cuda  # (module level: the simulator swaps the module a kernel
 from gpude import run_trial
 from gpude.algorithms.jso import (F_ATTEMPTS, FIXED_SLOTS, JSOParams, LSHADEParams, build_jso_ops, c_round,
                                   jso_popsize, lehmer, lshade_popsize, slots_per_row)
-from gpude.errors import InvalidInputError
+from gpude.core.errors import InvalidInputError
 from gpude.implementations.jso_sequential import build_cpu_jso
-from gpude.rng import seed_key
+from gpude.core.rng import seed_key
 
 OPS = build_jso_ops(np.float64, "cpu")
 KEY = seed_key(7)
@@ -221,7 +221,7 @@ def test_runs_reach_a_small_error_and_follow_the_plan():
     fes = a.trace["fes"]
     assert fes[0] == 182 and np.all(np.diff(fes) <= 182) and np.all(np.diff(a.trace["best_error"]) <= 0)
     # budget run: the population ends at NP_min, the archive within its capacity
-    from gpude.trial import make_runner
+    from gpude.run.trial import make_runner
 
     r = make_runner("lshade", "sequential", "Q01", 10, 40, 2000)
     res = r.run(3)

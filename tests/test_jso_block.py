@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from gpude.algorithms.jso import JSOParams
-from gpude.errors import InvalidInputError
+from gpude.core.errors import InvalidInputError
 from gpude.implementations.jso_block import fes_schedule
-from gpude.trial import make_runner
+from gpude.run.trial import make_runner
 
 SEEDS = [3, 4]
 

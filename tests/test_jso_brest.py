@@ -181,7 +181,7 @@ def test_pin_refuses_a_changed_tree(tmp_path):
     import yaml
 
     from gpude.implementations.external import register_programs
-    from gpude.trial import make_runner
+    from gpude.run.trial import make_runner
 
     spec = yaml.safe_load((ROOT / "config/programs/jso_brest.yaml").read_text())["programs"]["brest"]
     assert spec["sha256"] == jb.SOURCE_SHA256 and spec["algorithm"] == "jso"

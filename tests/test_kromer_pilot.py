@@ -35,7 +35,7 @@ def settings(spec):
 def test_the_experiments_name_the_pilots_runs():
     """Each stage's experiment files make the runs of the pilot's committed stage file: the same
     (instance, NP, F, CR) cells, the same number of runs per cell, budget and FE cap."""
-    from gpude.instances import catalog
+    from gpude.problems.instances import catalog
 
     for stage, names in STAGES.items():
         legacy = pd.read_csv(PILOT_DIR / f"{stage}.csv.gz", usecols=["instance", "dim", "popsize", "F", "CR", "seed",
@@ -122,7 +122,7 @@ def test_the_pilot_experiments_parse_without_gpu_and_dry_run_one_batch_per_setti
 
 
 def test_a_run_id_names_its_setting_and_the_generic_tables_tell_settings_apart():
-    from gpude.results import run_id
+    from gpude.run.rows import run_id
     from gpude.stats.tables import with_competitors
 
     assert run_id("de", "sequential", "N09", 128, 256, "float64", 0) == "de/sequential/N09/d128/np256/float64/t0"

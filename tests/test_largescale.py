@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from gpude.errors import UnknownFunctionError, UnsupportedDimensionError
+from gpude.core.errors import UnknownFunctionError, UnsupportedDimensionError
 from gpude.functions import get_function, list_functions
 from gpude.functions import cec2010
 

@@ -9,8 +9,8 @@ import os
 import numpy as np
 import pytest
 
-from gpude.errors import InvalidInputError
-from gpude.trial import make_runner
+from gpude.core.errors import InvalidInputError
+from gpude.run.trial import make_runner
 
 pytestmark = pytest.mark.cudasim
 

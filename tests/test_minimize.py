@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import gpude
-from gpude.errors import InvalidInputError
+from gpude.core.errors import InvalidInputError
 from gpude.problems.objective import ObjectiveError, UserObjective
 
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from gpude.prebound import PreboundCopy
+from gpude.core.prebound import PreboundCopy
 
 pytestmark = pytest.mark.cudasim
 

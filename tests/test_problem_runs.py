@@ -8,11 +8,11 @@ import json
 import numpy as np
 import pytest
 
-from gpude import registry
-from gpude.errors import InvalidInputError
+from gpude.implementations import registry
+from gpude.core.errors import InvalidInputError
 from gpude.problems import LinearOrdering, TaskScheduling
-from gpude.results import trial_row
-from gpude.trial import make_runner
+from gpude.run.rows import trial_row
+from gpude.run.trial import make_runner
 
 RNG = np.random.default_rng(7)
 LOP = LinearOrdering.from_matrix(RNG.integers(0, 50, (9, 9)), name="lop9")

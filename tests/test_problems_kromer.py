@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpude import instances
-from gpude.errors import GpudeError
+from gpude.problems import instances
+from gpude.core.errors import GpudeError
 
 ROOT = Path(__file__).resolve().parents[1]
 WAVE2 = ROOT.parent / "shared" / "wave2"

@@ -11,10 +11,10 @@ import pytest
 
 from gpude import problems
 from gpude.cli import main
-from gpude.errors import InvalidInputError, UnknownFunctionError, UnsupportedDimensionError
+from gpude.core.errors import InvalidInputError, UnknownFunctionError, UnsupportedDimensionError
 from gpude.functions import get_function, list_functions
 from gpude.functions.function import canonical_id
-from gpude.instances import find_instance
+from gpude.problems.instances import find_instance
 from gpude.problems import registry
 
 FUNCTION_SUITES = ("janssen", "qin_cec2005", "nashed", "cec2017", "lastra", "cec2010")

@@ -1,4 +1,4 @@
-"""The projection of regenerating the references on N GPUs (gpude.projection): LPT scheduling on
+"""The projection of regenerating the references on N GPUs (gpude.study.projection): LPT scheduling on
 hand-computed cases, the batches' times from a SYNTHETIC reference (trial rows made up here, in a
 tmp_path), and the overheads from the committed scaling folder (its batches.csv and rows.csv are
 real measurements, re-derived here by hand)."""
@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gpude import projection
+from gpude.study import projection
 
 ROOT = Path(__file__).resolve().parents[1]
 SCALING = ROOT / "results/benchmarks/gpu_scaling/h100x4_scaling_886691b"

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 
 from gpude.algorithms.pso import PSOParams, build_pso_ops
-from gpude.errors import InvalidInputError
+from gpude.core.errors import InvalidInputError
 from gpude.functions import get_function
 from gpude.implementations.pso_gpu import PSOGPU
 from gpude.implementations.pso_sequential import PSOSequential
-from gpude.rng import seed_key
+from gpude.core.rng import seed_key
 
 OPS = build_pso_ops(np.float64, "cpu")
 FN = get_function("Q04", 10)

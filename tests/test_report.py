@@ -145,7 +145,7 @@ def test_traces_thin_merge_and_step_between_generations(tmp_path):
 
 
 def test_thin_trace_keeps_every_drop_of_a_hundredth_decade():
-    from gpude.results import thin_trace
+    from gpude.run.rows import thin_trace
 
     best = np.array([100.0, 99.0, 97.0, 97.0, 50.0, 49.9, 10.0, 10.0, 10.0])
     t = thin_trace({"fes": np.arange(9) * 10, "best_error": best})
@@ -157,7 +157,7 @@ def test_thin_trace_keeps_every_drop_of_a_hundredth_decade():
 def test_atomic_writes_leave_no_temporary_file_and_a_normal_mode(tmp_path):
     import os
 
-    from gpude.io import write_atomic
+    from gpude.core.io import write_atomic
 
     old = os.umask(0o022)
     try:

@@ -81,7 +81,7 @@ def test_case_study_1_section_puts_paper_authors_and_ours_side_by_side(paper_dir
 
 
 def test_case_study_1_section_draws_the_scaling_curves_of_its_study_input(paper_dir, tmp_path):
-    from test_report_gpu_scaling import DEVICE, write_synthetic  # (synthetic rows, not measurements)
+    from test_report_scaling_curves import DEVICE, write_synthetic  # (synthetic rows, not measurements)
 
     from gpude.report.document import section_class
 
@@ -199,7 +199,7 @@ def test_table4_ranks_follow_the_scores_and_agree_with_the_paper_when_the_order_
 def test_trials_run_alone_beside_the_same_trials_run_in_batches(tmp_path):
     import json
 
-    from gpude.errors import InvalidInputError
+    from gpude.core.errors import InvalidInputError
     from gpude.report.batching import alone_vs_batched, trials_per_launch
     from gpude.report.timing import provenance_table
 
@@ -324,10 +324,10 @@ def test_qin_section_tables_and_observations(tmp_path, monkeypatch):
 
 
 def test_qin_section_names_panels_measured_in_two_sessions(tmp_path):
-    from gpude.errors import GpudeError
+    from gpude.core.errors import GpudeError
     from gpude.report.qin import Qin
     from gpude.report.scaling import cell_table
-    from gpude.results import rerun_check
+    from gpude.run.rows import rerun_check
 
     trials = qin_trials()
     late = (trials.implementation == "fpde") & (trials.dim == 100) & (trials.function == "Q01")
@@ -463,7 +463,7 @@ def test_qin_section_sets_our_errors_beside_scipy_s(tmp_path):
 
 @pytest.mark.io
 def test_boot_id_reads_back_from_a_csv_as_the_same_text(tmp_path):
-    from gpude import provenance
+    from gpude.core import provenance
 
     boot = provenance.cpu()["boot_id"]
     assert boot == "" or (boot.startswith("boot-") and len(boot) == 13)
@@ -477,7 +477,7 @@ NOTES = ["(issue 38)", "the issue brief says", "see ../shared/guides", "the devi
 
 
 def test_a_report_with_a_working_note_is_refused_and_not_written(paper_dir, tmp_path):
-    from gpude.errors import GpudeError
+    from gpude.core.errors import GpudeError
     from gpude.report.document import leftovers
 
     assert [len(leftovers(f"a result\nthen {note} and more")) for note in NOTES] == [1] * len(NOTES)

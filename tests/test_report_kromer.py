@@ -134,7 +134,7 @@ def test_section_renders_from_what_write_outputs_wrote(tmp_path):
 
 
 def test_an_unknown_study_input_is_refused(tmp_path):
-    from gpude.errors import InvalidInputError
+    from gpude.core.errors import InvalidInputError
 
     with pytest.raises(InvalidInputError, match="kromer section reads no study input table9"):
         kromer.write_outputs(pd.DataFrame(), {}, tmp_path, table9="x.csv")

@@ -110,7 +110,7 @@ def test_section_from_the_committed_reference(tmp_path):
 
 
 def test_an_unknown_study_input_is_refused(tmp_path, trials):
-    from gpude.errors import InvalidInputError
+    from gpude.core.errors import InvalidInputError
     from gpude.report.document import Section
 
     with pytest.raises(InvalidInputError, match="no study input cpu_sampel.*cpu_sample, perf, float32"):

@@ -109,7 +109,7 @@ def test_section_compares_with_the_published_table(tmp_path):
 
 
 def test_unknown_section_names_the_known_ones():
-    from gpude.errors import InvalidInputError
+    from gpude.core.errors import InvalidInputError
 
     with pytest.raises(InvalidInputError, match="unknown report section 'nashd'; known: .*nashed"):
         section_class("nashd")

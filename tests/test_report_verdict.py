@@ -153,7 +153,7 @@ def test_every_table_caption_names_its_machine_and_n(tmp_path, monkeypatch):
 
 
 def test_a_report_with_a_table_of_no_machine_is_refused(tmp_path, monkeypatch):
-    from gpude.errors import GpudeError
+    from gpude.core.errors import GpudeError
     from gpude.report.section import Section
 
     monkeypatch.chdir(ROOT)

@@ -11,7 +11,7 @@ import pytest
 
 from gpude.functions import get_function
 from gpude.implementations.base import TrialResult
-from gpude.results import distance_to_optimum
+from gpude.run.rows import distance_to_optimum
 
 
 def _result(function: str, dim: int, best_x: np.ndarray) -> TrialResult:

@@ -114,7 +114,7 @@ def test_no_batch_starts_after_max_seconds(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     write_jobs(tmp_path / "jobs.jsonl", [(run_args("sequential", "Q01", f"b{k}"), f"b{k}.log") for k in range(3)])
     clock = iter([0.0, 0.0, 0.0, 5.0, 5.0, 5.0, 5.0])
-    monkeypatch.setattr("gpude.run_batches.time.monotonic", lambda: next(clock, 5.0))
+    monkeypatch.setattr("gpude.run.batches.time.monotonic", lambda: next(clock, 5.0))
     status, out, err = call(["run-batches", "jobs.jsonl", "--max-seconds", "1"], capsys)
     assert status == 1 and "2 of 3 batches not started" in out, out
     assert Path("b0.csv").exists() and not Path("b1.csv").exists() and not Path("b2.csv").exists()

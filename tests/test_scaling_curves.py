@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gpude.experiment import BATCH
+from gpude.study.experiment import BATCH
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENTS = ("scaling_curves", "scaling_curves_batched")

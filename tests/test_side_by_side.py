@@ -24,7 +24,7 @@ EXPERIMENT = ROOT / "config" / "experiments" / "side_by_side.yaml"
 def registry_as_it_was():
     """What a test registers (the programs, the plugin's second names) leaves with it: the plugin is
     imported inside the tests only, never at collection, where other modules list the registry."""
-    from gpude import registry
+    from gpude.implementations import registry
 
     registry._ensure_loaded()
     saved = dict(registry._REGISTRY)
@@ -42,7 +42,7 @@ def janssen():
 
 
 def test_the_experiment_registers_both_programs_and_the_second_names(janssen):
-    from gpude import registry
+    from gpude.implementations import registry
 
     spec = yaml.safe_load(EXPERIMENT.read_text())
     assert register_programs(spec["programs"], ROOT) == ["authors_ide", "authors_de"]

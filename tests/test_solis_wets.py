@@ -68,7 +68,7 @@ def test_candidates_are_clipped_to_the_box():
 
 
 def test_gaussian_draws_are_standard_normal_and_reproducible():
-    from gpude.rng import seed_key
+    from gpude.core.rng import seed_key
 
     ops = build_sw_ops(np.float64, "cpu")
     key = seed_key(7)

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from gpude.algorithms.ss import SSParams, build_ss_ops, layout, pair_arrays
-from gpude.errors import InvalidInputError
+from gpude.core.errors import InvalidInputError
 from gpude.functions import get_function
 from gpude.implementations.ss_sequential import SSSequential, build_cpu_ss
-from gpude.rng import seed_key
+from gpude.core.rng import seed_key
 
 SMALL = dict(popsize=12, ref_best=4, ref_diverse=1, ls_steps=3)
 

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from gpude.algorithms.de import DEParams
-from gpude.errors import InvalidInputError
-from gpude.trial import make_runner
+from gpude.core.errors import InvalidInputError
+from gpude.run.trial import make_runner
 
 FUNCTION, DIM, NP = "N09", 6, 6  # Nashed f9 (Rastrigin): any D
 HUGE = 10**9  # an FE budget that never ends a run here

@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpude import registry
-from gpude.errors import InvalidInputError
-from gpude.implementations.batch import BatchedImplementation, fair_shares
-from gpude.trial import make_runner
+from gpude.implementations import registry
+from gpude.core.errors import InvalidInputError
+from gpude.implementations.batched import BatchedImplementation, fair_shares
+from gpude.run.trial import make_runner
 from test_implementations import ALGORITHMS
 
 # every batched implementation, as the registry has them (a new one joins the battery by its class)
@@ -112,7 +112,7 @@ def test_fair_shares_by_hand():
 
 
 def test_trials_per_launch_is_checked():
-    from gpude.errors import InvalidInputError
+    from gpude.core.errors import InvalidInputError
 
     with pytest.raises(InvalidInputError, match="trials_per_launch must be a positive integer"):
         runner("jde", "cujde", trials_per_launch=0)

@@ -9,9 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpude import cli, verify
-from gpude.errors import InvalidInputError
-from gpude.io import read_csv, write_csv_atomic
+from gpude import cli
+from gpude.run import verify
+from gpude.core.errors import InvalidInputError
+from gpude.core.io import read_csv, write_csv_atomic
 
 pytestmark = pytest.mark.io
 

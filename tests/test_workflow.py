@@ -54,7 +54,7 @@ def job_counts(text):
 
 
 #: the host a dry run schedules for, whatever machine makes it: 2 cores (CI's), and every fake GPU
-#: of GPUDE_FAKE_GPUS (CUDA_VISIBLE_DEVICES would hide some of them: gpude.gpu_lease.list_devices)
+#: of GPUDE_FAKE_GPUS (CUDA_VISIBLE_DEVICES would hide some of them: gpude.core.gpu_lease.list_devices)
 DRY_RUN_HOST = {"GPUDE_HOST_CORES": "2", "CUDA_VISIBLE_DEVICES": None, "GPUDE_GPU_PREFETCH": None,
                 "GPUDE_GPU_DEVICES": None}
 
@@ -155,7 +155,7 @@ def test_a_single_threaded_cpu_batch_runs_beside_the_gpu_batches_where_cores_are
     assert jobs["sequential"] == {("200", "exclusive-cpu:5")}
     assert jobs["naive_gpu"] == jobs["ide"] == {("200", "exclusive-gpu:4+cpu")}
     assert jobs["master_slave"] == {("1000", "exclusive")}
-    from gpude.results import timed_alone
+    from gpude.run.rows import timed_alone
 
     labels = pd.Series(["exclusive-cpu:3", "exclusive-gpu:2+cpu", "exclusive", "shared", "exclusive-gpu:2"])
     assert timed_alone(labels).tolist() == [True, True, True, False, True]

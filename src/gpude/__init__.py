@@ -4,7 +4,7 @@ Importing :mod:`gpude` never touches CUDA; GPU code is imported when a GPU
 path is first used.
 """
 
-from . import _jitcache  # noqa: F401  (must run before numba is imported)
+from .core import jitcache  # noqa: F401  (must run before numba is imported)
 from .problems.registry import register_family
 
 __version__ = "0.1.0"
@@ -16,14 +16,14 @@ register_family("gpude.functions.families:LARGE_SCALE_FUNCTIONS")
 
 
 def run_trial(*args, **kwargs):
-    """One trial of an algorithm implementation; see :func:`gpude.trial.run_trial`."""
-    from .trial import run_trial as _run_trial
+    """One trial of an algorithm implementation; see :func:`gpude.run.trial.run_trial`."""
+    from .run.trial import run_trial as _run_trial
 
     return _run_trial(*args, **kwargs)
 
 
 def minimize(*args, **kwargs):
-    """Your own objective with any algorithm and implementation; see :func:`gpude.optimize.minimize`."""
-    from .optimize import minimize as _minimize
+    """Your own objective with any algorithm and implementation; see :func:`gpude.run.optimize.minimize`."""
+    from .run.optimize import minimize as _minimize
 
     return _minimize(*args, **kwargs)

@@ -27,7 +27,7 @@ import time
 
 import numpy as np
 
-from .errors import GpudeError, OneLineArgumentParser as _Parser
+from .core.errors import GpudeError, OneLineArgumentParser as _Parser
 
 
 def _int_at_least(low: int):
@@ -95,7 +95,7 @@ def _gpu_choice(text: str) -> str:
     raise argparse.ArgumentTypeError(f"takes any, shared, a GPU index or a GPU UUID (GPU-...), got {text!r}")
 
 
-# `gpude run`/`warmup` flags that are also parameters of gpude.trial.make_runner: `--param KEY=VALUE`
+# `gpude run`/`warmup` flags that are also parameters of gpude.run.trial.make_runner: `--param KEY=VALUE`
 # refuses them (one way to say each thing) and names the flag
 _FLAG_PARAMS = {"algorithm": "--algorithm", "implementation": "--implementation", "function": "--function",
                 "dim": "--dim", "popsize": "--popsize", "max_fes": "--max-fes", "F": "--F", "CR": "--CR",
@@ -126,7 +126,7 @@ def _cmd_functions(args) -> int:
 
     suite = args.suite or "all"
     if suite in ("lop", "lolib", "n-lolib", "etc"):
-        from .instances import catalog
+        from .problems.instances import catalog
 
         sizes = catalog("etc" if suite == "etc" else "lop")
         what = "tasks (16 machines)" if suite == "etc" else "rows (n)"
@@ -167,7 +167,7 @@ def _cmd_problems(args) -> int:
 
 
 def _cmd_export_ioh(args) -> int:
-    from .ioh import export_experiment
+    from .study.ioh import export_experiment
 
     files = export_experiment(args.results, args.out)
     print(f"wrote {len(files)} IOHprofiler meta file(s) under {files[0].parent.parent if files else args.out}; "
@@ -176,7 +176,7 @@ def _cmd_export_ioh(args) -> int:
 
 
 def _cmd_list(args) -> int:
-    from . import registry
+    from .implementations import registry
 
     print(f"{'algorithm':<10s} {'implementation':<14s} {'device':<6s} description")
     for e in registry.entries():
@@ -225,7 +225,7 @@ def _runner_options(args) -> dict:
 
 
 def _make_runner(args, function, options):
-    from .trial import make_runner
+    from .run.trial import make_runner
 
     return make_runner(args.algorithm, args.implementation, function, args.dim, args.popsize,
                        int(args.max_fes), F=args.F, CR=args.CR, bounds=args.bounds,
@@ -268,7 +268,7 @@ def _cmd_warmup(args) -> int:
     import os
 
     from .functions.function import canonical_id
-    from .io import write_atomic
+    from .core.io import write_atomic
 
     options = _runner_options(args)
     function = canonical_id(args.function)
@@ -287,14 +287,14 @@ def _cmd_warmup(args) -> int:
 
 
 def _cmd_run(args) -> int:
-    """The trials of one configuration (gpude.batch.run_trials), inside the GPU lease they need."""
-    from .batch import run_trials
+    """The trials of one configuration (gpude.run.trials.run_trials), inside the GPU lease they need."""
+    from .run.trials import run_trials
 
     if (args.out_csv is None) != (args.out_traces is None):
         raise GpudeError("--out-csv and --out-traces go together (the batch's rows and their traces); "
                          "give both, or neither to print the trials and write nothing")
     options = _runner_options(args)
-    from . import registry
+    from .implementations import registry
 
     uses_gpu = registry.get(args.algorithm, args.implementation).needs_gpu
     # before CUDA starts: it reads CUDA_VISIBLE_DEVICES once. `gpude run-batches` takes one lease for
@@ -302,7 +302,7 @@ def _cmd_run(args) -> int:
     held = getattr(args, "held_lease", False)
     if uses_gpu and not held and args.gpu != "shared":
         # what needs no GPU (numba and the implementation's modules) is imported before the lease: a
-        # batch waiting at it (gpude.host_shape: prefetch) then has it done when the GPU comes free
+        # batch waiting at it (gpude.study.host_shape: prefetch) then has it done when the GPU comes free
         registry.get(args.algorithm, args.implementation).load(check_device=False)
     lease = None if held else _lease_gpu(args.gpu, uses_gpu)
     results = run_trials(args.algorithm, args.implementation, args.function, args.dim, args.popsize,
@@ -316,7 +316,7 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_run_batches(args) -> int:
-    from . import run_batches
+    from .run import batches as run_batches
 
     return run_batches.run_batches(run_batches.read_jobs(args.jobs), gpu=args.gpu, max_seconds=args.max_seconds,
                                    parser=build_parser(), dispatch=dispatch, lease_gpu=_lease_gpu,
@@ -324,9 +324,9 @@ def _cmd_run_batches(args) -> int:
 
 
 def _lease_gpu(gpu: str, needed: bool):
-    """The GPU lease of a run that uses a GPU (gpude.gpu_lease; ``gpu``: any free one, or the one
+    """The GPU lease of a run that uses a GPU (gpude.core.gpu_lease; ``gpu``: any free one, or the one
     named), or None: no GPU needed, ``shared``, or a host whose GPUs cannot be listed (the simulator)."""
-    from . import gpu_lease
+    from .core import gpu_lease
 
     if gpu == "shared" or not needed:
         return None
@@ -351,9 +351,9 @@ def _release_gpu(lease) -> None:
 def _cmd_merge(args) -> int:
     from pathlib import Path
 
-    from .experiment import concat_trials
-    from .io import read_csv, write_csv_atomic
-    from .results import merge_traces
+    from .study.experiment import concat_trials
+    from .core.io import read_csv, write_csv_atomic
+    from .run.rows import merge_traces
 
     frames = [read_csv(p) for p in args.inputs]
     merged = concat_trials(frames, "the inputs (remove the stale batch file)")
@@ -373,8 +373,8 @@ def _cmd_merge(args) -> int:
 def _cmd_rerun_check(args) -> int:
     import pandas as pd
 
-    from .io import read_csv, write_csv_atomic
-    from .results import rerun_check, rerun_totals
+    from .core.io import read_csv, write_csv_atomic
+    from .run.rows import rerun_check, rerun_totals
 
     reference = pd.concat([read_csv(p) for p in args.reference], ignore_index=True)
     rerun = pd.concat([read_csv(p) for p in args.rerun], ignore_index=True)
@@ -387,13 +387,13 @@ def _cmd_rerun_check(args) -> int:
 
 
 def _cmd_verify(args) -> int:
-    """Re-make sampled rows of a trials table on this machine (gpude.verify); exit 1 when one differs."""
+    """Re-make sampled rows of a trials table on this machine (gpude.run.verify); exit 1 when one differs."""
     from collections import Counter
 
-    from . import verify
+    from .run import verify
     from .algorithms import load_plugins
     from .implementations.external import load_programs
-    from .io import read_csv, write_csv_atomic
+    from .core.io import read_csv, write_csv_atomic
 
     load_plugins(args.plugin)
     load_programs(args.programs)
@@ -415,7 +415,7 @@ def _cmd_verify(args) -> int:
 
 
 def _cmd_stats(args) -> int:
-    from .io import read_csv
+    from .core.io import read_csv
     from .stats.tables import write_statistics
 
     trials = read_csv(args.trials)
@@ -446,11 +446,11 @@ def _cmd_paper(args) -> int:
 
 
 def _cmd_paper_gpu_scaling(args) -> int:
-    """The committed scaling runs' table and figure and the projection (gpude.report.gpu_hosts)."""
+    """The committed scaling runs' table and figure and the projection (gpude.report.runs_per_hour)."""
     from pathlib import Path
 
-    from .projection import EXPERIMENTS_DIR, PAPER_EXPERIMENTS, REFERENCE_ROOT
-    from .report.gpu_hosts import write_outputs
+    from .study.projection import EXPERIMENTS_DIR, PAPER_EXPERIMENTS, REFERENCE_ROOT
+    from .report.runs_per_hour import write_outputs
 
     for name in args.experiment or []:
         if not (EXPERIMENTS_DIR / f"{name}.yaml").is_file():
@@ -671,7 +671,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "results/reference)")
     gs.add_argument("--experiment", action="append",
                     help="an experiment to project (config/experiments/<name>.yaml); repeat; default: the five "
-                         "papers' (gpude.projection.PAPER_EXPERIMENTS)")
+                         "papers' (gpude.study.projection.PAPER_EXPERIMENTS)")
     gs.set_defaults(func=_cmd_paper_gpu_scaling)
 
     rp = sub.add_parser("report", help="paper/REPORT.md from the folders `gpude paper` wrote")
@@ -715,7 +715,7 @@ def main(argv=None) -> int:
     """``gpude ARGS`` (``argv``: without the program's name; None: ``sys.argv``); returns the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["fetch-data"] and argv[1:2] in (["lolib"], ["etc"]):  # Kromer et al.'s instances
-        from . import instances
+        from .problems import instances
 
         return instances.main(argv[1:])
     if argv[:1] == ["fetch-data"]:  # argparse's REMAINDER would swallow the fetch options badly

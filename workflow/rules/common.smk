@@ -1,4 +1,4 @@
-# Helpers of the gpude workflow: the experiment and its grid of batch jobs (gpude.experiment), the
+# Helpers of the gpude workflow: the experiment and its grid of batch jobs (gpude.study.experiment), the
 # rules' inputs, params and resources.
 import functools
 import shlex
@@ -7,10 +7,11 @@ from pathlib import Path
 
 import yaml
 
-from gpude import experiment as experiment_model, registry
-from gpude.errors import GpudeError
-from gpude.host_shape import TIMING_SLOTS, HostShape
-from gpude.projection import PAPER_EXPERIMENTS
+from gpude.implementations import registry
+from gpude.study import experiment as experiment_model
+from gpude.core.errors import GpudeError
+from gpude.study.host_shape import TIMING_SLOTS, HostShape
+from gpude.study.projection import PAPER_EXPERIMENTS
 
 
 def check_report_section(experiment):
@@ -28,7 +29,7 @@ EXPERIMENT_SCHEMA = "../schemas/experiment.schema.yaml"
 
 
 def _instance_root():
-    from gpude.instances import data_dir
+    from gpude.problems.instances import data_dir
 
     return str(data_dir("lolib").parent)  # data/, or GPUDE_INSTANCE_DATA
 
@@ -38,7 +39,7 @@ INSTANCE_ROOT = _instance_root()
 
 def instance_data(wildcards):
     """The marker of verified instance files a LOP or ETC job needs (nothing for a function)."""
-    from gpude.instances import data_dir
+    from gpude.problems.instances import data_dir
     from gpude.problems import instance_data_set
 
     kind = instance_data_set(wildcards.function)
@@ -83,11 +84,11 @@ onerror:
 ON_CLUSTER = workflow.nodes is not None
 # The host's GPUs listed once, for every batch this run starts (nvidia-smi takes a moment per call)
 if not ON_CLUSTER:
-    from gpude.gpu_lease import export_devices
+    from gpude.core.gpu_lease import export_devices
 
     export_devices()
 # The host's cores and GPUs, and what follows for the timed batches: the timing slots each takes, the
-# label its rows record, the CPU lane (gpude.host_shape, where the tests check every shape).
+# label its rows record, the CPU lane (gpude.study.host_shape, where the tests check every shape).
 HOST = HostShape.from_environment(on_cluster=ON_CLUSTER)
 # On one host, the resources the jobs take need limits (Snakemake ignores a resource without one):
 # as many GPU batches at once as GPUs (each leases its own in `gpude run`), or twice as many where a
@@ -121,7 +122,7 @@ wildcard_constraints:
     setting="[^/]+",
 
 
-# A scaling set (`--config scaling=config/scaling/<name>.yaml`, gpude.host_scaling): GPU batches of
+# A scaling set (`--config scaling=config/scaling/<name>.yaml`, gpude.study.gpu_scaling): GPU batches of
 # several experiments in one run, each batch with its own experiment's settings; the run's target is
 # their merged table, results/gpu_scaling/<name>/trials.csv (docs/scaling.md)
 SCALING_FILE = config.get("scaling")
@@ -134,11 +135,11 @@ GRID = experiment_model.grid(EXPERIMENT, gpu_available(EXPERIMENT), notice=True)
 # implementation's; without one, the batches stay where they were
 PARAM_GRID = experiment_model.has_param_grid(EXPERIMENT)
 if SCALING_FILE:
-    from gpude import host_scaling
+    from gpude.study import gpu_scaling
 
-    SCALING_SET = host_scaling.load_set(SCALING_FILE)
-    SCALING_BATCHES = host_scaling.set_batches(SCALING_SET)
-    SCALING_TARGET = host_scaling.target(SCALING_FILE)
+    SCALING_SET = gpu_scaling.load_set(SCALING_FILE)
+    SCALING_BATCHES = gpu_scaling.set_batches(SCALING_SET)
+    SCALING_TARGET = gpu_scaling.target(SCALING_FILE)
     PARAM_GRID = False  # a set's experiments have none (load_set refuses them)
 BATCH = experiment_model.batch_path(PARAM_GRID)
 
@@ -147,9 +148,9 @@ def experiment_of(wildcards):
     """The experiment a job belongs to: the configured one, or one a scaling set picks from."""
     if wildcards.experiment == EXP:
         return EXPERIMENT
-    from gpude import host_scaling
+    from gpude.study import gpu_scaling
 
-    return host_scaling.experiment_named(wildcards.experiment)
+    return gpu_scaling.experiment_named(wildcards.experiment)
 
 
 def batch_log(step):
@@ -187,7 +188,7 @@ def run_params(wildcards):
 
 def configuration_args(wildcards):
     """What a batch builds and compiles (the algorithm's parameters, budget, target, plugins): the
-    arguments its `gpude run` shares with its `gpude warmup` (gpude.commands writes them)."""
+    arguments its `gpude run` shares with its `gpude warmup` (gpude.run.command writes them)."""
     experiment = experiment_of(wildcards)
     name = experiment["name"]
     return experiment_model.configuration_args(
@@ -250,12 +251,12 @@ def runs_on_gpu(wildcards):
 
 
 def timing_slot(wildcards):
-    """A batch's share of the timing slots (gpude.host_shape: by its timing mode and the host)."""
+    """A batch's share of the timing slots (gpude.study.host_shape: by its timing mode and the host)."""
     return HOST.timing_slot(timing_mode(wildcards), runs_on_gpu(wildcards), batch_threads(wildcards))
 
 
 def gpus_taken(wildcards):
-    """GPUs a batch holds in the scheduler (gpude.host_shape: its own on a GPU; every GPU when timed
+    """GPUs a batch holds in the scheduler (gpude.study.host_shape: its own on a GPU; every GPU when timed
     `host`)."""
     return HOST.gpus_taken(timing_mode(wildcards), runs_on_gpu(wildcards))
 
@@ -367,7 +368,7 @@ def published_args(wildcards):
     return " ".join(args)
 
 
-# The committed scaling runs (gpude.host_scaling writes a folder's rows.csv and batches.csv) and the
+# The committed scaling runs (gpude.study.gpu_scaling writes a folder's rows.csv and batches.csv) and the
 # experiments whose GPU references `gpude paper-gpu-scaling` projects (the five papers', where committed)
 GPU_SCALING_DIR = "results/benchmarks/gpu_scaling"
 GPU_SCALING_RUNS = sorted(str(p.parent) for p in Path(GPU_SCALING_DIR).glob("*/rows.csv")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from ..errors import InvalidInputError
+from ..core.errors import InvalidInputError
 
 #: Each algorithm's parameter class (a frozen dataclass validated on construction), as an import
 #: string so that naming it imports nothing heavy. A new algorithm adds its line here.

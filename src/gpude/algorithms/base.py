@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InvalidInputError
-from ..jit import operator_jit  # noqa: F401  (the algorithms import it from here)
+from ..core.errors import InvalidInputError
+from ..core.jit import operator_jit  # noqa: F401  (the algorithms import it from here)
 
 TARGET_ERROR = 1e-8
 DTYPES = ("float64", "float32")

@@ -9,7 +9,7 @@ The algorithm (Storn & Price 1997, as Janssen et al. and Qin et al. state it):
 * a mutant component outside the box is repaired (see :data:`BOUND_MODES`);
 * generational (deferred) replacement: u replaces x_i when f(u) <= f(x_i).
 
-Random decisions use the counter-based generator of :mod:`gpude.rng`; each
+Random decisions use the counter-based generator of :mod:`gpude.core.rng`; each
 decision has a fixed counter, computed by :func:`counter`:
 
 * generation 0 (initialisation): ``x_ij`` uses slot ``4 + D + j``;
@@ -40,9 +40,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..errors import InvalidInputError
-from ..fma import fma_for
-from ..rng import build_rng
+from ..core.errors import InvalidInputError
+from ..core.fma import fma_for
+from ..core.rng import build_rng
 from .base import RunParams, operator_jit
 
 RESAMPLE, CLIP, MIDPOINT = 0, 1, 2

@@ -22,8 +22,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..errors import InvalidInputError
-from ..fma import fma_for
+from ..core.errors import InvalidInputError
+from ..core.fma import fma_for
 from .base import operator_jit
 from .de import DEParams, build_de_ops
 

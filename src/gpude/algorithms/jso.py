@@ -10,7 +10,7 @@ p_max to p_min) and iL-SHADE's fixed last memory slot and "pbest is not the targ
 The rules, as coded here and in Brest's C++ (``justinjk007/Pentagonal-tiling`` archive/DE/lshade.cc):
 ``docs/algorithms.md`` (section jSO and L-SHADE), the specification every implementation follows.
 
-Random decisions use :mod:`gpude.rng`'s counter generator on this layout: ``S = 72 + max(D, NP_init)``
+Random decisions use :mod:`gpude.core.rng`'s counter generator on this layout: ``S = 72 + max(D, NP_init)``
 slots per row, ``NP_init + 1`` rows per generation, ``counter(g, row, slot) = (g (NP_init + 1) + row) S
 + slot``. Generation 0: ``x_ij`` at slot ``72 + j`` of row i. Generation g >= 1, row i: 0 the memory
 slot, 1-2 the normal CR (Box-Muller), 3 pbest, 4 r1, 5 r2, 6 j_rand, 7 the archive slot replaced when the
@@ -26,9 +26,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..errors import InvalidInputError
-from ..fma import fma_for
-from ..rng import build_rng
+from ..core.errors import InvalidInputError
+from ..core.fma import fma_for
+from ..core.rng import build_rng
 from .base import RunParams, _is_int, operator_jit
 
 #: fixed slots per row before the crossover draws (0..7 decisions, 8..71 the F attempts)

@@ -36,7 +36,7 @@ the sources leave open):
   The budget may end inside either phase; no evaluation beyond it is made. Restarts: off
   (Rmalschains disables Realea's).
 
-Random numbers (counter-based, :mod:`gpude.rng`): draw ``unit * W + slot`` with W = 64 + 2 D.
+Random numbers (counter-based, :mod:`gpude.core.rng`): draw ``unit * W + slot`` with W = 64 + 2 D.
 Units 0 .. popsize - 1 (slot 64 + j: the uniform inside the interval of individual i, coordinate
 j) and popsize .. 2 popsize - 2 (slot 64 + j: the Fisher-Yates draws of coordinate j's
 permutation) initialise; after that the run hands out units in order: one per child (slots 0-22:
@@ -55,9 +55,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..errors import InvalidInputError
-from ..fma import fma_for
-from ..rng import build_rng
+from ..core.errors import InvalidInputError
+from ..core.fma import fma_for
+from ..core.rng import build_rng
 from .base import RunParams, _is_int, operator_jit
 
 BOUND_MODES = ("clip",)

@@ -19,7 +19,7 @@ all NP particles are evaluated (NP FEs) and p_i = x_i, pf_i = f(x_i).
   ``v = w v + c1 r1 (p_ij - x_ij) + c2 r2 (p_lj - x_ij)``, computed as
   ``fma(a1, p_ij - x_ij, fma(a2, p_lj - x_ij, w * v))`` with ``a1 = T(c1 r1)``, ``a2 = T(c2 r2)``
   (the products c r in float64, then cast to the floating type T): explicit FMAs, so the CPU and
-  the GPU round identically (see :mod:`gpude.fma`);
+  the GPU round identically (see :mod:`gpude.core.fma`);
 * velocity clamp (``vmax > 0``): v in [-vmax (upper - lower), vmax (upper - lower)];
 * ``x = x + v``, then the bound mode (see :data:`BOUND_MODES`):
   ``"clip"`` (the default): a coordinate outside the box is put on the violated bound and its
@@ -32,7 +32,7 @@ all NP particles are evaluated (NP FEs) and p_i = x_i, pf_i = f(x_i).
 **Budget.** A generation costs NP FEs; a last generation that would overrun ``max_fes`` moves and
 evaluates only the first n < NP particles (the others keep x, v, p, pf), as DE does.
 
-**Random numbers** (:mod:`gpude.rng`): 2D slots per (generation, particle),
+**Random numbers** (:mod:`gpude.core.rng`): 2D slots per (generation, particle),
 ``counter(g, i, slot) = (g NP + i) 2D + slot``; generation 0: slot j = initial position of
 coordinate j, slot D + j = its initial velocity; generation g >= 1: slot j = r1_j,
 slot D + j = r2_j. So every implementation, in any execution order, draws the same numbers and
@@ -46,9 +46,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..errors import InvalidInputError
-from ..fma import fma_for
-from ..rng import build_rng
+from ..core.errors import InvalidInputError
+from ..core.fma import fma_for
+from ..core.rng import build_rng
 from .base import RunParams, operator_jit
 
 RING, GLOBAL = 0, 1

@@ -3,7 +3,7 @@
 Shared by scatter search (:mod:`gpude.algorithms.ss`, its improvement method) and the memetic
 algorithm to come. The operators are scalar functions compiled for ``"cpu"`` (numba.njit) or
 ``"cuda"`` (device functions), so a CPU loop and a thread per (individual, coordinate) on the GPU
-compute the same numbers; the random draws come from explicit counters of :mod:`gpude.rng`.
+compute the same numbers; the random draws come from explicit counters of :mod:`gpude.core.rng`.
 
 State per individual (an "LS chain"): ``rho`` (one step size, the standard deviation of the
 perturbation, float64), the ``bias`` vector (length D, the population's floating type), the
@@ -22,7 +22,7 @@ One step from x (error f(x)):
 5. then: successes >= 5: ``rho <- 2 rho``, successes = 0; else failures >= 3: ``rho <- rho / 2``,
    failures = 0. No bound on rho, no restart of rho (Realea).
 
-So a step costs 1 or 2 evaluations. Multiply-adds are explicit FMAs (:mod:`gpude.fma`) so CPU and
+So a step costs 1 or 2 evaluations. Multiply-adds are explicit FMAs (:mod:`gpude.core.fma`) so CPU and
 GPU round alike; ``log``/``cos``/``sqrt`` are the targets' math libraries (identical on numba's
 CUDA simulator; on a real GPU they may differ from the CPU's in the last ulp).
 
@@ -39,8 +39,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..fma import fma_for
-from ..rng import build_rng
+from ..core.fma import fma_for
+from ..core.rng import build_rng
 from .base import operator_jit
 
 #: successes in a row that double rho, failures in a row that halve it (Realea)

@@ -38,7 +38,7 @@ marked *choice*):
   above and never exceed the budget); unevaluated solutions have error +inf and never enter R ahead
   of an evaluated one.
 
-Random numbers (counter-based, :mod:`gpude.rng`): draw ``counter(g, unit, slot)`` =
+Random numbers (counter-based, :mod:`gpude.core.rng`): draw ``counter(g, unit, slot)`` =
 ``(g * U + unit) * W + slot`` with U = children + P units and W = D + 2 D ls_steps slots:
 
 * g = 0 (initial population): unit i (< P), slot j: gene j of solution i;
@@ -55,9 +55,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..errors import InvalidInputError
-from ..fma import fma_for
-from ..rng import build_rng
+from ..core.errors import InvalidInputError
+from ..core.fma import fma_for
+from ..core.rng import build_rng
 from .base import RunParams, _is_int, operator_jit
 
 #: bound handling of the BLX children and Solis-Wets candidates (clip only)

@@ -70,7 +70,7 @@ makes the host the reference's machine instead.
         --reference results/reference/nvidia-h100/lastra --out .campaign/lastra --trace-decades 0.1
 
 The module, one job a file: ``cells`` (the one ``Cell`` and ``grid``, from the experiment model's
-grid, :mod:`gpude.experiment`, as the workflow's rules plan; a cell's ``gpude run`` command line, as
+grid, :mod:`gpude.study.experiment`, as the workflow's rules plan; a cell's ``gpude run`` command line, as
 the workflow's rules write theirs), ``plan`` (what a reference lacks or holds stale, projections, groups), ``run`` (the host's
 call), ``merge`` (the checked merge, ``CAMPAIGNS.md``), ``cli`` (this command line) and
 ``fill_reference`` (a reference's missing *cells* through the workflow's own rule and Snakemake:

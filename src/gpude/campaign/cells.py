@@ -1,5 +1,5 @@
 """The one ``Cell`` and the one ``grid`` of the campaign and of ``fill_reference`` (the experiment
-model's cells, :mod:`gpude.experiment`), and the workflow rule's own ``gpude run`` command line for a
+model's cells, :mod:`gpude.study.experiment`), and the workflow rule's own ``gpude run`` command line for a
 cell's trials."""
 
 from __future__ import annotations
@@ -9,11 +9,12 @@ import fnmatch
 
 import yaml
 
-from .. import commands, experiment as model
-from ..errors import GpudeError
-from ..provenance import REPO
+from ..run import command as commands
+from ..study import experiment as model
+from ..core.errors import GpudeError
+from ..core.provenance import REPO
 
-#: the workflow's batch path (an experiment with a parameter grid: :func:`gpude.experiment.batch_path`)
+#: the workflow's batch path (an experiment with a parameter grid: :func:`gpude.study.experiment.batch_path`)
 BATCH = model.BATCH
 LOG = "logs/{experiment}/run_batch/" + BATCH.split("/batches/", 1)[1] + ".log"
 #: the schema's defaults (workflow/schemas/experiment.schema.yaml)
@@ -85,7 +86,7 @@ def row_key(row) -> tuple:
 
 
 def load_experiment(path, settings=()) -> dict:
-    """The experiment file, checked and with the schema's defaults (:func:`gpude.experiment.load_experiment`),
+    """The experiment file, checked and with the schema's defaults (:func:`gpude.study.experiment.load_experiment`),
     and ``--set ALGORITHM.KEY=VALUE`` applied (a campaign that re-makes a reference under new
     parameters before the experiment file changes: run it into a folder the REPORT does not read, e.g.
     results/campaigns/<machine>/<experiment>)."""
@@ -124,7 +125,7 @@ def budget(experiment: dict, dim: int) -> int:
 
 def grid(experiment: dict, implementations=None, dtypes=None, *, trials_by_function=(), alone: int = 0,
          per_launch: int | None = None, functions=None, has_gpu: bool = True, alone_lanes: int = 0) -> list[Cell]:
-    """The experiment's cells (:func:`gpude.experiment.cells`, of its dtypes, or ``dtypes``; of the given
+    """The experiment's cells (:func:`gpude.study.experiment.cells`, of its dtypes, or ``dtypes``; of the given
     implementations, default all) with their number of trials: the experiment's, or more for the
     functions that match a pattern of ``trials_by_function`` ((pattern, n) pairs: the campaign's
     ``--trials``). ``alone`` and ``per_launch``: the campaign's ``--alone`` and ``--per-launch``
@@ -152,15 +153,15 @@ def grid(experiment: dict, implementations=None, dtypes=None, *, trials_by_funct
 
 
 def run_id(cell: Cell, trial: int) -> str:
-    """The row's run_id (:func:`gpude.results.run_id`)."""
-    from ..results import run_id as row_id
+    """The row's run_id (:func:`gpude.run.rows.run_id`)."""
+    from ..run.rows import run_id as row_id
 
     return row_id(*cell.key_dict().values(), trial, cell.setting or "")
 
 
 def launch_size(row: dict) -> int:
-    """How many trials shared the row's launch (:func:`gpude.results.launch_size`)."""
-    from ..results import launch_size as size
+    """How many trials shared the row's launch (:func:`gpude.run.rows.launch_size`)."""
+    from ..run.rows import launch_size as size
 
     return size(row.get("params") if isinstance(row.get("params"), str) else {})
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import GpudeError
-from ..io import read_csv
+from ..core.errors import GpudeError
+from ..core.io import read_csv
 from .cells import CELL, ROOT, grid, load_experiment, parse_trials
 from .merge import merge
 from .plan import batch_share, campaign_rows, groups, machine_gpu, projections, ranges, reference_machine, todo
@@ -45,7 +45,7 @@ def main(argv=None) -> int:
     p.add_argument("--max-seconds", type=float, default=540.0, help="run: start nothing that would end later")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="run: shared-timed processes at once")
     p.add_argument("--gpus", type=int, help="run: exclusive GPU processes at once, one per GPU (default: the "
-                                            "host's GPUs, as gpude.gpu_lease lists them)")
+                                            "host's GPUs, as gpude.core.gpu_lease lists them)")
     p.add_argument("--new-machine", action="store_true",
                    help="run: make this host the reference's machine (every GPU row of another is re-made)")
     p.add_argument("--alone", type=int, default=0,

@@ -42,9 +42,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import GpudeError
-from ..experiment import concat_trials, refuse_failed
-from ..io import read_csv
+from ..core.errors import GpudeError
+from ..study.experiment import concat_trials, refuse_failed
+from ..core.io import read_csv
 from . import cells as _cells
 from .cells import BATCH, DEFAULTS, LOG, ROOT, Cell, gpude_command, grid, row_key, rule_command
 from .merge import replace_checked
@@ -152,7 +152,7 @@ def merge(reference_dir: Path, batches: list[Path], trace_decades: float | None 
 
 def check_merge(old, old_text, new, merged_csv, old_traces, merged_traces) -> None:
     """The merged files hold the old rows and traces unchanged and the new ones once each."""
-    from ..results import load_traces
+    from ..run.rows import load_traces
 
     merged = read_csv(merged_csv)
     again = merged.iloc[:len(old)][list(old.columns)]
@@ -178,8 +178,8 @@ def check_merge(old, old_text, new, merged_csv, old_traces, merged_traces) -> No
 
 def verify(experiment: dict, cells: list[Cell], reference_dir: Path) -> list[str]:
     """Problems with the reference for the cells: missing or extra trials, traces, seeds ([] = none)."""
-    from ..results import load_traces
-    from ..rng import trial_seed
+    from ..run.rows import load_traces
+    from ..core.rng import trial_seed
 
     table = read_csv(reference_dir / "trials.csv")
     traces = load_traces(reference_dir / "traces.npz")

@@ -1,5 +1,5 @@
 """An experiment's batch jobs on a GPU host without Snakemake (the wheelhouse carries none), with the
-workflow rules' own ``gpude warmup`` and ``gpude run`` command lines (:mod:`gpude.commands`), in an
+workflow rules' own ``gpude warmup`` and ``gpude run`` command lines (:mod:`gpude.run.command`), in an
 order where implementations alternate, so that a drift of the machine hits each alike: chunk by chunk,
 within a chunk function by function, within a function the implementations in the experiment's order
 (the side by side with the authors' programs: theirs and ours alternate). The workflow then merges
@@ -21,13 +21,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .. import commands, experiment as model
-from ..errors import GpudeError
+from ..run import command as commands
+from ..study import experiment as model
+from ..core.errors import GpudeError
 from .cells import load_experiment
 
 
 def interleaved_jobs(experiment: dict, path: str) -> list[dict]:
-    """The experiment's batch jobs (its grid, :func:`gpude.experiment.grid`, with a GPU; ``experiment``
+    """The experiment's batch jobs (its grid, :func:`gpude.study.experiment.grid`, with a GPU; ``experiment``
     as :func:`gpude.campaign.cells.load_experiment` reads it; ``path``: its file, which an outside
     program's batch names) in the order :func:`interleave` runs them, each with the rules' command
     lines as the workflow writes them on a host of one GPU (tests compare them with ``snakemake -n
@@ -66,7 +67,7 @@ def log_path(experiment: str, job: dict, what: str) -> Path:
 def in_one_process(experiment: str, jobs: list[dict], max_seconds: float | None) -> int:
     """``jobs``' batches in one ``gpude run-batches`` process (its progress lines on stdout): how many
     failed or were not started."""
-    from ..run_batches import Job, write_jobs
+    from ..run.batches import Job, write_jobs
 
     if not jobs:
         return 0

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import GpudeError
-from ..experiment import concat_trials, refuse_failed
-from ..io import read_csv, write_atomic, write_csv_atomic
-from ..machines import machine_label
+from ..core.errors import GpudeError
+from ..study.experiment import concat_trials, refuse_failed
+from ..core.io import read_csv, write_atomic, write_csv_atomic
+from ..core.machines import machine_label
 from .cells import CELL, Cell, launch_size, row_key
 from .plan import real_gpu, stale_reason
 
@@ -26,7 +26,7 @@ def replace_checked(reference_dir: Path, staging_name: str, found, kept: list, n
     ``kept`` ((rows, the reference's traces) pairs, copied as they are); ``check(trials.csv,
     traces.npz)`` raises if they are wrong. Only then do they replace the reference's (the table
     last: it names the traces). The staging folder goes either way."""
-    from ..results import merge_traces
+    from ..run.rows import merge_traces
 
     trials_path, traces_path = reference_dir / "trials.csv", reference_dir / "traces.npz"
     reference_dir.mkdir(parents=True, exist_ok=True)
@@ -65,7 +65,7 @@ def _not_merged_yet(found, old: pd.DataFrame):
 def merge(reference_dir: Path, experiment: dict, cells: list[Cell], found, trace_decades=None) -> pd.DataFrame:
     """Add the campaign's rows to the reference, replacing the stale rows they re-make (see the
     package's docstring). Nothing is written unless every check passes."""
-    from ..results import load_traces
+    from ..run.rows import load_traces
 
     trials_path, traces_path = reference_dir / "trials.csv", reference_dir / "traces.npz"
     old = read_csv(trials_path) if trials_path.is_file() else pd.DataFrame(columns=["run_id"])

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import read_csv
-from ..machines import _real_gpu as _names_a_gpu, machine_label
-from ..experiment import settings_of
-from ..results import timed_alone
+from ..core.io import read_csv
+from ..core.machines import _real_gpu as _names_a_gpu, machine_label
+from ..study.experiment import settings_of
+from ..run.rows import timed_alone
 from .cells import CELL, Cell, budget, launch_size, row_key, run_id
 
 #: a campaign's file for trials ``first .. first + count - 1`` of a cell, under ``--out``

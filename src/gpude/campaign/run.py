@@ -14,33 +14,33 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import GpudeError
-from ..io import write_atomic
-from ..machines import machine_label
+from ..core.errors import GpudeError
+from ..core.io import write_atomic
+from ..core.machines import machine_label
 from .cells import ROOT, Cell, gpude_command
 from .plan import Group
 
 
 def host_gpu() -> str:
-    from ..provenance import record
+    from ..core.provenance import record
 
     return str(record().get("gpu", "none"))
 
 
 def host_machine() -> str:
-    from ..provenance import record
+    from ..core.provenance import record
 
     return machine_label(record())
 
 
 def host_gpus() -> int:
-    from ..gpu_lease import list_devices
+    from ..core.gpu_lease import list_devices
 
     return max(1, len(list_devices()))
 
 
 def runs_on_gpu(cell: Cell) -> bool:
-    from ..registry import get
+    from ..implementations.registry import get
 
     return get(cell.algorithm, cell.implementation).load(check_device=False).device == "gpu"
 
@@ -164,7 +164,7 @@ def instance_files(cells: list[Cell]) -> list[tuple[str, str]]:
     """(instance set, file) of every LOP or ETC instance among the cells (verified on access)."""
     import csv
 
-    from ..instances import find_instance, table_dir
+    from ..problems.instances import find_instance, table_dir
 
     tables = {"etc": ("etc", "instances.csv"), "lop": ("lolib", "optima.csv")}
     files = set()
@@ -181,7 +181,7 @@ def instance_files(cells: list[Cell]) -> list[tuple[str, str]]:
 def pack_instances(cells: list[Cell], path: Path) -> list[str]:
     """The cells' instance files in one .tgz of ``<set>/<file>`` (``run --instance-data`` takes it):
     the GPU host is offline, and its transfers are capped."""
-    from ..instances import instance_file
+    from ..problems.instances import instance_file
 
     files = instance_files(cells)
     if not files:

@@ -429,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
     int
         Exit status: 0 on success (data written, restored or already up to date), 1 on failure.
     """
-    from ..errors import OneLineArgumentParser  # errors in one line
+    from ..core.errors import OneLineArgumentParser  # errors in one line
 
     parser = OneLineArgumentParser(
         prog="python -m gpude.cecdata.fetch",

@@ -26,8 +26,8 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from ..errors import InvalidInputError, UnknownFunctionError
-from ..io import write_atomic
+from ..core.errors import InvalidInputError, UnknownFunctionError
+from ..core.io import write_atomic
 
 GROUP = 50  # m, the size of the permuted (and rotated) groups
 _MASK = (1 << 48) - 1

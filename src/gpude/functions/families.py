@@ -4,7 +4,7 @@ them by import string, so that naming a problem imports them only when a lookup 
 
 from __future__ import annotations
 
-from ..errors import InvalidInputError, UnknownFunctionError
+from ..core.errors import InvalidInputError, UnknownFunctionError
 from .function import benchmark_function
 from .largescale import LARGE_SCALE, get_large_scale
 from .largescale import SUITES as LARGE_SCALE_SUITES

@@ -12,7 +12,7 @@ import threading
 
 import numpy as np
 
-from ..errors import InvalidInputError, UnknownFunctionError, UnsupportedDimensionError
+from ..core.errors import InvalidInputError, UnknownFunctionError, UnsupportedDimensionError
 from ..problems.base import DEVICES, DTYPES, resolve_dtype  # noqa: F401  (imported from here too)
 from ..problems.registry import UnknownProblemError, canonical_name, get_problem, list_problems
 from . import cpu

@@ -60,14 +60,14 @@ def no_performance_warnings():
             warnings.simplefilter("ignore", category)
         yield
 
-from ..errors import GPUUnavailableError, InvalidInputError
+from ..core.errors import GPUUnavailableError, InvalidInputError
 from . import basic
 from .program import FEATURES_TRIG, Program
 from .suites import COMPOSITION, HYBRID, HYBRID_COMPOSITION, SIMPLE
 # below the problems layer (also imported from here by older code); os and GPUUnavailableError above
 # are left over from require_gpu, kept while another branch edits the lines around them
-from ..gpu_runtime import require_gpu, simulator_enabled  # noqa: E402
-from ..prebound import PreboundLaunch  # noqa: E402
+from ..core.gpu_runtime import require_gpu, simulator_enabled  # noqa: E402
+from ..core.prebound import PreboundLaunch  # noqa: E402
 
 MAX_THREADS = 1024
 

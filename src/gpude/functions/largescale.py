@@ -35,7 +35,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..errors import InvalidInputError, UnsupportedDimensionError
+from ..core.errors import InvalidInputError, UnsupportedDimensionError
 from ..problems.base import DEVICES, resolve_dtype
 from . import cec2010
 from .largescale_terms import (  # noqa: F401  (the formulas, imported from here too)
@@ -124,7 +124,7 @@ SUITES = ("lastra", "cec2010")
 def lastra_shift(dim: int) -> np.ndarray:
     """o for L01..L06 at ``dim``: coordinate j is uniform draw j of key :data:`LASTRA_SHIFT_SEED`
     mapped to the box (so o at a smaller D is a prefix of o at a larger one)."""
-    from ..rng import seed_key
+    from ..core.rng import seed_key
 
     draws = _uniform_filler()(seed_key(LASTRA_SHIFT_SEED), int(dim))
     lo, hi = LASTRA_DOMAIN
@@ -135,7 +135,7 @@ def lastra_shift(dim: int) -> np.ndarray:
 def _uniform_filler():
     import numba
 
-    from ..rng import build_rng
+    from ..core.rng import build_rng
 
     uniform = build_rng("cpu").uniform
 

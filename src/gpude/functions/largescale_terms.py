@@ -28,7 +28,7 @@ def build_terms(target: str = "cpu"):
     """The per-coordinate terms and closing formulas, compiled for ``"cpu"`` or ``"cuda"``
     (float64 arithmetic: the coordinates may be stored as float32, the sums of millions of terms
     are not)."""
-    from ..jit import operator_jit
+    from ..core.jit import operator_jit
 
     jit = operator_jit(target)
     two_pi, e = 2.0 * math.pi, math.e

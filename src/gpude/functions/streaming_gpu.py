@@ -42,8 +42,8 @@ from types import SimpleNamespace
 import numpy as np
 from numba import cuda, float64, int32
 
-from ..gpu_runtime import require_gpu
-from ..prebound import PreboundLaunch
+from ..core.gpu_runtime import require_gpu
+from ..core.prebound import PreboundLaunch
 from .largescale_terms import GRIEWANK, HEAD_CODES, NEXT_CODES, ROSEN_HEAD, SCHWEFEL12, build_terms
 
 THREADS = 256
@@ -413,7 +413,7 @@ class StreamingEvaluator:
 
     def prebound(self, X, out, row0: int, n: int, stream, gate=None, rows=None):
         """A callable that queues :meth:`launch` (same arguments) through pre-marshalled launches
-        (:class:`gpude.prebound.PreboundLaunch`): microseconds per call."""
+        (:class:`gpude.core.prebound.PreboundLaunch`): microseconds per call."""
         self._check(n)
         gate = self.always if gate is None else gate
         rows = self.no_map if rows is None else rows

@@ -1,13 +1,13 @@
 """Implementations (backends): how an algorithm runs. One module each, one line here each.
 
-The lines are data: :mod:`gpude.registry` registers them when it is first asked (this package
+The lines are data: :mod:`gpude.implementations.registry` registers them when it is first asked (this package
 imports nothing of the registry, so the two never import each other).
 """
 
 
 def _entry(algorithm: str, implementation: str, target: str, device: str, description: str,
            threads: str = "one") -> tuple:
-    """The arguments of :func:`gpude.registry.register` for one built-in implementation."""
+    """The arguments of :func:`gpude.implementations.registry.register` for one built-in implementation."""
     return (algorithm, implementation, target, device, description, threads)
 
 

@@ -17,9 +17,9 @@ from numba import cuda
 
 from ..algorithms.de import build_de_ops, require_variant_support
 from ..functions import gpu
-from ..errors import require_positive_int
+from ..core.errors import require_positive_int
 from .device_loop import GRAPH_GENERATIONS, DeviceLoopImplementation, init_stats_kernel, select_block
-from ..prebound import PreboundLaunch
+from ..core.prebound import PreboundLaunch
 
 MAX_ELEMENTWISE_THREADS = 256
 

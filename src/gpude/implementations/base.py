@@ -25,7 +25,7 @@ import numpy as np
 
 from ..algorithms.base import RunParams
 from ..functions.function import BenchmarkFunction
-from ..rng import seed_key
+from ..core.rng import seed_key
 
 
 @dataclass
@@ -99,14 +99,14 @@ class Implementation:
 
     def __init__(self, function: BenchmarkFunction, params: DEParams, **options):
         if options:
-            from ..errors import InvalidInputError
+            from ..core.errors import InvalidInputError
 
             raise InvalidInputError(f"{self.algorithm}/{self.name or type(self).__name__} takes no option "
                                     f"{', '.join(sorted(options))}; see `gpude list` and "
                                     f"docs/implementations.md for each implementation's options")
         if self.needs_program and getattr(function, "program", None) is None:
-            from ..errors import InvalidInputError
-            from ..registry import entries
+            from ..core.errors import InvalidInputError
+            from .registry import entries
 
             able = [f"{e.algorithm}/{e.implementation}" for e in entries()
                     if e.algorithm == self.algorithm and not e.load(check_device=False).needs_program]
@@ -123,7 +123,7 @@ class Implementation:
     def warmup(self) -> None:
         """Compile every kernel by running a short trial of the same shapes."""
         if self.device == "gpu":
-            from ..gpu_runtime import simulator_enabled
+            from ..core.gpu_runtime import simulator_enabled
 
             if simulator_enabled():
                 return  # nothing to compile on numba's simulator

@@ -41,9 +41,9 @@ import numpy as np
 from numba import cuda
 
 from ..algorithms.de import build_de_ops
-from ..errors import InvalidInputError
+from ..core.errors import InvalidInputError
 from ..functions import gpu
-from ..gpu_runtime import simulator_enabled
+from ..core.gpu_runtime import simulator_enabled
 from .device_loop import NO_HIT, mark_hit
 from .resident import CHUNK_GENERATIONS, ResidentDE
 

@@ -23,10 +23,10 @@ import numpy as np
 from numba import cuda
 
 from ..algorithms.de import build_de_ops, require_variant_support
-from ..errors import require_positive_int
+from ..core.errors import require_positive_int
 from ..functions import gpu
 from .device_loop import DeviceLoopImplementation, mark_hit
-from ..prebound import PreboundLaunch
+from ..core.prebound import PreboundLaunch
 
 BLOCKS, THREADS = 240, 64  # cudaDE's fixed configuration
 

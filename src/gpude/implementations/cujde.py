@@ -28,7 +28,7 @@ from ..algorithms.jde import build_jde_ops
 from ..functions import gpu
 from .all_gpu import _grid, rows
 from .device_loop import DeviceLoopImplementation, init_stats_kernel, select_block
-from ..prebound import PreboundLaunch
+from ..core.prebound import PreboundLaunch
 
 
 @lru_cache(maxsize=None)

@@ -61,9 +61,9 @@ import time
 import numpy as np
 from numba import cuda
 
-from ..errors import require_positive_int
+from ..core.errors import require_positive_int
 from .base import fes_after
-from .batch import BatchedImplementation, TrialEnd
+from .batched import BatchedImplementation, TrialEnd
 
 NO_HIT = np.iinfo(np.int64).max
 #: under a wall-clock budget, the host runs at most this many generations ahead of the GPU
@@ -194,7 +194,7 @@ class DeviceLoopImplementation(BatchedImplementation):
 
     def _out_of_memory(self, exc, batch, length):
         """Raise GPUOutOfMemoryError naming the sizes, if ``exc`` is the GPU running out of memory."""
-        from ..errors import GPUOutOfMemoryError, is_out_of_memory
+        from ..core.errors import GPUOutOfMemoryError, is_out_of_memory
 
         if not is_out_of_memory(exc):
             raise exc
@@ -294,7 +294,7 @@ class DeviceLoopImplementation(BatchedImplementation):
         return fit, best_x, wall, self.d_trace.copy_to_host()
 
     def _trial_ends(self, fit, best_x, trace_best, last, hit_gens, ends, out_of_time, marks):
-        """Each trial's :class:`~gpude.implementations.batch.TrialEnd` (``ends[b]``: when the host saw
+        """Each trial's :class:`~gpude.implementations.batched.TrialEnd` (``ends[b]``: when the host saw
         its stop; ``marks``: as :meth:`_trial_record`'s)."""
         trials = []
         for b in range(len(last)):
@@ -385,7 +385,7 @@ class DeviceLoopImplementation(BatchedImplementation):
     def _prebound_launches(self):
         """The :class:`PreboundLaunch` objects this implementation holds (attributes, or lists, tuples
         and dicts of them)."""
-        from ..prebound import PreboundLaunch
+        from ..core.prebound import PreboundLaunch
 
         for value in vars(self).values():
             items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else [value]

@@ -62,7 +62,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import GpudeError, InvalidInputError
+from ..core.errors import GpudeError, InvalidInputError
 from .base import Implementation, TrialResult
 
 #: where builds go (one folder per program and source hash); GPUDE_BUILD_DIR to move it
@@ -330,8 +330,8 @@ def split_trials(points: list[dict], trials: int, output: str) -> list[list[dict
 
 def register_programs(programs: dict, base: Path | None = None) -> list[str]:
     """Register each program of a ``programs:`` mapping as an implementation of its algorithm (an
-    entry ``algorithm/name`` of :mod:`gpude.registry`); returns their names."""
-    from .. import registry
+    entry ``algorithm/name`` of :mod:`gpude.implementations.registry`); returns their names."""
+    from . import registry
 
     names = []
     for name, raw in (programs or {}).items():

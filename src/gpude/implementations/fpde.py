@@ -22,7 +22,7 @@ from ..functions import gpu
 from .all_gpu import AllGPU, rows
 from .base import Implementation
 from .device_loop import init_stats_kernel, mark_hit
-from ..prebound import PreboundLaunch
+from ..core.prebound import PreboundLaunch
 
 THREADS = 16  # FPDE's block size, for every kernel
 

@@ -3,7 +3,7 @@
 A generation of ``all_gpu`` is five kernel launches that each run for microseconds at small NP;
 from Python each launch costs the host microseconds too (and the run loop's own bookkeeping more),
 so the host, not the GPU, sets the pace. A CUDA graph captures ``span`` consecutive generations'
-launches once (stream capture of the pre-bound launches, :mod:`gpude.prebound`) and replays them
+launches once (stream capture of the pre-bound launches, :mod:`gpude.core.prebound`) and replays them
 with one ``cuGraphLaunch``: the GPU runs the same kernels, one per operator, in the same order,
 and the host pays one call per ``span`` generations.
 
@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from ..prebound import PreboundLaunch
+from ..core.prebound import PreboundLaunch
 
 
 @cuda.jit(cache=True)
@@ -52,7 +52,7 @@ class GenerationGraph:
         Generations per replay (1: every generation launched on its own, nothing captured).
     record : callable
         ``record(k)`` enqueues the launches of the generation at offset ``k`` from ``base`` (a
-        full generation), through :class:`~gpude.prebound.PreboundLaunch` objects, which stream
+        full generation), through :class:`~gpude.core.prebound.PreboundLaunch` objects, which stream
         capture can record; :meth:`set_capturable` says whether they are.
     """
 

@@ -8,8 +8,8 @@ Two jobs:
   code)", beside the "optimized CPU implementation (low level C code)", which is ``de/sequential``.
 
 It makes the same random decisions as every other implementation (each at its fixed slot of
-:mod:`gpude.rng`) and the same arithmetic as ``de/sequential`` (explicit FMAs, in numpy:
-:func:`gpude.fma.fma_numpy`), and evaluates with the problem's own CPU evaluator, so a seed gives
+:mod:`gpude.core.rng`) and the same arithmetic as ``de/sequential`` (explicit FMAs, in numpy:
+:func:`gpude.core.fma.fma_numpy`), and evaluates with the problem's own CPU evaluator, so a seed gives
 ``de/sequential``'s run, bit for bit: population, errors and FEs. Only the time differs: a loop over
 the individuals in Python, numpy over the coordinates.
 """
@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..algorithms.de import BEST1, CLIP, CURRENT_TO_BEST1, EXP, RAND1, RESAMPLE
-from ..fma import fma_numpy
-from ..rng import uniforms
+from ..core.fma import fma_numpy
+from ..core.rng import uniforms
 from .base import HostLoopImplementation
 from .sequential import OneThreadEvaluation
 
@@ -42,7 +42,7 @@ class RandomSlots:
 
 
 def below(u: float, n: int) -> int:
-    """A uniform integer in [0, n) from a uniform u in [0, 1) (gpude.rng's ``below``)."""
+    """A uniform integer in [0, n) from a uniform u in [0, 1) (gpude.core.rng's ``below``)."""
     return min(int(u * n), n - 1)
 
 

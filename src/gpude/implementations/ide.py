@@ -32,7 +32,7 @@ from ..algorithms.de import build_de_ops, require_variant_support
 from ..functions import gpu
 from . import launch
 from .device_loop import DeviceLoopImplementation, mark_hit
-from ..prebound import PreboundLaunch
+from ..core.prebound import PreboundLaunch
 
 P_THREADS = 128
 P_BATCH = 8  # generations of indices per P launch (one bank)

@@ -53,7 +53,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from ..errors import GpudeError, InvalidInputError
+from ..core.errors import GpudeError, InvalidInputError
 
 AUTHORS_REPO = "DylanJanssen/GPU-Accelerated-Evolutionary-Optimisation"
 AUTHORS_COMMIT = "c2b3ef89531f40796fdd3f0ed4d57a6e9176c805"
@@ -292,7 +292,7 @@ def __getattr__(attr):  # the aliases' classes, made on first use (importing thi
 
 
 def _register_aliases() -> None:
-    from .. import registry
+    from . import registry
 
     for alias, (_, cls) in ALIASES.items():
         base, per_launch = alias.rsplit("_x", 1)
@@ -331,7 +331,7 @@ def main(argv=None) -> int:
                 p.error("pack: give --git-dir or --source")
             out = pack(Path(args.out), Path(args.source) if args.source else None,
                        Path(args.git_dir) if args.git_dir else None, args.tgz)
-            from ..implementations.external import source_digest
+            from .external import source_digest
 
             print(f"wrote {out}" + ("" if args.tgz else f" (source_digest {source_digest(out)})"))
             return 0

@@ -25,10 +25,10 @@ import numpy as np
 from numba import cuda
 
 from ..algorithms.jso import JSOParams, build_jso_ops
-from ..errors import InvalidInputError, require_positive_int
+from ..core.errors import InvalidInputError, require_positive_int
 from ..functions import gpu
-from ..gpu_runtime import simulator_enabled
-from ..prebound import PreboundLaunch
+from ..core.gpu_runtime import simulator_enabled
+from ..core.prebound import PreboundLaunch
 from .jso_block_kernel import (FLOAT_STATE, FS_BEST, INT_STATE, ST_NP, build_jso_block_kernel,
                                dynamic_shared_bytes)
 from .resident import CHUNK_GENERATIONS, ResidentDE

@@ -36,7 +36,7 @@ import numpy as np
 from numba import cuda
 
 from ..algorithms.jso import build_jso_ops
-from ..gpu_runtime import simulator_enabled
+from ..core.gpu_runtime import simulator_enabled
 from .device_loop import NO_HIT, mark_hit
 
 #: the int64 state of a trial (global memory between launches)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from ..errors import InvalidInputError
+from ..core.errors import InvalidInputError
 
 K = 1024  # KiB
 

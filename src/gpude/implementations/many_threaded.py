@@ -16,13 +16,13 @@ the paper), and the *merge* kernel (a block per individual: the trial vector rep
 when not worse).
 
 Unlike the paper, no kernel fills batches of random numbers: the counter-based generator of
-:mod:`gpude.rng` computes each decision where it is used, so a run makes exactly the decisions of
+:mod:`gpude.core.rng` computes each decision where it is used, so a run makes exactly the decisions of
 ``de/sequential`` for the same seed (tested). The evaluation goes through the problem's
 ``gpu_evaluator`` (:mod:`gpude.problems.base`), so besides the benchmark functions this runs LOP
 and scheduling instances and the large-scale functions. Several trials per launch
 (``trials_per_launch``) add a second grid dimension, as in :mod:`gpude.implementations.device_loop`.
 
-A generation's three launches are pre-bound (:class:`gpude.prebound.PreboundLaunch`: the arguments
+A generation's three launches are pre-bound (:class:`gpude.core.prebound.PreboundLaunch`: the arguments
 marshalled once, ``g`` and ``n`` set per launch; the LOP and ETC evaluators bind theirs too): a numba
 launch spends tens of microseconds on the host typing a kernel's arguments, more than the GPU work of
 a 64-individual generation. With
@@ -38,8 +38,8 @@ import numpy as np
 from numba import cuda
 
 from ..algorithms.de import build_de_ops, require_variant_support
-from ..errors import InvalidInputError, require_positive_int
-from ..prebound import PreboundLaunch
+from ..core.errors import InvalidInputError, require_positive_int
+from ..core.prebound import PreboundLaunch
 from .device_loop import GRAPH_GENERATIONS, DeviceLoopImplementation, init_stats_kernel, select_block
 
 MAX_THREADS = 1024  # a block's limit since compute capability 2.x (the paper's Tesla C2050)

@@ -28,8 +28,8 @@ from functools import lru_cache
 import numba
 import numpy as np
 
-from ..atomics import fetch_add, load_acquire, store_release, yield_cpu
-from ..errors import InvalidInputError, require_positive_int
+from ..core.atomics import fetch_add, load_acquire, store_release, yield_cpu
+from ..core.errors import InvalidInputError, require_positive_int
 from ..functions import cpu
 from ..problems.base import has_program
 from .base import HostLoopImplementation

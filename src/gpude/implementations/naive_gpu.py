@@ -7,8 +7,8 @@ on the CPU.
 
 Nothing of our own on top of the model's copies: the host buffers are pinned (the copies are DMA,
 asynchronous on one stream), allocated once; the copies go through pointers taken once
-(:class:`gpude.prebound.PreboundCopy`) and the kernel through a pre-bound launch
-(:class:`gpude.prebound.PreboundLaunch`, one per row count: NP, and the budget's partial last
+(:class:`gpude.core.prebound.PreboundCopy`) and the kernel through a pre-bound launch
+(:class:`gpude.core.prebound.PreboundLaunch`, one per row count: NP, and the budget's partial last
 generation); the host waits once a generation, for the errors.
 """
 
@@ -18,7 +18,7 @@ import numpy as np
 from numba import cuda
 
 from ..functions import gpu
-from ..prebound import PreboundCopy
+from ..core.prebound import PreboundCopy
 from .base import HostLoopImplementation
 from .cpu_de import CPUGenerationMixin
 

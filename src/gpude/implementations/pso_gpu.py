@@ -32,7 +32,7 @@ from ..algorithms.pso import build_pso_ops
 from ..functions import gpu
 from .all_gpu import _grid, rows
 from .device_loop import DeviceLoopImplementation, init_stats_kernel, select_block
-from ..prebound import PreboundLaunch
+from ..core.prebound import PreboundLaunch
 
 
 @lru_cache(maxsize=None)

@@ -47,7 +47,7 @@ write past its end). Per-generation times are interpolated between the chunks' e
 **Time of a trial in a batch.** The host sees the hits only at the end (fixed budget), so a trial
 that hit at generation h of a batch that ran G generations is taken to have stopped after the
 fraction (h + 1) / (G + 1) of the batch's wall time, and charged its fair share up to there
-(:func:`~gpude.implementations.batch.fair_shares`): an estimate, generations being
+(:func:`~gpude.implementations.batched.fair_shares`): an estimate, generations being
 roughly equal in cost. Under a time budget, as in the other device loops, every trial is charged
 the time it ran (until the end of the chunk in which its hit was seen).
 """
@@ -62,9 +62,9 @@ import numpy as np
 from numba import cuda
 
 from ..algorithms.de import build_de_ops, require_variant_support
-from ..errors import InvalidInputError, require_positive_int
+from ..core.errors import InvalidInputError, require_positive_int
 from ..functions import gpu
-from ..prebound import PreboundLaunch
+from ..core.prebound import PreboundLaunch
 from .device_loop import NO_HIT, DeviceLoopImplementation, mark_hit
 
 #: generations per launch of a time-budgeted run (the host checks its clock between two)
@@ -224,7 +224,7 @@ def resident_blocks(kernel, args, threads: int, units: int) -> int:
     """The most blocks of a cooperative grid of ``kernel`` the device keeps resident at once (at
     most ``units``, one work unit per block); 1 on numba's simulator (cooperative grids of one
     block only)."""
-    from ..gpu_runtime import simulator_enabled
+    from ..core.gpu_runtime import simulator_enabled
 
     if simulator_enabled():
         return 1
@@ -251,7 +251,7 @@ class ResidentDE(DeviceLoopImplementation):
         require_variant_support(self, params)  # DE/rand/1/bin only
         if blocks is not None:
             require_positive_int("blocks", blocks)
-            from ..gpu_runtime import simulator_enabled
+            from ..core.gpu_runtime import simulator_enabled
 
             if simulator_enabled() and blocks != 1:
                 raise InvalidInputError(

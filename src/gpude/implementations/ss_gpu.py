@@ -25,14 +25,14 @@ exactly the run it makes alone, and ``run(seed)`` is a batch of one. Kernels per
 
 The host syncs once per iteration: two asynchronous copies (each trial's evaluations used and
 restart flag; R's errors) and one ``synchronize``. The launches are bound once per batch shape
-(:class:`~gpude.prebound.PreboundLaunch`), so an iteration's host cost does not
+(:class:`~gpude.core.prebound.PreboundLaunch`), so an iteration's host cost does not
 grow with B.
 
-**Time.** The batch's loop is :class:`~gpude.implementations.batch.HostSteppedBatch`'s: stopping
+**Time.** The batch's loop is :class:`~gpude.implementations.batched.HostSteppedBatch`'s: stopping
 is decided on the host after each iteration's sync (a trial stops at its target, or when its budget
 is spent: each trial spends its own number of evaluations per iteration), the wall-clock budget is
 checked before each iteration, and a trial's time is its charge of the batch's
-(:mod:`gpude.implementations.batch`: a fair share until the sync where the host sees it stop, or
+(:mod:`gpude.implementations.batched`: a fair share until the sync where the host sees it stop, or
 under ``max_time_s`` the time it ran). The trace's ``time_s`` is the host's clock at each
 iteration's sync.
 
@@ -57,10 +57,10 @@ from numba import cuda
 
 from ..algorithms.solis_wets import build_sw_ops
 from ..algorithms.ss import RHO_FLOOR, build_ss_ops, layout, pair_arrays
-from ..errors import InvalidInputError, require_positive_int
+from ..core.errors import InvalidInputError, require_positive_int
 from ..functions import gpu
-from ..prebound import PreboundLaunch
-from .batch import HostSteppedBatch
+from ..core.prebound import PreboundLaunch
+from .batched import HostSteppedBatch
 
 
 @lru_cache(maxsize=None)
@@ -485,7 +485,7 @@ class SSGPU(HostSteppedBatch):
         L.evaluate_restart.launch()
         L.rebuild.launch()
 
-    # -- the batch's steps (the loop: gpude.implementations.batch.HostSteppedBatch) --------------
+    # -- the batch's steps (the loop: gpude.implementations.batched.HostSteppedBatch) --------------
     def start_trials(self, keys):
         B = len(keys)
         self._allocate(B)

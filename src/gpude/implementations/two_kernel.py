@@ -29,7 +29,7 @@ from ..algorithms.de import build_de_ops
 from ..functions import gpu
 from . import all_gpu
 from .device_loop import DeviceLoopImplementation, select_block
-from ..prebound import PreboundLaunch
+from ..core.prebound import PreboundLaunch
 
 MAX_TRIAL_THREADS = 256
 

@@ -11,7 +11,7 @@ to minimise. The registry (:mod:`gpude.problems.registry`; :func:`get_problem`,
   scheduling on Braun et al.'s ETC matrices (:mod:`gpude.problems.lop`,
   :mod:`gpude.problems.scheduling`). What differs from a function is the decoding (random keys to
   a permutation, keys to a machine per task) and what a solution reports (:meth:`summary`).
-  Instances come from ``gpude fetch-data lolib|etc`` (:mod:`gpude.instances`);
+  Instances come from ``gpude fetch-data lolib|etc`` (:mod:`gpude.problems.instances`);
 * problems registered by name (:func:`register_problem`), e.g. a user's objective
   (:class:`gpude.problems.objective.UserObjective`).
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InvalidInputError
+from ..core.errors import InvalidInputError
 
 #: the numpy types of the ``dtype`` names every problem's evaluators take
 DTYPES = {"float64": np.float64, "float32": np.float32}
@@ -93,7 +93,7 @@ class Problem:
             else:
                 from numba import cuda
 
-                from ..gpu_runtime import require_gpu
+                from ..core.gpu_runtime import require_gpu
 
                 require_gpu()
                 ev = self.gpu_evaluator(T)

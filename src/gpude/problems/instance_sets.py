@@ -1,10 +1,10 @@
 """The LOP and ETC instances of Kromer et al. as families of the problem registry
-(:mod:`gpude.problems.registry`): names from the committed tables (:func:`gpude.instances.catalog`),
+(:mod:`gpude.problems.registry`): names from the committed tables (:func:`gpude.problems.instances.catalog`),
 a problem built from the instance file (``gpude fetch-data lolib|etc``) on first use."""
 
 from __future__ import annotations
 
-from ..instances import catalog
+from .instances import catalog
 
 
 class InstanceSet:
@@ -27,7 +27,7 @@ class InstanceSet:
         return names
 
     def resolve(self, name) -> str | None:
-        """The name as in the paper for any spelling of it (as :func:`gpude.instances.find_instance`)."""
+        """The name as in the paper for any spelling of it (as :func:`gpude.problems.instances.find_instance`)."""
         names = catalog(self.name)
         if self._by_lower[0] is not names:  # a dict lookup, not a scan: every problem name comes here first
             self._by_lower = (names, {known.lower(): known for known in names})

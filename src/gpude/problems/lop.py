@@ -23,9 +23,9 @@ import numpy as np
 import pandas as pd
 from numba import cuda, int64  # module level: the CUDA simulator swaps kernel globals
 
-from ..errors import InvalidInputError, UnknownFunctionError
-from ..instances import instance_file, table_dir
-from ..io import read_csv
+from ..core.errors import InvalidInputError, UnknownFunctionError
+from .instances import instance_file, table_dir
+from ..core.io import read_csv
 from .base import DeviceEvaluator, Problem
 
 KEY_BOUNDS = (0.0, 1.0)
@@ -157,7 +157,7 @@ class LOPEvaluator(DeviceEvaluator):
     def prebound(self, X, out, row0: int, n: int, stream, gate=None):
         """``launch`` with its arguments marshalled once (a generation's launch costs microseconds, not
         the tens a numba launch spends typing six arguments)."""
-        from ..prebound import PreboundLaunch
+        from ..core.prebound import PreboundLaunch
 
         gate = self.always if gate is None else gate
         return PreboundLaunch(self.kernel, (self.CT, X, row0, gate, out, self.optimum), n, self.threads,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InvalidInputError
+from ..core.errors import InvalidInputError
 from .base import Problem
 from .objective_errors import ObjectiveError
 from .objective_errors import first_lines as _first_line

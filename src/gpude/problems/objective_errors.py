@@ -3,7 +3,7 @@ evaluators (its own module, so that neither evaluator imports the other)."""
 
 from __future__ import annotations
 
-from ..errors import GpudeError
+from ..core.errors import GpudeError
 
 
 class ObjectiveError(GpudeError):

@@ -19,7 +19,7 @@ class ObjectiveGPUEvaluator(DeviceEvaluator):
 
     def __init__(self, problem):
         """``problem``: the :class:`gpude.problems.objective.UserObjective` to evaluate."""
-        from ..gpu_runtime import require_gpu
+        from ..core.gpu_runtime import require_gpu
 
         require_gpu()
         try:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Protocol
 
-from ..errors import InvalidInputError, UnknownFunctionError, UnsupportedDimensionError
+from ..core.errors import InvalidInputError, UnknownFunctionError, UnsupportedDimensionError
 
 
 class UnknownProblemError(UnknownFunctionError):

@@ -28,9 +28,9 @@ import numpy as np
 import pandas as pd
 from numba import cuda, float64, int32  # module level: the CUDA simulator swaps kernel globals
 
-from ..errors import InvalidInputError, UnknownFunctionError
-from ..instances import instance_file, table_dir
-from ..io import read_csv
+from ..core.errors import InvalidInputError, UnknownFunctionError
+from .instances import instance_file, table_dir
+from ..core.io import read_csv
 from .base import DeviceEvaluator, Problem
 
 N_TASKS, N_MACHINES = 512, 16
@@ -80,7 +80,7 @@ def min_min(etc: np.ndarray) -> tuple[np.ndarray, float]:
 def _cpu_kernel(parallel: bool):
     import numba
 
-    from ..fma import fma_cpu
+    from ..core.fma import fma_cpu
 
     @numba.njit(nogil=True, parallel=parallel)
     def evaluate(etc, X, lam, completion, out, makespans, flowtimes):
@@ -129,7 +129,7 @@ _GPU: dict = {}
 def _gpu_kernel(n: int, m: int, completion: bool):
     """A block per candidate: a thread per task decodes its machine, a thread per machine sums its
     load, thread 0 closes (the order of every sum as on the CPU)."""
-    from ..fma import fma_for
+    from ..core.fma import fma_for
 
     key = (n, m, completion)
     if key in _GPU:
@@ -207,8 +207,8 @@ class ETCEvaluator(DeviceEvaluator):
                                              self.unused, False)
 
     def prebound(self, X, out, row0: int, n: int, stream, gate=None):
-        """``launch`` with its arguments marshalled once (see :class:`gpude.prebound.PreboundLaunch`)."""
-        from ..prebound import PreboundLaunch
+        """``launch`` with its arguments marshalled once (see :class:`gpude.core.prebound.PreboundLaunch`)."""
+        from ..core.prebound import PreboundLaunch
 
         gate = self.always if gate is None else gate
         return PreboundLaunch(self.kernel, (self.etc, X, row0, gate, self.lam, out, self.unused, self.unused,
@@ -312,7 +312,7 @@ class TaskScheduling(Problem):
             return out, spans, flows
         if device != "gpu":
             raise InvalidInputError(f"device {device!r} is not supported; use 'cpu' or 'gpu'")
-        from ..gpu_runtime import require_gpu
+        from ..core.gpu_runtime import require_gpu
 
         require_gpu()
         d = [cuda.device_array(X.shape[0]) for _ in range(3)]

@@ -25,7 +25,7 @@ def alone_vs_batched(batched: pd.DataFrame, alone: pd.DataFrame) -> pd.DataFrame
     ``batched`` carries ``competitor``."""
     missing = [k for k in KEYS if k not in alone]
     if missing:
-        from ..errors import InvalidInputError
+        from ..core.errors import InvalidInputError
 
         raise InvalidInputError(f"the one-at-a-time trials lack the columns {missing}; pass a trials CSV "
                                 "written by `gpude run`")

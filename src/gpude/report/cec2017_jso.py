@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import read_csv, write_csv_atomic
+from ..core.io import read_csv, write_csv_atomic
 from ..stats.comparisons import holm
 from .section import Section, _read, fmt
 from .verdict import Verdict, span
@@ -91,7 +91,7 @@ def _runs(trials: pd.DataFrame) -> pd.DataFrame:
         t = t[t["status"].astype(str) != "failed"]
     t = t[pd.to_numeric(t["best_error"], errors="coerce").notna()]
     if "machine" not in t:
-        from ..machines import machine_column
+        from ..core.machines import machine_column
 
         t["machine"] = machine_column(t)
     t["best_error"] = clamp(t["best_error"])
@@ -186,7 +186,7 @@ def speed_table(ours: pd.DataFrame, brest: pd.DataFrame) -> pd.DataFrame:
 def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list[Path]:
     unknown = set(inputs) - set(STUDY_INPUTS)
     if unknown:
-        from ..errors import InvalidInputError
+        from ..core.errors import InvalidInputError
 
         raise InvalidInputError(f"the cec2017_jso section reads no study input {', '.join(sorted(unknown))}; "
                                 f"its inputs (report: study_inputs:): {', '.join(STUDY_INPUTS)}")

@@ -2,7 +2,7 @@
 figures from trial traces.
 
 Traces come from the merged ``traces.npz`` beside each trials table (thinned best-so-far
-curves, see :func:`gpude.results.thin_trace`). Implementations whose host does not see every
+curves, see :func:`gpude.run.rows.thin_trace`). Implementations whose host does not see every
 generation (all_gpu, ide) record no per-generation time: their time axis spreads the trial's wall
 time evenly over its FEs.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import save_figure
+from ..core.io import save_figure
 from .panels import label_panel, panel_grid, title_figure
 from .sources import made_by
 from .timing import ORDER, _ordered, implementation_labels

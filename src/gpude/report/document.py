@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from ..io import write_atomic
+from ..core.io import write_atomic
 from .section import GENERIC_OUTPUTS, Section, _order, _read, fmt  # noqa: F401  (the studies' kit, imported from here too)
 from .verdict import render as render_verdicts
 
@@ -37,7 +37,7 @@ def section_class(name: str | None) -> type[Section]:
     """The section writer of ``report: section:`` (the generic one for None); unknown names fail."""
     writers = _sections()
     if name is not None and name not in writers:
-        from ..errors import InvalidInputError
+        from ..core.errors import InvalidInputError
 
         raise InvalidInputError(f"unknown report section {name!r}; known: {', '.join(writers)}")
     return writers.get(name, Section)
@@ -60,7 +60,7 @@ GLOSSARY = [
     ("`graph_generations`", "all_gpu and many_threaded: G generations' kernel launches captured as one CUDA graph "
                             "and launched together (1: every kernel launched on its own)"),
     ("pre-bound launch", "a kernel launch whose arguments are converted once and reused every generation "
-                         "(`gpude.prebound`), leaving only the driver's launch cost"),
+                         "(`gpude.core.prebound`), leaving only the driver's launch cost"),
     ("boot, session", "one boot of a machine (`boot_id`): rows of different boots ran on different instances "
                       "of the same machine kind"),
 ]
@@ -124,7 +124,7 @@ def _place(generic: bool, section: Section) -> tuple:
 def build(sections: list[tuple[str, str]], out, gpu_scaling: Path | None = None) -> Path:
     """Write the report from (experiment YAML, paper folder) pairs, in :data:`STUDY_ORDER` (then the rest),
     and last, where ``gpu_scaling`` names the folder ``gpude paper-gpu-scaling`` wrote, the section on
-    runs per hour against the number of GPUs (:mod:`gpude.report.gpu_hosts`)."""
+    runs per hour against the number of GPUs (:mod:`gpude.report.runs_per_hour`)."""
     out = Path(out)
     parts = []
     for yaml_path, paper_dir in sections:
@@ -141,9 +141,9 @@ def build(sections: list[tuple[str, str]], out, gpu_scaling: Path | None = None)
             "## Terms", "", *(f"* **{term}**: {text}." for term, text in GLOSSARY), ""]
     text += [s.render() for _, s in parts]
     if gpu_scaling is not None:
-        from .gpu_hosts import render as render_gpu_hosts
+        from .runs_per_hour import render as render_runs_per_hour
 
-        text.append(render_gpu_hosts(gpu_scaling, out.parent))
+        text.append(render_runs_per_hour(gpu_scaling, out.parent))
     # a part with nothing to say (no data for it) leaves its blank lines: one blank line between blocks
     report = re.sub(r"\n(?:[ \t]*\n){2,}", "\n\n", "\n".join(text))
     # what the report must not hold, each with where to mend it
@@ -157,7 +157,7 @@ def build(sections: list[tuple[str, str]], out, gpu_scaling: Path | None = None)
              "(gpude/report/) that writes the table")):
         found = check(report)
         if found:
-            from ..errors import GpudeError
+            from ..core.errors import GpudeError
 
             raise GpudeError(f"the report has {len(found)} {what}: {'; '.join(found[:5])}; {fix}")
     return write_atomic(out, report)

@@ -1,7 +1,7 @@
 """The floor: the least time a DE generation (and a run) can take on a GPU, from its arithmetic.
 
 The pure arithmetic of ``benchmarks/de_floor.py``, here so that the REPORT's
-scaling curves (:mod:`gpude.report.gpu_scaling`) put the floor of every measured point beside it:
+scaling curves (:mod:`gpude.report.scaling_curves`) put the floor of every measured point beside it:
 the flops of one evaluation (counted from the function definitions), of the DE operators per trial
 vector, the bytes a generation moves through device memory, and the devices' vendor peaks. floor =
 max(flops / peak FP, bytes / HBM bandwidth) per generation, times the generations of a run, divided

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..results import timed_alone
-from . import gpu_scaling
+from ..run.rows import timed_alone
+from . import scaling_curves as gpu_scaling
 from .section import Section, _order, _read, fmt
 from .verdict import Verdict, coverage_verdict, n_by, paper_n, ratio_span
 
@@ -24,7 +24,7 @@ def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list
     and ``figure_scaling_<device>``."""
     unknown = set(inputs) - set(STUDY_INPUTS)
     if unknown:
-        from ..errors import InvalidInputError
+        from ..core.errors import InvalidInputError
 
         raise InvalidInputError(f"the janssen_cs1 section reads no study input {', '.join(sorted(unknown))}; "
                                 f"its inputs (report: study_inputs:): {', '.join(STUDY_INPUTS)}")

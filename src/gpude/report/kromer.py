@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import write_csv_atomic
+from ..core.io import write_csv_atomic
 from .kromer_figures import figure_eval_speed, figure_etc_progress, figure_lop_progress
 from .kromer_tables import (COLUMN_NAMES, COLUMNS, IMPLEMENTATION_OF, PAPER_COLUMN, PAPER_COLUMNS_QUOTE, best_columns,
                             claims_check, contention_table, etc_table, eval_speed_table, fe_rate_table, lop_summary,
@@ -61,7 +61,7 @@ def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list
     ``out_dir``; an unknown input is refused before anything is written."""
     unknown = set(inputs) - set(STUDY_INPUTS)
     if unknown:
-        from ..errors import InvalidInputError
+        from ..core.errors import InvalidInputError
 
         raise InvalidInputError(f"the kromer section reads no study input {', '.join(sorted(unknown))}; "
                                 f"its inputs (report: study_inputs:): {', '.join(STUDY_INPUTS)}")

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import save_figure
+from ..core.io import save_figure
 from .kromer_tables import COLUMN_NAMES, paper_runs
 from .panels import wrap
 from .sources import made_by
@@ -79,7 +79,7 @@ def figure_etc_progress(trials, traces, out_dir) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..instances import catalog
+    from ..problems.instances import catalog
 
     runs = paper_runs(trials)
     runs = runs[runs["function"].isin(list(catalog("etc"))) & (runs["popsize"] == FIG_POPSIZE)]

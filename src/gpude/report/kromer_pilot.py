@@ -56,7 +56,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import read_csv, write_atomic, write_csv_atomic
+from ..core.io import read_csv, write_atomic, write_csv_atomic
 from .section import Section
 
 _ROOT = Path(__file__).resolve().parents[3]
@@ -81,7 +81,7 @@ STUDY_INPUTS = ("gpu_rates", "table4")
 
 def problem_of(function: str) -> str:
     """etc, lop or rastrigin (N09) for a trial row's function."""
-    from ..instances import catalog
+    from ..problems.instances import catalog
 
     if function in catalog("etc"):
         return "etc"
@@ -163,7 +163,7 @@ def stage_files(pilot_dir) -> list[Path]:
 
 
 def read_stage(path) -> pd.DataFrame:
-    """A stage file, its floats exactly as written (:func:`gpude.io.read_csv`: a stage file rewritten
+    """A stage file, its floats exactly as written (:func:`gpude.core.io.read_csv`: a stage file rewritten
     through pandas 2's default parser would drift by an ulp)."""
     return read_csv(path)
 
@@ -192,7 +192,7 @@ def prepare(rows: pd.DataFrame, reached_only: bool = True, table4=None) -> pd.Da
 
 def etc_consistency() -> dict[str, str]:
     """ETC matrix (the paper's name) -> consistent / inconsistent / semi-consistent."""
-    from ..instances import table_dir
+    from ..problems.instances import table_dir
 
     table = read_csv(table_dir("etc") / "instances.csv")
     return dict(zip(table["paper_name"], table["consistency"]))
@@ -506,7 +506,7 @@ def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list
     its summary (``pilot_summary.md``, ``pilot_summary.csv``)."""
     unknown = set(inputs) - set(STUDY_INPUTS)
     if unknown:
-        from ..errors import InvalidInputError
+        from ..core.errors import InvalidInputError
 
         raise InvalidInputError(f"the kromer_pilot section reads no {', '.join(sorted(unknown))}; "
                                 f"its inputs (report: study_inputs:): {', '.join(STUDY_INPUTS)}")

@@ -91,7 +91,7 @@ def rastrigin_table(trials: pd.DataFrame, traces: dict, published: pd.DataFrame 
 def lop_table(trials: pd.DataFrame, traces: dict, published: dict[int, pd.DataFrame]) -> pd.DataFrame:
     """Tables 2-3: per (implementation, instance, machine) the best and mean error % after 5 s and 10 s,
     whether every run was at the optimum, and the paper's values (``published``: table number -> table)."""
-    from ..instances import catalog
+    from ..problems.instances import catalog
     from ..problems.lop import optima
 
     runs = paper_runs(trials)
@@ -154,7 +154,7 @@ def etc_table(trials: pd.DataFrame, published: pd.DataFrame | None) -> pd.DataFr
     """Table 4: per (ETC matrix, NP, implementation, machine) the fit after the budget (mean, std, best),
     makespan and flowtime (from the rows' ``solution``), the Min-Min makespan, and the paper's fit and
     best column beside."""
-    from ..instances import catalog
+    from ..problems.instances import catalog
     from ..problems.scheduling import instances
 
     runs = paper_runs(trials)
@@ -220,7 +220,7 @@ def fe_rate_table(rate: pd.DataFrame, trials: pd.DataFrame | None = None) -> pd.
     experiment's rows) hold the case, ``reference_over_alone_<implementation>``: the median FEs of its
     runs there over what one run alone makes in their budget (rate x ``max_time_s``): below 1 where
     runs shared the machine (CPU runs side by side, GPU runs several per launch)."""
-    from ..machines import machine_label
+    from ..core.machines import machine_label
 
     rate = rate.assign(machine=[machine_label(r) for r in rate.to_dict("records")])
     keys = ["problem", "dim", "popsize", "CR", "machine"]

@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import read_csv, save_figure, write_csv_atomic
-from ..results import one_per_launch, timed_alone
+from ..core.io import read_csv, save_figure, write_csv_atomic
+from ..run.rows import one_per_launch, timed_alone
 from .section import Section, _read, fmt
 from .verdict import Verdict, coverage_verdict, magnitude_finding, ratio_span
 
@@ -233,7 +233,7 @@ STUDY_INPUTS = ("cpu_sample", "perf", "float32")
 def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list[Path]:
     unknown = set(inputs) - set(STUDY_INPUTS)
     if unknown:
-        from ..errors import InvalidInputError
+        from ..core.errors import InvalidInputError
 
         raise InvalidInputError(f"the lastra section reads no study input {', '.join(sorted(unknown))}; "
                                 f"its inputs (report: study_inputs:): {', '.join(STUDY_INPUTS)}")

@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import save_figure, write_csv_atomic
+from ..core.io import save_figure, write_csv_atomic
 from ..stats.comparisons import kruskal_by_function, pairwise_mannwhitney
 from .convergence import _best_at, trial_traces
 from .section import Section, _read, fmt

@@ -44,7 +44,7 @@ def write_paper(trials: list[str], out_dir, *, published: str | None = None, stu
     """
     import pandas as pd
 
-    from ..io import read_csv, write_csv_atomic
+    from ..core.io import read_csv, write_csv_atomic
     from ..stats.tables import with_competitors, write_statistics
     from .convergence import figures
     from .document import section_class

@@ -9,7 +9,7 @@ from functools import cached_property
 
 import pandas as pd
 
-from ..results import rerun_totals
+from ..run.rows import rerun_totals
 from .section import Section, _read, fmt
 from .janssen import PUBLISHED
 from .scaling import _slug

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import save_figure
+from ..core.io import save_figure
 from .timing import ORDER, _machine, _ordered, implementation_labels
 
 SUCCESS_ERROR = 1e-8  # Qin et al.: a run succeeds when its final error is below 1e-8

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import save_figure
+from ..core.io import save_figure
 from .panels import label_panel, panel_grid, title_figure
 from .sources import made_by
 from .timing import ORDER, _ordered, implementation_labels

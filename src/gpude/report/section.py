@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import registry
-from ..io import read_csv
+from ..implementations import registry
+from ..core.io import read_csv
 from .timing import _ordered
 from .verdict import n_per_cell, span
 
@@ -52,7 +52,7 @@ class Section:
         generic ones (e.g. Nashed et al.'s Table 2 statistics); none by default. ``inputs`` are the
         files the experiment names under ``report: study_inputs:`` (name -> path)."""
         if inputs:
-            from ..errors import InvalidInputError
+            from ..core.errors import InvalidInputError
 
             raise InvalidInputError(f"this report section reads no study inputs; got {', '.join(inputs)}")
         return []

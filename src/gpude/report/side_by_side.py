@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import write_csv_atomic
+from ..core.io import write_csv_atomic
 from .section import Section, _read, fmt
-from ..machines import machine_labels
+from ..core.machines import machine_labels
 from .trial_params import trials_per_launch
 from .verdict import Verdict, n_by, n_text, ratio_span
 
@@ -81,7 +81,7 @@ def side_by_side_table(trials: pd.DataFrame) -> pd.DataFrame:
 
 def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list[Path]:
     if inputs:
-        from ..errors import InvalidInputError
+        from ..core.errors import InvalidInputError
 
         raise InvalidInputError(f"the side_by_side section reads no study inputs; got {', '.join(inputs)}")
     return [write_csv_atomic(side_by_side_table(trials), Path(out_dir) / "side_by_side.csv")]

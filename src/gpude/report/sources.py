@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import read_csv
-from ..machines import machine_labels
-from ..results import load_traces
+from ..core.io import read_csv
+from ..core.machines import machine_labels
+from ..run.rows import load_traces
 from .verdict import n_per_cell
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import save_figure, write_atomic, write_csv_atomic
+from ..core.io import save_figure, write_atomic, write_csv_atomic
 from .trial_params import trials_per_launch
 
 ORDER = ["sequential", "master_slave", "naive_gpu", "all_gpu", "ide"]
@@ -58,9 +58,9 @@ def _labelled(trials: pd.DataFrame) -> pd.DataFrame:
 
 def timed_rows(trials: pd.DataFrame) -> pd.DataFrame:
     """The rows whose times a table averages: per machine, implementation and function, those timed
-    alone (:func:`gpude.results.timed_alone`) where there are any, else all (e.g. standard DE's runs
+    alone (:func:`gpude.run.rows.timed_alone`) where there are any, else all (e.g. standard DE's runs
     side by side, one core each); a ``timed`` column says which ("alone" or the rows' concurrency)."""
-    from ..results import timed_alone
+    from ..run.rows import timed_alone
 
     if "concurrency" not in trials or not len(trials):
         return trials.assign(timed="alone")

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import write_csv_atomic
-from ..machines import machine_column
+from ..core.io import write_csv_atomic
+from ..core.machines import machine_column
 from .comparisons import friedman, kruskal_by_function, pairwise_mannwhitney
 from .ranksum import rank_sum_scores
 
@@ -126,7 +126,7 @@ def write_statistics(trials: pd.DataFrame, out_dir, time_budget: bool | None = N
     trials : DataFrame
         One row per trial. The machine is its ``machine`` column where there is one (``gpude
         paper`` adds it), else made from ``gpu``, ``cpu`` and ``cpu_cores``
-        (:func:`gpude.machines.machine_labels`).
+        (:func:`gpude.core.machines.machine_labels`).
     out_dir : path
         The folder to write into.
     time_budget : bool, optional

@@ -61,7 +61,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import GpudeError, InvalidInputError
+from ...core.errors import GpudeError, InvalidInputError
 
 BREST_REPO = "justinjk007/Pentagonal-tiling"
 BREST_COMMIT = "3c4ad79d6de33a75a8473fa38c7a32eeb94f44f3"

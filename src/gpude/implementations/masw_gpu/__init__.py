@@ -52,7 +52,7 @@ one (function, D) cell advance together, each with its own key:
 * **stopping**: the trials are in step (the same budget, the same units), and a trial that reaches
   its target stops being advanced (the kernels skip it) while the others go on; its trial row is
   that of its run alone (tested), its wall time its fair share of the batch's
-  (:mod:`gpude.implementations.batch`, whose loop it runs); the trace's times are the batch's clock.
+  (:mod:`gpude.implementations.batched`, whose loop it runs); the trace's times are the batch's clock.
 
 Device memory per trial: ``(popsize + offspring + popsize + 4) D`` values (population and padding,
 a Solis-Wets bias per individual, the step's vectors) plus the function's data (once per batch);

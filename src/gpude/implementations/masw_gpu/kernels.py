@@ -37,7 +37,7 @@ RANK_THREADS = 128
 
 def rank_threads() -> int:
     """Threads of a trial's replacement block on this device (1 on numba's simulator)."""
-    from ...gpu_runtime import simulator_enabled
+    from ...core.gpu_runtime import simulator_enabled
 
     return 1 if simulator_enabled() else RANK_THREADS
 

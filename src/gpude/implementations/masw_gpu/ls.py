@@ -575,7 +575,7 @@ def build_sw_application(code: int, dim: int, m: int, has_perm: bool, threads: i
             b[j] = b[j] * scale
             j += cuda.gridDim.x * NT
 
-    from ...gpu_runtime import simulator_enabled
+    from ...core.gpu_runtime import simulator_enabled
 
     # (numba's simulator has no launch bounds: there the kernel is the same without them)
     bounds = {"launch_bounds": (NT, int(min_blocks))} if min_blocks and not simulator_enabled() else {}
@@ -667,7 +667,7 @@ def cooperative_blocks(kernel, args, threads: int, dim: int) -> int:
     """Blocks of the cooperative grid: enough for ``BUCKET`` coordinates per thread, at most what
     the device keeps resident at once (a cooperative launch needs every block resident); 1 on the
     simulator, which runs cooperative grids of one block only."""
-    from ...gpu_runtime import simulator_enabled
+    from ...core.gpu_runtime import simulator_enabled
 
     if simulator_enabled():
         return 1

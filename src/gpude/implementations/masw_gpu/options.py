@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...errors import InvalidInputError, require_positive_int
+from ...core.errors import InvalidInputError, require_positive_int
 from .kernels import THREADS
 
 #: trials per launch at most (the Solis-Wets decisions: a thread per trial in one block)
@@ -56,7 +56,7 @@ def resolve_options(function, threads: int | None = None, ls_mode: str | None = 
                     ls_regen: bool = False, layout: str | None = None, ls_dual: bool | None = None,
                     ls_share_next: bool = False) -> MASWOptions:
     """The options for ``function`` (its kind and D), the defaults filled in; a clear
-    :class:`~gpude.errors.InvalidInputError` for a value out of range or a fused mode the function
+    :class:`~gpude.core.errors.InvalidInputError` for a value out of range or a fused mode the function
     cannot have. ``ls_dual`` and ``ls_share_next`` read False where they change nothing."""
     from ...functions.streaming_gpu import LAYOUTS, position_layout
     from .ga import fusable as ga_fusable

@@ -4,7 +4,7 @@ The host keeps the scalars and makes the scalar decisions with ``masw/sequential
 step's counter draws, the individual to improve, a new chain's rho, keep or drop); the kernels
 (:mod:`.kernels`, :mod:`.ls`, :mod:`.ga`) do every loop over D. A GA step and a Solis-Wets step are
 pre-bound launches queued without a host read; the batch's loop is
-:class:`~gpude.implementations.batch.HostSteppedBatch`'s.
+:class:`~gpude.implementations.batched.HostSteppedBatch`'s.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import numpy as np
 from numba import cuda
 
 from ...algorithms.masw import first_unit, ls_choice, width
-from ...errors import InvalidInputError
-from ..batch import HostSteppedBatch
+from ...core.errors import InvalidInputError
+from ..batched import HostSteppedBatch
 from ..masw_sequential import build_cpu_masw
 from .buffers import Buffers, bytes_per_trial
 from .kernels import build_gpu_masw, build_step_planner, grid_blocks, rank_threads
@@ -223,7 +223,7 @@ class MASWGPU(HostSteppedBatch):
         """The cooperative Solis-Wets kernel, its grid and a pre-marshalled launch per trial (its x,
         perturbation and state rows)."""
         buf = self.buf
-        from ...prebound import PreboundLaunch
+        from ...core.prebound import PreboundLaunch
         from .ls import build_sw_application, cooperative_blocks
 
         f, T, D = self.function, self.dtype, self.dim
@@ -251,7 +251,7 @@ class MASWGPU(HostSteppedBatch):
     def _prebind(self):
         """Pre-marshalled launches of one Solis-Wets step and of a full GA step (the hot loops)."""
         buf = self.buf
-        from ...prebound import PreboundLaunch
+        from ...core.prebound import PreboundLaunch
 
         k, s, nb, nt, B = self.kernels, self.stream, self.blocks, self.threads, self.batch
         lo, hi = self.lower, self.upper
@@ -579,7 +579,7 @@ class MASWGPU(HostSteppedBatch):
         self.phase_s["ls"] += time.perf_counter() - t1
         return spent
 
-    # -- the batch's steps (the loop: gpude.implementations.batch.HostSteppedBatch) ----------------
+    # -- the batch's steps (the loop: gpude.implementations.batched.HostSteppedBatch) ----------------
     def start_trials(self, keys):
         self.setup(len(keys))
         self.buf.h_keys[:] = keys

@@ -22,9 +22,9 @@ import pandas as pd
 
 from . import floor
 from ..functions.suites import FUNCTIONS
-from ..io import read_csv, save_figure, write_csv_atomic
-from ..provenance import slug
-from ..results import launch_size
+from ..core.io import read_csv, save_figure, write_csv_atomic
+from ..core.provenance import slug
+from ..run.rows import launch_size
 from .panels import label_panel, panel_grid, title_figure
 
 #: the study input's folder, and the experiments whose trial tables it reads (``<folder>/<machine>/

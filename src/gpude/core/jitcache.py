@@ -33,7 +33,7 @@ from pathlib import Path
 
 def _source_hash() -> str:
     h = hashlib.sha256()
-    root = Path(__file__).resolve().parent
+    root = Path(__file__).resolve().parents[1]  # the whole package, not this folder
     for path in sorted(root.rglob("*.py")):
         h.update(str(path.relative_to(root)).encode())
         h.update(path.read_bytes())

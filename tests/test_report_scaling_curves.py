@@ -1,4 +1,4 @@
-"""The REPORT's scaling curves (gpude.report.gpu_scaling) from trial tables in the workflow's schema,
+"""The REPORT's scaling curves (gpude.report.scaling_curves) from trial tables in the workflow's schema,
 as config/experiments/scaling_curves*.yaml write them. The rows are SYNTHETIC (made up here to test
 the table and figure code), not measurements."""
 
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from gpude.report import floor
-from gpude.report import gpu_scaling
+from gpude.report import scaling_curves as gpu_scaling
 
 DEVICE = "NVIDIA H100 80GB HBM3"
 LINES = [("ide", 1), ("resident", 1), ("ide", 30), ("all_gpu", 1)]

@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from .errors import GpudeError, InvalidInputError
+from ..core.errors import GpudeError, InvalidInputError
 
 #: the columns of a row that a seed fixes (times and provenance are the machine's)
 RESULT_COLUMNS = ("best_error", "fes_used", "generations", "hit_target", "fes_to_target", "status",
@@ -108,7 +108,7 @@ def select_rows(table, rows: int = 5, run_ids=None, implementations=None, max_ro
 def this_gpu() -> str:
     """This machine's GPU model as rows record it (``numba-cuda-simulator`` under the simulator), or ''
     where there is none."""
-    from .gpu_runtime import require_gpu
+    from ..core.gpu_runtime import require_gpu
 
     try:
         require_gpu()
@@ -116,7 +116,7 @@ def this_gpu() -> str:
         return ""
     from numba import cuda  # noqa: F401  (provenance asks CUDA only once numba.cuda is imported)
 
-    from .provenance import gpu
+    from ..core.provenance import gpu
 
     name = gpu()["gpu"]
     return "" if name.startswith("unavailable") else name
@@ -137,8 +137,8 @@ def runner_arguments(row) -> tuple[dict, list[str]]:
     """``make_runner``'s keyword arguments for a row (its parameters, and the options its
     implementation takes), and the recorded ``params`` keys that are neither: what a run records
     about itself (e.g. ``graph_captured``, a launch's ``blocks`` where the batch sets them)."""
-    from .algorithms import params_class
-    from .registry import get
+    from ..algorithms import params_class
+    from ..implementations.registry import get
 
     cls = get(row["algorithm"], row["implementation"]).load(check_device=False)
     fields = {f.name for f in dataclasses.fields(params_class(row["algorithm"]))}
@@ -155,7 +155,7 @@ def runner_arguments(row) -> tuple[dict, list[str]]:
 
 def why_not(row, gpu_here: str, any_gpu: bool = False) -> str | None:
     """Why ``row`` cannot be re-made on this machine, or None where it can."""
-    from .registry import get
+    from ..implementations.registry import get
 
     status = str(row.get("status", ""))
     if status not in FINISHED:
@@ -180,8 +180,8 @@ def why_not(row, gpu_here: str, any_gpu: bool = False) -> str | None:
 
 
 def remade_row(row, result) -> dict:
-    """The result columns of a re-made run, as :func:`gpude.results.trial_row` writes them."""
-    from .results import trial_row
+    """The result columns of a re-made run, as :func:`gpude.run.rows.trial_row` writes them."""
+    from .rows import trial_row
 
     return trial_row(result, int(row["trial"]), 0.0)
 
@@ -276,8 +276,8 @@ def verify_rows(rows, any_gpu: bool = False, log=None) -> list[Outcome]:
     """Re-make ``rows`` (a DataFrame of trial rows) on this machine; an :class:`Outcome` per row, in
     order. Rows of one configuration share one runner and are run together, as many per launch as
     their ``trials_per_launch`` (each seed's run does not depend on the others in its launch)."""
-    from .provenance import cpu, git_commit
-    from .results import launch_size
+    from ..core.provenance import cpu, git_commit
+    from .rows import launch_size
     from .trial import make_runner
 
     gpu_here = this_gpu() if any(needs_gpu(r) for _, r in rows.iterrows()) else ""
@@ -332,7 +332,7 @@ def verify_rows(rows, any_gpu: bool = False, log=None) -> list[Outcome]:
 def registered_device(algorithm: str, implementation: str) -> str | None:
     """``cpu`` or ``gpu`` for a registered implementation; None for one not registered here (an
     experiment's plugin or outside program not loaded)."""
-    from .registry import get
+    from ..implementations.registry import get
 
     try:
         return get(algorithm, implementation).device

@@ -1,4 +1,4 @@
-"""Scaling sets (config/scaling/*.yaml, gpude.host_scaling): what a set picks from its experiments,
+"""Scaling sets (config/scaling/*.yaml, gpude.study.gpu_scaling): what a set picks from its experiments,
 what it refuses, a workflow run of one (each batch with its own experiment's settings), and the rows
 written from a scaling run's folder (the committed h100x4 baseline)."""
 
@@ -13,8 +13,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from gpude import experiment as experiment_model
-from gpude import host_scaling, registry
+from gpude.study import experiment as experiment_model
+from gpude.study import gpu_scaling
+from gpude.implementations import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = ROOT / "results/benchmarks/gpu_scaling/h100x4_scaling_886691b"
@@ -33,8 +34,8 @@ def write_set(folder, parts, name="tiny"):
 
 
 def test_the_committed_set_picks_gpu_batches_of_every_study(in_root):
-    spec = host_scaling.load_set("config/scaling/all_studies.yaml")
-    batches = host_scaling.set_batches(spec)
+    spec = gpu_scaling.load_set("config/scaling/all_studies.yaml")
+    batches = gpu_scaling.set_batches(spec)
     assert {b.experiment for b in batches} == {"janssen_cs1", "janssen_cs2", "qin", "kromer_lop", "nashed", "lastra"}
     assert all(registry.get(b.batch.algorithm, b.batch.implementation).needs_gpu for b in batches)
     assert len(batches) == len(set(batches)) == 34
@@ -54,15 +55,15 @@ def test_the_committed_set_picks_gpu_batches_of_every_study(in_root):
 ])
 def test_a_set_that_picks_what_its_experiment_lacks_is_refused(in_root, tmp_path, part, message):
     path = write_set(tmp_path, [part])
-    with pytest.raises(host_scaling.ScalingError, match=message):
-        host_scaling.set_batches(host_scaling.load_set(path))
+    with pytest.raises(gpu_scaling.ScalingError, match=message):
+        gpu_scaling.set_batches(gpu_scaling.load_set(path))
 
 
 def test_clean_removes_the_batches_and_keeps_their_warm_ups(tmp_path, monkeypatch):
     shutil.copytree(ROOT / "config", tmp_path / "config")
     monkeypatch.chdir(tmp_path)
     path = write_set(tmp_path, [{"experiment": "qin", "implementations": ["ide"], "dims": [10], "popsizes": [50]}])
-    batches = host_scaling.batches_of(path)
+    batches = gpu_scaling.batches_of(path)
     assert len(batches) == 4
     for b in batches:
         for end in (".csv", ".npz", ".warmup.json"):
@@ -70,10 +71,10 @@ def test_clean_removes_the_batches_and_keeps_their_warm_ups(tmp_path, monkeypatc
             Path(b.path + end).write_text("x")
         Path(b.log).parent.mkdir(parents=True, exist_ok=True)
         Path(b.log).write_text("GPU 0 (GPU-x, fake) leased at 1.0\nGPU 0 (GPU-x) released at 2.0\n")
-    host_scaling.pack_logs(path, tmp_path / "logs.tar.gz")
+    gpu_scaling.pack_logs(path, tmp_path / "logs.tar.gz")
     with tarfile.open(tmp_path / "logs.tar.gz") as tar:
         assert sorted(tar.getnames()) == sorted(b.log for b in batches)
-    assert host_scaling.clean(path) == 12
+    assert gpu_scaling.clean(path) == 12
     assert all(Path(b.path + ".warmup.json").is_file() and not Path(b.path + ".csv").exists() for b in batches)
 
 
@@ -104,13 +105,13 @@ def test_a_workflow_run_of_a_set_gives_each_batch_its_own_experiments_settings(t
 
 
 def test_rows_of_the_committed_baseline(tmp_path):
-    table = host_scaling.rows(BASELINE / "raw")
+    table = gpu_scaling.rows(BASELINE / "raw")
     assert list(table.run) == ["priming", "gpus1", "gpus2", "gpus4"]
     assert list(table.gpus) == [4, 1, 2, 4] and set(table.runs) == {80} and set(table.batches) == {16}
     one, four = table.set_index("run").loc["gpus1"], table.set_index("run").loc["gpus4"]
     assert four.speedup == pytest.approx(four.runs_per_hour / one.runs_per_hour, abs=1e-3)
     assert one.most_leases_at_once == 1 and four.most_leases_at_once == 4
-    batches = host_scaling.batch_rows(BASELINE / "raw" / "gpus1")
+    batches = gpu_scaling.batch_rows(BASELINE / "raw" / "gpus1")
     held = (batches.released_s - batches.leased_s).sum()
     assert one.leased_fraction == f"0:{held / one.wall_s:.3f}"
     assert (batches.runs == 5).all() and (batches.trial_s > 0).all() and (batches.trial_s < batches.released_s - batches.leased_s).all()

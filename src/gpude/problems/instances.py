@@ -22,9 +22,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .errors import GpudeError
+from ..core.errors import GpudeError
 
-DATA_ROOT = Path(__file__).resolve().parents[2] / "data"
+DATA_ROOT = Path(__file__).resolve().parents[3] / "data"
 SUMS_NAME = "SHA256SUMS"
 RAW_URL = "https://raw.githubusercontent.com/{repo}/{commit}/{path}"
 
@@ -198,7 +198,7 @@ def fetch(kind: str, source: Path | None = None, force: bool = False, out=None) 
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .errors import OneLineArgumentParser  # errors in one line
+    from ..core.errors import OneLineArgumentParser  # errors in one line
 
     p = OneLineArgumentParser(prog="gpude fetch-data lolib|etc",
                                 description="Download Kromer et al.'s instance files and verify them.")

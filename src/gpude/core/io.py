@@ -121,7 +121,7 @@ def read_csv(path, **kwargs):
     17 digits), whatever pandas is installed: the parser is chosen by :func:`float_options` (pandas
     2.2 and 3.0 read half of a sample of floats 1 ulp off by default; on the H100 host a merged
     trials.csv's best error differed from its run's). A table that cannot be parsed raises
-    :class:`~gpude.errors.InvalidInputError` naming the file."""
+    :class:`~gpude.core.errors.InvalidInputError` naming the file."""
     import pandas as pd
 
     options = float_options()

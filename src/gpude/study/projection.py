@@ -1,13 +1,13 @@
 """How long regenerating the committed references would take on N GPUs of one host, projected from
 measured per-batch times.
 
-Every GPU batch of an experiment's grid (:func:`gpude.experiment.grid`) gets the summed
+Every GPU batch of an experiment's grid (:func:`gpude.study.experiment.grid`) gets the summed
 ``wall_time_s`` of its trials in the experiment's committed reference
 (``results/reference/<machine>/<experiment>/trials.csv[.gz]``), estimated where the reference holds
 only some of them or none (:func:`reference_batches`). The batches are then spread over N GPUs by
 longest-processing-time-first list scheduling (:func:`lpt_makespan`), each batch charged a fixed
 overhead (its set-up, and the gap before the next batch on its GPU) and the run a fixed start and end
-(:func:`overheads_from_scaling`, from a committed scaling run of ``gpude.host_scaling``).
+(:func:`overheads_from_scaling`, from a committed scaling run of ``gpude.study.gpu_scaling``).
 
 A projection, not a measurement: the CPU batches, the warm-ups (compilation into numba's cache,
 outside the timed batches) and the merge of the tables are left out.
@@ -22,9 +22,9 @@ from pathlib import Path
 import pandas as pd
 
 from . import experiment as experiment_model
-from . import registry
-from .errors import GpudeError
-from .host_scaling import lease_measures
+from ..implementations import registry
+from ..core.errors import GpudeError
+from .gpu_scaling import lease_measures
 
 #: the five papers' experiments (Janssen et al.'s two case studies and the side by side with their
 #: CUDA programs, Qin et al., Kromer et al.'s three, Nashed et al., Lastra et al.)
@@ -63,13 +63,13 @@ def missing_references(experiments=PAPER_EXPERIMENTS, root=REFERENCE_ROOT) -> li
 
 def gpu_batches(experiment: dict) -> list[experiment_model.Batch]:
     """The experiment's batches that run on a GPU (an outside program's by its ``device:``, which
-    :func:`gpude.experiment.load_experiment` registered)."""
+    :func:`gpude.study.experiment.load_experiment` registered)."""
     return [b for b in experiment_model.grid(experiment, has_gpu=True)
             if registry.get(b.algorithm, b.implementation).needs_gpu]
 
 
 def _setting_of(run_id: str) -> str | None:
-    """A run id's parameter setting (:func:`gpude.results.run_id`: after the implementation), if any."""
+    """A run id's parameter setting (:func:`gpude.run.rows.run_id`: after the implementation), if any."""
     parts = str(run_id).split("/")
     return parts[2] if len(parts) == 8 else None
 
@@ -78,7 +78,7 @@ def _trials(path: Path, experiment: dict) -> pd.DataFrame:
     """A reference's rows that finished (a failed trial's time says nothing of a run's), the GPU
     implementations' only, each trial once (the last row of a repeated one), with the batch chunk
     each falls in."""
-    from .io import read_csv
+    from ..core.io import read_csv
 
     t = read_csv(path)
     gpu = {(b.algorithm, b.implementation) for b in gpu_batches(experiment)}
@@ -255,7 +255,7 @@ def project(batches: pd.DataFrame, gpus=DEFAULT_GPUS, overhead_s: float = 0.0, f
 
 def overheads_from_scaling(batches: pd.DataFrame, rows: pd.DataFrame, run: str | None = None) -> dict:
     """The per-batch overhead and the fixed start and end of one run of a scaling folder
-    (:mod:`gpude.host_scaling`'s ``batches.csv`` and ``rows.csv``).
+    (:mod:`gpude.study.gpu_scaling`'s ``batches.csv`` and ``rows.csv``).
 
     Parameters
     ----------
@@ -290,7 +290,7 @@ def overheads_from_scaling(batches: pd.DataFrame, rows: pd.DataFrame, run: str |
 def scaling_folders(scaling_dir) -> list[Path]:
     """The committed scaling folders (each with rows.csv and batches.csv), oldest first by the
     ``started_utc`` of their runs."""
-    from .io import read_csv
+    from ..core.io import read_csv
 
     found = [d for d in sorted(Path(scaling_dir).glob("*")) if (d / "rows.csv").is_file()
              and (d / "batches.csv").is_file()]
@@ -299,7 +299,7 @@ def scaling_folders(scaling_dir) -> list[Path]:
 
 def overheads_from_folder(folder, run: str | None = None) -> dict:
     """:func:`overheads_from_scaling` of a scaling folder, with the folder's name as ``folder``."""
-    from .io import read_csv
+    from ..core.io import read_csv
 
     folder = Path(folder)
     return dict(overheads_from_scaling(read_csv(folder / "batches.csv"), read_csv(folder / "rows.csv"), run),

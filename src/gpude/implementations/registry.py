@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib import import_module
 
-from .errors import GpudeError
+from ..core.errors import GpudeError
 
 
 class UnknownImplementationError(GpudeError, KeyError):
@@ -37,7 +37,7 @@ class Entry:
         """Import the class; for a GPU entry, first check that a GPU (or the simulator) is usable
         (``check_device=False``: only to look at the class, e.g. its options, on any machine)."""
         if self.needs_gpu and check_device:
-            from .gpu_runtime import require_gpu
+            from ..core.gpu_runtime import require_gpu
 
             require_gpu()
         module, _, name = self.target.partition(":")
@@ -72,7 +72,7 @@ def _ensure_loaded() -> None:
     global _BUILTIN_LOADED
     if _BUILTIN_LOADED:
         return
-    from .implementations import BUILTIN
+    from . import BUILTIN
 
     for args in BUILTIN:
         register(*args)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..rng import seed_key
+from ..core.rng import seed_key
 from .base import Implementation, points_trace
 
 

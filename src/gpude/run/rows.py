@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import provenance
-from .errors import GpudeError
-from .implementations.base import TrialResult
-from .io import write_atomic, write_csv_atomic
+from ..core import provenance
+from ..core.errors import GpudeError
+from ..implementations.base import TrialResult
+from ..core.io import write_atomic, write_csv_atomic
 
 if TYPE_CHECKING:  # pandas is imported where a table is made: a `gpude run` reaches its first trial sooner
     import pandas as pd
@@ -38,7 +38,7 @@ def distance_to_optimum(result: TrialResult) -> float | None:
 
     The squares are summed correctly rounded (``math.fsum``), not by BLAS, whose order of summation
     depends on the CPU it runs on: the same run gives the same distance on every machine."""
-    from .functions import get_function
+    from ..functions import get_function
 
     try:
         optimum = get_function(result.function, result.dim).optimum
@@ -157,7 +157,7 @@ def thin_trace(trace: dict, decades: float = TRACE_RESOLUTION_DECADES) -> dict:
 
 def write_batch(rows: list[dict], results: list[TrialResult | None], csv_path, trace_path,
                 uses_gpu: bool | None = None) -> None:
-    """Write the batch's CSV (with provenance columns: ``uses_gpu`` as :func:`gpude.provenance.record`
+    """Write the batch's CSV (with provenance columns: ``uses_gpu`` as :func:`gpude.core.provenance.record`
     takes it) and its thinned traces, each atomically."""
     prov = provenance.record(uses_gpu)
     import pandas as pd

@@ -24,7 +24,7 @@ A GPU batch spends a second or more before its GPU does anything (the process st
 lists the GPUs) and after (it exits, the scheduler starts the next): between two short batches the
 GPU idled 0.9-1.8 s (results/benchmarks/gpu_scaling). Where the host has the cores, the scheduler
 runs a second GPU batch per GPU (:attr:`HostShape.prefetch`): it does its start-up and then waits
-at the GPU lease (:mod:`gpude.gpu_lease`), so that one batch at a time runs on each GPU and the
+at the GPU lease (:mod:`gpude.core.gpu_lease`), so that one batch at a time runs on each GPU and the
 next one is ready when it is released. A waiting batch counts as a timed lane for the timing slots.
 
 Environment
@@ -39,7 +39,7 @@ GPUDE_GPU_PREFETCH
     ``0``: no second batch per GPU; ``1``: one wherever GPUs are listed; unset or ``auto``: where the
     cores are at least twice the GPUs + 2.
 GPUDE_FAKE_GPUS
-    ``N``: N fake GPUs (:func:`gpude.gpu_lease.list_devices`, which also applies
+    ``N``: N fake GPUs (:func:`gpude.core.gpu_lease.list_devices`, which also applies
     ``CUDA_VISIBLE_DEVICES`` to them).
 """
 
@@ -48,7 +48,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from .errors import GpudeError
+from ..core.errors import GpudeError
 
 #: capacity of the workflow's ``timing_slot`` resource (a batch timed alone takes all of it)
 TIMING_SLOTS = 1000
@@ -105,9 +105,9 @@ class HostShape:
 
     @classmethod
     def from_environment(cls, on_cluster: bool = False) -> HostShape:
-        """This host: :func:`host_cores`, the GPUs :func:`gpude.gpu_lease.list_devices` lists, and
+        """This host: :func:`host_cores`, the GPUs :func:`gpude.core.gpu_lease.list_devices` lists, and
         ``GPUDE_CPU_LANE`` (unset or empty: ``auto``)."""
-        from .gpu_lease import list_devices
+        from ..core.gpu_lease import list_devices
 
         return cls(cores=host_cores(), gpus=len(list_devices()), on_cluster=on_cluster,
                    lane_setting=os.environ.get("GPUDE_CPU_LANE") or "auto",

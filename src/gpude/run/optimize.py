@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import InvalidInputError
+from ..core.errors import InvalidInputError
 
 
 def minimize(func, bounds, algorithm: str = "de", implementation: str = "sequential", popsize: int | None = None,
@@ -41,7 +41,7 @@ def minimize(func, bounds, algorithm: str = "de", implementation: str = "sequent
         The population's type (the objective is evaluated in float64).
     **options
         Algorithm parameters (``F``, ``CR``, ``bounds`` (repair mode), jDE's ``tau1``, ...) and
-        implementation options (``workers``, ``trials_per_launch``, ...), as ``gpude.trial.make_runner``.
+        implementation options (``workers``, ``trials_per_launch``, ...), as ``gpude.run.trial.make_runner``.
 
     Returns
     -------
@@ -62,7 +62,7 @@ def minimize(func, bounds, algorithm: str = "de", implementation: str = "sequent
     """
     from scipy.optimize import OptimizeResult
 
-    from .problems.objective import ObjectiveError, UserObjective
+    from ..problems.objective import ObjectiveError, UserObjective
     from .trial import make_runner
 
     problem = UserObjective(func, bounds, name=name)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import dataclasses
 import inspect
 
-from .algorithms import params_class
-from .errors import InvalidInputError
-from .functions import get_function
-from .registry import get
+from ..algorithms import params_class
+from ..core.errors import InvalidInputError
+from ..functions import get_function
+from ..implementations.registry import get
 
 
 def make_runner(algorithm: str, implementation: str, function: str, dim: int, popsize: int,

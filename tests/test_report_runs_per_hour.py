@@ -1,4 +1,4 @@
-"""The REPORT's section on runs per hour against the number of GPUs (gpude.report.gpu_hosts): from
+"""The REPORT's section on runs per hour against the number of GPUs (gpude.report.runs_per_hour): from
 the committed scaling folder (real measurements) and, for the projection, the SYNTHETIC reference of
 tests/test_projection.py (made-up trial rows in a tmp_path), so that the test stays fast; the targets'
 verdicts also from SYNTHETIC rows."""
@@ -10,13 +10,13 @@ import pytest
 from test_projection import tiny_reference
 
 from gpude.cli import main
-from gpude.report import gpu_hosts
+from gpude.report import runs_per_hour
 from gpude.report.document import build, leftovers, uncaptioned_tables
 
 ROOT = Path(__file__).resolve().parents[1]
 SCALING = ROOT / "results/benchmarks/gpu_scaling"
 # the tests that read paper_dir on one xdist worker, which makes it once
-pytestmark = pytest.mark.xdist_group("gpu_hosts_paper_dir")
+pytestmark = pytest.mark.xdist_group("runs_per_hour_paper_dir")
 
 
 @pytest.fixture(scope="module")
@@ -25,12 +25,12 @@ def paper_dir(tmp_path_factory):
     after it would change the newest run, which the overheads come from) and the synthetic reference."""
     import shutil
 
-    root = tmp_path_factory.mktemp("gpu_hosts")
+    root = tmp_path_factory.mktemp("runs_per_hour")
     experiments, references = tiny_reference(root)
     scaling = root / "gpu_scaling"
     shutil.copytree(SCALING / "h100x4_scaling_886691b", scaling / "h100x4_scaling_886691b")
     out = root / "paper" / "gpu_scaling"
-    gpu_hosts.write_outputs(scaling, out, experiments=["tiny", "absent"], reference_root=references,
+    runs_per_hour.write_outputs(scaling, out, experiments=["tiny", "absent"], reference_root=references,
                             experiments_dir=experiments)
     return out
 
@@ -48,7 +48,7 @@ def test_the_paper_step_writes_the_tables_and_the_figure(paper_dir):
 def test_the_section_renders_last_with_both_targets_and_no_leftovers(paper_dir):
     out = build([], paper_dir.parent / "REPORT.md", gpu_scaling=paper_dir)
     text = out.read_text()
-    section = text[text.index(f"## {gpu_hosts.TITLE}"):]
+    section = text[text.index(f"## {runs_per_hour.TITLE}"):]
     assert "### h100x4_scaling_886691b" in section and "4 x NVIDIA H100 80GB HBM3, 64 CPU cores" in section
     assert "| 4 | 80 | 21.3 | 13,506 | 2.62 |" in section
     assert "on 4 GPUs at least 3.6x: **not met**, 2.62x" in section
@@ -67,7 +67,7 @@ def test_the_speedup_target_is_read_from_the_newest_run_of_each_count():
     """SYNTHETIC rows: an old 4-GPU run below the target, a newer one above; an 8-GPU run below."""
     t = pd.DataFrame([_row(1, 1.0, "2026-01"), _row(4, 3.0, "2026-01"), _row(4, 3.7, "2026-02"),
                       _row(8, 6.5, "2026-02")])
-    said = gpu_hosts.speedup_sentence(t)
+    said = runs_per_hour.speedup_sentence(t)
     assert "on 4 GPUs at least 3.6x: **met**, 3.70x" in said and "on 8 GPUs at least 7x: **not met**, 6.50x" in said
 
 
@@ -78,7 +78,7 @@ def test_the_projected_target_follows_the_total(hours, verdict):
                            estimated_share=0.1),
                       dict(experiment="total", batches=3, runs=30, gpu_hours=2.0, hours_8=hours, lower_8=hours,
                            estimated_share=0.1)])
-    assert f"(projected): {verdict}, {hours:.2f} h projected" in gpu_hosts.projection_sentence(p)
+    assert f"(projected): {verdict}, {hours:.2f} h projected" in runs_per_hour.projection_sentence(p)
 
 
 def test_the_report_command_refuses_a_missing_gpu_scaling_folder(tmp_path, capsys):
@@ -90,7 +90,7 @@ def test_the_report_command_refuses_a_missing_gpu_scaling_folder(tmp_path, capsy
 def test_no_run_beats_what_its_batches_allow():
     """The bound (any order of a run's batches on its GPUs) holds for every committed timed run, and a
     run of a second batch per GPU lost less than 0.1 s between batches (the h200x4 A/B: 1 s without)."""
-    t = gpu_hosts.timed(gpu_hosts.scaling_table(SCALING))
+    t = runs_per_hour.timed(runs_per_hour.scaling_table(SCALING))
     assert t["bound_speedup"].notna().all()
     assert (t["speedup"] <= t["bound_speedup"] + 1e-9).all()
     ab = t.set_index(["folder", "gpus"])["gap_s"]

@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .errors import GpudeError
-from .io import read_csv
+from ..core.errors import GpudeError
+from ..core.io import read_csv
 
 IOH_VERSION = "0.3.3"
 
@@ -95,7 +95,7 @@ def export(trials: pd.DataFrame, traces: dict, out_dir, suite: str = "gpude") ->
 def export_experiment(results_dir, out_dir=None) -> list[Path]:
     """``results/<experiment>/`` (its ``trials.csv`` and ``traces.npz``) -> ``<out_dir>`` (default
     ``results/<experiment>/ioh``)."""
-    from .results import load_traces
+    from ..run.rows import load_traces
 
     results_dir = Path(results_dir)
     trials_path, traces_path = results_dir / "trials.csv", results_dir / "traces.npz"

@@ -1,6 +1,6 @@
 """Whether CUDA code can run here: a usable GPU, or numba's CUDA simulator.
 
-The lowest layer of the package (beside :mod:`gpude.errors`): the problems' GPU evaluators, the
+The lowest layer of the package (beside :mod:`gpude.core.errors`): the problems' GPU evaluators, the
 implementations and the workflow all ask it, so it imports nothing of gpude but the errors. It
 imports ``numba.cuda`` itself, so it is imported where a GPU path is taken, not at start-up.
 """

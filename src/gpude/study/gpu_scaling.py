@@ -6,7 +6,7 @@ batches from several experiments, each run with its own experiment's settings (s
 parameters), so that one workflow run holds batches of every study. A plain experiment file serves
 as a set of all its batches.
 
-Command line (``python -m gpude.host_scaling``): ``target CONFIG`` (the workflow target of a run),
+Command line (``python -m gpude.study.gpu_scaling``): ``target CONFIG`` (the workflow target of a run),
 ``gpu-counts CONFIG``, ``batches CONFIG``, ``warmups CONFIG`` (their files), ``clean CONFIG`` (delete
 the batches' outputs and logs, keep their warm-up markers), ``pack-logs CONFIG TAR``, ``rows DIR
 --config CONFIG --out CSV`` (and ``batches.csv`` beside it).
@@ -25,8 +25,8 @@ from pathlib import Path
 import yaml
 
 from . import experiment as experiment_model
-from .errors import GpudeError
-from .io import read_csv
+from ..core.errors import GpudeError
+from ..core.io import read_csv
 
 SCHEMA = experiment_model.SCHEMA.with_name("scaling.schema.yaml")
 EXPERIMENTS = Path("config/experiments")
@@ -106,7 +106,7 @@ def load_set(path) -> dict:
 def set_batches(spec: dict) -> list[SetBatch]:
     """Every batch a scaling set picks, in its parts' order (each experiment's GPU batches only; a batch
     two parts pick, once)."""
-    from . import registry
+    from ..implementations import registry
 
     out = {}
     for part in spec["parts"]:
@@ -332,7 +332,7 @@ def rows(out_dir, config=None) -> "pd.DataFrame":
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m gpude.host_scaling", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m gpude.study.gpu_scaling", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     for name in ("target", "gpu-counts", "clean", "batches", "warmups"):
         sub.add_parser(name).add_argument("config")
@@ -366,7 +366,7 @@ def main(argv=None) -> int:
             pd.concat(runs, ignore_index=True).to_csv(Path(args.out).with_name("batches.csv"), index=False)
             print(table.to_string(index=False))
     except GpudeError as exc:
-        print(f"gpude.host_scaling: {exc}", file=sys.stderr)
+        print(f"gpude.study.gpu_scaling: {exc}", file=sys.stderr)
         return 2
     return 0
 

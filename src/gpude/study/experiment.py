@@ -19,9 +19,9 @@ from pathlib import Path
 
 import yaml
 
-from . import commands
-from .errors import GpudeError
-from .provenance import REPO
+from ..run import command as commands
+from ..core.errors import GpudeError
+from ..core.provenance import REPO
 
 #: the experiment's schema (the workflow's)
 SCHEMA = REPO / "workflow" / "schemas" / "experiment.schema.yaml"
@@ -141,12 +141,12 @@ def load_experiment(source, *, schema_path=SCHEMA, after_schema=None) -> dict:
     validate_experiment(experiment, schema_path)
     if after_schema is not None:
         after_schema(experiment)
-    from .algorithms import load_plugins
-    from . import registry
+    from ..algorithms import load_plugins
+    from ..implementations import registry
 
     load_plugins(experiment.get("plugins"))  # competitors registered outside the package
     try:  # outside programs (their spec in the experiment file) as implementations
-        from .implementations.external import register_programs
+        from ..implementations.external import register_programs
 
         register_programs(experiment.get("programs"))
     except GpudeError as exc:
@@ -233,9 +233,9 @@ def schema_error_message(error, schema) -> str:
 def check_functions(experiment: dict) -> list[str]:
     """The experiment's function ids as trial rows record them (F01 for f01; an instance's name as
     in the paper), or an error naming the unknown ones."""
-    from .functions import list_functions
-    from .functions.function import canonical_id
-    from .problems import registered_names
+    from ..functions import list_functions
+    from ..functions.function import canonical_id
+    from ..problems import registered_names
 
     known = {*list_functions("all"), *list_functions("lop"), *list_functions("etc"), *registered_names()}
     ids = [canonical_id(f) for f in experiment["functions"]]
@@ -250,7 +250,7 @@ def check_functions(experiment: dict) -> list[str]:
 def check_subgrids(experiment: dict) -> None:
     """A subgrid's values must be the experiment's own (so that every check above covers them); its
     function ids as the rows record them."""
-    from .functions.function import canonical_id
+    from ..functions.function import canonical_id
 
     own = {"functions": experiment["functions"], "dims": experiment["dims"],
            "popsizes": {p for spec in experiment["algorithms"].values()
@@ -268,7 +268,7 @@ def check_subgrids(experiment: dict) -> None:
 
 def check_algorithm_params(experiment: dict, algorithm: str, spec: dict) -> None:
     """Build the algorithm's parameter object once, so a bad value fails before any job runs."""
-    from .algorithms import params_class
+    from ..algorithms import params_class
 
     Params = params_class(algorithm)
     fields = {f.name for f in dataclasses.fields(Params)} - {"popsize", "max_fes", "target", "dtype", "max_time_s"}
@@ -301,7 +301,7 @@ def in_subgrids(experiment: dict, function: str, dim, popsize) -> bool:
 
 def dims_of(experiment: dict, function: str) -> list:
     """The dimensions a function runs at: the experiment's dims, or an instance's own size."""
-    from .problems import instance_dim, problem_set
+    from ..problems import instance_dim, problem_set
 
     dims = experiment["dims"]
     if problem_set(function):
@@ -409,7 +409,7 @@ def cells(experiment: dict, has_gpu: bool = True, *, notice: bool = False) -> li
     list of Batch
         By algorithm, implementation, setting, function, D, NP, dtype.
     """
-    from . import registry
+    from ..implementations import registry
 
     dropped = set()
     out = []
@@ -442,7 +442,7 @@ def grid(experiment: dict, has_gpu: bool = True, *, notice: bool = False) -> lis
 
 def configuration_args(experiment: dict, algorithm: str, implementation: str, dim, setting: str | None = None,
                        *, per_launch: int | None = None, experiment_file: str | None = None) -> str:
-    """What a batch builds and compiles (:func:`gpude.commands.configuration_args`): the setting's
+    """What a batch builds and compiles (:func:`gpude.run.command.configuration_args`): the setting's
     parameters, the budget at ``dim``, the target, trials per launch (the experiment's, or
     ``per_launch``), plugins; an outside program's batch names ``experiment_file``."""
     program = implementation in experiment.get("programs", {})

@@ -3,7 +3,7 @@
 The runner is built and warmed once (its ``setup_time_s``, outside every trial's time), then the trials
 run in groups of the runner's ``trials_per_launch`` (a GPU device loop advances a group together). A
 trial that fails is a row with its status, never dropped. Progress goes to stderr, a line per trial and
-a summary; the rows and traces are written atomically at the end (:func:`gpude.results.write_batch`).
+a summary; the rows and traces are written atomically at the end (:func:`gpude.run.rows.write_batch`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from .implementations.base import TrialResult
+    from ..implementations.base import TrialResult
 
 
 def run_trials(algorithm: str, implementation: str, function: str, dim: int, popsize: int, max_fes: int, *,
@@ -33,14 +33,14 @@ def run_trials(algorithm: str, implementation: str, function: str, dim: int, pop
         The configuration (``function``: any name :func:`gpude.problems.get_problem` resolves).
     trials, first_trial
         Trials ``first_trial .. first_trial + trials - 1``; their seeds derive from ``seed`` and
-        (function, dim, popsize, trial) (:func:`gpude.rng.trial_seed`), so that a chunk of a longer
+        (function, dim, popsize, trial) (:func:`gpude.core.rng.trial_seed`), so that a chunk of a longer
         cell keeps its trials' seeds.
     seeds
         Explicit seeds, one trial each, instead of ``seed`` and ``trials``.
     F, CR, bounds, dtype, target, max_time_s
-        As :func:`gpude.trial.make_runner` takes them.
+        As :func:`gpude.run.trial.make_runner` takes them.
     options
-        The other keywords of :func:`gpude.trial.make_runner`: the algorithm's parameters beyond F and
+        The other keywords of :func:`gpude.run.trial.make_runner`: the algorithm's parameters beyond F and
         CR (e.g. jDE's ``tau1``) and the implementation's (e.g. ``workers``, ``trials_per_launch``).
     suite, setting, concurrency
         Recorded in each row (``setting`` is part of its ``run_id``).
@@ -52,10 +52,10 @@ def run_trials(algorithm: str, implementation: str, function: str, dim: int, pop
     list
         Each trial's :class:`~gpude.implementations.base.TrialResult`, None where it failed.
     """
-    from . import registry
-    from .functions.function import canonical_id
-    from .results import failed_row, trial_row, write_batch
-    from .rng import trial_seed
+    from ..implementations import registry
+    from ..functions.function import canonical_id
+    from .rows import failed_row, trial_row, write_batch
+    from ..core.rng import trial_seed
     from .trial import make_runner
 
     max_fes = int(max_fes)

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import GpudeError
+from ..core.errors import GpudeError
 
 
 @dataclass
@@ -51,7 +51,7 @@ def read_jobs(path) -> list[Job]:
 
 
 def write_jobs(jobs: list[Job], path) -> None:
-    from .io import write_atomic
+    from ..core.io import write_atomic
 
     write_atomic(path, "".join(json.dumps({"args": j.args, "log": j.log}) + "\n" for j in jobs))
 
@@ -84,9 +84,9 @@ def run_batches(jobs: list[Job], *, gpu: str, max_seconds: float | None, parser,
     """Run ``jobs`` in order (``parser``, ``dispatch``, ``lease_gpu``, ``release_gpu``: the CLI's); no
     batch starts after ``max_seconds``. Returns the exit status: 0 when every batch ran and exited 0,
     1 otherwise (each batch's own status and log are printed)."""
-    from . import registry
-    from .algorithms import load_plugins
-    from .implementations.external import load_programs
+    from ..implementations import registry
+    from ..algorithms import load_plugins
+    from ..implementations.external import load_programs
 
     start = time.monotonic()
     runs = parse_runs(jobs, gpu, parser)

@@ -1,6 +1,6 @@
 """The REPORT's section "Runs per hour against the number of GPUs": the committed scaling runs of
-one host (``results/benchmarks/gpu_scaling/<folder>/``, written by :mod:`gpude.host_scaling`) and the
-projection of regenerating the papers' GPU references on N GPUs (:mod:`gpude.projection`).
+one host (``results/benchmarks/gpu_scaling/<folder>/``, written by :mod:`gpude.study.gpu_scaling`) and the
+projection of regenerating the papers' GPU references on N GPUs (:mod:`gpude.study.projection`).
 
 ``write_outputs`` (the ``gpude paper-gpu-scaling`` step) writes ``table_scaling.csv`` (every
 folder's rows), ``projection.csv`` and the figure ``runs_per_hour`` into the paper folder;
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import projection
-from ..host_scaling import lease_measures
-from ..errors import GpudeError
-from ..io import read_csv, save_figure, write_csv_atomic
+from ..study import projection
+from ..study.gpu_scaling import lease_measures
+from ..core.errors import GpudeError
+from ..core.io import read_csv, save_figure, write_csv_atomic
 from .section import fmt
 
 TITLE = "Runs per hour against the number of GPUs"
@@ -133,7 +133,7 @@ def figure(t: pd.DataFrame, out_dir) -> list[Path]:
 
 def projection_table(experiments, reference_root, experiments_dir, overheads: dict,
                      gpus=projection.DEFAULT_GPUS) -> pd.DataFrame:
-    """:func:`gpude.projection.project` of the experiments' references with ``overheads``, a row per
+    """:func:`gpude.study.projection.project` of the experiments' references with ``overheads``, a row per
     experiment without a reference (machine 'none', no batches) before the total, and the overheads'
     origin and the references' GPU models as columns."""
     batches = projection.reference_batches(experiments, reference_root, experiments_dir)
@@ -275,7 +275,7 @@ def render(paper_dir, report_dir) -> str:
     rel = Path(os.path.relpath(paper_dir.resolve(), Path(report_dir).resolve())).as_posix()
     out = [f"## {TITLE}", "",
            "Runs per hour of one workflow run (`snakemake --cores all` over a config's GPU batches, "
-           f"`{COMMAND}`) on 1, 2, 4, ... GPUs of one host, as `gpude.host_scaling` summarises it "
+           f"`{COMMAND}`) on 1, 2, 4, ... GPUs of one host, as `gpude.study.gpu_scaling` summarises it "
            "(results/benchmarks/gpu_scaling/<folder>/rows.csv, batches.csv: a row per batch with its lease). "
            "`x one GPU`: runs per hour over those of the same folder's one-GPU run; `at most, these batches`: "
            "the most that any order of the run's batches could give on its GPUs (its start and end, plus the "
@@ -284,7 +284,7 @@ def render(paper_dir, report_dir) -> str:
            "wall time a GPU was held by a batch, the mean over the GPUs used; s between batches: from one "
            "batch's release of a GPU to the next one's lease of it. Where the host has the cores (twice the "
            "GPUs and two more), the workflow starts a second batch per GPU, which starts up and waits at the "
-           "lease (`GPUDE_GPU_PREFETCH`, `gpude.host_shape`); `h200x4_scaling_d5f177d_prefetch0` is the same "
+           "lease (`GPUDE_GPU_PREFETCH`, `gpude.study.host_shape`); `h200x4_scaling_d5f177d_prefetch0` is the same "
            "run as `h200x4_scaling_d5f177d` without it.", ""]
     for folder, part in t.groupby("folder", sort=False):
         out += folder_table(folder, part)

@@ -14,7 +14,7 @@ import subprocess
 from functools import lru_cache
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _cpu_model() -> str:
@@ -47,7 +47,7 @@ def software() -> dict:
     import numba
     import numpy
 
-    from . import __version__
+    from .. import __version__
 
     info = {"python": platform.python_version(), "numpy": numpy.__version__,
             "numba": numba.__version__, "gpude": __version__}
@@ -112,7 +112,7 @@ def _gpu_info() -> dict:
 
 def _gpu_identity(uuid: str | None) -> dict:
     """Which GPU of the host ran the trials: its index (as nvidia-smi numbers it), its UUID, and
-    whether the process held a lease on it (gpude.gpu_lease; ``none``: it may have shared the GPU).
+    whether the process held a lease on it (gpude.core.gpu_lease; ``none``: it may have shared the GPU).
     Under the simulator, a fake lease's (tests) or nothing."""
     from . import gpu_lease
 

@@ -1,0 +1,1 @@
+"""Experiments: the experiment model, how a host is shared, IOH export, GPU scaling and its projection."""
