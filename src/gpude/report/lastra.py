@@ -30,6 +30,7 @@ import pandas as pd
 
 from ..core.io import read_csv, save_figure, write_csv_atomic
 from ..run.rows import one_per_launch, timed_alone
+from .lastra_outliers import OUTLIERS_CSV, outliers_markdown, write_outlier_table
 from .section import Section, _read, fmt
 from .verdict import Verdict, coverage_verdict, magnitude_finding, ratio_span
 
@@ -244,6 +245,7 @@ def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list
     files = [write_csv_atomic(runtime, out_dir / "table_runtime.csv"),
              write_csv_atomic(quality_table(trials), out_dir / "table_quality.csv"),
              write_csv_atomic(cec_table(trials), out_dir / "table_cec2010.csv")]
+    files.append(write_outlier_table(cec_table(trials), quality_runs(trials), traces, out_dir))
     if sample is not None:
         files.append(write_csv_atomic(sample, out_dir / "cpu_sample.csv"))
     if perf:
@@ -506,6 +508,7 @@ class Lastra(Section):
             self.figure("figure_time_vs_d", "Run time and speed-up vs D, ours (GPU measured, CPU extrapolated) "
                         "beside the paper's (as printed)"),
             "### Quality", "", self.quality_markdown(), self.cec_markdown(),
+            outliers_markdown(_read(self.dir / OUTLIERS_CSV), self.cec),
             "### Performance", "", self.performance_markdown(), self.float32_markdown(), self.oddities(),
             f"Tables as CSV: `{self.rel}/table_runtime.csv`, `{self.rel}/table_quality.csv`, "
             f"`{self.rel}/table_cec2010.csv`, `{self.rel}/performance.csv`.", self.sources()] if part is not None)
