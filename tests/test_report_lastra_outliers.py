@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpude.errors import InvalidInputError
+from gpude.core.errors import InvalidInputError
 from gpude.report import lastra, lastra_outliers
 from gpude.report.lastra_outliers import UNEXPLAINED, outlier_table, outliers_markdown
 from gpude.report.sources import load_sources
