@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from gpude import cli
+from gpude.run.spec import RunSpec
 
 RUN = ["run", "--implementation", "sequential", "--function", "F01", "--dim", "10", "--popsize", "10",
        "--max-fes", "100"]
@@ -38,7 +39,7 @@ def test_param_values_are_numbers_booleans_or_text():
     # writes an experiment file's `true` (Python's True) and as a user types it
     args = cli.build_parser().parse_args(RUN + ["--param", "a=true", "--param", "b=False", "--param", "c=3",
                                                 "--param", "d=0.5", "--param", "e=exp"])
-    assert cli._runner_options(args) == {"a": True, "b": False, "c": 3, "d": 0.5, "e": "exp"}
+    assert RunSpec.from_namespace(args).options() == {"a": True, "b": False, "c": 3, "d": 0.5, "e": "exp"}
 
 
 def test_param_help_says_which_flags_it_refuses():

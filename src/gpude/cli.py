@@ -27,81 +27,9 @@ import time
 
 import numpy as np
 
+from .core.arguments import float_above as _float_above, gpu_choice as _gpu_choice, int_at_least as _int_at_least
 from .core.errors import GpudeError, OneLineArgumentParser as _Parser
-
-
-def _int_at_least(low: int):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"takes an integer >= {low}, got {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"takes an integer >= {low}, got {text!r}")
-        return value
-
-    parse.__name__ = f"integer >= {low}"
-    return parse
-
-
-def _float_above(low: float):
-    def parse(text: str) -> float:
-        value = _float_or_nan(text)
-        if not value > low or not math.isfinite(value):
-            raise argparse.ArgumentTypeError(f"takes a finite number > {low:g}, got {text!r}")
-        return value
-
-    parse.__name__ = "number"
-    return parse
-
-
-def _float_or_nan(text: str) -> float:
-    """``float(text)``, NaN for text that is no number (which every check below refuses)."""
-    try:
-        return float(text)
-    except ValueError:
-        return math.nan
-
-
-def _number(text: str) -> float:
-    """A finite float; its range is the algorithm's to check."""
-    value = _float_or_nan(text)
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"takes a finite number, got {text!r}")
-    return value
-
-
-def _target(text: str) -> float:
-    """A target error: a finite number, or -inf for none (its sign is the algorithm's to check)."""
-    value = _float_or_nan(text)
-    if not (math.isfinite(value) or value == -math.inf):
-        raise argparse.ArgumentTypeError(f"takes a number (-inf: no target), got {text!r}")
-    return value
-
-
-def _seed_list(text: str) -> list[int]:
-    try:
-        seeds = [int(s) for s in text.split(",")]
-    except ValueError:
-        seeds = []
-    if not seeds or any(s < 0 for s in seeds):
-        raise argparse.ArgumentTypeError(f"takes comma-separated integers >= 0 (e.g. 1,2,3), got {text!r}")
-    return seeds
-
-
-def _gpu_choice(text: str) -> str:
-    if text in ("any", "shared") or text.isdigit() or text.startswith(("GPU-", "MIG-")):
-        return text
-    raise argparse.ArgumentTypeError(f"takes any, shared, a GPU index or a GPU UUID (GPU-...), got {text!r}")
-
-
-# `gpude run`/`warmup` flags that are also parameters of gpude.run.trial.make_runner: `--param KEY=VALUE`
-# refuses them (one way to say each thing) and names the flag
-_FLAG_PARAMS = {"algorithm": "--algorithm", "implementation": "--implementation", "function": "--function",
-                "dim": "--dim", "popsize": "--popsize", "max_fes": "--max-fes", "F": "--F", "CR": "--CR",
-                "bounds": "--bounds", "dtype": "--dtype", "target": "--target", "max_time_s": "--max-time-s",
-                "workers": "--workers", "members_per_block": "--members-per-block",
-                "trials_per_launch": "--trials-per-launch"}
+from .run.spec import add_configuration_arguments, add_run_arguments
 
 
 def _cmd_eval(args) -> int:
@@ -185,53 +113,6 @@ def _cmd_list(args) -> int:
     return 0
 
 
-def _number_or_text(value: str):
-    """A --param value: an int, a float, a bool (true/false, any case: the workflow writes YAML's
-    booleans as Python's True/False), else the text."""
-    if value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    for kind in (int, float):
-        try:
-            return kind(value)
-        except ValueError:
-            pass
-    return value
-
-
-def _runner_options(args) -> dict:
-    """The implementation's and algorithm's options of a ``run`` or ``warmup`` command line."""
-    from .algorithms import load_plugins
-    from .implementations.external import load_programs
-
-    load_plugins(args.plugin)
-    load_programs(args.programs)
-    options = {}
-    for item in args.param or []:  # algorithm parameters beyond F and CR, e.g. jDE's tau1=0.1
-        key, _, value = item.partition("=")
-        if not value or not key:
-            raise GpudeError(f"--param expects KEY=VALUE, got {item!r}")
-        flag = _FLAG_PARAMS.get(key.replace("-", "_"))
-        if flag:
-            raise GpudeError(f"--param {item}: {key} is a flag of `gpude {args.command}`; "
-                             f"give {flag} {value} instead")
-        options[key] = _number_or_text(value)
-    if args.workers is not None:
-        options["workers"] = args.workers
-    if args.members_per_block is not None:
-        options["members_per_block"] = args.members_per_block
-    if args.trials_per_launch is not None:
-        options["trials_per_launch"] = args.trials_per_launch
-    return options
-
-
-def _make_runner(args, function, options):
-    from .run.trial import make_runner
-
-    return make_runner(args.algorithm, args.implementation, function, args.dim, args.popsize,
-                       int(args.max_fes), F=args.F, CR=args.CR, bounds=args.bounds,
-                       dtype=args.dtype, target=args.target, max_time_s=args.max_time_s, **options)
-
-
 def _configuration_lock(args):
     """An exclusive lock (a file in numba's cache folder) per configuration of ``warmup``, or no lock
     where there is no ``fcntl``."""
@@ -267,14 +148,14 @@ def _cmd_warmup(args) -> int:
     import json
     import os
 
-    from .functions.function import canonical_id
     from .core.io import write_atomic
+    from .run.spec import RunSpec
 
-    options = _runner_options(args)
-    function = canonical_id(args.function)
+    spec = RunSpec.from_namespace(args)
+    function = spec.function
     t0 = time.perf_counter()
     with _configuration_lock(args):  # the chunks of a cell: one compiles, the others then load it
-        _make_runner(args, function, options)
+        spec.make_runner()
     setup = time.perf_counter() - t0
     print(f"{args.implementation} {function} D={args.dim} NP={args.popsize}: warm-up {setup:.1f}s "
           f"(cache {os.environ.get('NUMBA_CACHE_DIR', '')})", file=sys.stderr)
@@ -287,65 +168,29 @@ def _cmd_warmup(args) -> int:
 
 
 def _cmd_run(args) -> int:
-    """The trials of one configuration (gpude.run.trials.run_trials), inside the GPU lease they need."""
+    """The trials of one batch (gpude.run.trials.run_trials), inside the GPU lease they need."""
+    from .core.gpu_lease import held
+    from .run.spec import RunSpec
     from .run.trials import run_trials
 
     if (args.out_csv is None) != (args.out_traces is None):
         raise GpudeError("--out-csv and --out-traces go together (the batch's rows and their traces); "
                          "give both, or neither to print the trials and write nothing")
-    options = _runner_options(args)
-    from .implementations import registry
-
-    uses_gpu = registry.get(args.algorithm, args.implementation).needs_gpu
-    # before CUDA starts: it reads CUDA_VISIBLE_DEVICES once. `gpude run-batches` takes one lease for
-    # all its batches (held_lease): a process cannot change its device once CUDA has started
-    held = getattr(args, "held_lease", False)
-    if uses_gpu and not held and args.gpu != "shared":
+    spec = RunSpec.from_namespace(args)
+    if spec.needs_gpu and args.gpu != "shared":
         # what needs no GPU (numba and the implementation's modules) is imported before the lease: a
         # batch waiting at it (gpude.study.host_shape: prefetch) then has it done when the GPU comes free
-        registry.get(args.algorithm, args.implementation).load(check_device=False)
-    lease = None if held else _lease_gpu(args.gpu, uses_gpu)
-    results = run_trials(args.algorithm, args.implementation, args.function, args.dim, args.popsize,
-                         int(args.max_fes), trials=args.trials, first_trial=args.first_trial, seed=args.seed,
-                         seeds=args.seeds, F=args.F, CR=args.CR, bounds=args.bounds, dtype=args.dtype,
-                         target=args.target, max_time_s=args.max_time_s, suite=args.suite, setting=args.setting,
-                         concurrency=args.concurrency, out_csv=args.out_csv, out_traces=args.out_traces,
-                         options=options)
-    _release_gpu(lease)
-    return 0 if args.keep_failed or all(r is not None for r in results) else 1
+        spec.entry.load(check_device=False)
+    # (before CUDA starts: it reads CUDA_VISIBLE_DEVICES once)
+    with held(args.gpu, spec.needs_gpu):
+        results = run_trials(spec, args.out_csv, args.out_traces)
+    return 0 if spec.keep_failed or all(r is not None for r in results) else 1
 
 
 def _cmd_run_batches(args) -> int:
     from .run import batches as run_batches
 
-    return run_batches.run_batches(run_batches.read_jobs(args.jobs), gpu=args.gpu, max_seconds=args.max_seconds,
-                                   parser=build_parser(), dispatch=dispatch, lease_gpu=_lease_gpu,
-                                   release_gpu=_release_gpu)
-
-
-def _lease_gpu(gpu: str, needed: bool):
-    """The GPU lease of a run that uses a GPU (gpude.core.gpu_lease; ``gpu``: any free one, or the one
-    named), or None: no GPU needed, ``shared``, or a host whose GPUs cannot be listed (the simulator)."""
-    from .core import gpu_lease
-
-    if gpu == "shared" or not needed:
-        return None
-    devices = gpu_lease.list_devices()
-    if not devices:  # no driver (the implementation then says so), or the simulator
-        return None
-    lease = gpu_lease.acquire(None if gpu == "any" else gpu, devices=devices)
-    # the times (epoch seconds) let a reader of the logs check that no GPU was leased twice at once
-    print(f"gpude: GPU {lease.device.index} ({lease.device.uuid}, {lease.device.name}) leased at "
-          f"{time.time():.3f}", file=sys.stderr, flush=True)
-    return lease
-
-
-def _release_gpu(lease) -> None:
-    """Release :func:`_lease_gpu`'s lease (None: nothing to release), with the time in the log."""
-    if lease is not None:
-        lease.release()
-        print(f"gpude: GPU {lease.device.index} ({lease.device.uuid}) released at {time.time():.3f}",
-              file=sys.stderr, flush=True)
+    return run_batches.run_batches(run_batches.read_jobs(args.jobs), gpu=args.gpu, max_seconds=args.max_seconds)
 
 
 def _cmd_merge(args) -> int:
@@ -390,6 +235,7 @@ def _cmd_verify(args) -> int:
     """Re-make sampled rows of a trials table on this machine (gpude.run.verify); exit 1 when one differs."""
     from collections import Counter
 
+    from .core.gpu_lease import held
     from .run import verify
     from .algorithms import load_plugins
     from .implementations.external import load_programs
@@ -400,17 +246,16 @@ def _cmd_verify(args) -> int:
     table = read_csv(args.table)
     rows = verify.select_rows(table, args.rows, args.run_id, args.implementation, args.max_row_seconds,
                               args.sample_seed, args.status)
-    # before CUDA starts: it reads CUDA_VISIBLE_DEVICES once
-    lease = _lease_gpu(args.gpu, any(verify.needs_gpu(row) for _, row in rows.iterrows()))
     how = "the rows asked for" if args.run_id else f"sampled with seed {args.sample_seed}"
-    print(f"verify {args.table}: {len(rows)} of {len(table)} rows ({how})", flush=True)
-    outcomes = verify.verify_rows(rows, any_gpu=args.any_gpu, log=lambda line: print(line, flush=True))
+    # (the lease before CUDA starts: it reads CUDA_VISIBLE_DEVICES once)
+    with held(args.gpu, any(verify.needs_gpu(row) for _, row in rows.iterrows())):
+        print(f"verify {args.table}: {len(rows)} of {len(table)} rows ({how})", flush=True)
+        outcomes = verify.verify_rows(rows, any_gpu=args.any_gpu, log=lambda line: print(line, flush=True))
     counts = Counter(o.outcome for o in outcomes)
     print(f"{len(outcomes)} rows: {counts['same']} the same bits, {counts['differs']} differ, "
           f"{counts['cannot']} cannot be re-made here" + (f" -> {args.out}" if args.out else ""))
     if args.out:
         write_csv_atomic(verify.outcome_table(outcomes), args.out)
-    _release_gpu(lease)
     return 1 if counts["differs"] else 0
 
 
@@ -504,43 +349,6 @@ def _cmd_report(args) -> int:
     return 0
 
 
-def _add_configuration_arguments(r) -> None:
-    """The arguments that say what a ``run`` (or its ``warmup``) builds and compiles."""
-    r.add_argument("--algorithm", default="de")
-    r.add_argument("--implementation", required=True, help="see `gpude list`")
-    r.add_argument("--function", required=True)
-    r.add_argument("--dim", type=_int_at_least(1), required=True)
-    r.add_argument("--popsize", type=_int_at_least(1), required=True)
-    r.add_argument("--max-fes", type=_float_above(0), required=True, help="budget of function evaluations")
-    r.add_argument("--F", type=_number, help="differential weight (jDE: every individual's initial F); "
-                   "default: the algorithm's (0.5)")
-    r.add_argument("--CR", type=_number, help="crossover rate (jDE: the initial CR); default: the "
-                   "algorithm's (DE 0.3, jDE 0.9)")
-    r.add_argument("--param", action="append", metavar="KEY=VALUE",
-                   help="another parameter of the algorithm, e.g. --param tau1=0.1 --param index_scheme=displacement "
-                        "(not one that has its own flag: --F, --CR, --bounds, --dtype, --target, --max-time-s, "
-                        "--workers, --members-per-block, --trials-per-launch; those are refused)")
-    r.add_argument("--plugin", action="append", metavar="MODULE",
-                   help="import this module first (it registers its own algorithms and implementations; "
-                        "docs/tutorial.md)")
-    r.add_argument("--programs", metavar="YAML",
-                   help="register the outside programs of this file's 'programs:' (an experiment file) as "
-                        "implementations (docs/tutorial.md)")
-    r.add_argument("--bounds", help="bound handling; DE: resample (default), clip or midpoint; PSO: its own modes")
-    r.add_argument("--dtype", choices=("float64", "float32"), default="float64")
-    r.add_argument("--target", type=_target, default=1e-8, help="stop a trial at this error (default 1e-8; "
-                   "--target=-inf: no target)")
-    r.add_argument("--max-time-s", type=_float_above(0),
-                   help="wall-clock budget per trial in seconds (with --max-fes and --target: whichever comes "
-                        "first); in a batch of trials per launch every trial gets the whole budget, concurrently")
-    r.add_argument("--workers", type=_int_at_least(1), help="master_slave: worker threads (default: all cores)")
-    r.add_argument("--members-per-block", type=_int_at_least(1), help="ide: override the occupancy-driven choice")
-    r.add_argument("--trials-per-launch", type=_int_at_least(1),
-                   help="all_gpu, ide, cudade, fpde, cujde: advance this many trials together, one launch per operator "
-                        "and generation for all of them; each trial's wall time is its fair share "
-                        "of the group's (default 1)")
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The ``gpude`` command line, a subcommand each (module docstring): a parsed command's ``func`` is
     its ``_cmd_*`` (``fetch-data`` is listed for ``--help`` only: :func:`main` hands it on)."""
@@ -557,29 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.set_defaults(func=_cmd_eval)
 
     r = sub.add_parser("run", help="run all trials of one configuration; one CSV row per trial")
-    _add_configuration_arguments(r)
-    seeds = r.add_mutually_exclusive_group()
-    seeds.add_argument("--seeds", type=_seed_list, help="comma-separated explicit seeds, one trial each")
-    seeds.add_argument("--seed", type=_int_at_least(0), default=0,
-                       help="experiment seed; trial seeds derive from it and (function, dim, popsize, trial)")
-    r.add_argument("--trials", type=_int_at_least(1), default=1, help="number of trials (default 1)")
-    r.add_argument("--first-trial", type=_int_at_least(0), default=0,
-                   help="index of the first trial (a chunk of a longer cell keeps its trials' seeds)")
-    r.add_argument("--gpu", type=_gpu_choice, default="any", metavar="any|INDEX|UUID|shared",
-                   help="GPU implementations: lease a GPU of this host for the run (any free one, waiting "
-                        "while all are leased; or the one named), so that runs never share a GPU; 'shared' "
-                        "takes no lease (CUDA's default device, which other runs may use too); rows record "
-                        "the GPU's index, UUID and lease")
-    r.add_argument("--concurrency", default="unknown", help="recorded in each row, e.g. timing_slot=1")
-    r.add_argument("--keep-failed", action="store_true",
-                   help="exit 0 even if trials failed (their rows say why in 'status'); without it a failed "
-                        "trial makes the exit status 1")
-    r.add_argument("--suite", default="", help="recorded in each row, e.g. the experiment name")
-    r.add_argument("--setting", default="", help="the parameter setting's label in an experiment with a "
-                                                 "parameter grid (e.g. F0.3_CR0.01): part of each row's run_id")
-    r.add_argument("--out-csv", help="the batch's rows (one per trial), written at the end; without --out-csv "
-                   "and --out-traces the run prints each trial and a summary and writes nothing")
-    r.add_argument("--out-traces", help="the trials' convergence traces (.npz); goes with --out-csv")
+    add_run_arguments(r)
     r.set_defaults(func=_cmd_run)
 
     rb = sub.add_parser("run-batches", help="several `gpude run` batches one after the other in one process "
@@ -594,7 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     w = sub.add_parser("warmup", help="compile what a `run` of this configuration needs into numba's on-disk "
                        "cache (no trials, no timing, no GPU lease), so that the run only loads it")
-    _add_configuration_arguments(w)
+    add_configuration_arguments(w)
     w.add_argument("--out", help="marker file to write (JSON: what was compiled, how long it took)")
     w.set_defaults(func=_cmd_warmup)
 

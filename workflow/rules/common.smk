@@ -182,17 +182,21 @@ def run_params(wildcards):
     # what the row records about the machine's other load while it was timed (from the host, not
     # --cores: a params change would re-run finished batches)
     concurrency = HOST.concurrency(timing_mode(wildcards), runs_on_gpu(wildcards), batch_threads(wildcards))
-    return experiment_model.run_args(experiment, batch_of(wildcards), configuration_args(wildcards), first, count,
-                                     concurrency)
+    return run_spec(wildcards, first, count, concurrency).run_args()
 
 
 def configuration_args(wildcards):
     """What a batch builds and compiles (the algorithm's parameters, budget, target, plugins): the
-    arguments its `gpude run` shares with its `gpude warmup` (gpude.run.command writes them)."""
+    arguments its `gpude run` shares with its `gpude warmup` (its RunSpec's)."""
+    return run_spec(wildcards).configuration_args()
+
+
+def run_spec(wildcards, first=0, count=1, concurrency=None):
+    """The batch's gpude.run.spec.RunSpec, from the experiment model."""
     experiment = experiment_of(wildcards)
     name = experiment["name"]
-    return experiment_model.configuration_args(
-        experiment, wildcards.algorithm, wildcards.implementation, wildcards.dim, batch_of(wildcards).setting,
+    return experiment_model.run_spec(
+        experiment, batch_of(wildcards), first, count, concurrency,
         experiment_file=(_experiment_file(EXP) if name == EXP else EXPERIMENT_FILES[name])
         if wildcards.implementation in experiment.get("programs", {}) else None)
 

@@ -9,7 +9,6 @@ import fnmatch
 
 import yaml
 
-from ..run import command as commands
 from ..study import experiment as model
 from ..core.errors import GpudeError
 from ..core.provenance import REPO
@@ -193,8 +192,6 @@ def gpude_command(experiment: dict, cell: Cell, first: int, count: int, out_stem
     if program and not experiment_file:
         raise GpudeError(f"{cell.implementation} is an outside program of the experiment: its command names the "
                          "experiment's file (--programs), give it")
-    configuration = model.configuration_args(experiment, cell.algorithm, cell.implementation, cell.dim,
-                                             getattr(cell, "setting", None),
-                                             per_launch=per_launch, experiment_file=experiment_file)
-    args = model.run_args(experiment, cell, configuration, first, count, concurrency)
-    return f"{commands.run_command(model.cell_args(cell), args, out_stem)} > {log} 2>&1"
+    spec = model.run_spec(experiment, cell, first, count, concurrency, per_launch=per_launch,
+                          experiment_file=experiment_file)
+    return f"{spec.run_command(out_stem)} > {log} 2>&1"

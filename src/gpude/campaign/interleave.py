@@ -21,7 +21,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ..run import command as commands
 from ..study import experiment as model
 from ..core.errors import GpudeError
 from .cells import load_experiment
@@ -48,13 +47,10 @@ def interleaved_jobs(experiment: dict, path: str) -> list[dict]:
     jobs = []
     for b in batches:
         stem = b.path(experiment["name"])
-        configuration = model.configuration_args(experiment, b.algorithm, b.implementation, b.dim, b.setting,
-                                                 experiment_file=path)
         first, count = model.chunk_trials(experiment, b.algorithm, b.implementation, b.chunk)
-        args = model.run_args(experiment, b, configuration, first, count)
+        spec = model.run_spec(experiment, b, first, count, experiment_file=path)
         jobs.append(dict(stem=stem, implementation=b.implementation, function=b.function, chunk=b.chunk,
-                         run=commands.run_command(model.cell_args(b), args, stem),
-                         warmup=commands.warmup_command(model.cell_args(b), configuration, f"{stem}.warmup.json")))
+                         run=spec.run_command(stem), warmup=spec.warmup_command(f"{stem}.warmup.json")))
     return jobs
 
 

@@ -27,6 +27,7 @@ GPUDE_GPU_DEVICES
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import fcntl
@@ -262,3 +263,36 @@ def _check_cuda_not_started() -> None:
     if started:
         raise GpudeError("CUDA was already started in this process, so a GPU lease can no longer choose "
                          "its device; take the lease first (gpude run does)")
+
+
+def lease_for(gpu: str, needed: bool):
+    """The lease a run takes (``gpu``: ``any`` free GPU, one named by index or UUID, or ``shared``), or
+    None: no GPU needed, ``shared``, or a host whose GPUs cannot be listed (the simulator). The lease
+    and release times (epoch seconds) go to stderr, so that the logs show no GPU was leased twice at once."""
+    if gpu == "shared" or not needed:
+        return None
+    devices = list_devices()
+    if not devices:  # no driver (the implementation then says so), or the simulator
+        return None
+    lease = acquire(None if gpu == "any" else gpu, devices=devices)
+    print(f"gpude: GPU {lease.device.index} ({lease.device.uuid}, {lease.device.name}) leased at "
+          f"{time.time():.3f}", file=sys.stderr, flush=True)
+    return lease
+
+
+def release(lease) -> None:
+    """Release :func:`lease_for`'s lease (None: nothing to release), with the time in the log."""
+    if lease is not None:
+        lease.release()
+        print(f"gpude: GPU {lease.device.index} ({lease.device.uuid}) released at {time.time():.3f}",
+              file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def held(gpu: str, needed: bool):
+    """:func:`lease_for` for the ``with`` block, released however the block ends."""
+    lease = lease_for(gpu, needed)
+    try:
+        yield lease
+    finally:
+        release(lease)

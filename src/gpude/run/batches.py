@@ -22,8 +22,12 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core.errors import GpudeError
+
+if TYPE_CHECKING:
+    from .spec import RunSpec
 
 
 @dataclass
@@ -56,61 +60,69 @@ def write_jobs(jobs: list[Job], path) -> None:
     write_atomic(path, "".join(json.dumps({"args": j.args, "log": j.log}) + "\n" for j in jobs))
 
 
-def parse_runs(jobs: list[Job], gpu: str, parser) -> list:
-    """Each job's ``gpude run`` command line parsed (``parser``: gpude's), refused before any batch runs
-    where it is not a ``run`` that writes its files, or names a GPU other than ``gpu``."""
-    parsed = []
+def parse_runs(jobs: list[Job], gpu: str) -> list[tuple[RunSpec, str, str]]:
+    """Each job's ``gpude run`` command line as (its RunSpec, rows file, traces file), refused before any
+    batch runs where it does not parse, does not write its files, or names a GPU other than ``gpu``."""
+    from .spec import RunSpec, run_parser
+
+    parser, parsed = run_parser(), []
     for k, job in enumerate(jobs, 1):
         args = job.args[job.args.index("run"):] if "run" in job.args else job.args
         if args[:1] != ["run"]:
             raise GpudeError(f"batch {k}: not a `gpude run` command line: {shlex.join(job.args)[:120]}")
         try:
             with contextlib.redirect_stderr(sys.stdout):
-                ns = parser.parse_args(args)
+                ns = parser.parse_args(args[1:])
         except SystemExit:
             raise GpudeError(f"batch {k}: its `gpude run` arguments do not parse (above): "
                              f"{shlex.join(args)[:120]}") from None
-        if not ns.out_csv:
+        if not (ns.out_csv and ns.out_traces):
             raise GpudeError(f"batch {k}: give --out-csv and --out-traces (a batch of run-batches writes its files)")
+        for flag, value in (("--out-csv", ns.out_csv), ("--out-traces", ns.out_traces)):
+            if Path(value).is_dir():
+                raise GpudeError(f"batch {k}: {flag} {value}: is a folder; {flag} takes a file path")
         if "--gpu" in args and ns.gpu != gpu:
             raise GpudeError(f"batch {k} asks for --gpu {ns.gpu}, the process has --gpu {gpu}: one process "
                              "holds one GPU; leave --gpu out of the batch lines")
-        parsed.append(ns)
+        parsed.append((RunSpec.from_namespace(ns), ns.out_csv, ns.out_traces))
     return parsed
 
 
-def run_batches(jobs: list[Job], *, gpu: str, max_seconds: float | None, parser, dispatch, lease_gpu,
-                release_gpu) -> int:
-    """Run ``jobs`` in order (``parser``, ``dispatch``, ``lease_gpu``, ``release_gpu``: the CLI's); no
-    batch starts after ``max_seconds``. Returns the exit status: 0 when every batch ran and exited 0,
-    1 otherwise (each batch's own status and log are printed)."""
-    from ..implementations import registry
-    from ..algorithms import load_plugins
-    from ..implementations.external import load_programs
+def run_batch(spec: RunSpec, out_csv: str, out_traces: str) -> int:
+    """One batch's exit status, as ``gpude run`` gives it: 0, 1 (a trial failed) or 2 (an error, said in
+    one line: the batch's log)."""
+    from .trials import run_trials
+
+    try:
+        results = run_trials(spec, out_csv, out_traces)
+    except (GpudeError, RuntimeError, OSError) as exc:  # (CECDataError is a RuntimeError)
+        print(f"gpude run: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+    return 0 if spec.keep_failed or all(r is not None for r in results) else 1
+
+
+def run_batches(jobs: list[Job], *, gpu: str, max_seconds: float | None) -> int:
+    """Run ``jobs`` in order under one GPU lease; no batch starts after ``max_seconds``. Returns the exit
+    status: 0 when every batch ran and exited 0, 1 otherwise (each batch's own status and log are
+    printed)."""
+    from ..core.gpu_lease import held
 
     start = time.monotonic()
-    runs = parse_runs(jobs, gpu, parser)
-    for ns in runs:  # the plugins and programs first: a batch's implementation may come from one
-        load_plugins(ns.plugin)
-        load_programs(ns.programs)
-    needs = any(registry.get(ns.algorithm, ns.implementation).needs_gpu for ns in runs)
-    lease = lease_gpu(gpu, needs)
+    runs = parse_runs(jobs, gpu)
+    needs = any(spec.needs_gpu for spec, _, _ in runs)  # (the plugins and programs registered first)
     failed = done = 0
-    try:
-        for k, (job, ns) in enumerate(zip(jobs, runs), 1):
+    with held(gpu, needs):
+        for k, (job, (spec, out_csv, out_traces)) in enumerate(zip(jobs, runs), 1):
             if max_seconds is not None and time.monotonic() - start > max_seconds:
                 print(f"out of time: {len(jobs) - done} of {len(jobs)} batches not started", flush=True)
                 return 1
-            ns.held_lease = True  # the process's lease (or none: shared, no GPU needed) is the batch's
             Path(job.log).parent.mkdir(parents=True, exist_ok=True)
             t = time.monotonic()
             with open(job.log, "w") as out, contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-                rc = dispatch(ns)
+                rc = run_batch(spec, out_csv, out_traces)
             gc.collect()  # the last batch's runner and its device buffers
             done += 1
             failed += rc != 0
-            print(f"[{k}/{len(jobs)}] {ns.implementation} {ns.function} D={ns.dim} NP={ns.popsize}: exit {rc} "
+            print(f"[{k}/{len(jobs)}] {spec.implementation} {spec.function} D={spec.dim} NP={spec.popsize}: exit {rc} "
                   f"in {time.monotonic() - t:.1f} s (log {job.log})", flush=True)
-    finally:
-        release_gpu(lease)
     return 1 if failed else 0

@@ -13,7 +13,8 @@ from ..implementations.registry import get
 
 def make_runner(algorithm: str, implementation: str, function: str, dim: int, popsize: int,
                 max_fes: int, F: float | None = None, CR: float | None = None, bounds: str | None = None,
-                dtype: str = "float64", target: float = 1e-8, max_time_s: float | None = None, **options):
+                dtype: str = "float64", target: float = 1e-8, max_time_s: float | None = None, *,
+                entry=None, **options):
     """Build and warm up (JIT) an implementation; call ``.run(seed)`` on it for each trial.
 
     ``F``, ``CR`` and ``bounds`` default to the algorithm's own defaults (DE: 0.5, 0.3, resample;
@@ -21,8 +22,9 @@ def make_runner(algorithm: str, implementation: str, function: str, dim: int, po
     Options that name a field of the algorithm's parameters (e.g. jDE's ``tau1``, PSO's ``w``) go
     to the parameters; the rest to the implementation (e.g. master_slave's ``workers``).
     ``max_time_s`` is a wall-clock budget per trial (see :class:`gpude.algorithms.base.RunParams`).
+    ``entry``: the pair's registry entry where the caller has it (:attr:`gpude.run.spec.RunSpec.entry`).
     """
-    cls = get(algorithm, implementation).load()
+    cls = (entry or get(algorithm, implementation)).load()
     Params = params_class(algorithm)
     fields = {f.name for f in dataclasses.fields(Params)}
     algorithm_params = {k: options.pop(k) for k in list(options) if k in fields}

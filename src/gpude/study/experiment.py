@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from ..run import command as commands
+from ..run.spec import RunSpec
 from ..core.errors import GpudeError
 from ..core.provenance import REPO
 
@@ -440,36 +440,29 @@ def grid(experiment: dict, has_gpu: bool = True, *, notice: bool = False) -> lis
 
 # --- command lines ---------------------------------------------------------------------------------
 
-def configuration_args(experiment: dict, algorithm: str, implementation: str, dim, setting: str | None = None,
-                       *, per_launch: int | None = None, experiment_file: str | None = None) -> str:
-    """What a batch builds and compiles (:func:`gpude.run.command.configuration_args`): the setting's
-    parameters, the budget at ``dim``, the target, trials per launch (the experiment's, or
-    ``per_launch``), plugins; an outside program's batch names ``experiment_file``."""
+def run_spec(experiment: dict, batch, first: int = 0, count: int = 1, concurrency: str | None = None, *,
+             per_launch: int | None = None, experiment_file: str | None = None) -> RunSpec:
+    """The :class:`~gpude.run.spec.RunSpec` of trials ``first .. first + count - 1`` of a batch (anything
+    with the fields of :class:`Batch` but ``chunk``; ``setting`` optional): the setting's parameters,
+    the budget at its D, the target, trials per launch (the experiment's, or ``per_launch``), plugins,
+    the seed and suite; ``concurrency``: what the rows record of the batch's timing (default the
+    experiment's ``timing``); an outside program's batch names ``experiment_file`` and keeps its failed
+    runs as rows."""
+    algorithm, implementation = batch.algorithm, batch.implementation
     program = implementation in experiment.get("programs", {})
+    setting = getattr(batch, "setting", None)
     if per_launch is None:
         per_launch = per_implementation(experiment, "trials_per_launch", implementation, algorithm)
-    return commands.configuration_args(
-        settings_of(experiment, algorithm)[setting], max_fes=max_fes(experiment, int(dim)),
-        target=experiment["target"], per_launch=per_launch, plugins=experiment.get("plugins", []),
-        max_time_s=experiment.get("max_time_s"), programs_file=experiment_file if program else None)
-
-
-def run_args(experiment: dict, batch, configuration: str, first: int, count: int, concurrency: str | None = None) -> str:
-    """A batch's ``gpude run`` arguments after its cell (``batch``: anything with the fields of
-    :class:`Batch` but ``chunk``, ``setting`` optional); ``concurrency``: what the rows record of the batch's timing
-    (default the experiment's ``timing``)."""
     if concurrency is None:
-        concurrency = per_implementation(experiment, "timing", batch.implementation, batch.algorithm)
-    return commands.run_args(configuration, seed=experiment["seed"], first=first, count=count,
-                             suite=experiment["name"], concurrency=concurrency,
-                             keep_failed=batch.implementation in experiment.get("programs", {}),
-                             setting=getattr(batch, "setting", None))
-
-
-def cell_args(batch) -> str:
-    """The batch's cell as the rules' shell lines write it."""
-    return commands.cell_args(batch.algorithm, batch.implementation, batch.function, batch.dim, batch.popsize,
-                              batch.dtype)
+        concurrency = per_implementation(experiment, "timing", implementation, algorithm)
+    return RunSpec.of(algorithm, implementation, batch.function, batch.dim, batch.popsize, batch.dtype,
+                      max_fes=max_fes(experiment, int(batch.dim)), parameters=settings_of(experiment, algorithm)[setting],
+                      target=experiment["target"], max_time_s=experiment.get("max_time_s"),
+                      trials_per_launch=per_launch if per_launch > 1 else None,
+                      plugins=tuple(experiment.get("plugins", [])),
+                      programs=experiment_file if program else None, trials=count, first_trial=first,
+                      seed=experiment["seed"], suite=experiment["name"], setting=setting or "",
+                      concurrency=concurrency, keep_failed=program)
 
 
 # --- merging -----------------------------------------------------------------------------------------
