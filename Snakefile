@@ -1,7 +1,7 @@
 # gpude workflow: `snakemake --cores all` runs the default experiment (config/config.yaml);
 # `--configfile config/experiments/<name>.yaml` runs another. `rule all` lives here, in the
-# top-level Snakefile, because an included file's default target is lost
-# (shared/guides/conventions.md sec. 1.1); the profiles are in profiles/ for the same reason.
+# top-level Snakefile, because an included file's default target is lost (measured with Snakemake
+# 9.27.1); the profiles are in profiles/ because Snakemake looks for them beside this file.
 from snakemake.utils import min_version
 
 min_version("9.0")

@@ -2,8 +2,8 @@
 extension modules (numpy's _simd) and SQLAlchemy's test kit and server dialects (Snakemake uses its
 SQLite), keep its RECORD consistent, and store the rest LZMA-compressed (pip installs such wheels;
 numpy 16.7 -> 9.6 MB). The host's 64 MiB cap holds the tracked tree (~40 MiB) and the wheels; the
-whole wheelhouse of ../shared/gpu-host/wheelhouse.sh (snakemake included: the whole suite needs it)
-went from 28 to 18.3 MiB on 2026-11-26 and ran the suite on an H100.
+whole wheelhouse of scripts/wheelhouse.sh (snakemake included: the whole suite needs it) goes from 28 to
+18.3 MiB (measured 2026-11-26) and runs the suite on an H100.
 
     python3 scripts/slim_wheel.py .whl-slim/*.whl      # rewrites them in place
 

@@ -18,6 +18,7 @@ from gpude import campaign
 from gpude.campaign import fill_reference
 from gpude.core.errors import GpudeError
 from gpude.core.rng import trial_seed
+from gpude.problems import instances
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -294,13 +295,15 @@ def test_set_overrides_a_parameter_and_names_a_bad_one(tmp_path):
             campaign.load_experiment(path, [bad])
 
 
-WAVE2 = ROOT.parent / "shared" / "wave2"
+#: where `gpude fetch-data` puts the instance files (data/, or $GPUDE_INSTANCE_DATA when that is set)
+INSTANCES = instances.data_dir("lolib").parent
 
 
-@pytest.mark.skipif(not WAVE2.is_dir(), reason="needs ../shared/wave2 (the offline instance copy)")
+@pytest.mark.skipif(not ((INSTANCES / "lolib" / "LOLIB" / "be75eec").is_file() and (INSTANCES / "etc" / "u_i_hihi.0").is_file()),
+                    reason="needs the instance files: gpude fetch-data lolib; gpude fetch-data etc (or GPUDE_INSTANCE_DATA=DIR)")
 def test_pack_carries_the_experiments_instance_files_and_run_finds_them(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("GPUDE_INSTANCE_DATA", str(WAVE2))
+    monkeypatch.setenv("GPUDE_INSTANCE_DATA", str(INSTANCES))
     experiment = _experiment(tmp_path, functions=["ThMhCi", "be75eec"], dims=["instance"], max_fes=40, trials=1,
                              timing="shared", algorithms={"de": {"implementations": ["sequential"], "popsizes": [4], "F": 0.5,
                                                 "CR": 0.1}})

@@ -1,6 +1,6 @@
 """CEC 2010 large-scale data from the official C++ generator rule (Lastra et al.'s functions): the
-official values at x = 0 (../shared/guides/studies.md sec. 4.3, from the official C++ code, at
-D = 1,000 and 100,000) to 1e-12 relative, the shape of o, P and M, and the checksummed cache."""
+official values at x = 0 (from the official C++ code, qzcwx/CEC2010SS-LSGO-Benchmarks-CPP @ cbcb14f,
+built and run at D = 1,000 and 100,000) to 1e-12 relative, the shape of o, P and M, and the checksummed cache."""
 
 import numpy as np
 import pytest
@@ -8,7 +8,7 @@ import pytest
 from gpude.core.errors import InvalidInputError, UnknownFunctionError
 from gpude.functions import cec2010
 
-# F(0) of the official C++ code at D = 1000, and rebuilt with dimension 100,000 (studies.md sec. 4.3)
+# F(0) of the official C++ code at D = 1000, and rebuilt with dimension 100,000
 OFFICIAL = {
     1000: {"F1": 2.07125897729136597e11, "F2": 1.72759215611532818e04, "F3": 2.11339607697580227e01,
            "F4": 9.99743783363079000e15, "F6": 2.10094891721970700e07, "F8": 6.99278408479692720e16,

@@ -121,7 +121,7 @@ def test_bias_and_optimum_are_the_official_ones():
              100: [10, 20, 20, 20, 30]}),
 ])
 def test_hybrid_group_sizes_match_official_code(fid, sizes):
-    # the sizes listed in shared/cec_reference/README.md (quirk 3)
+    # the sizes listed in tests/reference/cec/README.md (quirk 3)
     fractions = [c.fraction for c in FUNCTIONS[fid].components]
     for dim, want in sizes.items():
         assert hybrid_group_sizes(fractions, dim) == want

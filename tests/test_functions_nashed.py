@@ -20,9 +20,12 @@ from gpude.functions import get_function, list_functions
 from gpude.functions.suites import FUNCTIONS
 
 NASHED = [f"N{i:02d}" for i in range(20)]
-SHARED_DIR = Path(os.environ.get("GPUDE_SHARED_DIR") or Path(__file__).resolve().parents[1].parent / "shared")
-OFFICIAL_2005 = SHARED_DIR / "wave2" / "cec2005"
 S206, S213 = "schwefel_206_data.txt", "schwefel_213_data.txt"
+# the organisers' CEC 2005 input data where GPUDE_CEC_OFFICIAL names a folder of it (tests/test_cecdata.py)
+OFFICIAL_2005 = (Path(os.environ["GPUDE_CEC_OFFICIAL"]) / "cec2005" / "input_data"
+                 if os.environ.get("GPUDE_CEC_OFFICIAL") else None)
+HAVE_OFFICIAL = OFFICIAL_2005 is not None and all((OFFICIAL_2005 / name).is_file() for name in (S206, S213))
+NO_OFFICIAL = "no official CEC 2005 Schwefel data (set GPUDE_CEC_OFFICIAL to a folder with them)"
 
 BOXES = {
     "N00": 100, "N01": 100, "N02": 1, "N03": 1, "N04": 10, "N05": 10, "N06": 100, "N07": 100,
@@ -33,10 +36,9 @@ BOXES = {
 
 def _data(name: str) -> np.ndarray:
     """An official CEC 2005 file where available, else the project's copy (parsed with numpy)."""
-    path = OFFICIAL_2005 / name
-    if not path.is_file():
+    if not HAVE_OFFICIAL:
         return np.loadtxt(io.BytesIO(cecdata.read_bytes(f"cec2005/{name}")), ndmin=2)
-    return np.loadtxt(path, ndmin=2)
+    return np.loadtxt(OFFICIAL_2005 / name, ndmin=2)
 
 
 def schwefel_26(x):
@@ -212,8 +214,8 @@ def test_cpu_matches_the_formulas_at_larger_dims(dim):
 @pytest.mark.parametrize("fid", ["N07", "N17"])
 @pytest.mark.parametrize("dim", [2, 10, 50, 100])
 def test_schwefel_26_213_against_the_official_formulas(fid, dim):
-    if not OFFICIAL_2005.is_dir():
-        pytest.skip(f"official CEC 2005 data {OFFICIAL_2005} not present")
+    if not HAVE_OFFICIAL:
+        pytest.skip(NO_OFFICIAL)
     X = _points(fid, dim, 3, 11)
     got = get_function(fid, dim).evaluate(X)
     want = [schwefel_26(x) if fid == "N07" else schwefel_213(x) for x in X]
@@ -221,8 +223,8 @@ def test_schwefel_26_213_against_the_official_formulas(fid, dim):
 
 
 def test_project_data_equal_official_schwefel_files():
-    if not OFFICIAL_2005.is_dir():
-        pytest.skip(f"official CEC 2005 data {OFFICIAL_2005} not present")
+    if not HAVE_OFFICIAL:
+        pytest.skip(NO_OFFICIAL)
     for name in (S206, S213):
         np.testing.assert_array_equal(cecdata.load_array(f"cec2005/{name}"),
                                       np.loadtxt(OFFICIAL_2005 / name, ndmin=2))

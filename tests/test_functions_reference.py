@@ -1,11 +1,13 @@
 """Every benchmark function against values computed by the official CEC C code.
 
-The oracle is tests/reference/cec/ (a copy of shared/cec_reference: values of the
-official CEC 2005/2014/2017 C code at fixed points). Tolerances are the ones the
-reference's README derives from the official code: CPU 1e-10 relative; CUDA
-1e-9 relative with an absolute floor of 1e-9, relative error being
+The oracle is tests/reference/cec/ (values of the official CEC 2005/2014/2017 C code at
+fixed points). Tolerances are the ones the reference's README derives from the official code:
+CPU 1e-10 relative; CUDA 1e-9 relative with an absolute floor of 1e-9, relative error being
 |got - want| / max(|want|, 1).
 """
+
+import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -53,11 +55,12 @@ def test_gpu_matches_official_code(reference, fid, dim):
     assert ok.all(), rows.assign(got=got)[~ok]
 
 
-def test_reference_copy_equals_shared_original():
-    """tests/reference/cec is a verbatim copy of ../shared/cec_reference where that exists."""
-    shared = REFERENCE.parents[2].parent / "shared" / "cec_reference"
-    if not shared.is_dir():
-        pytest.skip(f"{shared} not present (only in the development sandbox)")
-    for path in [shared / "values.csv", *sorted((shared / "points").iterdir())]:
-        mine = REFERENCE / path.relative_to(shared)
+def test_reference_copy_equals_its_original():
+    """tests/reference/cec's values and points are a verbatim copy of the folder the official code's
+    values were written to, where GPUDE_CEC_REFERENCE names it (the repository keeps only the copy)."""
+    if not os.environ.get("GPUDE_CEC_REFERENCE"):
+        pytest.skip("GPUDE_CEC_REFERENCE names no folder of the official code's values")
+    original = Path(os.environ["GPUDE_CEC_REFERENCE"])
+    for path in [original / "values.csv", *sorted((original / "points").iterdir())]:
+        mine = REFERENCE / path.relative_to(original)
         assert mine.read_bytes() == path.read_bytes(), mine

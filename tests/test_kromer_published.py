@@ -31,7 +31,7 @@ def test_lop_tables_name_exactly_the_instances_of_the_optima_table(number, count
     assert t.isna().sum().sum() == (3 if number == 2 else 0)  # tiw56n72's lost cells only
 
 
-# studies.md sec. 1.3: small printed errors are integer deficits with the table's own optimum
+# small printed errors are integer deficits with the table's own optimum (data/lolib/optima.csv)
 DEFICITS = [("be75eec", "best_5s", 2.99), ("be75np", "best_5s", 2.00), ("tiw56n54", "best_5s", 8.00),
             ("tiw56n58", "best_5s", 3.00), ("tiw56r54", "best_5s", 6.99), ("t75d11xx", "best_5s", 49.99),
             ("stabu1", "best_5s", 24.02), ("N-be75np", "best_5s", 25.02), ("N-stabu70", "best_5s", 3.00),
@@ -79,7 +79,7 @@ def test_table4_covers_every_cell_and_its_bold_claims_hold():
     # the most successful population size was 64: per matrix, the best of all cells is at NP = 64
     overall = t.loc[t.groupby("etc")["fitness"].idxmin()]
     assert (overall["popsize"] == 64).sum() >= 10
-    # magnitudes follow the ETC ranges (studies.md sec. 2): ThMh ~1e7 .. TlMl ~1e4
+    # magnitudes follow Braun et al.'s ETC ranges (data/etc/PROVENANCE.md): ThMh ~1e7 .. TlMl ~1e4
     assert t[t["etc"] == "ThMhCc"]["fitness"].between(1e6, 1e8).all()
     assert t[t["etc"] == "TlMlCc"]["fitness"].between(1e3, 1e5).all()
 

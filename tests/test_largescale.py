@@ -10,7 +10,7 @@ from gpude.core.errors import UnknownFunctionError, UnsupportedDimensionError
 from gpude.functions import get_function, list_functions
 from gpude.functions import cec2010
 
-# F(0) by the official C++ code (studies.md sec. 4.3): D = 1,000 and D = 100,000
+# F(0) by the official C++ code (qzcwx/CEC2010SS-LSGO-Benchmarks-CPP @ cbcb14f): D = 1,000 and D = 100,000
 OFFICIAL = {
     "C01": (2.07125897729136597e11, 2.11138514182130898e13),
     "C02": (1.72759215611532818e04, 1.73010226172597241e06),

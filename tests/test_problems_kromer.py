@@ -12,10 +12,14 @@ from gpude.problems import instances
 from gpude.core.errors import GpudeError
 
 ROOT = Path(__file__).resolve().parents[1]
-WAVE2 = ROOT.parent / "shared" / "wave2"
-# the instance files are not ours to commit: tests of real instances need the offline copy (hand-made
-# instances below and in tests/test_problem_runs.py run everywhere)
-needs_wave2 = pytest.mark.skipif(not WAVE2.is_dir(), reason="needs ../shared/wave2 (the offline instance copy)")
+# the instance files are not ours to commit: tests of real instances read them where `gpude fetch-data lolib`
+# and `gpude fetch-data etc` put them (data/<set>, or $GPUDE_INSTANCE_DATA/<set> when that is set), and copy
+# them from there (hand-made instances below and in tests/test_problem_runs.py run everywhere)
+INSTANCES = instances.data_dir("lolib").parent
+HAVE_INSTANCES = (all((INSTANCES / "lolib" / name).is_dir() for name in ("LOLIB", "N-LOLIB"))
+                  and any((INSTANCES / "etc").glob("u_*")))
+NEEDS = "needs the instance files: gpude fetch-data lolib; gpude fetch-data etc (or GPUDE_INSTANCE_DATA=DIR)"
+needs_instances = pytest.mark.skipif(not HAVE_INSTANCES, reason=NEEDS)
 
 
 def committed_files(kind, dest):
@@ -27,8 +31,8 @@ def committed_files(kind, dest):
 @pytest.fixture(scope="module")
 def data_root(tmp_path_factory):
     """A data root with the committed files of data/lolib and data/etc, filled by fetch-data --from."""
-    if not WAVE2.is_dir():
-        pytest.skip("needs ../shared/wave2 (the offline instance copy)")
+    if not HAVE_INSTANCES:
+        pytest.skip(NEEDS)
     root = tmp_path_factory.mktemp("data")
     for kind in ("lolib", "etc"):
         committed_files(kind, root / kind)
@@ -39,7 +43,7 @@ def data_root(tmp_path_factory):
     lop.optima.cache_clear()
     scheduling.instances.cache_clear()
     for kind in ("lolib", "etc"):
-        instances.fetch(kind, WAVE2 / kind)
+        instances.fetch(kind, INSTANCES / kind)
     yield root
     mp.undo()
     lop.optima.cache_clear()
@@ -50,15 +54,15 @@ def test_fetch_from_an_offline_copy_verifies_and_is_idempotent(data_root, capsys
     assert len(list((data_root / "lolib" / "LOLIB").iterdir())) == 49
     assert len(list((data_root / "lolib" / "N-LOLIB").iterdir())) == 50
     assert len(list(data_root.glob("etc/u_*"))) == 12
-    assert instances.fetch("etc", WAVE2 / "etc") == []  # everything intact: nothing written
+    assert instances.fetch("etc", INSTANCES / "etc") == []  # everything intact: nothing written
 
 
-@needs_wave2
+@needs_instances
 def test_fetch_refuses_a_changed_file_and_writes_nothing(tmp_path, monkeypatch):
     committed_files("etc", tmp_path / "etc")
     monkeypatch.setenv("GPUDE_INSTANCE_DATA", str(tmp_path))
     source = tmp_path / "copy"
-    shutil.copytree(WAVE2 / "etc", source)
+    shutil.copytree(INSTANCES / "etc", source)
     (source / "u_s_lolo.0").write_text((source / "u_s_lolo.0").read_text().replace("1", "2", 1))
     with pytest.raises(GpudeError, match="u_s_lolo.0 has sha256 .* not the published file; nothing was written"):
         instances.fetch("etc", source)
@@ -67,24 +71,24 @@ def test_fetch_refuses_a_changed_file_and_writes_nothing(tmp_path, monkeypatch):
     with pytest.raises(GpudeError, match="gpude fetch-data etc"):
         instances.instance_file("etc", "u_c_hihi.0")
     # an altered file on disk: refused on use and by fetch, replaced with --force
-    instances.fetch("etc", WAVE2 / "etc")
+    instances.fetch("etc", INSTANCES / "etc")
     target = tmp_path / "etc" / "u_c_hihi.0"
     target.write_bytes(target.read_bytes() + b"\n")
     with pytest.raises(GpudeError, match="altered.*--force"):
         instances.instance_file("etc", "u_c_hihi.0")
     with pytest.raises(GpudeError, match="--force"):
-        instances.fetch("etc", WAVE2 / "etc")
-    assert instances.fetch("etc", WAVE2 / "etc", force=True) == ["u_c_hihi.0"]
+        instances.fetch("etc", INSTANCES / "etc")
+    assert instances.fetch("etc", INSTANCES / "etc", force=True) == ["u_c_hihi.0"]
     assert instances.instance_file("etc", "u_c_hihi.0") == target
 
 
-@needs_wave2
+@needs_instances
 def test_cli_fetch_data_lolib_from(tmp_path, monkeypatch, capsys):
     from gpude.cli import main
 
     committed_files("lolib", tmp_path / "lolib")
     monkeypatch.setenv("GPUDE_INSTANCE_DATA", str(tmp_path))
-    assert main(["fetch-data", "lolib", "--from", str(WAVE2 / "lolib")]) == 0
+    assert main(["fetch-data", "lolib", "--from", str(INSTANCES / "lolib")]) == 0
     assert "99 file(s) written" in capsys.readouterr().out
     assert main(["fetch-data", "lolib", "--from", str(tmp_path / "nowhere")]) == 0  # all intact: nothing read
     committed_files("etc", tmp_path / "etc")

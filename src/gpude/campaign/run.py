@@ -78,7 +78,7 @@ def run(experiment: dict, plan: list[Group], out: Path, max_seconds: float, jobs
     def start(g, concurrency):
         stem = out / g.stem()
         stem.parent.mkdir(parents=True, exist_ok=True)
-        for suffix in (".csv", ".npz", ".log"):  # an earlier campaign's file that no longer counts
+        for suffix in (".csv", ".npz", ".log"):  # a file of an earlier campaign: it does not count
             Path(f"{stem}{suffix}").unlink(missing_ok=True)
         cmd = gpude_command(experiment, g.cell, g.first, g.count, str(stem), f"{stem}.log", concurrency,
                             g.per_launch, experiment_file)

@@ -74,7 +74,7 @@ def _reads_exactly(options: dict) -> bool:
         warnings.filterwarnings("ignore", message=".*float_precision")
         try:
             got = pd.read_csv(_io.StringIO(text), **options)["x"].to_numpy()
-        except (TypeError, ValueError):  # an option this pandas no longer has
+        except (TypeError, ValueError):  # an option this pandas version does not have
             return False
     return got.dtype == np.float64 and np.array_equal(got.view(np.int64), values.view(np.int64))
 

@@ -212,7 +212,7 @@ def _sphere(y):
 
 def reference_value(fid: str, x, arrays: dict | None = None) -> np.ndarray:
     """F(x) for a point or an (n, D) array, in float64 with numpy: the CPU reference of the CEC 2010
-    definitions (studies.md sec. 4.2; all biases 0). ``arrays`` defaults to :func:`data`'s."""
+    definitions (as the official C++ code computes them; all biases 0). ``arrays`` defaults to :func:`data`'s."""
     x = np.asarray(x, dtype=np.float64)
     fid, dim, m = fid.upper(), x.shape[-1], GROUP
     check(fid, dim)

@@ -38,13 +38,13 @@ the polled generations, interpolated linearly in between).
 generations enqueued ``graph.span`` at a time, as one CUDA graph replay; a last partial generation, and any the budget
 leaves fewer than a span of, are launched one by one. The host polls the hit flags after each
 replay, checks its clock before each, and so stops (or sees a hit) at most a span later than it
-would otherwise; the kernels of a trial's generations after its hit return at once as before.
+would otherwise; the kernels of a trial's generations after its hit return at once, as without graphs.
 
 FEs follow from the generation count (NP per generation, fewer in a last generation that would
 overrun the budget), so they never exceed max_fes.
 
 **Trace memory.** A run with a fixed budget allocates its device trace for every generation
-``max_fes`` allows, as before. A time-budgeted run does not know how many generations it will
+``max_fes`` allows. A time-budgeted run does not know how many generations it will
 make, and its ``max_fes`` is only a cap (possibly far out of reach), so its trace starts at
 :data:`TRACE_CHUNK` generations per trial and doubles whenever the host is about to enqueue a
 generation past its end: a kernel on the compute stream copies it into a buffer twice as long

@@ -61,7 +61,8 @@ AUTHORS_COMMIT = "c2b3ef89531f40796fdd3f0ed4d57a6e9176c805"
 PROGRAMS = {"all_gpu_ide": "differential_evolution/all_gpu_ide.cu",   # "All-GPU iDE"
             "all_gpu_de": "differential_evolution/all_gpu_de.cu"}     # "All-GPU DE"
 MODEL = {"all_gpu_ide": "All-GPU iDE", "all_gpu_de": "All-GPU DE"}
-#: the build the anchors' times were measured with: nvcc -O3 -arch=sm_90, the host side with
+#: the build their times on an H200 (paper/published/janssen_cs1_authors_code_h200.csv) were measured
+#: with: nvcc -O3 -arch=sm_90, the host side with
 #: g++ -O3 -march=native passed through -Xcompiler
 NVCC_FLAGS = "-O3 -arch=sm_90 -Xcompiler -O3,-march=native"
 #: their per-run line, with the FEs `run` appends (optional: their own line reads too)

@@ -11,7 +11,7 @@ dimension (the protocol :class:`ProblemFamily`):
 * problems registered one by one (:func:`register_problem`, e.g. a user's objective).
 
 A name is looked up among the registered problems first, then in the families in registration
-order (the instances before the functions, as before the registry existed).
+order (the instances before the functions).
 """
 
 from __future__ import annotations

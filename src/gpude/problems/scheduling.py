@@ -3,7 +3,7 @@
 A candidate is a vector of 512 real keys in [0, m) (m = 16 machines); task t runs on machine
 ``min(floor(x_t), m - 1)`` (Kromer et al. truncate coordinates in [1, m + 1); the same rule shifted
 to 0-based machines). With ETC[t, i] the expected time of task t on machine i and no previous
-workload (W_i = 0, as studies.md advises):
+workload (W_i = 0: the paper states none):
 
 * makespan = max_i sum_{t on i} ETC[t, i] (Kromer et al. eq. 13);
 * flowtime, ``flowtime="eq14"`` (default): sum_t ETC[t, machine(t)], the paper's eq. 14 read
