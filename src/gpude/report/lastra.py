@@ -30,6 +30,7 @@ import pandas as pd
 
 from ..io import read_csv, save_figure, write_csv_atomic
 from ..results import one_per_launch, timed_alone
+from . import lastra_profile
 from .section import Section, _read, fmt
 from .verdict import Verdict, coverage_verdict, magnitude_finding, ratio_span
 
@@ -285,12 +286,12 @@ class Lastra(Section):
 
     def title(self) -> str:
         return ("Lastra, Molina & Benitez (2015): GPU MA-SW-Chains at 100,000 to 3,000,000 dimensions "
-                "(Tables 1-12, 15-30)")
+                "(Tables 1-30)")
 
     def verdicts(self) -> list[Verdict]:
         """The run-time tables (1-12: runs timed alone against the paper's runs per cell), the quality
         tables of the large-scale functions (15-20) and of CEC 2010 (21-30: our n against the paper's, our
-        mean within a factor of 2 of the paper's), and the profile (13-14), which is not compared."""
+        mean within a factor of 2 of the paper's), and the profile (13-14: :mod:`.lastra_profile`)."""
         def counts(t, n="n"):  # (fewest, most) runs per cell, and the paper's fewest
             have = t[t[n].notna()]
             return ({"masw/gpu": (int(have[n].min()), int(have[n].max()))} if len(have) else {},
@@ -317,9 +318,7 @@ class Lastra(Section):
                 item, have, wanted, f"mean {ours.split('_')[0]} {ratio_span(ratio)} the paper's ({self.machine})",
                 magnitude_finding(ratio), "means outside a factor of 2 of the paper's in "
                 f"{int(((ratio > 2) | (ratio < 0.5)).sum())} of {int(ratio.notna().sum())} cells"))
-        rows.append(Verdict("Tables 13-14 (profile)", "not", "-", "-", "-",
-                            "the share of run time per phase is not compared: our GPU runs time their phases "
-                            "(`phase_s`), but the reference rows do not record them"))
+        rows.append(lastra_profile.verdict())
         return rows
 
     def protocol(self) -> str:
@@ -497,8 +496,7 @@ class Lastra(Section):
                 "Tables 2-12 print means that differ from the appendix's Tables 15-20 in eleven places (the "
                 "appendix is kept) and the optimum as -3.3x10^3 (a typo for -330); Table 28's F18 median "
                 "(1.37e16) cannot go with its mean and std, nor Table 26's F8 at 5e5; Tables 28 and 29 print the "
-                "same means for F18 and F20 at every D; the profile of Tables 13-14 is not compared here (our "
-                "GPU implementation times its phases, `phase_s`, but the reference rows do not record them).\n")
+                "same means for F18 and F20 at every D.\n")
 
     def body(self) -> str:
         return "\n".join(part for part in [
@@ -506,6 +504,7 @@ class Lastra(Section):
             self.figure("figure_time_vs_d", "Run time and speed-up vs D, ours (GPU measured, CPU extrapolated) "
                         "beside the paper's (as printed)"),
             "### Quality", "", self.quality_markdown(), self.cec_markdown(),
-            "### Performance", "", self.performance_markdown(), self.float32_markdown(), self.oddities(),
+            "### Performance", "", self.performance_markdown(), self.float32_markdown(),
+            "### Profile (Tables 13-14)", "", lastra_profile.markdown(), self.oddities(),
             f"Tables as CSV: `{self.rel}/table_runtime.csv`, `{self.rel}/table_quality.csv`, "
             f"`{self.rel}/table_cec2010.csv`, `{self.rel}/performance.csv`.", self.sources()] if part is not None)
