@@ -131,9 +131,9 @@ def test_the_report_puts_ours_beside_the_paper_s_tables(tmp_path):
     pd.DataFrame(profile_rows("cpu", 100_000, CPU_1E5)
                  + profile_rows("cpu", 100_000, {"fitness_evaluation": 10.0, "other": 90.0}, fes=2000)  # a sample
                  ).to_csv(tmp_path / "cpu_cpu-x.csv", index=False)
-    text = lastra_profile.markdown(measured_folder=tmp_path)
-    t = lastra_profile.comparison(lastra_profile.published(),
-                                  lastra_profile.chosen_runs(lastra_profile.measured(tmp_path)), "cpu").set_index("module")
+    rows = lastra_profile.measured(tmp_path)
+    text = lastra_profile.markdown(rows)
+    t = lastra_profile.comparison(lastra_profile.published(), lastra_profile.chosen_runs(rows), "cpu").set_index("module")
     # the paper's modules in its order, ours beside (the run of the most FEs), then ours it does not list
     assert list(t.index[:4]) == ["fitness_evaluation", "random_number_generation", "crossover", "distance"]
     assert t.loc["fitness_evaluation", "paper_100000"] == 37 and t.loc["fitness_evaluation", "ours_100000_default"] == 60
@@ -144,9 +144,9 @@ def test_the_report_puts_ours_beside_the_paper_s_tables(tmp_path):
     # each column names its machine and n; the GPU's are not measured yet, with the command
     assert "ours (CPU X, 2 cores, n = 1)" in text and "paper (one core of an i7-930, n = 1)" in text
     assert "D = 100,000: CPU X, 2 cores, n = 1 run of 500,000 FEs" in text
-    assert "ours (not yet measured)" in text and lastra_profile.GPU_COMMAND in text
+    assert "ours (no run)" in text and lastra_profile.GPU_COMMAND in text
     assert "Random number init." in text and "| replacement |" in text
-    v = lastra_profile.verdict(measured_folder=tmp_path)
+    v = lastra_profile.verdict(rows)
     assert v.status == "partly" and "not measured: CPU 500,000, GPU 100,000" in v.reason
     assert "fitness evaluation 60 % (paper 37 %)" in v.headline and "CPU X" in v.headline
 
@@ -164,9 +164,39 @@ def test_the_gpu_table_matches_the_fused_local_search_and_has_no_generator_init(
     assert "ours (GPU Y, n = 1)" in text and "ours (GPU Y, ls_mode=steps, n = 1)" in text
     assert "| Solis Wets indiv. change | 15 | - | 17 | - | 17 | 40.0 | 10.0 | ours: the fused local search" in text
     assert "| Random number init. | - | - | 10 | - | 13 | 0.0 | 0.0 | none: our generator is counter-based" in text
-    assert "Not yet measured: D = 100,000, 500,000" in text
+    assert "Ours at D = 100,000, 500,000: no profiled run committed" in text
 
 
 def test_with_no_profile_the_verdict_is_not_and_says_how(tmp_path):
-    v = lastra_profile.verdict(measured_folder=tmp_path / "none")
+    rows = lastra_profile.measured(tmp_path / "none")
+    assert not len(rows)
+    v = lastra_profile.verdict(rows)
     assert v.status == "not" and lastra_profile.GPU_COMMAND in v.reason
+    assert lastra_profile.markdown(rows).count("ours (no run)") == 5
+
+
+def test_the_lastra_section_reads_the_profile_through_its_paper_folder(tmp_path):
+    import yaml
+
+    from gpude.report import lastra
+    from gpude.report.document import section_class
+
+    measured = tmp_path / "profile"
+    measured.mkdir()
+    pd.DataFrame(profile_rows("cpu", 100_000, CPU_1E5)).to_csv(measured / "cpu_cpu-x.csv", index=False)
+    trials = pd.DataFrame([{"run_id": "masw/gpu/L01/d100000/t0", "algorithm": "masw", "implementation": "gpu",
+                            "function": "L01", "dim": 100_000, "wall_time_s": 5.0, "best_error": 1e5,
+                            "fes_used": 500_000, "status": "budget", "concurrency": "exclusive",
+                            "distance_to_optimum": 1.0, "machine": "GPU X / CPU x1", "trial": 0}])
+    paper = tmp_path / "paper" / "lastra"
+    paper.mkdir(parents=True)
+    files = lastra.write_outputs(trials, {}, paper, profile=str(measured))
+    assert paper / "profile.csv" in files
+    spec = yaml.safe_load((ROOT / "config/experiments/lastra.yaml").read_text())
+    assert spec["report"]["study_inputs"]["profile"] == "results/benchmarks/lastra_profile"
+    section = section_class("lastra")(spec, paper, paper.parent)
+    text = section.render()
+    assert "### Profile (Tables 13-14)" in text and "| Fitness evaluation | 37 | 60.0 |" in text
+    assert "not compared" not in text
+    (verdict,) = [v for v in section.verdicts() if v.item == "Tables 13-14 (profile)"]
+    assert verdict.status == "partly"

@@ -13,7 +13,8 @@
   our GPU run time;
 * ``figure_time_vs_d.png``: run time vs D (log-log) and speed-up vs D, ours beside the paper's;
 * ``performance.csv`` (from ``--study-input perf=<perf.csv>``): the issue's targets, each with its
-  ratio and verdict; ``float32_error.csv`` (``--study-input float32=<csv>``): what float32 costs.
+  ratio and verdict; ``float32_error.csv`` (``--study-input float32=<csv>``): what float32 costs;
+  ``profile.csv`` (``--study-input profile=<folder>``): Tables 13-14's runs (:mod:`.lastra_profile`).
 
 **Times.** The paper's run-time tables do not say whether a cell is one run or the sum over the
 cell's runs: the 30 CPU cells add up to the "over 150 days" and the GPU cells to the "over 38 h"
@@ -228,7 +229,7 @@ def figure_time_vs_d(runtime: pd.DataFrame, out_dir) -> list[Path]:
     return files
 
 
-STUDY_INPUTS = ("cpu_sample", "perf", "float32")
+STUDY_INPUTS = ("cpu_sample", "perf", "float32", "profile")
 
 
 def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list[Path]:
@@ -238,7 +239,7 @@ def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list
 
         raise InvalidInputError(f"the lastra section reads no study input {', '.join(sorted(unknown))}; "
                                 f"its inputs (report: study_inputs:): {', '.join(STUDY_INPUTS)}")
-    cpu_sample, perf, float32 = (inputs.get(k) for k in STUDY_INPUTS)
+    cpu_sample, perf, float32, profile = (inputs.get(k) for k in STUDY_INPUTS)
     out_dir = Path(out_dir)
     sample = read_csv(cpu_sample) if cpu_sample else None
     runtime = runtime_table(trials, sample)
@@ -251,6 +252,8 @@ def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list
         files.append(write_csv_atomic(performance_table(read_csv(perf)), out_dir / "performance.csv"))
     if float32:
         files.append(write_csv_atomic(read_csv(float32, comment="#"), out_dir / "float32_error.csv"))
+    if profile:  # Tables 13-14's runs (a folder of benchmarks/lastra_profile.py's CSVs)
+        files.append(write_csv_atomic(lastra_profile.measured(profile), out_dir / "profile.csv"))
     if runtime["gpu_s"].notna().any():
         files += figure_time_vs_d(runtime, out_dir)
     return files
@@ -281,6 +284,7 @@ class Lastra(Section):
         self.perf = _read(self.dir / "performance.csv")
         self.float32 = _read(self.dir / "float32_error.csv")
         self.sample = _read(self.dir / "cpu_sample.csv")
+        self.profile = _read(self.dir / "profile.csv")
         m = self.runtime["machine"].dropna() if len(self.runtime) else []
         self.machine = m.iloc[0] if len(m) else "no machine"
 
@@ -318,7 +322,7 @@ class Lastra(Section):
                 item, have, wanted, f"mean {ours.split('_')[0]} {ratio_span(ratio)} the paper's ({self.machine})",
                 magnitude_finding(ratio), "means outside a factor of 2 of the paper's in "
                 f"{int(((ratio > 2) | (ratio < 0.5)).sum())} of {int(ratio.notna().sum())} cells"))
-        rows.append(lastra_profile.verdict())
+        rows.append(lastra_profile.verdict(self.profile))
         return rows
 
     def protocol(self) -> str:
@@ -505,6 +509,6 @@ class Lastra(Section):
                         "beside the paper's (as printed)"),
             "### Quality", "", self.quality_markdown(), self.cec_markdown(),
             "### Performance", "", self.performance_markdown(), self.float32_markdown(),
-            "### Profile (Tables 13-14)", "", lastra_profile.markdown(), self.oddities(),
+            "### Profile (Tables 13-14)", "", lastra_profile.markdown(self.profile), self.oddities(),
             f"Tables as CSV: `{self.rel}/table_runtime.csv`, `{self.rel}/table_quality.csv`, "
             f"`{self.rel}/table_cec2010.csv`, `{self.rel}/performance.csv`.", self.sources()] if part is not None)

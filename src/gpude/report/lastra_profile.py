@@ -2,7 +2,9 @@
 
 The paper's shares are ``paper/published/lastra_profile.csv``; ours are the committed CSVs of
 ``benchmarks/lastra_profile.py`` (``results/benchmarks/lastra_profile/<device>_<machine>.csv``: a row
-per run and module, :mod:`gpude.implementations.masw_profile` says what each module holds). Per
+per run and module, :mod:`gpude.implementations.masw_profile` says what each module holds), the
+lastra experiment's study input ``profile`` (that folder), which ``gpude paper`` copies into the
+paper folder as ``profile.csv`` (:func:`measured`) and the section reads from there. Per
 device, D and variant (``default``, or e.g. ``ls_mode=steps``) the table uses one run, the one of the
 most FEs, as the paper profiled one run per D; the verdict reads the default variant.
 
@@ -22,7 +24,6 @@ from .verdict import Verdict
 
 REPO = Path(__file__).resolve().parents[3]
 PUBLISHED = REPO / "paper" / "published" / "lastra_profile.csv"
-MEASURED = REPO / "results" / "benchmarks" / "lastra_profile"
 GPU_COMMAND = "benchmarks/gpu_checks.sh lastra_profile"
 CPU_COMMAND = "python benchmarks/lastra_profile.py --device cpu --out results/benchmarks/lastra_profile"
 TABLES = {"cpu": 13, "gpu": 14}
@@ -41,6 +42,8 @@ PAPER_MODULES = {
     "solis_wets_individual_change": ("Solis Wets indiv. change", ("solis_wets", "solis_wets_with_evaluation")),
     "random_number_init": ("Random number init.", ()),
 }
+#: Table 14's own labels where they differ from Table 13's
+GPU_LABELS = {"distance": "Distance", "fitness_evaluation": "Fitness eval."}
 #: our modules the paper's rows do not hold, as the table names them
 OUR_LABELS = {
     "initial_population": "initial population",
@@ -67,9 +70,11 @@ def published(path=PUBLISHED) -> pd.DataFrame:
     return read_csv(path, comment="#")
 
 
-def measured(folder=MEASURED) -> pd.DataFrame:
-    """Every committed profile row (all ``*.csv`` of ``folder``; empty where there are none)."""
-    files = sorted(Path(folder).glob("*.csv")) if Path(folder).is_dir() else []
+def measured(source) -> pd.DataFrame:
+    """The profile rows of ``source``: a CSV of ``benchmarks/lastra_profile.py``, or a folder of them
+    (all its ``*.csv``); empty where there are none."""
+    source = Path(source)
+    files = sorted(source.glob("*.csv")) if source.is_dir() else ([source] if source.is_file() else [])
     if not files:
         return pd.DataFrame()
     return pd.concat([read_csv(f) for f in files], ignore_index=True)
@@ -115,6 +120,7 @@ def comparison(paper: pd.DataFrame, ours: pd.DataFrame, device: str) -> pd.DataF
     rows, matched = [], set()
     for module in order:
         label, mine = PAPER_MODULES[module]
+        label = GPU_LABELS.get(module, label) if device == "gpu" else label
         row = {"module": module, "label": label, "note": ""}
         for d in dict.fromkeys(d for d, _ in cols):
             p = paper[(paper["dim"] == d) & (paper["module"] == module)]["share_percent"]
@@ -191,10 +197,13 @@ def table_markdown(paper: pd.DataFrame, ours: pd.DataFrame, device: str) -> str:
         order.append(f"paper_{d}")
         for c in (c for c in cols if c[0] == d):
             if c[1] is None:
-                head.append("ours (not yet measured)")
+                head.append("ours (no run)")
             else:
+                run = _run(ours, device, c)
                 variant = "" if c[1] == "default" else f", {c[1]}"
-                head.append(f"ours ({_machine(_run(ours, device, c))}{variant}, n = 1)")
+                fes = int(run["fes_used"].iloc[0])
+                sample = f", {fes:,} FEs" if fes < 500_000 else ""
+                head.append(f"ours ({_machine(run)}{variant}, n = 1{sample})")
             order.append(_key(c))
     lines = [f"**Table {TABLES[device]} ({device.upper()}) beside ours**: share of a run's time per module, %.", "",
              "| " + " | ".join(head + ["note"]) + " |", "|---" * (len(head) + 1) + "|"]
@@ -208,15 +217,16 @@ def table_markdown(paper: pd.DataFrame, ours: pd.DataFrame, device: str) -> str:
     missing = [f"{d:,}" for d, v in cols if v is None]
     if missing:
         command = GPU_COMMAND if device == "gpu" else CPU_COMMAND
-        text += (f"\nNot yet measured: D = {', '.join(missing)} (`{command}`"
-                 + (" on a GPU host; results/benchmarks/lastra_profile/README.md says where its CSV goes"
-                    if device == "gpu" else "") + ").\n")
+        text += (f"\nOurs at D = {', '.join(missing)}: no profiled run committed; `{command}`"
+                 + (" on a GPU host makes them (results/benchmarks/lastra_profile/README.md says where its CSV goes)"
+                    if device == "gpu" else " makes them") + ".\n")
     return text
 
 
-def markdown(published_path=PUBLISHED, measured_folder=MEASURED) -> str:
-    """The section's profile part: how ours is measured, then Table 13 and Table 14 each beside ours."""
-    paper, ours = published(published_path), chosen_runs(measured(measured_folder))
+def markdown(rows: pd.DataFrame, published_path=PUBLISHED) -> str:
+    """The section's profile part from our profile ``rows`` (:func:`measured`; empty: not measured): how
+    ours is measured, then Table 13 and Table 14 each beside ours."""
+    paper, ours = published(published_path), chosen_runs(rows)
     intro = ("The paper profiled one run per D (sec. 6.6) and lists its largest modules only; the function is not "
              "stated. Ours: one run of L01 (shifted Rastrigin) per D with the experiment's settings, each module "
              "timed (`benchmarks/lastra_profile.py`; what each module holds: "
@@ -229,18 +239,18 @@ def markdown(published_path=PUBLISHED, measured_folder=MEASURED) -> str:
     return "\n".join([intro, table_markdown(paper, ours, "cpu"), table_markdown(paper, ours, "gpu")])
 
 
-def verdict(published_path=PUBLISHED, measured_folder=MEASURED) -> Verdict:
+def verdict(rows: pd.DataFrame, published_path=PUBLISHED) -> Verdict:
     """Tables 13-14: reproduced where every column is measured and each of the paper's modules that has a
     counterpart is within a factor of 2 of ours (the default variant's); partly where some are; not where
     none is."""
-    paper, ours = published(published_path), chosen_runs(measured(measured_folder))
+    paper, ours = published(published_path), chosen_runs(rows)
     if len(ours):
         ours = ours[ours["variant"] == "default"]
     wanted = [(dev, int(d)) for dev, d in paper[["device", "dim"]].drop_duplicates().itertuples(index=False)]
     have = [(dev, d) for dev, d in wanted if len(_run(ours, dev, (d, "default")))]
     if not have:
         return Verdict("Tables 13-14 (profile)", "not", "-", "1", "-",
-                       f"no profile measured yet (`{CPU_COMMAND}`; GPU: `{GPU_COMMAND}`)")
+                       f"no profiled run committed (`{CPU_COMMAND}`; GPU: `{GPU_COMMAND}`)")
     far, parts = [], []
     for dev, d in have:
         t = comparison(paper, ours, dev)
