@@ -9,7 +9,8 @@
 # Stages: tests, fullsuite, gpu_scaling, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor
 # and main_job, scaling_curves,
 # masw_floor_{L,C,count,quality} (see each below), masw_dual, masw_dual_scan and masw_share_next
-# (the fused local search's ls_dual and ls_share_next timed). Instance files (speed) come from
+# (the fused local search's ls_dual and ls_share_next timed), lastra_profile (Lastra et al.'s Tables 13-14).
+# Instance files (speed) come from
 # .carry/kromer_instances.tgz (here: tar czf .carry/kromer_instances.tgz -C ../shared/wave2 etc lolib),
 # the authors' code (side_by_side) from .authors/GPU-Accelerated-Evolutionary-Optimisation (`python -m
 # gpude.implementations.janssen pack`; carry it: it is git-ignored).
@@ -174,6 +175,14 @@ for stage in "$@"; do
         --dims 100000,1000000,3000000 --functions C13 --cycles 3 \
         --variant sharenext:ls_mode=fused,ls_share_next=true \
         --variant sharedual:ls_mode=fused,ls_share_next=true,ls_dual=true ;;
+    lastra_profile)  # Lastra et al.'s Tables 13-14 on the GPU: one profiled masw/gpu run of L01 (the lastra
+      # experiment's 500,000 FEs, popsize and seed) at D = 1e5, 5e5 and 1e6, each module timed, then the same with
+      # the local search as separate kernels (ls_mode=steps: the Solis-Wets change and its evaluations apart, as
+      # the paper's); ~3 minutes of one GPU. Here: commit <files_at>/lastra_profile/lastra_profile/*.csv under
+      # results/benchmarks/lastra_profile/ (its README); the REPORT's Lastra section reads them
+      step profile 300 python3 benchmarks/lastra_profile.py --device gpu --out "$dir/lastra_profile"
+      step profile_steps 240 python3 benchmarks/lastra_profile.py --device gpu --ls-mode steps \
+        --out "$dir/lastra_profile" ;;
     cec2017_jso)  # the cec2017_jso reference's jso/block cells it lacks, in one gpude run-batches process (one
       # lease, one CUDA context; ~12 s a cell, its kernel's compile); then here:
       # python -m gpude.campaign merge --experiment config/experiments/cec2017_jso.yaml
@@ -184,7 +193,7 @@ for stage in "$@"; do
       step campaign 540 python3 -m gpude.campaign run --experiment config/experiments/cec2017_jso.yaml \
         --reference "results/reference/$device/cec2017_jso" --implementations brest --jobs 15 --default-run-s 1 \
         --setup-s 2 --max-seconds 420 --out "$dir/camp" ;;
-    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, gpu_scaling, cec2017_jso, jso_brest, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor, main_job, scaling_curves, masw_floor_L, masw_floor_C, masw_floor_count, masw_floor_quality, masw_dual, masw_dual_scan, masw_share_next)" >&2; exit 2 ;;
+    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, gpu_scaling, cec2017_jso, jso_brest, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor, main_job, scaling_curves, masw_floor_L, masw_floor_C, masw_floor_count, masw_floor_quality, masw_dual, masw_dual_scan, masw_share_next, lastra_profile)" >&2; exit 2 ;;
   esac
   tar czf "$OUT/$stage.tar.gz" -C "$OUT" "$stage" && rm -rf "$dir"
 done

@@ -5,6 +5,9 @@ Solis-Wets operators :mod:`gpude.algorithms.solis_wets`'s. A "generation" of the
 cycle (the GA phase, then one Solis-Wets application). Loops over D are numba; the decisions
 between them (replacement, the choice of the individual, accepting a step) are a few scalar
 comparisons on the host, the same code :mod:`gpude.implementations.masw_gpu` runs.
+
+``profile=True`` times each module of the run (:mod:`gpude.implementations.masw_profile`: fitness
+evaluation, random numbers, crossover, distances, ...) into ``module_s``; the same run bit for bit.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import numpy as np
 from ..algorithms.masw import build_masw_ops, first_unit, ls_choice, replacement, width
 from ..algorithms.solis_wets import build_sw_ops
 from .base import HostLoopImplementation
+from .masw_profile import ModuleClock, profiled_cpu_kernels
 
 HEADER = 64
 
@@ -110,12 +114,26 @@ def build_cpu_masw(dtype):
 
 
 class MASWSequential(HostLoopImplementation):
-    """MA-SW-Chains, one CPU thread."""
+    """MA-SW-Chains, one CPU thread.
+
+    Options
+    -------
+    profile : bool
+        Time each module of a run (:mod:`gpude.implementations.masw_profile`): after a run the
+        runner's ``module_s`` and the result's ``info["module_s"]`` hold the seconds per module.
+        The same run bit for bit (a row's ``params`` say ``"profile": true``: its time is a profiled
+        run's); default False (then nothing is timed).
+    """
 
     needs_program = False  # the problem's evaluators (large-scale functions have no program)
     algorithm = "masw"
     name = "sequential"
     device = "cpu"
+
+    def __init__(self, function, params, profile: bool = False, **options):
+        super().__init__(function, params, **options)
+        self.profile = bool(profile)
+        self.module_s = None
 
     def evaluations_per_generation(self) -> int:
         return self.params.cycle_evals
@@ -140,6 +158,20 @@ class MASWSequential(HostLoopImplementation):
         self.one = np.empty(1)
         self._evaluate = self.function.cpu_evaluator(T)
         self.ls_applications = self.ls_improved = 0
+        if self.profile:  # the same calls, each charged to its module (the shared kernels stay as built)
+            self.clock = ModuleClock()
+            self.k = profiled_cpu_kernels(self.k, self.clock, T, p.offspring, D)
+            self._evaluate = self.clock.timed("fitness_evaluation", self._evaluate)
+            self.replace = self.clock.timed("replacement", type(self).replace.__get__(self))
+            self.keep = self.clock.timed("solis_wets", type(self).keep.__get__(self))
+
+    def run(self, seed: int):
+        result = super().run(seed)
+        if self.profile:
+            self.module_s = dict(self.clock.seconds)
+            result.info["module_s"] = dict(self.module_s)
+            result.info["options"] = {"profile": True}  # a row's params say its time is a profiled run's
+        return result
 
     def evaluate(self, X, out):
         self._evaluate(X, out)

@@ -13,7 +13,8 @@
   our GPU run time;
 * ``figure_time_vs_d.png``: run time vs D (log-log) and speed-up vs D, ours beside the paper's;
 * ``performance.csv`` (from ``--study-input perf=<perf.csv>``): the issue's targets, each with its
-  ratio and verdict; ``float32_error.csv`` (``--study-input float32=<csv>``): what float32 costs.
+  ratio and verdict; ``float32_error.csv`` (``--study-input float32=<csv>``): what float32 costs;
+  ``profile.csv`` (``--study-input profile=<folder>``): Tables 13-14's runs (:mod:`.lastra_profile`).
 
 **Times.** The paper's run-time tables do not say whether a cell is one run or the sum over the
 cell's runs: the 30 CPU cells add up to the "over 150 days" and the GPU cells to the "over 38 h"
@@ -30,6 +31,7 @@ import pandas as pd
 
 from ..core.io import read_csv, save_figure, write_csv_atomic
 from ..run.rows import one_per_launch, timed_alone
+from . import lastra_profile
 from .lastra_outliers import OUTLIERS_CSV, outliers_markdown, write_outlier_table
 from .section import Section, _read, fmt
 from .verdict import Verdict, coverage_verdict, magnitude_finding, ratio_span
@@ -228,7 +230,7 @@ def figure_time_vs_d(runtime: pd.DataFrame, out_dir) -> list[Path]:
     return files
 
 
-STUDY_INPUTS = ("cpu_sample", "perf", "float32")
+STUDY_INPUTS = ("cpu_sample", "perf", "float32", "profile")
 
 
 def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list[Path]:
@@ -238,7 +240,7 @@ def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list
 
         raise InvalidInputError(f"the lastra section reads no study input {', '.join(sorted(unknown))}; "
                                 f"its inputs (report: study_inputs:): {', '.join(STUDY_INPUTS)}")
-    cpu_sample, perf, float32 = (inputs.get(k) for k in STUDY_INPUTS)
+    cpu_sample, perf, float32, profile = (inputs.get(k) for k in STUDY_INPUTS)
     out_dir = Path(out_dir)
     sample = read_csv(cpu_sample) if cpu_sample else None
     runtime = runtime_table(trials, sample)
@@ -252,6 +254,8 @@ def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list
         files.append(write_csv_atomic(performance_table(read_csv(perf)), out_dir / "performance.csv"))
     if float32:
         files.append(write_csv_atomic(read_csv(float32, comment="#"), out_dir / "float32_error.csv"))
+    if profile:  # Tables 13-14's runs (a folder of benchmarks/lastra_profile.py's CSVs)
+        files.append(write_csv_atomic(lastra_profile.measured(profile), out_dir / "profile.csv"))
     if runtime["gpu_s"].notna().any():
         files += figure_time_vs_d(runtime, out_dir)
     return files
@@ -282,17 +286,18 @@ class Lastra(Section):
         self.perf = _read(self.dir / "performance.csv")
         self.float32 = _read(self.dir / "float32_error.csv")
         self.sample = _read(self.dir / "cpu_sample.csv")
+        self.profile = _read(self.dir / "profile.csv")
         m = self.runtime["machine"].dropna() if len(self.runtime) else []
         self.machine = m.iloc[0] if len(m) else "no machine"
 
     def title(self) -> str:
         return ("Lastra, Molina & Benitez (2015): GPU MA-SW-Chains at 100,000 to 3,000,000 dimensions "
-                "(Tables 1-12, 15-30)")
+                "(Tables 1-30)")
 
     def verdicts(self) -> list[Verdict]:
         """The run-time tables (1-12: runs timed alone against the paper's runs per cell), the quality
         tables of the large-scale functions (15-20) and of CEC 2010 (21-30: our n against the paper's, our
-        mean within a factor of 2 of the paper's), and the profile (13-14), which is not compared."""
+        mean within a factor of 2 of the paper's), and the profile (13-14: :mod:`.lastra_profile`)."""
         def counts(t, n="n"):  # (fewest, most) runs per cell, and the paper's fewest
             have = t[t[n].notna()]
             return ({"masw/gpu": (int(have[n].min()), int(have[n].max()))} if len(have) else {},
@@ -319,9 +324,7 @@ class Lastra(Section):
                 item, have, wanted, f"mean {ours.split('_')[0]} {ratio_span(ratio)} the paper's ({self.machine})",
                 magnitude_finding(ratio), "means outside a factor of 2 of the paper's in "
                 f"{int(((ratio > 2) | (ratio < 0.5)).sum())} of {int(ratio.notna().sum())} cells"))
-        rows.append(Verdict("Tables 13-14 (profile)", "not", "-", "-", "-",
-                            "the share of run time per phase is not compared: our GPU runs time their phases "
-                            "(`phase_s`), but the reference rows do not record them"))
+        rows.append(lastra_profile.verdict(self.profile))
         return rows
 
     def protocol(self) -> str:
@@ -499,8 +502,7 @@ class Lastra(Section):
                 "Tables 2-12 print means that differ from the appendix's Tables 15-20 in eleven places (the "
                 "appendix is kept) and the optimum as -3.3x10^3 (a typo for -330); Table 28's F18 median "
                 "(1.37e16) cannot go with its mean and std, nor Table 26's F8 at 5e5; Tables 28 and 29 print the "
-                "same means for F18 and F20 at every D; the profile of Tables 13-14 is not compared here (our "
-                "GPU implementation times its phases, `phase_s`, but the reference rows do not record them).\n")
+                "same means for F18 and F20 at every D.\n")
 
     def body(self) -> str:
         return "\n".join(part for part in [
@@ -509,6 +511,7 @@ class Lastra(Section):
                         "beside the paper's (as printed)"),
             "### Quality", "", self.quality_markdown(), self.cec_markdown(),
             outliers_markdown(_read(self.dir / OUTLIERS_CSV), self.cec),
-            "### Performance", "", self.performance_markdown(), self.float32_markdown(), self.oddities(),
+            "### Performance", "", self.performance_markdown(), self.float32_markdown(),
+            "### Profile (Tables 13-14)", "", lastra_profile.markdown(self.profile), self.oddities(),
             f"Tables as CSV: `{self.rel}/table_runtime.csv`, `{self.rel}/table_quality.csv`, "
             f"`{self.rel}/table_cec2010.csv`, `{self.rel}/performance.csv`.", self.sources()] if part is not None)
