@@ -114,10 +114,7 @@ for stage in "$@"; do
       step generation_time 240 python3 benchmarks/generation_time.py --spans 1 --generations 2000 --repeats 3 \
         --cases naive_gpu:F01:30:50,naive_gpu:F10:30:50,sequential:F01:30:50,all_gpu:F01:30:50 \
         --out "$dir/generation_time_naive_$device.csv"
-      step startup 240 python3 benchmarks/startup.py --device gpu --profile --out "$dir/startup_gpu_$device.csv"
-      # item 3's prototype: the side by side's first batches of ours, a process each and all in one process
-      step inprocess 300 python3 benchmarks/inprocess_batches.py --experiment config/experiments/side_by_side.yaml \
-        --implementations ide,ide_x30,resident,resident_x30,all_gpu,all_gpu_x30 --limit 18 --out "$dir/inprocess" ;;
+      step startup 240 python3 benchmarks/startup.py --device gpu --profile --out "$dir/startup_gpu_$device.csv" ;;
     main_job)  # the README's main job (`snakemake --cores all`, the wheelhouse's Snakemake) from
       # cold numba and matplotlib caches, timed; its Snakemake log and the batch logs come back (~5 minutes on a
       # GPU host). Here: the README's sentence on the GPU host's time
