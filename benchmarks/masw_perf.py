@@ -72,7 +72,6 @@ from pathlib import Path
 import numpy as np
 
 POPSIZE, SEED, CYCLE_FES, RUN_FES = 60, 1, 1000, 500_000
-SPEC_BANDWIDTH = {"H200": 4.8e12, "H100": 3.35e12}
 KINDS = {"pointwise": ("L01", "L02", "L03", "L04", "L05", "C01", "C02", "C03"), "scan": ("L06",),
          "head": ("C04", "C06", "C08"), "next": ("C13", "C18", "C20")}
 PROTOCOL_DIMS = (100_000, 500_000, 1_000_000, 1_500_000, 3_000_000)
@@ -249,19 +248,10 @@ def counted_run(fid: str, dim: int, cycles: int, batch: int, ls_mode: str = ""):
     return row, kernels
 
 
-def copy_bandwidth(nbytes: int = 1 << 30, reps: int = 20) -> float:
-    from numba import cuda
+def copy_bandwidth() -> float:
+    from gpude.core.gpu_runtime import copy_bandwidth  # (not at the top: a --child may import another tree)
 
-    a = cuda.device_array(nbytes // 8, np.float64)
-    b = cuda.device_array_like(a)
-    b.copy_to_device(a)
-    start, stop = cuda.event(), cuda.event()
-    start.record()
-    for _ in range(reps):
-        b.copy_to_device(a)
-    stop.record()
-    stop.synchronize()
-    return 2 * nbytes * reps / (start.elapsed_time(stop) / 1e3)
+    return copy_bandwidth()
 
 
 def protocol_lines(frame, prov: dict) -> tuple[list, float]:
@@ -357,8 +347,9 @@ def main(argv=None) -> int:
     import pandas as pd
 
     from gpude.core import provenance
-    from gpude.functions import get_function
     from gpude.core.io import write_csv_atomic
+    from gpude.functions import get_function
+    from gpude.report.floor import hbm_bandwidth
 
     if args.protocol_from:
         frame = pd.read_csv(args.protocol_from)
@@ -417,7 +408,7 @@ def main(argv=None) -> int:
                 fes = m["fes"] - POPSIZE
                 init_rows = 3 * POPSIZE + 1
                 bytes_per_fe = (t["ga"] + t["ls"]) * dim * item / fes
-                spec = next((v for k, v in SPEC_BANDWIDTH.items() if k in m["device"]), float("nan"))
+                spec = hbm_bandwidth(m["device"])
                 bound_spec = (init_rows * dim * item + bytes_per_fe * (RUN_FES - POPSIZE)) / spec
                 bound_copy = (init_rows * dim * item + bytes_per_fe * (RUN_FES - POPSIZE)) / bw_copy
                 ga_s = m["phase_s"].get("ga", float("nan")) / args.cycles

@@ -114,6 +114,12 @@ PEAKS = {
 SIZES = {"float32": 4, "float64": 8}
 
 
+def hbm_bandwidth(name: str) -> float:
+    """The datasheet memory bandwidth (bytes/s) of :data:`PEAKS` for a device as CUDA names it, by its
+    model alone, whatever the board ('NVIDIA H100 80GB HBM3' -> 3.35e12); NaN for another model."""
+    return next((p["hbm"] for key, p in PEAKS.items() if key.split()[1] in str(name)), float("nan"))
+
+
 def peak_device(name: str) -> str | None:
     """The key of :data:`PEAKS` for a device as CUDA names it ('NVIDIA H100 80GB HBM3' -> 'NVIDIA
     H100 SXM'), or None for a device whose peaks are not listed (a PCIe or NVL board has others)."""
