@@ -91,7 +91,7 @@ COLUMNS = ["implementation", "function", "dtype", "trial", "seed", "dim", "popsi
 
 
 # ------------------------------------------------------------------------------------ loading
-NOT_RESULTS = {"de_floor.csv"}  # benchmarks/de_floor.py's arithmetic, not measured runs
+NOT_RESULTS = {"de_floor.csv"}  # gpude.report.floor's arithmetic, not measured runs
 
 
 def file_tag(path: Path) -> str:
@@ -456,7 +456,7 @@ def render(df: pd.DataFrame) -> str:
 
 
 #: sections other scripts write into SUMMARY.md between ``<!-- name:begin -->`` and
-#: ``<!-- name:end -->`` (benchmarks/side_by_side.py, benchmarks/de_floor.py): kept on a rewrite
+#: ``<!-- name:end -->`` (``python -m gpude.report.floor``; benchmarks/side_by_side.py wrote one once): kept on a rewrite
 KEPT_SECTION = re.compile(r"<!-- ([a-z0-9-]+):begin -->.*?<!-- \1:end -->\n?", re.S)
 
 
