@@ -6,10 +6,9 @@
 # Usage, on the GPU host from the repository root, after
 #   source .whl-slim/activate.sh .whl-slim >/dev/null && export NUMBA_ENABLE_CUDASIM=0 GPUDE_GIT_COMMIT=<sha>
 #   benchmarks/gpu_checks.sh STAGE [STAGE ...]
-# Stages: tests, fullsuite, gpu_scaling, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor
-# and main_job, scaling_curves,
-# masw_floor_{L,C,count,quality} (see each below), masw_dual, masw_dual_scan and masw_share_next
-# (the fused local search's ls_dual and ls_share_next timed). Instance files (speed) come from
+# Stages: tests, fullsuite, gpu_scaling, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor,
+# main_job, scaling_curves, masw_floor_{L,C,count,quality}, cec2017_jso, jso_brest (see each below; those that
+# timed ls_dual and ls_share_next: git show 4fe4601:benchmarks/gpu_checks.sh). Instance files (speed) come from
 # .carry/kromer_instances.tgz (here: tar czf .carry/kromer_instances.tgz -C ../shared/wave2 etc lolib),
 # the authors' code (side_by_side) from .authors/GPU-Accelerated-Evolutionary-Optimisation (`python -m
 # gpude.implementations.janssen pack`; carry it: it is git-ignored).
@@ -153,24 +152,6 @@ for stage in "$@"; do
           --popsize 60 --max-fes 500000 --seed 20261122 --trials 5 --suite lastra \
           --out-csv "$dir/quality_$f.csv" --out-traces "$dir/quality_$f.npz"
       done ;;
-    masw_dual)  # the fused local search's two candidates in one pass (ls_dual), on a real GPU: its tests
-      # (many blocks: the simulator runs one), then timed beside the default at D = 1e5, 1e6, 3e6 for a
-      # pointwise function (L01) and the rotated head (C04); ~8 minutes of one GPU
-      step ls_tests 150 python3 -m pytest -q -o addopts="" tests/test_masw_gpu.py \
-        -k "dual or both_candidates or neighbour or follows_sequential"
-      step masw_perf_dual 420 python3 benchmarks/masw_perf.py --out "$dir/masw_perf" --dims 100000,1000000,3000000 \
-        --functions L01,C04 --cycles 3 --variant dual:ls_dual=true ;;
-    masw_dual_scan)  # ls_dual for Schwefel 1.2's scan (L06: both passes for both candidates), as masw_dual
-      step masw_perf_dual_scan 540 python3 benchmarks/masw_perf.py --out "$dir/masw_perf" \
-        --dims 100000,1000000,3000000 --functions L06 --cycles 3 --variant dual:ls_dual=true ;;
-    masw_share_next)  # Rosenbrock's next coordinate (C13) in the fused local search with its neighbour from
-      # shared memory (ls_share_next), alone and with ls_dual, beside the default (the steps from D = 1e6; the
-      # plain fused kernel took twice their time at 3e6); ~8 minutes of one GPU (on a two-GPU host beside
-      # masw_dual: CUDA_VISIBLE_DEVICES=0 / =1)
-      step masw_perf_share_next 540 python3 benchmarks/masw_perf.py --out "$dir/masw_perf" \
-        --dims 100000,1000000,3000000 --functions C13 --cycles 3 \
-        --variant sharenext:ls_mode=fused,ls_share_next=true \
-        --variant sharedual:ls_mode=fused,ls_share_next=true,ls_dual=true ;;
     cec2017_jso)  # the cec2017_jso reference's jso/block cells it lacks, in one gpude run-batches process (one
       # lease, one CUDA context; ~12 s a cell, its kernel's compile); then here:
       # python -m gpude.campaign merge --experiment config/experiments/cec2017_jso.yaml
@@ -181,7 +162,7 @@ for stage in "$@"; do
       step campaign 540 python3 -m gpude.campaign run --experiment config/experiments/cec2017_jso.yaml \
         --reference "results/reference/$device/cec2017_jso" --implementations brest --jobs 15 --default-run-s 1 \
         --setup-s 2 --max-seconds 420 --out "$dir/camp" ;;
-    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, gpu_scaling, cec2017_jso, jso_brest, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor, main_job, scaling_curves, masw_floor_L, masw_floor_C, masw_floor_count, masw_floor_quality, masw_dual, masw_dual_scan, masw_share_next)" >&2; exit 2 ;;
+    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, gpu_scaling, cec2017_jso, jso_brest, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor, main_job, scaling_curves, masw_floor_L, masw_floor_C, masw_floor_count, masw_floor_quality)" >&2; exit 2 ;;
   esac
   tar czf "$OUT/$stage.tar.gz" -C "$OUT" "$stage" && rm -rf "$dir"
 done
