@@ -152,12 +152,12 @@ for stage in "$@"; do
           --popsize 60 --max-fes 500000 --seed 20261122 --trials 5 --suite lastra \
           --out-csv "$dir/quality_$f.csv" --out-traces "$dir/quality_$f.npz"
       done ;;
-    cec2017_jso)  # the cec2017_jso reference's jso/block cells it lacks, in one gpude run-batches process (one
-      # lease, one CUDA context; ~12 s a cell, its kernel's compile); then here:
-      # python -m gpude.campaign merge --experiment config/experiments/cec2017_jso.yaml
-      #   --reference results/reference/nvidia-h100/cec2017_jso --out <files_at>/cec2017_jso/camp
-      step batches 540 python3 benchmarks/campaign_batches.py --experiment config/experiments/cec2017_jso.yaml \
-        --reference "results/reference/$device/cec2017_jso" --implementations block --out "$dir/camp" --max-seconds 480 ;;
+    cec2017_jso)  # the cec2017_jso reference's jso/block cells it lacks (none since 61de339: 58 of 58; ~14 s a
+      # cell, its kernel's compile; they ran in one gpude run-batches process through campaign_batches.py, removed
+      # since: it is in 4fe4601's benchmarks/); then here: python -m gpude.campaign merge --experiment
+      # config/experiments/cec2017_jso.yaml --reference results/reference/nvidia-h100/cec2017_jso --out <files_at>/cec2017_jso/camp
+      step campaign 540 python3 -m gpude.campaign run --experiment config/experiments/cec2017_jso.yaml \
+        --reference "results/reference/$device/cec2017_jso" --implementations block --max-seconds 480 --out "$dir/camp" ;;
     jso_brest)  # Brest's jSO runs of cec2017_jso on the host's cores (15 lanes; ~6 min), then merge as above
       step campaign 540 python3 -m gpude.campaign run --experiment config/experiments/cec2017_jso.yaml \
         --reference "results/reference/$device/cec2017_jso" --implementations brest --jobs 15 --default-run-s 1 \
