@@ -24,6 +24,7 @@ Selection rules (stated in the output as well):
 from __future__ import annotations
 
 import argparse
+import csv
 import math
 import re
 import sys
@@ -39,13 +40,12 @@ from gpude.core.io import write_atomic  # noqa: E402
 RESULTS = ROOT / "results" / "benchmarks"
 
 # ---------------------------------------------------------------------------------------------
-# Anchors. Source: shared/anchors/README.md, section 1 ("The paper authors' own CUDA C++ code,
-# measured on an NVIDIA H200 machine (2026-11-21)"): DylanJanssen/GPU-Accelerated-Evolutionary-
-# Optimisation (MIT, commit c2b3ef8), nvcc -O3 -arch=sm_90 (CUDA 13), g++ -O3 -march=native, on an
-# H200 (132 SMs) with a 16-core Intel Xeon host. Case study 1 of the paper: DE/rand/1/bin, D=100,
-# NP=250, CR=0.3, F=0.5, 10,000,000 FEs, float32, seed 0. Mean wall seconds per run (GPU models:
-# 3 runs; CPU models: 1 run, the 10 standard-DE runs concurrently, one per core). Copied here, not
-# read at run time, so that the summary regenerates from this repository alone.
+# Anchors: the paper authors' own CUDA/C++ code (DylanJanssen/GPU-Accelerated-Evolutionary-
+# Optimisation, MIT, commit c2b3ef8; nvcc -O3 -arch=sm_90, g++ -O3 -march=native) measured on an H200
+# (132 SMs) with a 16-core Intel Xeon host in case study 1's setting (DE/rand/1/bin, D=100, NP=250,
+# CR=0.3, F=0.5, 1e7 FEs, float32, seed 0): mean wall seconds per run and the iDE's mean final errors,
+# read from paper/published/ (transcribed there from shared/anchors/README.md, section 1), as the REPORT
+# reads them.
 # ---------------------------------------------------------------------------------------------
 FUNCTIONS = [f"F{i:02d}" for i in range(1, 11)]
 IMPLEMENTATIONS = ["sequential", "master_slave", "naive_gpu", "all_gpu", "ide"]
@@ -57,25 +57,17 @@ ANCHOR_SOURCE = ("shared/anchors/README.md, section 1: the authors' CUDA/C++ cod
                  "(DylanJanssen/GPU-Accelerated-Evolutionary-Optimisation @ c2b3ef8) on an "
                  "NVIDIA H200 with a 16-core Intel Xeon host, float32, D=100, NP=250, F=0.5, "
                  "CR=0.3, 1e7 FEs, seed 0 (GPU models: mean of 3 runs; CPU models: 1 run)")
-ANCHOR_MODEL = {  # our implementation -> the authors' model name
-    "sequential": "standard DE (CPU, 1 thread)",
-    "master_slave": "master-slave (thread pool)",
-    "naive_gpu": "naive GPU",
-    "all_gpu": "All-GPU DE",
-    "ide": "All-GPU iDE",
-}
-ANCHOR_WALL_S = {
-    "sequential": dict(zip(FUNCTIONS, [62.6, 62.3, 83.3, 98.8, 72.2, 77.2, 152.6, 231.4, 265.6,
-                                       349.1])),
-    "master_slave": {"F01": 33.2, "F05": 35.0, "F10": 65.5},
-    "naive_gpu": {"F01": 19.4, "F05": 19.8, "F10": 20.6},
-    "all_gpu": dict(zip(FUNCTIONS, [1.79, 1.74, 1.75, 1.83, 1.88, 1.94, 2.18, 2.59, 2.82, 3.41])),
-    "ide": dict(zip(FUNCTIONS, [0.665, 0.659, 0.656, 0.689, 0.712, 0.787, 1.041, 1.511, 1.948,
-                                2.383])),
-}
-# Same section: mean final errors of the authors' iDE (3 runs, all seed 0).
-ANCHOR_IDE_ERROR = dict(zip(FUNCTIONS, [2.1e5, 212, 862, 2.8e4, 2.0e4, 7.0e3, 806, 2.9e4, 1.7e3,
-                                        1.2e4]))
+
+
+def _published(suffix: str = "") -> dict:
+    """paper/published/janssen_cs1_authors_code_h200{suffix}.csv: implementation -> {function: value}."""
+    text = (ROOT / "paper" / "published" / f"janssen_cs1_authors_code_h200{suffix}.csv").read_text()
+    rows = csv.DictReader(line for line in text.splitlines() if not line.startswith("#"))
+    return {r["implementation"]: {f: float(r[f]) for f in FUNCTIONS if r[f]} for r in rows}
+
+
+ANCHOR_WALL_S = _published()
+ANCHOR_IDE_ERROR = _published("_errors")["ide"]
 # shared/anchors/README.md, section 2: the paper's Table 3 (RTX 3080 + i9-10900F, same setting).
 PAPER_TABLE3 = ("standard 80.8-434 s, master-slave (20 threads) 22-55 s, naive 14.0-15.6 s, "
                 "All-GPU 1.33-2.57 s, iDE 0.60-1.85 s; iDE speed-up over standard DE 121x-235x")
@@ -85,13 +77,11 @@ TEXT_COLUMNS = ["options", "launch", "status", "gpu", "compute_capability", "gpu
                 "numba", "gpude", "numba_cuda", "git_commit", "timestamp_utc"]
 COLUMNS = ["implementation", "function", "dtype", "trial", "seed", "dim", "popsize", "max_fes",
            "F", "CR", "wall_time_s", "best_error", "fes_used", "hit_target", "setup_time_s",
-           "prebound", "options", "launch", "status", "gpu", "compute_capability", "gpu_sms",
-           "cuda_driver", "cuda_runtime", "cpu", "cpu_cores", "host", "python", "numpy", "numba",
-           "gpude", "numba_cuda", "git_commit", "timestamp_utc"]
+           "prebound"] + TEXT_COLUMNS
 
 
 # ------------------------------------------------------------------------------------ loading
-NOT_RESULTS = {"de_floor.csv"}  # benchmarks/de_floor.py's arithmetic, not measured runs
+NOT_RESULTS = {"de_floor.csv"}  # gpude.report.floor's arithmetic, not measured runs
 
 
 def file_tag(path: Path) -> str:
@@ -456,7 +446,7 @@ def render(df: pd.DataFrame) -> str:
 
 
 #: sections other scripts write into SUMMARY.md between ``<!-- name:begin -->`` and
-#: ``<!-- name:end -->`` (benchmarks/side_by_side.py, benchmarks/de_floor.py): kept on a rewrite
+#: ``<!-- name:end -->`` (``python -m gpude.report.floor``; benchmarks/side_by_side.py wrote one once): kept on a rewrite
 KEPT_SECTION = re.compile(r"<!-- ([a-z0-9-]+):begin -->.*?<!-- \1:end -->\n?", re.S)
 
 

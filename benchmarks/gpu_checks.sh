@@ -6,12 +6,11 @@
 # Usage, on the GPU host from the repository root, after
 #   source .whl-slim/activate.sh .whl-slim >/dev/null && export NUMBA_ENABLE_CUDASIM=0 GPUDE_GIT_COMMIT=<sha>
 #   benchmarks/gpu_checks.sh STAGE [STAGE ...]
-# Stages: tests, fullsuite, gpu_scaling, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor
-# and main_job, scaling_curves,
-# masw_floor_{L,C,count,quality} (see each below), masw_dual, masw_dual_scan and masw_share_next
-# (the fused local search's ls_dual and ls_share_next timed), lastra_profile (Lastra et al.'s Tables 13-14).
-# Instance files (speed) come from
-# .carry/kromer_instances.tgz (here: tar czf .carry/kromer_instances.tgz -C ../shared/wave2 etc lolib),
+# Stages: tests, fullsuite, gpu_scaling, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor,
+# main_job, scaling_curves, masw_floor_{L,C,count,quality}, cec2017_jso, jso_brest, lastra_profile (see each
+# below; those that timed ls_dual and ls_share_next: git show 4fe4601:benchmarks/gpu_checks.sh). Instance files
+# (speed) come from .carry/kromer_instances.tgz, a .tgz of <set>/<file> (etc/, lolib/) of the LOP and ETC
+# instances (`gpude fetch-data lolib|etc` fetches them; `python -m gpude.campaign pack` packs an experiment's),
 # the authors' code (side_by_side) from .authors/GPU-Accelerated-Evolutionary-Optimisation (`python -m
 # gpude.implementations.janssen pack`; carry it: it is git-ignored).
 # Locally, after the call: tar xzf <files_at>/<stage>.tar.gz.
@@ -80,7 +79,7 @@ for stage in "$@"; do
       # results/scaling_curves* back (unpacked from its tarball: the finished batches) and run the stage again
       # until steps.log says exit 0 for both; then commit each results/<experiment>/{trials.csv,traces.npz} as
       # results/reference/<machine>/<experiment>/ with a README (the REPORT's case study 1 section draws them).
-      # It needs snakemake: carry the wheelhouse of ../shared/gpu-host/wheelhouse.sh (.whl), not .whl-slim
+      # It needs snakemake: carry the wheelhouse of scripts/wheelhouse.sh (.whl), not .whl-slim
       t0=$SECONDS
       for e in scaling_curves scaling_curves_batched; do
         left=$((540 - (SECONDS - t0)))
@@ -115,10 +114,7 @@ for stage in "$@"; do
       step generation_time 240 python3 benchmarks/generation_time.py --spans 1 --generations 2000 --repeats 3 \
         --cases naive_gpu:F01:30:50,naive_gpu:F10:30:50,sequential:F01:30:50,all_gpu:F01:30:50 \
         --out "$dir/generation_time_naive_$device.csv"
-      step startup 240 python3 benchmarks/startup.py --device gpu --profile --out "$dir/startup_gpu_$device.csv"
-      # item 3's prototype: the side by side's first batches of ours, a process each and all in one process
-      step inprocess 300 python3 benchmarks/inprocess_batches.py --experiment config/experiments/side_by_side.yaml \
-        --implementations ide,ide_x30,resident,resident_x30,all_gpu,all_gpu_x30 --limit 18 --out "$dir/inprocess" ;;
+      step startup 240 python3 benchmarks/startup.py --device gpu --profile --out "$dir/startup_gpu_$device.csv" ;;
     main_job)  # the README's main job (`snakemake --cores all`, the wheelhouse's Snakemake) from
       # cold numba and matplotlib caches, timed; its Snakemake log and the batch logs come back (~5 minutes on a
       # GPU host). Here: the README's sentence on the GPU host's time
@@ -157,24 +153,6 @@ for stage in "$@"; do
           --popsize 60 --max-fes 500000 --seed 20261122 --trials 5 --suite lastra \
           --out-csv "$dir/quality_$f.csv" --out-traces "$dir/quality_$f.npz"
       done ;;
-    masw_dual)  # the fused local search's two candidates in one pass (ls_dual), on a real GPU: its tests
-      # (many blocks: the simulator runs one), then timed beside the default at D = 1e5, 1e6, 3e6 for a
-      # pointwise function (L01) and the rotated head (C04); ~8 minutes of one GPU
-      step ls_tests 150 python3 -m pytest -q -o addopts="" tests/test_masw_gpu.py \
-        -k "dual or both_candidates or neighbour or follows_sequential"
-      step masw_perf_dual 420 python3 benchmarks/masw_perf.py --out "$dir/masw_perf" --dims 100000,1000000,3000000 \
-        --functions L01,C04 --cycles 3 --variant dual:ls_dual=true ;;
-    masw_dual_scan)  # ls_dual for Schwefel 1.2's scan (L06: both passes for both candidates), as masw_dual
-      step masw_perf_dual_scan 540 python3 benchmarks/masw_perf.py --out "$dir/masw_perf" \
-        --dims 100000,1000000,3000000 --functions L06 --cycles 3 --variant dual:ls_dual=true ;;
-    masw_share_next)  # Rosenbrock's next coordinate (C13) in the fused local search with its neighbour from
-      # shared memory (ls_share_next), alone and with ls_dual, beside the default (the steps from D = 1e6; the
-      # plain fused kernel took twice their time at 3e6); ~8 minutes of one GPU (on a two-GPU host beside
-      # masw_dual: CUDA_VISIBLE_DEVICES=0 / =1)
-      step masw_perf_share_next 540 python3 benchmarks/masw_perf.py --out "$dir/masw_perf" \
-        --dims 100000,1000000,3000000 --functions C13 --cycles 3 \
-        --variant sharenext:ls_mode=fused,ls_share_next=true \
-        --variant sharedual:ls_mode=fused,ls_share_next=true,ls_dual=true ;;
     lastra_profile)  # Lastra et al.'s Tables 13-14 on the GPU: one profiled masw/gpu run of L01 (the lastra
       # experiment's 500,000 FEs, popsize and seed) at D = 1e5, 5e5 and 1e6, each module timed, then the same with
       # the local search as separate kernels (ls_mode=steps: the Solis-Wets change and its evaluations apart, as
@@ -183,17 +161,17 @@ for stage in "$@"; do
       step profile 300 python3 benchmarks/lastra_profile.py --device gpu --out "$dir/lastra_profile"
       step profile_steps 240 python3 benchmarks/lastra_profile.py --device gpu --ls-mode steps \
         --out "$dir/lastra_profile" ;;
-    cec2017_jso)  # the cec2017_jso reference's jso/block cells it lacks, in one gpude run-batches process (one
-      # lease, one CUDA context; ~12 s a cell, its kernel's compile); then here:
-      # python -m gpude.campaign merge --experiment config/experiments/cec2017_jso.yaml
-      #   --reference results/reference/nvidia-h100/cec2017_jso --out <files_at>/cec2017_jso/camp
-      step batches 540 python3 benchmarks/campaign_batches.py --experiment config/experiments/cec2017_jso.yaml \
-        --reference "results/reference/$device/cec2017_jso" --implementations block --out "$dir/camp" --max-seconds 480 ;;
+    cec2017_jso)  # the cec2017_jso reference's jso/block cells it lacks (none since 61de339: 58 of 58; ~14 s a
+      # cell, its kernel's compile; they ran in one gpude run-batches process through campaign_batches.py, removed
+      # since: it is in 4fe4601's benchmarks/); then here: python -m gpude.campaign merge --experiment
+      # config/experiments/cec2017_jso.yaml --reference results/reference/nvidia-h100/cec2017_jso --out <files_at>/cec2017_jso/camp
+      step campaign 540 python3 -m gpude.campaign run --experiment config/experiments/cec2017_jso.yaml \
+        --reference "results/reference/$device/cec2017_jso" --implementations block --max-seconds 480 --out "$dir/camp" ;;
     jso_brest)  # Brest's jSO runs of cec2017_jso on the host's cores (15 lanes; ~6 min), then merge as above
       step campaign 540 python3 -m gpude.campaign run --experiment config/experiments/cec2017_jso.yaml \
         --reference "results/reference/$device/cec2017_jso" --implementations brest --jobs 15 --default-run-s 1 \
         --setup-s 2 --max-seconds 420 --out "$dir/camp" ;;
-    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, gpu_scaling, cec2017_jso, jso_brest, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor, main_job, scaling_curves, masw_floor_L, masw_floor_C, masw_floor_count, masw_floor_quality, masw_dual, masw_dual_scan, masw_share_next, lastra_profile)" >&2; exit 2 ;;
+    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, gpu_scaling, cec2017_jso, jso_brest, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor, main_job, scaling_curves, masw_floor_L, masw_floor_C, masw_floor_count, masw_floor_quality, lastra_profile)" >&2; exit 2 ;;
   esac
   tar czf "$OUT/$stage.tar.gz" -C "$OUT" "$stage" && rm -rf "$dir"
 done

@@ -2,10 +2,12 @@
 # Runs per hour against the number of GPUs (docs/scaling.md): the same GPU batches through the
 # workflow with 1, 2, 4, ... of the host's GPUs leased, one after the other on one host.
 # Usage, on the GPU host from the repository root (snakemake on PATH):
-#   benchmarks/gpu_scaling.sh CONFIG OUT_DIR [GPU_COUNT ...]
+#   benchmarks/gpu_scaling.sh CONFIG OUT_DIR [GPU_COUNT ...] [-- SNAKEMAKE_ARGUMENTS ...]
 # CONFIG: an experiment (config/experiments/<name>.yaml: all its batches) or a scaling set
 # (config/scaling/<name>.yaml: the batches it picks from several experiments). GPU counts default
-# to the scaling set's gpu_counts (or 1 2 4 8), those above the host's GPUs left out.
+# to the scaling set's gpu_counts (or 1 2 4 8), those above the host's GPUs left out. What follows `--`
+# goes to every snakemake call: KEY=VALUE words first (they join its --config, e.g. timing=host against
+# timing=exclusive), then options (e.g. --resources gpu=2).
 # First a priming run: the warm-ups alone (numba's cache filled: compilation is paid once per host,
 # and reported apart); then for each count the batches are deleted (their warm-up
 # markers kept) and the workflow runs them again on GPUs 0..N-1 (CUDA_VISIBLE_DEVICES), while the
@@ -25,7 +27,10 @@ case "$config" in
 esac
 target=$(python3 -m gpude.study.gpu_scaling target "$config") || exit 1
 host_gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
-counts=("$@")
+counts=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do counts+=("$1"); shift; done
+[ $# -eq 0 ] || shift
+passthrough=("$@")
 [ ${#counts[@]} -gt 0 ] || read -r -a counts <<< "$(python3 -m gpude.study.gpu_scaling gpu-counts "$config")"
 
 sample() {  # sample DIR: CPU and GPU every 0.5 s until killed
@@ -52,7 +57,7 @@ run() {  # run DIR GPU_LIST [TARGET ...]: the workflow once on those GPUs, timed
   local t0 t1 rc prefetch
   prefetch=$(CUDA_VISIBLE_DEVICES=$visible python3 -c "from gpude.study.host_shape import HostShape as H; print(H.from_environment().prefetch)")
   t0=$(date +%s.%N)
-  CUDA_VISIBLE_DEVICES=$visible snakemake --cores all "${mode[@]}" -- "${targets[@]}" > "$dir/snakemake.log" 2>&1
+  CUDA_VISIBLE_DEVICES=$visible snakemake --cores all "${mode[@]}" "${passthrough[@]}" -- "${targets[@]}" > "$dir/snakemake.log" 2>&1
   rc=$?
   t1=$(date +%s.%N)
   kill $(jobs -p) 2>/dev/null; wait 2>/dev/null

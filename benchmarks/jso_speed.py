@@ -5,11 +5,11 @@ Each cell is launched once to compile and warm (its own process's first launch) 
 ``--repeats`` times; ``launch_s`` is the fastest batch wall time (the batch's rows' wall times add up to
 it), ``per_run_s`` = launch_s / trials. The target is 0, so that a run goes on to its last FE as
 Brest's code does (errors below 1e-8 count as 0 in its comparisons, the rows say how many FEs ran).
-Brest's per-run times come from ``benchmarks/jso_brest_runs.py speed`` (one core); ``--brest CSV``
-joins them into the table (``ratio`` = Brest's median seconds a run / ours).
+Brest's per-run times come from ``benchmarks/jso_brest_runs.py speed`` (one core); the REPORT's cec2017_jso
+section sets the two side by side (``gpude.report.cec2017_jso.speed_table``: ratio = Brest's median seconds a
+run / ours; study inputs ``speed_ours``, ``speed_brest``; this script's ``--brest`` join until 4fe4601).
 
-    python benchmarks/jso_speed.py --out OUT.csv [--functions CEC17_F05,...] [--dims 30,100]
-        [--trials 51] [--brest brest_speed.csv]
+    python benchmarks/jso_speed.py --out OUT.csv [--functions CEC17_F05,...] [--dims 30,100] [--trials 51]
 """
 
 from __future__ import annotations
@@ -50,21 +50,6 @@ def cell(function: str, dim: int, trials: int, repeats: int, algorithm: str = "j
             "warps": runner.threads // 32}
 
 
-def join_brest(rows, brest_csv: str):
-    import pandas as pd
-
-    ours = pd.DataFrame(rows)
-    brest = pd.read_csv(brest_csv)
-    brest["function"] = brest["function"].str.upper()
-    med = brest.groupby(["function", "dim"]).time_s.agg(["median", "count"]).reset_index()
-    med.columns = ["function", "dim", "brest_per_run_s", "brest_runs"]
-    ours["function"] = ours["function"].str.upper()
-    out = ours.merge(med, on=["function", "dim"], how="left")
-    out["ratio"] = out.brest_per_run_s / out.per_run_s
-    out["brest_cpu"] = brest["cpu"].iloc[0] if len(brest) else ""
-    return out
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
@@ -72,7 +57,6 @@ def main(argv=None) -> int:
     ap.add_argument("--dims", default="30,100")
     ap.add_argument("--trials", type=int, default=51)
     ap.add_argument("--repeats", type=int, default=2)
-    ap.add_argument("--brest", help="Brest's per-run times (benchmarks/jso_brest_runs.py speed) to join")
     a = ap.parse_args(argv)
     import pandas as pd
 
@@ -85,10 +69,6 @@ def main(argv=None) -> int:
                                      "median_error", "warps")}, flush=True)
             rows.append(r)
             write_csv_atomic(pd.DataFrame(rows), a.out)  # after every cell: a call cut short keeps them
-    if a.brest:
-        table = join_brest(rows, a.brest)
-        write_csv_atomic(table, a.out)
-        print(table[["function", "dim", "per_run_s", "brest_per_run_s", "ratio"]].to_string(index=False))
     return 0
 
 

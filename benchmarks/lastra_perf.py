@@ -24,35 +24,13 @@ import numpy as np
 import pandas as pd
 
 from gpude.core import provenance
-from gpude.functions import get_function
+from gpude.core.gpu_runtime import copy_bandwidth
 from gpude.core.io import write_csv_atomic
+from gpude.functions import get_function
+from gpude.report.floor import hbm_bandwidth as spec_bandwidth
 
-SPEC_BANDWIDTH = {"H200": 4.8e12, "H100 80GB HBM3": 3.35e12, "H100": 3.35e12}
 TARGET_TIME_S = 60.0
 TARGET_EVAL_RATIO = 2.0
-
-
-def spec_bandwidth(name: str) -> float:
-    for key, bw in SPEC_BANDWIDTH.items():
-        if key in name:
-            return bw
-    return float("nan")
-
-
-def copy_bandwidth(nbytes: int = 1 << 30, reps: int = 20) -> float:
-    """Bytes moved per second by a device-to-device copy (read + write counted)."""
-    from numba import cuda
-
-    a = cuda.device_array(nbytes // 8, np.float64)
-    b = cuda.device_array_like(a)
-    b.copy_to_device(a)
-    start, stop = cuda.event(), cuda.event()
-    start.record()
-    for _ in range(reps):
-        b.copy_to_device(a)
-    stop.record()
-    stop.synchronize()
-    return 2 * nbytes * reps / (start.elapsed_time(stop) / 1e3)
 
 
 def eval_rows(fid: str, dim: int, dtype: str, rows: int, threads: int, blocks: int | None, reps: int,

@@ -72,7 +72,6 @@ from pathlib import Path
 import numpy as np
 
 POPSIZE, SEED, CYCLE_FES, RUN_FES = 60, 1, 1000, 500_000
-SPEC_BANDWIDTH = {"H200": 4.8e12, "H100": 3.35e12}
 KINDS = {"pointwise": ("L01", "L02", "L03", "L04", "L05", "C01", "C02", "C03"), "scan": ("L06",),
          "head": ("C04", "C06", "C08"), "next": ("C13", "C18", "C20")}
 PROTOCOL_DIMS = (100_000, 500_000, 1_000_000, 1_500_000, 3_000_000)
@@ -249,19 +248,10 @@ def counted_run(fid: str, dim: int, cycles: int, batch: int, ls_mode: str = ""):
     return row, kernels
 
 
-def copy_bandwidth(nbytes: int = 1 << 30, reps: int = 20) -> float:
-    from numba import cuda
+def copy_bandwidth() -> float:
+    from gpude.core.gpu_runtime import copy_bandwidth  # (not at the top: a --child may import another tree)
 
-    a = cuda.device_array(nbytes // 8, np.float64)
-    b = cuda.device_array_like(a)
-    b.copy_to_device(a)
-    start, stop = cuda.event(), cuda.event()
-    start.record()
-    for _ in range(reps):
-        b.copy_to_device(a)
-    stop.record()
-    stop.synchronize()
-    return 2 * nbytes * reps / (start.elapsed_time(stop) / 1e3)
+    return copy_bandwidth()
 
 
 def protocol_lines(frame, prov: dict) -> tuple[list, float]:
@@ -337,17 +327,12 @@ def main(argv=None) -> int:
     p.add_argument("--count-ls-mode", default="", choices=("", "fused", "steps"),
                    help="the counted runs' local search (default: the implementation's for the D; 'fused' is one "
                         "launch per application, where 'steps' makes ~5,000 launches a cycle, each slow under ncu)")
-    p.add_argument("--ga-fused-too", action="store_true",
-                   help="also measure this tree with ga_mode='fused' (version 'after-ga-fused': each child "
-                        "evaluated by the crossover kernel as it is made, masw_gpu.ga)")
     p.add_argument("--variant", action="append", default=[], metavar="NAME:KEY=VALUE[,KEY=VALUE]",
                    help="also measure this tree with these masw/gpu options (version 'after-NAME'), e.g. "
-                        "'u4:ls_mode=fused,ls_unroll=4' (repeatable)")
+                        "'u4:ls_mode=fused,ls_unroll=4', 'steps:ls_mode=steps' or 'ga-fused:ga_mode=fused' (the "
+                        "options --steps-too and --ga-fused-too until 4fe4601; repeatable)")
     p.add_argument("--protocol-from", type=Path, metavar="DEVICE_CSV",
                    help="only recompute <device>_protocol.csv beside this <device>.csv from its rows (no GPU)")
-    p.add_argument("--steps-too", action="store_true",
-                   help="also measure this tree with ls_mode='steps' (version 'after-steps': the new GA "
-                        "phase with the step-by-step local search)")
     args = p.parse_args(argv)
     if args.child:
         fid, dim, cycles, ls_mode, batch, ga_mode, extra = args.child
@@ -357,8 +342,9 @@ def main(argv=None) -> int:
     import pandas as pd
 
     from gpude.core import provenance
-    from gpude.functions import get_function
     from gpude.core.io import write_csv_atomic
+    from gpude.functions import get_function
+    from gpude.report.floor import hbm_bandwidth
 
     if args.protocol_from:
         frame = pd.read_csv(args.protocol_from)
@@ -379,9 +365,7 @@ def main(argv=None) -> int:
     rows = []
     for dim in dims:
         for fid in functions:
-            versions = [("after-steps", None)] if args.steps_too else []
-            versions += [("after-ga-fused", None)] if args.ga_fused_too else []
-            versions += [("before", args.before_src)] if fid in before else []
+            versions = [("before", args.before_src)] if fid in before else []
             batches = {f"after-b{b}": int(b) for b in filter(None, args.trials_per_launch.split(","))}
             versions += [(version, None) for version in batches]
             versions += [(f"after-{name}", None) for name in variants]
@@ -389,9 +373,7 @@ def main(argv=None) -> int:
             for version, src in [("after", None), *versions]:
                 batch = batches.get(version, 1)  # (by the version's key: a variant's name may start with b)
                 try:
-                    m = measure(fid, dim, args.cycles, src, "steps" if version == "after-steps" else "", batch,
-                                ga_mode="fused" if version == "after-ga-fused" else "",
-                                extra=variants.get(version[len("after-"):]))
+                    m = measure(fid, dim, args.cycles, src, batch=batch, extra=variants.get(version[len("after-"):]))
                 except RuntimeError as exc:
                     if batch == 1:
                         raise
@@ -410,14 +392,13 @@ def main(argv=None) -> int:
                 # (the traffic model counts one trial's rows: a batch's shared reads of o are not in it,
                 # so its rows keep the lone trial's bytes per FE)
                 # (the 'after' run's counters, ga_mode's default: children evaluated apart)
-                fused_ga = version == "after-ga-fused" or (variants.get(version[len("after-"):]) or {}).get(
-                    "ga_mode") == "fused"
+                fused_ga = (variants.get(version[len("after-"):]) or {}).get("ga_mode") == "fused"
                 t = traffic_rows({**counts, "fused_children": counts["children"]} if fused_ga else counts, version,
                                  has_perm, m["ls_mode"], dual=m.get("ls_dual", False))
                 fes = m["fes"] - POPSIZE
                 init_rows = 3 * POPSIZE + 1
                 bytes_per_fe = (t["ga"] + t["ls"]) * dim * item / fes
-                spec = next((v for k, v in SPEC_BANDWIDTH.items() if k in m["device"]), float("nan"))
+                spec = hbm_bandwidth(m["device"])
                 bound_spec = (init_rows * dim * item + bytes_per_fe * (RUN_FES - POPSIZE)) / spec
                 bound_copy = (init_rows * dim * item + bytes_per_fe * (RUN_FES - POPSIZE)) / bw_copy
                 ga_s = m["phase_s"].get("ga", float("nan")) / args.cycles

@@ -215,7 +215,7 @@ def test_ratio_format(summary):
 def test_a_rewrite_keeps_the_sections_other_scripts_wrote(summary, results):
     out = results / "SUMMARY.md"
     pd.DataFrame([dict(device="NVIDIA H100 SXM", function="F01", floor_s_run=0.003)]).to_csv(
-        results / "de_floor.csv", index=False)  # de_floor.py's arithmetic: not a result file
+        results / "de_floor.csv", index=False)  # gpude.report.floor's arithmetic: not a result file
     assert "CPU only" not in run(summary, results, out)
     marked = ("<!-- side-by-side:begin -->\n## Side by side\n\nratios\n<!-- side-by-side:end -->\n\n"
               "<!-- de-floor:begin -->\n## The floor\n<!-- de-floor:end -->\n")

@@ -1,23 +1,16 @@
-"""benchmarks/de_floor.py: the counting on functions whose count is obvious, the bound, the CSV."""
-
-import importlib.util
-import sys
-from pathlib import Path
+"""gpude.report.floor (``python -m gpude.report.floor``, once benchmarks/de_floor.py): the counting on
+functions whose count is obvious, the bound, the CSV."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "de_floor.py"
+from gpude.report import floor as floor_module
 
 
 @pytest.fixture(scope="module")
 def floor():
-    spec = importlib.util.spec_from_file_location("de_floor", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return floor_module
 
 
 @pytest.mark.parametrize("dim", [10, 100])

@@ -22,7 +22,7 @@ Same operators and random stream as every DE implementation: a seed makes ``de/s
 to the rounding of the evaluation's sums, and ``de/resident``'s bit for bit where D <= 32 (one
 element a lane: the same sums in the same order; above, a lane sums its elements first).
 
-**Why this design** (timed before it was built: docs/implementations.md, ``benchmarks/block_prototype.py``):
+**Why this design** (timed before it was built: docs/implementations.md, ``results/benchmarks/block_prototype/``):
 the function's own evaluator makes every function of the suite run, about a quarter slower than a
 rotation hand-tiled for one function; the populations in shared memory would leave the L1 cache too
 small for the rotation matrix. One trial a launch uses one SM: this is the implementation for many trials a

@@ -220,7 +220,7 @@ def markdown(t: pd.DataFrame, figure_of=lambda stem, caption: "") -> str:
             "the FE budget; each batch timed alone on its GPU (`timing: exclusive`). Seconds per run: the "
             "mean of the trials' `wall_time_s` (compilation excluded). The floor is `gpude.report.floor`'s "
             "roofline bound at the same point (flops and bytes per generation over the device's peak "
-            "arithmetic and memory bandwidth; no latency; `benchmarks/de_floor.py` writes it for case study "
+            "arithmetic and memory bandwidth; no latency; `python -m gpude.report.floor` writes it for case study "
             "1), so the distance to it is what launch and synchronisation latency, occupancy and the rest "
             "take.", ""]
     if not len(t):
