@@ -20,7 +20,6 @@ export-ioh  an experiment's trials and traces in IOHprofiler's format (IOHanalyz
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import time
