@@ -180,7 +180,7 @@ def test_groups_projections_and_the_command_line():
 
 
 def test_the_command_line_parses_without_a_target_and_names_an_outside_programs_spec():
-    """The campaign writes its lines with gpude.run.command, as the workflow does: "no target" as
+    """The campaign writes its lines with the RunSpec, as the workflow does: "no target" as
     ``--target=-inf`` (argparse refuses ``--target -inf``), and an outside program's batch with the
     experiment's file and --keep-failed."""
     import shlex

@@ -1,5 +1,5 @@
 """An experiment's batch jobs on a GPU host without Snakemake (the wheelhouse carries none), with the
-workflow rules' own ``gpude warmup`` and ``gpude run`` command lines (:mod:`gpude.run.command`), in an
+workflow rules' own ``gpude warmup`` and ``gpude run`` command lines (:meth:`gpude.run.spec.RunSpec.run_command`), in an
 order where implementations alternate, so that a drift of the machine hits each alike: chunk by chunk,
 within a chunk function by function, within a function the implementations in the experiment's order
 (the side by side with the authors' programs: theirs and ours alternate). The workflow then merges

@@ -24,7 +24,9 @@ import shlex
 
 from ..core.arguments import float_above, gpu_choice, int_at_least, number, seed_list, target as target_value
 from ..core.errors import GpudeError, OneLineArgumentParser
-from . import command
+
+#: the algorithm parameters that are flags of ``gpude run`` (the others go as ``--param KEY=VALUE``)
+FLAGS = ("F", "CR", "bounds")
 
 #: ``gpude run``/``warmup`` flags that are also parameters of :func:`gpude.run.trial.make_runner`:
 #: ``--param KEY=VALUE`` refuses them (one way to say each thing) and names the flag
@@ -33,6 +35,11 @@ FLAG_PARAMS = {"algorithm": "--algorithm", "implementation": "--implementation",
                "bounds": "--bounds", "dtype": "--dtype", "target": "--target", "max_time_s": "--max-time-s",
                "workers": "--workers", "members_per_block": "--members-per-block",
                "trials_per_launch": "--trials-per-launch"}
+
+
+def _target_arg(target) -> str:
+    """``--target 1e-08``; ``--target=-inf`` for no target (argparse takes '-inf' alone for an option)."""
+    return f"--target {target}" if float(target) >= 0 else f"--target={target}"
 
 
 def param_value(value: str):
@@ -90,8 +97,8 @@ class RunSpec:
            **fields) -> RunSpec:
         """A RunSpec whose algorithm parameters come as one dict (an experiment setting's: F, CR, bounds
         and the others), the rest as fields."""
-        flags = {k: parameters[k] for k in command.FLAGS if k in parameters}
-        others = tuple(sorted((k, v) for k, v in parameters.items() if k not in command.FLAGS))
+        flags = {k: parameters[k] for k in FLAGS if k in parameters}
+        others = tuple(sorted((k, v) for k, v in parameters.items() if k not in FLAGS))
         return cls(algorithm, implementation, function, int(dim), int(popsize), max_fes, dtype, **flags,
                    params=others, **fields)
 
@@ -134,42 +141,50 @@ class RunSpec:
 
     def cell_args(self) -> str:
         """The cell, as the rules' shell lines write it."""
-        return command.cell_args(self.algorithm, self.implementation, self.function, self.dim, self.popsize,
-                                 self.dtype)
+        return (f"--algorithm {self.algorithm} --implementation {self.implementation} --function {self.function} "
+                f"--dim {self.dim} --popsize {self.popsize} --dtype {self.dtype}")
 
     def configuration_args(self) -> str:
         """What the batch builds and compiles: the arguments its ``gpude run`` shares with its ``gpude
-        warmup`` (ends with a space)."""
-        parameters = {k: getattr(self, k) for k in command.FLAGS if getattr(self, k) is not None}
-        parameters.update(self.params)
-        text = command.configuration_args(parameters, max_fes=self.max_fes, target=self.target,
-                                          per_launch=self.trials_per_launch or 1, plugins=self.plugins,
-                                          max_time_s=self.max_time_s, programs_file=self.programs)
+        warmup`` (ends with a space, as the rules' ``{params.args}`` takes it)."""
+        common = " ".join(f"--{k} {getattr(self, k)}" for k in FLAGS if getattr(self, k) is not None)
+        if self.trials_per_launch and self.trials_per_launch > 1:
+            # only then, so that results made before the key existed stay up to date
+            common += f" --trials-per-launch {self.trials_per_launch}"
+        others = " ".join(f"--param {k}={v}" for k, v in self.params)
+        others += "".join(f" --plugin {m}" for m in self.plugins)
+        if self.programs:
+            others += f" --programs {shlex.quote(str(self.programs))}"
+        text = (f"{common} {others} --max-fes {self.max_fes} {_target_arg(self.target)} "
+                + (f"--max-time-s {self.max_time_s} " if self.max_time_s else ""))
         for flag, value in (("--workers", self.workers), ("--members-per-block", self.members_per_block)):
             if value is not None:
                 text += f"{flag} {value} "
         return text
 
     def run_args(self) -> str:
-        """``gpude run``'s arguments after the cell."""
+        """``gpude run``'s arguments after the cell: the configuration, the trials (seed, first trial,
+        count), the suite, the timing recorded in the rows, ``--keep-failed`` and a parameter grid's
+        ``--setting``."""
         if self.seeds:
             raise GpudeError("a RunSpec with explicit seeds has no workflow command line (its trials' seeds "
                              "derive from one seed there)")
-        return command.run_args(self.configuration_args(), seed=self.seed, first=self.first_trial,
-                                count=self.trials, suite=self.suite, concurrency=self.concurrency,
-                                keep_failed=self.keep_failed, setting=self.setting or None)
+        return (self.configuration_args() + f"--seed {self.seed} --first-trial {self.first_trial} "
+                f"--trials {self.trials} --suite {self.suite} --concurrency {self.concurrency}"
+                + (" --keep-failed" if self.keep_failed else "") + (f" --setting {self.setting}" if self.setting else ""))
 
     def to_args(self) -> str:
         """``gpude run``'s arguments (without outputs): :meth:`from_args` reads them back to this RunSpec."""
         return f"{self.cell_args()} {self.run_args()}"
 
     def run_command(self, out_stem: str) -> str:
-        """rule run_batch's ``gpude run`` line, its rows and traces at ``out_stem``.csv/.npz."""
-        return command.run_command(self.cell_args(), self.run_args(), out_stem)
+        """rule run_batch's ``gpude run`` line, its rows and traces at ``out_stem``.csv/.npz (without its
+        log redirection)."""
+        return f"python3 -m gpude run {self.to_args()} --out-csv {out_stem}.csv --out-traces {out_stem}.npz"
 
     def warmup_command(self, out: str) -> str:
-        """rule warmup's ``gpude warmup`` line, its marker at ``out``."""
-        return command.warmup_command(self.cell_args(), self.configuration_args(), out)
+        """rule warmup's ``gpude warmup`` line, its marker at ``out`` (without its log redirection)."""
+        return f"python3 -m gpude warmup {self.cell_args()} {self.configuration_args()}--out {out}"
 
     # --- to the kernel ---------------------------------------------------------------------------------------
 
