@@ -110,6 +110,22 @@ def test_a_failed_batch_leaves_the_others_and_the_exit_status_says_so(tmp_path, 
     assert len(pd.read_csv("good.csv")) == 2
 
 
+def test_a_batch_that_hits_a_bug_says_so_in_its_log_and_the_next_runs(tmp_path, monkeypatch, capsys):
+    from gpude.run import trials
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GPUDE_DEBUG", raising=False)
+    real = trials.run_trials
+    monkeypatch.setattr(trials, "run_trials", lambda spec, *a: (_ for _ in ()).throw(ValueError("a bug"))
+                        if spec.function == "F05" else real(spec, *a))
+    write_jobs(tmp_path / "jobs.jsonl", [(run_args("sequential", "F05", "bug"), "bug.log"),
+                                         (run_args("sequential", "Q01", "good"), "good.log")])
+    status, out, err = call(["run-batches", "jobs.jsonl"], capsys)
+    assert status == 1 and "exit 2" in out and "exit 0" in out, out
+    assert "gpude run: internal error: ValueError: a bug" in Path("bug.log").read_text()
+    assert len(pd.read_csv("good.csv")) == 2
+
+
 def test_no_batch_starts_after_max_seconds(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     write_jobs(tmp_path / "jobs.jsonl", [(run_args("sequential", "Q01", f"b{k}"), f"b{k}.log") for k in range(3)])

@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 from .core.arguments import float_above as _float_above, gpu_choice as _gpu_choice, int_at_least as _int_at_least
-from .core.errors import GpudeError, OneLineArgumentParser as _Parser
+from .core.errors import GpudeError, OneLineArgumentParser as _Parser, say_error
 from .run.spec import add_configuration_arguments, add_run_arguments
 
 
@@ -517,23 +517,8 @@ def dispatch(args) -> int:
         _check_inputs(args)
         _check_outputs(args)
         return args.func(args)
-    except (GpudeError, RuntimeError) as exc:  # CECDataError is a RuntimeError
-        print(f"gpude {args.command}: error: {_one_line(exc)}", file=sys.stderr)
-        return 2
-    except OSError as exc:  # a file named on the command line that cannot be read or written
-        where = f": {exc.filename}" if exc.filename else ""
-        print(f"gpude {args.command}: error: {exc.strerror or exc}{where}", file=sys.stderr)
-        return 2
-    except Exception as exc:  # no traceback reaches a user; tests/test_cli_battery.py finds these
-        if os.environ.get("GPUDE_DEBUG"):
-            raise
-        print(f"gpude {args.command}: internal error: {type(exc).__name__}: {_one_line(exc)} (a bug in gpude: "
-              "please report it; GPUDE_DEBUG=1 shows the traceback)", file=sys.stderr)
-        return 2
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())
+    except Exception as exc:
+        return say_error(args.command, exc)
 
 
 # the options that name a file (or a folder) a command writes: refused before any work when the path

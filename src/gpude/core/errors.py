@@ -50,3 +50,28 @@ class OneLineArgumentParser(argparse.ArgumentParser):
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (`{self.prog} --help` lists the options)\n")
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception's message on one line."""
+    return " ".join(str(exc).split())
+
+
+def say_error(command: str, exc: Exception) -> int:
+    """What a command line says of an error that ended ``command`` (e.g. ``run``): one line on stderr,
+    naming the problem (and, for a bug, that it is one), and exit status 2. With GPUDE_DEBUG set, a
+    bug's traceback instead (it is raised again)."""
+    import os
+    import sys
+
+    if isinstance(exc, (GpudeError, RuntimeError)):  # CECDataError is a RuntimeError
+        print(f"gpude {command}: error: {one_line(exc)}", file=sys.stderr)
+    elif isinstance(exc, OSError):  # a file named on the command line that cannot be read or written
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"gpude {command}: error: {exc.strerror or exc}{where}", file=sys.stderr)
+    else:  # no traceback reaches a user; tests/test_cli_battery.py finds these
+        if os.environ.get("GPUDE_DEBUG"):
+            raise exc
+        print(f"gpude {command}: internal error: {type(exc).__name__}: {one_line(exc)} (a bug in gpude: "
+              "please report it; GPUDE_DEBUG=1 shows the traceback)", file=sys.stderr)
+    return 2

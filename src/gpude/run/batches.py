@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.errors import GpudeError
+from ..core.errors import GpudeError, say_error
 
 if TYPE_CHECKING:
     from .spec import RunSpec
@@ -95,9 +95,8 @@ def run_batch(spec: RunSpec, out_csv: str, out_traces: str) -> int:
 
     try:
         results = run_trials(spec, out_csv, out_traces)
-    except (GpudeError, RuntimeError, OSError) as exc:  # (CECDataError is a RuntimeError)
-        print(f"gpude run: error: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 2
+    except Exception as exc:  # the batch's error or bug, as `gpude run` says it; the next batch goes on
+        return say_error("run", exc)
     return 0 if spec.keep_failed or all(r is not None for r in results) else 1
 
 
