@@ -217,10 +217,10 @@ def _same_value(column: str, recorded, remade) -> tuple[bool, str]:
 
 def distance_rounding(recorded, remade, dim) -> bool:
     """Whether two distances to the optimum of a D-dimensional run differ by no more than the rounding
-    of a sum of D squares in some order: ``distance_to_optimum`` is now summed correctly rounded, the
-    same bits on every machine, but rows made before were summed by BLAS in an order of the CPU's
-    (their best_x is not stored, so the column cannot be recomputed): a re-made row of the same run
-    differs from such a row in its last bits only."""
+    of a sum of D squares in some order. :func:`gpude.run.rows.distance_to_optimum` sums correctly
+    rounded, the same bits on every machine; a committed row whose distance was summed by BLAS, in an
+    order of its CPU's (its best_x is not stored, so the column cannot be recomputed), differs from a
+    re-made row of the same run in its last bits only."""
     if _missing(recorded) or _missing(remade):
         return False
     a, b = float(recorded), float(remade)
