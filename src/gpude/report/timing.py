@@ -67,9 +67,9 @@ def timed_rows(trials: pd.DataFrame) -> pd.DataFrame:
     alone = timed_alone(trials["concurrency"])
     keys = ["machine", "implementation", "function"]
     has_alone = alone.groupby([trials[k] for k in keys]).transform("any")
-    kept = trials[alone | ~has_alone]
-    shared = kept["concurrency"].astype(str)
-    return kept.assign(timed=shared.where(~timed_alone(kept["concurrency"]), "alone"))
+    keep = alone | ~has_alone
+    kept = trials[keep]
+    return kept.assign(timed=kept["concurrency"].astype(str).where(~alone[keep], "alone"))
 
 
 def timing_table(trials: pd.DataFrame, baseline: str = "sequential") -> pd.DataFrame:
