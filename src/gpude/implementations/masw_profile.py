@@ -120,6 +120,25 @@ class ModuleClock:
         return call
 
 
+class _NoClock:
+    """The clock of a run that is not profiled: nothing waits, nothing is timed (and it is false, so
+    that ``if clock:`` tells a profiled run)."""
+
+    seconds: dict = {}
+
+    def start(self) -> None:
+        pass
+
+    def charge(self, module: str) -> None:
+        pass
+
+    def __bool__(self) -> bool:
+        return False
+
+
+NO_CLOCK = _NoClock()
+
+
 def shares(module_s: dict, wall_s: float) -> dict:
     """Each module's share of ``wall_s`` (fractions), ``other`` the part no module holds (negative if the
     modules' sum exceeds the wall time: the clock's own calls are outside the modules)."""

@@ -21,7 +21,7 @@ from numba import cuda
 from ...algorithms.masw import first_unit, ls_choice, width
 from ...core.errors import InvalidInputError
 from ..batched import HostSteppedBatch
-from ..masw_profile import ModuleClock
+from ..masw_profile import NO_CLOCK, ModuleClock
 from ..masw_sequential import build_cpu_masw
 from .buffers import Buffers, bytes_per_trial
 from .kernels import build_gpu_masw, build_step_planner, grid_blocks, rank_threads
@@ -114,7 +114,7 @@ class MASWGPU(HostSteppedBatch):
                  profile: bool = False, **options):
         super().__init__(function, params, **options)
         self.profile = bool(profile)
-        self.clock, self.module_s = None, None
+        self.clock, self.module_s = NO_CLOCK, None
         self.options = resolve_options(function, threads=threads, ls_mode=ls_mode, trials_per_launch=trials_per_launch,
                                        ga_mode=ga_mode, ls_unroll=ls_unroll, ls_min_blocks=ls_min_blocks,
                                        ls_regen=ls_regen, layout=layout, ls_dual=ls_dual, ls_share_next=ls_share_next)
@@ -224,8 +224,8 @@ class MASWGPU(HostSteppedBatch):
         self.buf.d_tally.copy_to_device(np.zeros(2 * B, np.int64), stream=self.stream)
         self.ls_applications = self.ls_improved = 0
         self.phase_s = {"ga": 0.0, "ls": 0.0}
-        # profiling: each module's time after waiting for its launches (None: nothing waits)
-        self.clock = ModuleClock(wait=lambda: self.stream.synchronize()) if self.profile else None
+        # profiling: each module's time after waiting for its launches (NO_CLOCK: nothing waits)
+        self.clock = ModuleClock(wait=lambda: self.stream.synchronize()) if self.profile else NO_CLOCK
         # what the kernels did, for the traffic model of benchmarks/masw_perf.py (rows of D values),
         # summed over the batch's trials (ga_steps: the steps launched, one for all the trials)
         self.counts = dict(ga_steps=0, children=0, dist_pairs=0, dist_rows=0, parent_rows=0, moves=0, copies=0,
@@ -387,20 +387,16 @@ class MASWGPU(HostSteppedBatch):
         buf = self.buf
         p, B, P = self.params, self.batch, self.params.popsize
         clock = self.clock
-        if clock:
-            clock.start()
+        clock.start()
         buf.d_keys.copy_to_device(buf.h_keys, stream=self.stream)
         self._launch("init_population", (self.blocks, B), self.threads, buf.pop, buf.d_keys, p.strata, self.W,
                      self.lower, self.upper, self.d_lay)
-        if clock:
-            clock.charge("initial_population")
+        clock.charge("initial_population")
         self._evaluate_rows(0, B * P)
-        if clock:
-            clock.charge("fitness_evaluation")
+        clock.charge("fitness_evaluation")
         buf.fit_all.copy_to_host(buf.h_fit, stream=self.stream)
         self.stream.synchronize()
-        if clock:
-            clock.charge("transfers_to_host")
+        clock.charge("transfers_to_host")
         self.fit[:] = buf.h_fit[:B * P].reshape(B, P)
         self.unit = first_unit(p.popsize)
         return self.fit.min(axis=1)
@@ -417,8 +413,7 @@ class MASWGPU(HostSteppedBatch):
         p, P, nam, off, B = self.params, self.params.popsize, self.params.nam, self.params.offspring, self.batch
         cands, pairs, delta = buf.h_cands[step], buf.h_step_pairs[step], buf.h_step_delta[step]
         clock = self.clock
-        if clock:
-            clock.start()
+        clock.start()
         distinct = self.plan_step(buf.h_keys, buf.h_active, np.int64(self.unit), np.int64(self.W), P, nam, k,
                                   off, self.dim, p.mutation_prob, float(self.lower), float(self.upper), cands, pairs,
                                   delta)
@@ -440,24 +435,19 @@ class MASWGPU(HostSteppedBatch):
             g["dist_partial"].launch()
             g["dist_final"].launch()
             g["choose_fathers"].launch()
-            if clock:
-                clock.charge("distance")
+            clock.charge("distance")
             if fused:
                 g["crossover_evaluate"].launch(unit=np.int64(self.unit))
-                if clock:
-                    clock.charge(crossover_module)
+                clock.charge(crossover_module)
             else:
                 g["crossover"].launch(unit=np.int64(self.unit))
-                if clock:
-                    clock.charge(crossover_module)
+                clock.charge(crossover_module)
                 self._evaluate_children(k, active)
-                if clock:
-                    clock.charge("fitness_evaluation")
+                clock.charge("fitness_evaluation")
             g["replace_children"].launch()
             if not self.swap_rows:
                 g["copy_moves"].launch()
-            if clock:
-                clock.charge("replacement")
+            clock.charge("replacement")
         else:
             nb, nt, npairs = self.blocks, self.threads, B * off * nam
             per, o64, k64 = np.int64(off * nam), np.int64(off), np.int64(k)
@@ -466,47 +456,40 @@ class MASWGPU(HostSteppedBatch):
             self._launch("dist_final", npairs, nt, buf.partials, np.int64(nb), buf.dists)
             self._launch("choose_fathers", -(-B * off // 32), 32, buf.d_cands, buf.dists, buf.d_plan, k64,
                          np.int64(nam), o64, np.int64(B))
-            if clock:
-                clock.charge("distance")
+            clock.charge("distance")
             if fused:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     self.crossover_evaluate[(B * k, self.ev.blocks), self.ev.threads, s](
                         *self._crossover_evaluate_args(k, self.unit))
-                if clock:
-                    clock.charge(crossover_module)
+                clock.charge(crossover_module)
             else:
                 self._launch("crossover", (B * k, nb), nt, buf.pop, buf.d_where, np.int64(B * P), buf.d_plan,
                              buf.d_delta,
                              buf.d_keys, np.int64(self.unit), np.int64(self.W), float(p.alpha),
                              float(self.lower), float(self.upper), k64, o64, buf.d_active, self.d_lay)
-                if clock:
-                    clock.charge(crossover_module)
+                clock.charge(crossover_module)
                 self._evaluate_children(k, active)
-                if clock:
-                    clock.charge("fitness_evaluation")
+                clock.charge("fitness_evaluation")
             self._launch("replace_batch", B, self.rank_threads, buf.fit_all, np.int64(P), k64, o64, buf.d_plan,
                          buf.d_moves, buf.d_nmoves, buf.d_replaced, buf.d_tally, buf.d_active, buf.d_where,
                          np.int32(self.swap_rows), buf.d_rank)
             if not self.swap_rows:
                 self._launch("copy_moves", (B * off, nb), nt, buf.pop, buf.d_moves, buf.d_nmoves, o64)
-            if clock:
-                clock.charge("replacement")
+            clock.charge("replacement")
         self.unit += k
 
     def _read_ga_phase(self):
         """The populations' errors after the GA phase, and the slots it replaced (their chains end)."""
         buf = self.buf
         P, B, s = self.params.popsize, self.batch, self.stream
-        if self.clock:
-            self.clock.start()
+        self.clock.start()
         buf.fit_all.copy_to_host(buf.h_fit, stream=s)
         buf.d_replaced.copy_to_host(buf.h_replaced, stream=s)
         buf.d_tally.copy_to_host(buf.h_tally, stream=s)
         buf.d_replaced.copy_to_device(buf.h_no_replaced, stream=s)
         s.synchronize()
-        if self.clock:
-            self.clock.charge("transfers_to_host")
+        self.clock.charge("transfers_to_host")
         self.fit[:] = buf.h_fit[:B * P].reshape(B, P)
         gone = buf.h_replaced.reshape(B, P).astype(bool)
         self.has_chain[gone] = False
@@ -535,11 +518,9 @@ class MASWGPU(HostSteppedBatch):
         clock = self.clock
         if fresh:
             self.counts["new_chains"] += len(fresh)
-            if clock:
-                clock.start()
+            clock.start()
             distances = self._chain_distances([(b, chosen[b]) for b in fresh])
-            if clock:
-                clock.charge("distance")
+            clock.charge("distance")
             for b, d2 in zip(fresh, distances):
                 i = chosen[b]
                 d = math.sqrt(d2.min()) / self.dim
@@ -556,8 +537,7 @@ class MASWGPU(HostSteppedBatch):
             h[b, BUDGET] = budget
             buf.h_gates[b] = 1
         buf.h_gates[2 * B] = 1  # some trial's '+' evaluation is open
-        if clock:
-            clock.start()
+        clock.start()
         buf.d_rows.copy_to_device(buf.h_rows, stream=s)
         buf.d_fresh.copy_to_device(buf.h_fresh, stream=s)
         buf.st.copy_to_device(h, stream=s)
@@ -566,12 +546,10 @@ class MASWGPU(HostSteppedBatch):
         if self.ls_mode == "fused":
             for b, i in chosen.items():
                 self.sw_applications[b].launch(row=np.int64(b * P + i), key=buf.h_keys[b], unit=np.int64(unit + 1))
-            if clock:
-                clock.charge("solis_wets_with_evaluation")
+            clock.charge("solis_wets_with_evaluation")
             buf.st.copy_to_host(h, stream=s)
             s.synchronize()
-            if clock:
-                clock.charge("transfers_to_host")
+            clock.charge("transfers_to_host")
             self.counts["ls_steps"] += int(sum(h[b, STEPS] for b in chosen))
             self.counts["ls_accepted"] += int(sum(h[b, ACCEPTED] for b in chosen))
         else:
@@ -581,28 +559,22 @@ class MASWGPU(HostSteppedBatch):
             while used < budget:  # the trial that used the fewest evaluations sets the steps queued
                 for _ in range(max(1, (budget - used + 1) // 2)):
                     L["plus"].launch(unit=np.int64(unit + 1 + t))
-                    if clock:
-                        clock.charge("solis_wets")
+                    clock.charge("solis_wets")
                     self.eval_plus()
-                    if clock:
-                        clock.charge("fitness_evaluation")
+                    clock.charge("fitness_evaluation")
                     L["after_plus"].launch()
                     L["minus"].launch()
-                    if clock:
-                        clock.charge("solis_wets")
+                    clock.charge("solis_wets")
                     self.eval_minus()
-                    if clock:
-                        clock.charge("fitness_evaluation")
+                    clock.charge("fitness_evaluation")
                     L["after_minus"].launch()
                     L["finish"].launch()
                     L["end"].launch()
-                    if clock:
-                        clock.charge("solis_wets")
+                    clock.charge("solis_wets")
                     t += 1
                 buf.st.copy_to_host(h, stream=s)
                 s.synchronize()
-                if clock:
-                    clock.charge("transfers_to_host")
+                clock.charge("transfers_to_host")
                 used = min(int(h[b, USED]) for b in chosen)
         used = {b: int(h[b, USED]) for b in chosen}
         self.counts["ls_evaluations"] += sum(used.values())
@@ -610,13 +582,11 @@ class MASWGPU(HostSteppedBatch):
         for b, i in chosen.items():
             buf.h_keep[b] = self.keep(b, i, float(h[b, F_LS]), float(h[b, RHO]), int(h[b, SUCC]), int(h[b, FAIL]))
         if buf.h_keep.any():  # the kept results into their rows (the device's copy of the errors too)
-            if clock:
-                clock.start()
+            clock.start()
             buf.d_keep.copy_to_device(buf.h_keep, stream=s)
             self._launch("ls_keep", (self.blocks, B), self.threads, buf.pop, buf.d_where, buf.fit_all, buf.x_ls,
                          buf.d_rows, buf.d_keep, buf.st)
-            if clock:
-                clock.charge("solis_wets")
+            clock.charge("solis_wets")
         return used
 
     def keep(self, b, i, f, rho, succ, fail):
@@ -675,11 +645,9 @@ class MASWGPU(HostSteppedBatch):
         return {b: (spent[b], self.fit[b].min()) for b in active}
 
     def final_vectors(self, batch):
-        if self.clock:
-            self.clock.start()
+        self.clock.start()
         vectors = [self.best_vector(b) for b in range(batch)]
-        if self.clock:
-            self.clock.charge("transfers_to_host")
+        self.clock.charge("transfers_to_host")
         return vectors
 
     def teardown(self) -> None:
