@@ -394,3 +394,41 @@ def test_a_shared_cells_first_trials_are_timed_in_lanes(tmp_path, monkeypatch, c
     assert started[:4] == lanes and all(s[3] == "shared:2" for s in started[4:]) and len(started) == 8
     assert _call("run", tmp_path, experiment, "--alone-lanes", "3") == 1
     assert "--alone-lanes L takes L >= 1 with --alone K" in capsys.readouterr().err
+
+
+def test_exclusive_gpu_launches_start_longest_first(monkeypatch, tmp_path):
+    """Under a deadline the longest GPU launch starts first. Two GPUs, launches of 4.5, 4.5 and 9 s, 10
+    s left: in the plan's order the two short ones take both GPUs and the long one no longer fits; longest
+    first, it runs beside a short one and the other short one fills the GPU freed at 4.5 s. On a clock
+    of our own (processes that end when it says), so the test does not depend on the machine's speed."""
+    from gpude.campaign import run as run_module
+
+    experiment = {**fill_reference.DEFAULTS, **TINY, "functions": ["N01", "N02", "N09"]}
+    cells = campaign.grid(experiment)
+    seconds = {cells[0].key(): 4.5, cells[1].key(): 4.5, cells[2].key(): 9.0}
+    plan = campaign.groups([(c, [0], {}) for c in cells], seconds, group=1)
+    assert [g.expected_s for g in plan] == [4.5, 4.5, 9.0]
+    now, started = [0.0], []
+
+    class Process:
+        def __init__(self, cmd, **_):
+            self.pid, self.end = 0, now[0] + float(cmd.split()[1])
+
+        def poll(self):
+            return 0 if now[0] >= self.end else None
+
+        def wait(self):
+            return 0
+
+    def command(experiment, cell, *a):
+        started.append((cell.function, now[0]))
+        return f"sleep {seconds[cell.key()]}"
+
+    monkeypatch.setattr(run_module, "gpude_command", command)
+    monkeypatch.setattr(run_module, "runs_on_gpu", lambda cell: True)
+    monkeypatch.setattr(run_module.subprocess, "Popen", Process)
+    monkeypatch.setattr(run_module.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(run_module.time, "sleep", lambda s: now.__setitem__(0, now[0] + s))
+    stats = run_module.run(experiment, plan, tmp_path / "out", max_seconds=10, jobs=1, setup_s=0, gpus=2)
+    assert stats["ran"] == 3 and stats["skipped_time"] == 0
+    assert started[0] == ("N09", 0.0) and started[1][1] == 0.0 and started[2][1] == pytest.approx(4.5, abs=0.3)

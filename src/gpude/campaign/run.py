@@ -142,6 +142,9 @@ def run(experiment: dict, plan: list[Group], out: Path, max_seconds: float, jobs
             width = lanes[0].cell.alone_lanes
             pool(lanes, width, f"exclusive-cpu:{width}")
         pool(shared, jobs, f"shared:{jobs}")  # the rows say how many ran side by side (at most)
+        # longest first: under a deadline the long launches start while there is time for them, and
+        # the short ones fill the GPUs' ends
+        exclusive_gpu.sort(key=lambda g: -g.expected_s)
         pool(exclusive_gpu, gpus, f"exclusive-gpu:{gpus}" if gpus > 1 else None)
         pool(exclusive_cpu, 1)
     except KeyboardInterrupt:
