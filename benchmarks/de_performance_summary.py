@@ -33,20 +33,13 @@ from pathlib import Path
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
 
-from gpude.core.io import write_atomic  # noqa: E402
+from gpude.core.io import write_atomic
 
 RESULTS = ROOT / "results" / "benchmarks"
 
-# ---------------------------------------------------------------------------------------------
-# Anchors: the paper authors' own CUDA/C++ code (DylanJanssen/GPU-Accelerated-Evolutionary-
-# Optimisation, MIT, commit c2b3ef8; nvcc -O3 -arch=sm_90, g++ -O3 -march=native) measured on an H200
-# (132 SMs) with a 16-core Intel Xeon host in case study 1's setting (DE/rand/1/bin, D=100, NP=250,
-# CR=0.3, F=0.5, 1e7 FEs, float32, seed 0): mean wall seconds per run and the iDE's mean final errors,
-# read from paper/published/ (transcribed there from shared/anchors/README.md, section 1), as the REPORT
-# reads them.
-# ---------------------------------------------------------------------------------------------
+# Anchors (ANCHOR_SOURCE says whose and how measured; built with nvcc -O3 -arch=sm_90, g++ -O3 -march=native):
+# mean wall seconds per run and the iDE's mean final errors, from paper/published/, as the REPORT reads them.
 FUNCTIONS = [f"F{i:02d}" for i in range(1, 11)]
 IMPLEMENTATIONS = ["sequential", "master_slave", "naive_gpu", "all_gpu", "ide"]
 DTYPES = ["float32", "float64"]
@@ -445,8 +438,8 @@ def render(df: pd.DataFrame) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-#: sections other scripts write into SUMMARY.md between ``<!-- name:begin -->`` and
-#: ``<!-- name:end -->`` (``python -m gpude.report.floor``; benchmarks/side_by_side.py wrote one once): kept on a rewrite
+#: sections other scripts (``python -m gpude.report.floor``) write into SUMMARY.md between
+#: ``<!-- name:begin -->`` and ``<!-- name:end -->``: kept on a rewrite
 KEPT_SECTION = re.compile(r"<!-- ([a-z0-9-]+):begin -->.*?<!-- \1:end -->\n?", re.S)
 
 

@@ -7,8 +7,8 @@ and warmed up (``make_runner`` compiles and runs a short run of the same shapes)
 ``--repeats`` runs of ``--generations`` generations each (a fixed FE budget, no target: every
 generation runs) are timed; a row per run gives the batch's wall time over its generations. The
 targets it measures against: ``many_threaded`` at NP 64 on a 512-task schedule at most 30 us per
-generation (288 us before the launches were pre-bound); ``all_gpu`` no slower than the authors' All-GPU DE
-(``config/experiments/side_by_side.yaml`` compares whole runs).
+generation; ``all_gpu`` no slower than the authors' All-GPU DE (``config/experiments/side_by_side.yaml``
+compares whole runs).
 
 A case is ``IMPLEMENTATION:FUNCTION:DIM:NP[:TRIALS]`` (DIM ``instance`` for a LOP or ETC instance,
 found through ``GPUDE_INSTANCE_DATA``; TRIALS per launch, default 1). Spans above 1 apply to the
@@ -21,13 +21,8 @@ span 1 only. Rows carry the device, host, versions and commit; the CSV is writte
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT / "src") not in sys.path:
-    sys.path.insert(0, str(ROOT / "src"))
 
 #: case study 1 (D=100, NP=250) and a small population; Kromer's ETC at NP 64 and 1024
 DEFAULT_CASES = ("all_gpu:F01:100:250", "all_gpu:F01:100:50", "all_gpu:F01:100:250:30",

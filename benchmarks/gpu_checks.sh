@@ -8,7 +8,7 @@
 #   benchmarks/gpu_checks.sh STAGE [STAGE ...]
 # Stages: tests, fullsuite, gpu_scaling, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor,
 # main_job, scaling_curves, masw_floor_{L,C,count,quality}, cec2017_jso, jso_brest, lastra_profile (see each
-# below; those that timed ls_dual and ls_share_next: git show 4fe4601:benchmarks/gpu_checks.sh). Instance files
+# below). Instance files
 # (speed) come from .carry/kromer_instances.tgz, a .tgz of <set>/<file> (etc/, lolib/) of the LOP and ETC
 # instances (`gpude fetch-data lolib|etc` fetches them; `python -m gpude.campaign pack` packs an experiment's),
 # the authors' code (side_by_side) from .authors/GPU-Accelerated-Evolutionary-Optimisation (`python -m
@@ -42,6 +42,11 @@ instances() {
   export GPUDE_INSTANCE_DATA=/tmp/inst
 }
 
+keep() {  # keep NAME...: results/NAME and logs/NAME go into the stage's archive
+  mkdir -p "$dir/results" "$dir/logs"
+  for name in "$@"; do cp -r "results/$name" "$dir/results/" 2>/dev/null; cp -r "logs/$name" "$dir/logs/" 2>/dev/null; done
+}
+
 for stage in "$@"; do
   dir=$OUT/$stage
   mkdir -p "$dir"
@@ -71,9 +76,7 @@ for stage in "$@"; do
       # batches and writes the REPORT's side-by-side table
       step side_by_side ${SBS_LIMIT:-560} python3 -m gpude.campaign interleave \
         --experiment config/experiments/side_by_side.yaml --max-seconds ${SBS_MAX_SECONDS:-480}
-      mkdir -p "$dir/results" "$dir/logs"
-      cp -r results/side_by_side "$dir/results/" 2>/dev/null
-      cp -r logs/side_by_side "$dir/logs/" 2>/dev/null ;;
+      keep side_by_side ;;
     scaling_curves)  # the scaling curves through the workflow (config/experiments/scaling_curves.yaml
       # and scaling_curves_batched.yaml; an estimated 15-25 minutes of one H100 in all). Resumable: carry the last call's
       # results/scaling_curves* back (unpacked from its tarball: the finished batches) and run the stage again
@@ -87,9 +90,7 @@ for stage in "$@"; do
         step "$e" "$left" snakemake --cores all --configfile "config/experiments/$e.yaml" --config gpu=yes \
           --keep-going -- "results/$e/trials.csv"
       done
-      mkdir -p "$dir/results" "$dir/logs"
-      cp -r results/scaling_curves results/scaling_curves_batched "$dir/results/" 2>/dev/null
-      cp -r logs/scaling_curves logs/scaling_curves_batched "$dir/logs/" 2>/dev/null ;;
+      keep scaling_curves scaling_curves_batched ;;
     gpu_scaling)  # runs per hour against the number of GPUs (docs/scaling.md): the scaling set's batches
       # through the workflow on 1, 2, 4, ... of the host's GPUs (SCALING_CONFIG, default config/scaling/all_studies.yaml;
       # an experiment file also serves; SCALING_GPUS: the counts; SCALING_VARIANTS: GPUDE_GPU_PREFETCH values, one
@@ -109,7 +110,7 @@ for stage in "$@"; do
       instances
       step verify 560 python3 benchmarks/verify_references.py run --device gpu --out "$dir" --rows 5 \
         --max-row-seconds 15 --max-seconds 480 --remakable ;;
-    naive_floor)  # naive_gpu's generation at D 30, NP 50 (target <= 100 us; 550 us at f5f681d)
+    naive_floor)  # naive_gpu's generation at D 30, NP 50 (target <= 100 us)
       # beside sequential's and all_gpu's, and a batch's start-up (first trial <= 1.0 s warm); ~4 minutes
       step generation_time 240 python3 benchmarks/generation_time.py --spans 1 --generations 2000 --repeats 3 \
         --cases naive_gpu:F01:30:50,naive_gpu:F10:30:50,sequential:F01:30:50,all_gpu:F01:30:50 \
@@ -130,9 +131,7 @@ for stage in "$@"; do
         -p no:cacheprovider -rs tests/test_block.py tests/test_resident.py
       step side_by_side 560 python3 -m gpude.campaign interleave --max-seconds "${BLOCK_MAX_SECONDS:-420}" \
         --experiment config/experiments/side_by_side.yaml --implementations "${BLOCK_IMPLEMENTATIONS:-authors_ide,block_x132,block}"
-      mkdir -p "$dir/results" "$dir/logs"
-      cp -r results/side_by_side "$dir/results/" 2>/dev/null
-      cp -r logs/side_by_side "$dir/logs/" 2>/dev/null ;;
+      keep side_by_side ;;
     masw_floor_L|masw_floor_C)  # before (.carry/before.tgz: `git archive -o .carry/before.tgz 6358c87 src`) and
       # after at D = 1e5, 1e6, 3e6 for two function kinds each (L01 pointwise, L06 scan; C04 rotated head,
       # C13 Rosenbrock's next), C13 and L01 also with the GA's children evaluated as made. On a host with
@@ -161,10 +160,9 @@ for stage in "$@"; do
       step profile 300 python3 benchmarks/lastra_profile.py --device gpu --out "$dir/lastra_profile"
       step profile_steps 240 python3 benchmarks/lastra_profile.py --device gpu --ls-mode steps \
         --out "$dir/lastra_profile" ;;
-    cec2017_jso)  # the cec2017_jso reference's jso/block cells it lacks (none since 61de339: 58 of 58; ~14 s a
-      # cell, its kernel's compile; they ran in one gpude run-batches process through campaign_batches.py, removed
-      # since: it is in 4fe4601's benchmarks/); then here: python -m gpude.campaign merge --experiment
-      # config/experiments/cec2017_jso.yaml --reference results/reference/nvidia-h100/cec2017_jso --out <files_at>/cec2017_jso/camp
+    cec2017_jso)  # the cec2017_jso reference's jso/block cells it lacks (~14 s a cell, its kernel's compile); then
+      # here: python -m gpude.campaign merge --experiment config/experiments/cec2017_jso.yaml
+      # --reference results/reference/nvidia-h100/cec2017_jso --out <files_at>/cec2017_jso/camp
       step campaign 540 python3 -m gpude.campaign run --experiment config/experiments/cec2017_jso.yaml \
         --reference "results/reference/$device/cec2017_jso" --implementations block --max-seconds 480 --out "$dir/camp" ;;
     jso_brest)  # Brest's jSO runs of cec2017_jso on the host's cores (15 lanes; ~6 min), then merge as above

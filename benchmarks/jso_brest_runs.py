@@ -12,7 +12,7 @@ another, into a CSV that names the host's CPU model, cores, compiler and flags::
 
 It builds first (g++ only; once per tree hash in the program cache) and takes its data from
 data/cec/cec2017 (a missing file stops it with its name; ``GPUDE_DATA_DIR`` points elsewhere).
-Brest's reference runs (the mode ``runs`` of this script until 4fe4601) are a campaign now:
+Brest's reference runs are a campaign:
 ``python -m gpude.campaign run --experiment config/experiments/cec2017_jso.yaml --implementations brest``
 (``benchmarks/gpu_checks.sh jso_brest``).
 """
@@ -31,10 +31,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
 
-from gpude.core import provenance  # noqa: E402
-from gpude.implementations import jso_brest as jb  # noqa: E402
+from gpude.core import provenance
+from gpude.implementations import jso_brest as jb
 
 SOURCE = ROOT / ".authors" / "jso"
 

@@ -7,7 +7,7 @@ it), ``per_run_s`` = launch_s / trials. The target is 0, so that a run goes on t
 Brest's code does (errors below 1e-8 count as 0 in its comparisons, the rows say how many FEs ran).
 Brest's per-run times come from ``benchmarks/jso_brest_runs.py speed`` (one core); the REPORT's cec2017_jso
 section sets the two side by side (``gpude.report.cec2017_jso.speed_table``: ratio = Brest's median seconds a
-run / ours; study inputs ``speed_ours``, ``speed_brest``; this script's ``--brest`` join until 4fe4601).
+run / ours; study inputs ``speed_ours``, ``speed_brest``).
 
     python benchmarks/jso_speed.py --out OUT.csv [--functions CEC17_F05,...] [--dims 30,100] [--trials 51]
 """
@@ -15,19 +15,14 @@ run / ours; study inputs ``speed_ours``, ``speed_brest``; this script's ``--bres
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
-
-from gpude.core import provenance  # noqa: E402
-from gpude.algorithms.jso import jso_popsize  # noqa: E402
-from gpude.core.io import write_csv_atomic  # noqa: E402
-from gpude.run.trial import make_runner  # noqa: E402
+from gpude.core import provenance
+from gpude.algorithms.jso import jso_popsize
+from gpude.core.io import write_csv_atomic
+from gpude.run.trial import make_runner
 
 
 def cell(function: str, dim: int, trials: int, repeats: int, algorithm: str = "jso") -> dict:

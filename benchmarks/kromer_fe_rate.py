@@ -19,10 +19,7 @@ import argparse
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
-
-from gpude.core.errors import GpudeError  # noqa: E402
+from gpude.core.errors import GpudeError
 
 IMPLEMENTATIONS = ("high_level", "sequential", "many_threaded")
 #: (problem, dim, NP, CR): the parameters of kromer_etc, kromer_lop and kromer_rastrigin

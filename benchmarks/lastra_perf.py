@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from gpude.core import provenance
-from gpude.core.gpu_runtime import copy_bandwidth
+from gpude.core.gpu_runtime import copy_bandwidth, event_seconds
 from gpude.core.io import write_csv_atomic
 from gpude.functions import get_function
 from gpude.report.floor import hbm_bandwidth as spec_bandwidth
@@ -45,13 +45,7 @@ def eval_rows(fid: str, dim: int, dtype: str, rows: int, threads: int, blocks: i
     for _ in range(3):
         run()
     stream.synchronize()
-    start, stop = cuda.event(), cuda.event()
-    start.record(stream)
-    for _ in range(reps):
-        run()
-    stop.record(stream)
-    stop.synchronize()
-    per_launch = start.elapsed_time(stop) / 1e3 / reps
+    per_launch = event_seconds(run, reps, stream) / reps
     # agreement with the CPU evaluator on the rows just evaluated (a fast kernel that is wrong is no result)
     host = X.copy_to_host()[:rows]
     cpu = f.evaluate(host, dtype=dtype)
@@ -80,8 +74,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     from numba import cuda
 
-    gpu = getattr(cuda.get_current_device(), "name", "numba-cuda-simulator")
-    gpu = gpu.decode() if isinstance(gpu, bytes) else gpu
+    gpu = provenance.gpu()["gpu"]
     spec, copy_bw = spec_bandwidth(gpu), copy_bandwidth(args.copy_bytes)
     print(f"{gpu}: specified {spec / 1e12:.2f} TB/s, device-to-device copy {copy_bw / 1e12:.2f} TB/s", flush=True)
     rows_max = max(int(r) for r in args.rows.split(","))

@@ -29,7 +29,6 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
 
 #: the D of the paper's Table 13 (CPU) and Table 14 (GPU)
 PAPER_DIMS = {"cpu": (100_000, 500_000), "gpu": (100_000, 500_000, 1_000_000)}
@@ -103,14 +102,9 @@ def merge(path: Path, rows: list[dict]):
     """The file's rows with those of ``rows``' runs replaced (:data:`KEY`), written atomically."""
     import pandas as pd
 
-    from gpude.core.io import read_csv, write_csv_atomic
+    from gpude.core.io import replace_rows, write_csv_atomic
 
-    new = pd.DataFrame(rows, columns=list(COLUMNS))
-    if path.is_file():
-        old = read_csv(path)
-        keys = set(new[list(KEY)].astype(str).itertuples(index=False, name=None))
-        stale = old[list(KEY)].astype(str).apply(tuple, axis=1).isin(keys)
-        new = pd.concat([old[~stale], new], ignore_index=True)
+    new = replace_rows(path, pd.DataFrame(rows, columns=list(COLUMNS)), KEY)
     new = new.sort_values(["device", "dim", "max_fes", "variant", "share"], ascending=[True, True, True, True, False],
                           kind="stable", ignore_index=True)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -40,9 +40,8 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
 
-from gpude.core.errors import InvalidInputError  # noqa: E402
+from gpude.core.errors import InvalidInputError
 
 IMPLEMENTATIONS = ("sequential", "master_slave")
 COLUMNS = ("machine", "problem", "dim", "popsize", "implementation", "workers", "pipelined", "F", "CR",

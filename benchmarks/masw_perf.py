@@ -61,7 +61,6 @@ with earlier rows of other (version, function, D) keys) and ``<out>/<device>_pro
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import subprocess
@@ -72,6 +71,7 @@ from pathlib import Path
 import numpy as np
 
 POPSIZE, SEED, CYCLE_FES, RUN_FES = 60, 1, 1000, 500_000
+ITEM = 8  # bytes of a float64 value
 KINDS = {"pointwise": ("L01", "L02", "L03", "L04", "L05", "C01", "C02", "C03"), "scan": ("L06",),
          "head": ("C04", "C06", "C08"), "next": ("C13", "C18", "C20")}
 PROTOCOL_DIMS = (100_000, 500_000, 1_000_000, 1_500_000, 3_000_000)
@@ -138,50 +138,6 @@ def _device_name(cuda) -> str:
     return name.decode() if isinstance(name, bytes) else str(name)
 
 
-NCU_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum")
-
-
-def find_ncu() -> str:
-    """The Nsight Compute command line (PATH, then the CUDA toolkit's), or a clear error."""
-    import shutil
-
-    for candidate in (shutil.which("ncu"), "/usr/local/cuda/bin/ncu"):
-        if candidate and Path(candidate).is_file():
-            return candidate
-    raise RuntimeError("--count-bytes needs Nsight Compute's `ncu` (the CUDA toolkit's bin/ncu): not on PATH "
-                       "nor in /usr/local/cuda/bin; install the toolkit or leave --count-bytes out")
-
-
-def ncu_command(ncu: str, log: Path) -> list[str]:
-    """ncu reading the DRAM bytes of every kernel between cuda.profile_start and profile_stop."""
-    return [ncu, "--profile-from-start", "off", "--metrics", ",".join(NCU_METRICS), "--csv",
-            "--print-units", "base", "--log-file", str(log)]
-
-
-def ncu_kernel_bytes(path: Path):
-    """ncu's --csv log -> one row per kernel (its name up to the first '(' or '['): launches, DRAM bytes
-    read and written, and the launches' GPU time (s; ncu runs the kernels one at a time, so each one's
-    own duration, not the run's: bytes / time is the kernel's achieved bandwidth; NaN in a log
-    without the metric)."""
-    import pandas as pd
-
-    text = Path(path).read_text()
-    start = text.find('"ID"')
-    if start < 0:
-        raise RuntimeError(f"no metrics in ncu's log {path}: {text[-2000:]}")
-    t = pd.read_csv(io.StringIO(text[start:]), thousands=",")
-    t = t[t["Metric Name"].isin(NCU_METRICS)]
-    t = t.assign(kernel=t["Kernel Name"].astype(str).str.split(r"[\[(]", regex=True).str[0].str.strip(),
-                 value=pd.to_numeric(t["Metric Value"]))
-    wide = t.pivot_table(index=["ID", "kernel"], columns="Metric Name", values="value", aggfunc="sum").reset_index()
-    if NCU_METRICS[2] not in wide:
-        wide[NCU_METRICS[2]] = np.nan
-    out = wide.groupby("kernel").agg(launches=("ID", "nunique"), dram_read_bytes=(NCU_METRICS[0], "sum"),
-                                     dram_write_bytes=(NCU_METRICS[1], "sum"),
-                                     gpu_time_s=(NCU_METRICS[2], lambda v: v.sum(min_count=1) / 1e9)).reset_index()
-    return out.sort_values("dram_read_bytes", ascending=False, ignore_index=True)
-
-
 def measure(fid, dim, cycles, src=None, ls_mode="", batch=1, ncu_log: Path | None = None, ga_mode="",
             extra: dict | None = None) -> dict:
     env = dict(os.environ)
@@ -190,8 +146,10 @@ def measure(fid, dim, cycles, src=None, ls_mode="", batch=1, ncu_log: Path | Non
     cmd = [sys.executable, __file__, "--child", fid, str(dim), str(cycles), ls_mode, str(batch), ga_mode,
            json.dumps(extra or {})]
     if ncu_log is not None:
+        from gpude.core import ncu
+
         env["GPUDE_PROFILE_RUN"] = "1"
-        cmd = ncu_command(find_ncu(), ncu_log) + cmd
+        cmd = ncu.command(ncu.find(), ncu_log) + cmd
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
     if res.returncode != 0:
         raise RuntimeError(f"{fid} D={dim} ({src or 'this tree'}) failed:\n{res.stderr[-3000:]}")
@@ -228,16 +186,17 @@ def counted_run(fid: str, dim: int, cycles: int, batch: int, ls_mode: str = ""):
     of the whole run, the initial population included) and its bytes per kernel."""
     import tempfile
 
+    from gpude.core import ncu
     from gpude.functions import get_function
 
     with tempfile.TemporaryDirectory(prefix="masw_ncu_") as tmp:
         log = Path(tmp) / "ncu.csv"
         m = measure(fid, dim, cycles, ls_mode=ls_mode, batch=batch, ncu_log=log)
-        kernels = ncu_kernel_bytes(log)
+        kernels = ncu.kernel_bytes(log)
     has_perm = get_function(fid, dim).evaluator_args(np.float64)[2]
     t = traffic_rows(m["counts"], "after", has_perm, m["ls_mode"])  # the counters are the batch's (every trial's)
-    item, fes = 8, m["fes"] * batch
-    model = ((3 * POPSIZE + 1) * batch + t["ga"] + t["ls"]) * dim * item
+    fes = m["fes"] * batch
+    model = ((3 * POPSIZE + 1) * batch + t["ga"] + t["ls"]) * dim * ITEM
     counted = float(kernels["dram_read_bytes"].sum() + kernels["dram_write_bytes"].sum())
     row = dict(version="counted" if batch == 1 else f"counted-b{batch}", function=fid, kind=kind_of(fid), dim=dim,
                dtype="float64", popsize=POPSIZE, cycles=cycles, trials_per_launch=batch, ls_mode=m["ls_mode"],
@@ -292,18 +251,16 @@ def protocol_lines(frame, prov: dict) -> tuple[list, float]:
 
 
 def parse_variant(text: str) -> tuple[str, dict]:
-    """``NAME:KEY=VALUE,...`` -> (NAME, options); integer values become ints, true/false bools."""
+    """``NAME:KEY=VALUE,...`` -> (NAME, options), each value as ``gpude run --param`` reads it
+    (:func:`gpude.run.spec.param_value`: an int, a float, true/false, else the text)."""
+    from gpude.run.spec import param_value
+
     name, _, spec = text.partition(":")
     if not name or not spec or "=" not in spec:
         raise SystemExit(f"masw_perf: --variant {text!r}: expected NAME:KEY=VALUE[,KEY=VALUE], e.g. "
                          "u4:ls_mode=fused,ls_unroll=4")
-    options = {}
-    for item in spec.split(","):
-        key, _, value = item.partition("=")
-        value = value.strip()
-        options[key.strip()] = (int(value) if value.lstrip("-").isdigit() else
-                                {"true": True, "false": False}.get(value.lower(), value))
-    return name, options
+    pairs = (item.partition("=") for item in spec.split(","))
+    return name, {key.strip(): param_value(value.strip()) for key, _, value in pairs}
 
 
 def main(argv=None) -> int:
@@ -329,8 +286,8 @@ def main(argv=None) -> int:
                         "launch per application, where 'steps' makes ~5,000 launches a cycle, each slow under ncu)")
     p.add_argument("--variant", action="append", default=[], metavar="NAME:KEY=VALUE[,KEY=VALUE]",
                    help="also measure this tree with these masw/gpu options (version 'after-NAME'), e.g. "
-                        "'u4:ls_mode=fused,ls_unroll=4', 'steps:ls_mode=steps' or 'ga-fused:ga_mode=fused' (the "
-                        "options --steps-too and --ga-fused-too until 4fe4601; repeatable)")
+                        "'u4:ls_mode=fused,ls_unroll=4', 'steps:ls_mode=steps' or 'ga-fused:ga_mode=fused' "
+                        "(repeatable)")
     p.add_argument("--protocol-from", type=Path, metavar="DEVICE_CSV",
                    help="only recompute <device>_protocol.csv beside this <device>.csv from its rows (no GPU)")
     args = p.parse_args(argv)
@@ -342,7 +299,7 @@ def main(argv=None) -> int:
     import pandas as pd
 
     from gpude.core import provenance
-    from gpude.core.io import write_csv_atomic
+    from gpude.core.io import replace_rows, write_csv_atomic
     from gpude.functions import get_function
     from gpude.report.floor import hbm_bandwidth
 
@@ -372,8 +329,9 @@ def main(argv=None) -> int:
             counts = None
             for version, src in [("after", None), *versions]:
                 batch = batches.get(version, 1)  # (by the version's key: a variant's name may start with b)
+                options = variants.get(version[len("after-"):])
                 try:
-                    m = measure(fid, dim, args.cycles, src, batch=batch, extra=variants.get(version[len("after-"):]))
+                    m = measure(fid, dim, args.cycles, src, batch=batch, extra=options)
                 except RuntimeError as exc:
                     if batch == 1:
                         raise
@@ -386,21 +344,17 @@ def main(argv=None) -> int:
                     counts = m["counts"]
                 cycle = float(np.mean(m["cycle_s"]))
                 run_s = m["init_s"] + (RUN_FES - POPSIZE) / CYCLE_FES * cycle
-                f = get_function(fid, dim)
-                has_perm = f.evaluator_args(np.float64)[2]
-                item = 8
-                # (the traffic model counts one trial's rows: a batch's shared reads of o are not in it,
-                # so its rows keep the lone trial's bytes per FE)
-                # (the 'after' run's counters, ga_mode's default: children evaluated apart)
-                fused_ga = (variants.get(version[len("after-"):]) or {}).get("ga_mode") == "fused"
+                has_perm = get_function(fid, dim).evaluator_args(np.float64)[2]
+                # the traffic model counts one trial's rows (a batch's shared reads of o are not in it, so
+                # its rows keep the lone trial's bytes per FE), from the 'after' run's counters, whose
+                # children were evaluated apart (ga_mode's default)
+                fused_ga = (options or {}).get("ga_mode") == "fused"
                 t = traffic_rows({**counts, "fused_children": counts["children"]} if fused_ga else counts, version,
                                  has_perm, m["ls_mode"], dual=m.get("ls_dual", False))
-                fes = m["fes"] - POPSIZE
-                init_rows = 3 * POPSIZE + 1
-                bytes_per_fe = (t["ga"] + t["ls"]) * dim * item / fes
+                bytes_per_fe = (t["ga"] + t["ls"]) * dim * ITEM / (m["fes"] - POPSIZE)
+                run_bytes = (3 * POPSIZE + 1) * dim * ITEM + bytes_per_fe * (RUN_FES - POPSIZE)  # init: 3 NP + 1 rows
                 spec = hbm_bandwidth(m["device"])
-                bound_spec = (init_rows * dim * item + bytes_per_fe * (RUN_FES - POPSIZE)) / spec
-                bound_copy = (init_rows * dim * item + bytes_per_fe * (RUN_FES - POPSIZE)) / bw_copy
+                bound_spec, bound_copy = run_bytes / spec, run_bytes / bw_copy
                 ga_s = m["phase_s"].get("ga", float("nan")) / args.cycles
                 ls_s = m["phase_s"].get("ls", float("nan")) / args.cycles
                 row = dict(version=version, function=fid, kind=kind_of(fid), dim=dim, dtype="float64",
@@ -409,13 +363,13 @@ def main(argv=None) -> int:
                            cycle_s_max=max(m["cycle_s"]), ga_s_per_cycle=ga_s, ls_s_per_cycle=ls_s,
                            projected_run_s=run_s, us_per_fe=cycle / CYCLE_FES * 1e6,
                            bytes_per_fe_model=bytes_per_fe,
-                           ga_bytes_per_fe=t["ga"] * dim * item / counts["children"],
-                           ls_bytes_per_fe=t["ls"] * dim * item / max(1, counts["ls_evaluations"]),
+                           ga_bytes_per_fe=t["ga"] * dim * ITEM / counts["children"],
+                           ls_bytes_per_fe=t["ls"] * dim * ITEM / max(1, counts["ls_evaluations"]),
                            bound_run_s_spec=bound_spec, bound_run_s_copy=bound_copy,
                            ratio_to_spec_bound=run_s / bound_spec, spec_bandwidth=spec, copy_bandwidth=bw_copy,
                            best_error=m["best_error"], device=m["device"],
                            source="this tree" if src is None else str(src),
-                           options=json.dumps(variants.get(version[len("after-"):]) or {}, sort_keys=True),
+                           options=json.dumps(options or {}, sort_keys=True),
                            ls_blocks=m.get("ls_blocks"), ls_regs_per_thread=m.get("ls_regs_per_thread"),
                            # each cycle's seconds and the phases' totals: the row's means are read from these
                            cycles_s=json.dumps([round(c, 6) for c in m["cycle_s"]]),
@@ -443,22 +397,12 @@ def main(argv=None) -> int:
         frame[k] = v
     args.out.mkdir(parents=True, exist_ok=True)
     name = frame.device.iloc[0].replace(" ", "_")
-    path = args.out / f"{name}.csv"
-    if path.exists():
-        old = pd.read_csv(path)
-        keep = ~old.set_index(["version", "function", "dim"]).index.isin(
-            frame.set_index(["version", "function", "dim"]).index)
-        frame = pd.concat([old[keep], frame], ignore_index=True)
-    write_csv_atomic(frame, path)
-    if kernel_rows:
+    frame = replace_rows(args.out / f"{name}.csv", frame, ["version", "function", "dim"])
+    write_csv_atomic(frame, args.out / f"{name}.csv")
+    if kernel_rows:  # earlier calls' runs of other (function, D, trials per launch) are kept
         kernels = pd.DataFrame(kernel_rows).assign(device=frame.device.iloc[0], **prov)
         kpath = args.out / f"{name}_kernels.csv"
-        if kpath.exists():  # earlier calls' runs of other (function, D, trials per launch) are kept
-            key = ["function", "dim", "trials_per_launch"]
-            old = pd.read_csv(kpath)
-            kernels = pd.concat([old[~old.set_index(key).index.isin(kernels.set_index(key).index)], kernels],
-                                ignore_index=True)
-        write_csv_atomic(kernels, kpath)
+        write_csv_atomic(replace_rows(kpath, kernels, ["function", "dim", "trials_per_launch"]), kpath)
     if not any(r["version"].startswith("after") for r in rows):
         return 0  # counted runs only: the protocol's total (from timed rows) stays as it was
     lines, total = protocol_lines(frame, prov)

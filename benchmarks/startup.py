@@ -30,7 +30,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
 
 PAIRS = {"cpu": ["sequential:F01", "master_slave:F05"],
          "gpu": ["naive_gpu:F01", "all_gpu:F01", "ide:F05", "resident:F01"]}
@@ -149,13 +148,14 @@ def main(argv=None) -> int:
     for implementation, function in pairs:
         with tempfile.TemporaryDirectory() as tmp:
             cache, work = Path(tmp) / "cache", Path(tmp)
-            runs = [("cold", first_trial(implementation, function, cache, work, args.dim, args.popsize,
-                                         args.max_fes))]
-            runs += [("warm", first_trial(implementation, function, cache, work, args.dim, args.popsize,
-                                          args.max_fes)) for _ in range(args.repeats)]
+
+            def trial(profile=None):  # the first run fills the empty cache: cold; the others find it: warm
+                return first_trial(implementation, function, cache, work, args.dim, args.popsize, args.max_fes, profile)
+
+            runs = [("cold", trial())] + [("warm", trial()) for _ in range(args.repeats)]
             if args.profile:
                 stats = work / "profile.pstats"
-                first_trial(implementation, function, cache, work, args.dim, args.popsize, args.max_fes, stats)
+                trial(stats)
                 profiles.append((implementation, function, stats.read_bytes()))
             imports = import_time(implementation, cache)
             split = import_profile(implementation, cache)

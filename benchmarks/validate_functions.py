@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # conftest: the oracle's loader and err
 from numba import cuda  # noqa: E402
 
 from gpude.core import provenance  # noqa: E402
+from gpude.core.gpu_runtime import event_seconds  # noqa: E402
 from gpude.functions import DIMS, get_function, gpu, list_functions  # noqa: E402
 from gpude.core.io import write_csv_atomic  # noqa: E402
 
@@ -74,14 +75,9 @@ def time_gpu(fn, X, repeats):
     """Median seconds: kernel alone (data resident) and with both transfers."""
     d_X = cuda.to_device(X)
     d_out = cuda.device_array(X.shape[0], dtype=fn.dtype)
-    start, stop = cuda.event(), cuda.event()
     kernel_s, total_s = [], []
     for _ in range(repeats):
-        start.record()
-        fn.population_kernel[X.shape[0], fn.threads](d_X, d_out, *fn.data)
-        stop.record()
-        stop.synchronize()
-        kernel_s.append(start.elapsed_time(stop) / 1e3)  # milliseconds
+        kernel_s.append(event_seconds(lambda: fn.population_kernel[X.shape[0], fn.threads](d_X, d_out, *fn.data)))
         t0 = time.perf_counter()
         d_in = cuda.to_device(X)
         fn.population_kernel[X.shape[0], fn.threads](d_in, d_out, *fn.data)

@@ -14,9 +14,8 @@ from pathlib import Path
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
 
-from gpude.core.io import write_atomic  # noqa: E402
+from gpude.core.io import write_atomic
 
 VALIDATION = ROOT / "results" / "validation"
 

@@ -26,11 +26,10 @@ import pandas as pd
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
 
-from gpude.run import verify  # noqa: E402
-from gpude.algorithms import load_plugins  # noqa: E402
-from gpude.core.io import read_csv, write_csv_atomic  # noqa: E402
+from gpude.run import verify
+from gpude.algorithms import load_plugins
+from gpude.core.io import read_csv, write_csv_atomic
 
 REMAKABLE = ["target", "budget"]  # --remakable's statuses (a run whose clock ran out cannot be re-made)
 

@@ -1,11 +1,13 @@
-"""benchmarks/masw_perf.py's traffic model and protocol bookkeeping (no GPU: the measurements
-themselves run on the GPU host)."""
+"""benchmarks/masw_perf.py's traffic model and protocol bookkeeping, and gpude.core.ncu's reading of its
+counted runs (no GPU: the measurements themselves run on the GPU host)."""
 
 import importlib.util
 from pathlib import Path
 
 import pytest
 import yaml
+
+from gpude.core import ncu
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("masw_perf", ROOT / "benchmarks" / "masw_perf.py")
@@ -101,7 +103,7 @@ NCU_LOG = '''==PROF== Connected to process 526 (/usr/bin/python3.12)
 def test_ncu_log_read_per_kernel(tmp_path):
     log = tmp_path / "ncu.csv"
     log.write_text(NCU_LOG)
-    k = masw_perf.ncu_kernel_bytes(log).set_index("kernel")
+    k = ncu.kernel_bytes(log).set_index("kernel")
     assert list(k.index) == ["sw_apply", "blx_children"]  # by bytes read
     cols = ["launches", "dram_read_bytes", "dram_write_bytes"]
     assert k.loc["blx_children", cols].tolist() == [2, 4_400_000, 2_600_000]
@@ -112,11 +114,11 @@ def test_ncu_log_read_per_kernel(tmp_path):
     # a log of the bytes only (older calls) has no time
     no_time = "\n".join(line for line in NCU_LOG.splitlines() if "gpu__time_duration" not in line)
     (tmp_path / "bytes.csv").write_text(no_time)
-    assert masw_perf.ncu_kernel_bytes(tmp_path / "bytes.csv")["gpu_time_s"].isna().all()
+    assert ncu.kernel_bytes(tmp_path / "bytes.csv")["gpu_time_s"].isna().all()
     (tmp_path / "empty.csv").write_text("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission\n")
 
     with pytest.raises(RuntimeError, match="ERR_NVGPUCTRPERM"):
-        masw_perf.ncu_kernel_bytes(tmp_path / "empty.csv")
+        ncu.kernel_bytes(tmp_path / "empty.csv")
 
 
 def test_ncu_profiles_only_the_bracketed_run_and_a_missing_ncu_is_named(monkeypatch, tmp_path):
@@ -124,13 +126,13 @@ def test_ncu_profiles_only_the_bracketed_run_and_a_missing_ncu_is_named(monkeypa
 
     import pytest
 
-    cmd = masw_perf.ncu_command("/x/ncu", tmp_path / "log.csv")
+    cmd = ncu.command("/x/ncu", tmp_path / "log.csv")
     assert cmd[:3] == ["/x/ncu", "--profile-from-start", "off"]
     assert "dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum" in cmd and "--csv" in cmd
     monkeypatch.setattr(shutil, "which", lambda name: None)
-    monkeypatch.setattr(masw_perf.Path, "is_file", lambda self: False)
-    with pytest.raises(RuntimeError, match="needs Nsight Compute's `ncu`"):
-        masw_perf.find_ncu()
+    monkeypatch.setattr(ncu.Path, "is_file", lambda self: False)
+    with pytest.raises(RuntimeError, match="--count-bytes needs Nsight Compute's `ncu`"):
+        ncu.find()
 
 
 def test_a_counted_run_puts_the_counters_beside_the_model(monkeypatch):

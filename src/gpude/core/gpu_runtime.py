@@ -47,10 +47,16 @@ def copy_bandwidth(nbytes: int = 1 << 30, reps: int = 20) -> float:
     a = cuda.device_array(nbytes // 8, np.float64)
     b = cuda.device_array_like(a)
     b.copy_to_device(a)
+    return 2 * nbytes * reps / event_seconds(lambda: b.copy_to_device(a), reps)
+
+
+def event_seconds(call, reps: int = 1, stream=0) -> float:
+    """Seconds that ``reps`` back-to-back calls of ``call`` take on the GPU, timed by CUDA events recorded
+    on ``stream`` (the one the calls queue their work on) before the first and after the last."""
     start, stop = cuda.event(), cuda.event()
-    start.record()
+    start.record(stream)
     for _ in range(reps):
-        b.copy_to_device(a)
-    stop.record()
+        call()
+    stop.record(stream)
     stop.synchronize()
-    return 2 * nbytes * reps / (start.elapsed_time(stop) / 1e3)
+    return start.elapsed_time(stop) / 1e3

@@ -140,6 +140,19 @@ def read_csv(path, **kwargs):
         raise InvalidInputError(f"{path}: not a readable CSV table ({' '.join(str(exc).split())})") from exc
 
 
+def replace_rows(path, new, key):
+    """``new`` after the rows of the CSV at ``path`` (:func:`read_csv`; none where there is no file) whose
+    ``key`` columns match none of ``new``'s rows: a later measurement of a key replaces the earlier one."""
+    import pandas as pd
+
+    if not Path(path).is_file():
+        return new
+    old = read_csv(path)
+    keys = set(new[list(key)].astype(str).itertuples(index=False, name=None))
+    keep = [k not in keys for k in old[list(key)].astype(str).itertuples(index=False, name=None)]
+    return pd.concat([old.loc[keep], new], ignore_index=True)
+
+
 def save_figure(fig, stem, dpi: int = 150, formats=("png", "pdf")) -> list[Path]:
     """Save a matplotlib figure as ``<stem>.png`` and ``<stem>.pdf``, each through a temporary
     file and a rename."""
