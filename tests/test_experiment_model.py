@@ -80,3 +80,35 @@ def test_subgrids_and_parameter_grids_reach_the_campaign():
     assert "/de/sequential/F0.3_CR0.01/" in command and "--F 0.3 --CR 0.01" in command
     assert "--setting F0.3_CR0.01" in command
     assert campaign_cells.run_id(cell, 0) == f"de/sequential/F0.3_CR0.01/{cell.function}/d{cell.dim}/np64/float64/t0"
+
+
+def test_the_experiment_object_is_the_checked_mapping_with_its_file(tmp_path):
+    smoke = ROOT / "config/experiments/smoke.yaml"
+    with registry_kept():
+        experiment = model.Experiment.load(smoke)
+        spec = model.load_experiment(smoke)
+    assert experiment.spec == spec and experiment.name == "smoke" and experiment.file == str(smoke)
+    assert experiment.grid(False) == model.grid(spec, False) and experiment.param_grid is False
+    batch = experiment.grid()[0]
+    assert experiment.chunk_trials(batch.algorithm, batch.implementation, 0) == \
+        model.chunk_trials(spec, batch.algorithm, batch.implementation, 0)
+    assert experiment.run_spec(batch, 0, 2, "shared") == model.run_spec(spec, batch, 0, 2, "shared")
+    assert experiment.report == spec.get("report", {}) and experiment.get("seed") == spec["seed"]
+
+
+def test_the_configured_experiment_names_its_file_and_checks_its_report_section(tmp_path):
+    from gpude.report.document import section_class
+
+    smoke = ROOT / "config/experiments/smoke.yaml"
+    copy = tmp_path / "mine.yaml"
+    copy.write_text(smoke.read_text())
+    config = {"experiment": "config/experiments/default.yaml", **model.read_experiment(smoke), "scaling": None}
+    with registry_kept():
+        experiment = model.Experiment.from_config(config, [str(smoke), str(copy), ROOT / "config/config.yaml"],
+                                                  section_class=section_class)
+        assert experiment.name == "smoke" and "scaling" not in experiment.spec
+        assert experiment.file == str(copy)  # the last --configfile that names it
+        assert model.Experiment.from_config(config, [], section_class=section_class).file == \
+            "config/experiments/default.yaml"
+        with pytest.raises(ValueError, match="experiment smoke: report: unknown report section 'nope'"):
+            model.Experiment.from_config({**config, "report": {"section": "nope"}}, [], section_class=section_class)

@@ -36,7 +36,7 @@ use rule run_batch as run_batch_gpu with:
         timing_slot=timing_slot,
 
 
-# What a batch compiles, compiled before it, outside the timed window (see WARMUP in common.smk): in
+# What a batch compiles, compiled before it, outside the timed window (gpude.study.batch_inputs): in
 # parallel on the host's cores, and before the timed batches (priority). One timing slot, as a
 # shared batch takes: never beside a batch timed exclusive (nor, on a one-GPU host, beside a timed
 # GPU batch), whose timing it would disturb; no `gpu`: a GPU warm-up only compiles and runs a few
@@ -73,8 +73,8 @@ rule fetch_instance_data:
     wildcard_constraints:
         dataset="lolib|etc",
     params:
-        source=lambda wildcards: (f"--from {shlex.quote(str(Path(EXPERIMENT['instance_data_from']) / wildcards.dataset))}"
-                                  if EXPERIMENT.get("instance_data_from") else ""),
+        source=lambda wildcards: batch_inputs.fetch_source_args(EXPERIMENT.get("instance_data_from"),
+                                                                wildcards.dataset),
     localrule: True
     conda:
         "../envs/gpude.yaml"

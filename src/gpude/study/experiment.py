@@ -4,7 +4,8 @@ paths and command lines, and the merge of batch tables.
 
 The workflow's rules (workflow/rules/common.smk), a campaign (:mod:`gpude.campaign`) and an
 interleaved run (:mod:`gpude.campaign.interleave`) all plan from :func:`grid`, so they list the same
-batches.
+batches. The workflow reads its experiment once into an :class:`Experiment`, the checked mapping
+with these functions bound to it; the campaign and the report take the mapping.
 """
 
 from __future__ import annotations
@@ -463,6 +464,104 @@ def run_spec(experiment: dict, batch, first: int = 0, count: int = 1, concurrenc
                       programs=experiment_file if program else None, trials=count, first_trial=first,
                       seed=experiment["seed"], suite=experiment["name"], setting=setting or "",
                       concurrency=concurrency, keep_failed=program)
+
+
+# --- the experiment as one object ---------------------------------------------------------------------
+
+#: keys of a Snakemake config that are the workflow's, not the experiment's
+WORKFLOW_KEYS = ("scaling",)
+
+
+def configured_file(name: str, configfiles, config: dict) -> str:
+    """The file a workflow's experiment came from: the last of ``configfiles`` (--configfile) that
+    names it, else the config's ``experiment``, else ``config/experiments/<name>.yaml``."""
+    for path in reversed([str(p) for p in configfiles]):
+        if (yaml.safe_load(Path(path).read_text()) or {}).get("name") == name:
+            return path
+    return config.get("experiment", f"config/experiments/{name}.yaml")
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Experiment:
+    """An experiment loaded and checked once (:func:`load_experiment`), and the file it came from.
+
+    ``spec`` is the checked mapping that this module's functions (and the campaign's and report's)
+    take; the methods are those functions bound to it. Made by :meth:`load` or :meth:`from_config`.
+    """
+
+    spec: dict
+    file: str | None = None
+
+    @classmethod
+    def load(cls, source, *, file: str | None = None, **checks) -> Experiment:
+        """The experiment of ``source`` (a file or a config: :func:`load_experiment`, which takes
+        ``checks``); ``file`` defaults to ``source`` where that is a file."""
+        return cls(load_experiment(source, **checks), file if file is not None or isinstance(source, dict)
+                   else str(source))
+
+    @classmethod
+    def from_config(cls, config: dict, configfiles, *, section_class=None, **checks) -> Experiment:
+        """The experiment of a Snakemake config (its :data:`WORKFLOW_KEYS` aside), and its file
+        (:func:`configured_file`). ``section_class``: the report's section lookup
+        (:func:`gpude.report.document.section_class`), so that a misspelt ``report: section:`` fails
+        before any batch runs rather than in the report rule."""
+        def check_section(spec):
+            try:
+                section_class(spec.get("report", {}).get("section"))
+            except GpudeError as exc:
+                raise ValueError(f"experiment {spec['name']}: report: {exc}") from None
+
+        if section_class is not None:
+            checks["after_schema"] = check_section
+        spec = load_experiment({k: v for k, v in config.items() if k not in WORKFLOW_KEYS}, **checks)
+        return cls(spec, configured_file(spec["name"], configfiles, config))
+
+    @property
+    def name(self) -> str:
+        return self.spec["name"]
+
+    @property
+    def report(self) -> dict:
+        """The experiment's ``report:`` settings (empty where it gives none)."""
+        return self.spec.get("report", {})
+
+    def get(self, key: str, default=None):
+        """A key of the checked experiment."""
+        return self.spec.get(key, default)
+
+    def gpu_available(self) -> bool:
+        """Whether its GPU implementations run: ``gpu: yes|no``, or for ``auto`` whether a GPU is usable here."""
+        if self.spec["gpu"] != "auto":
+            return self.spec["gpu"] == "yes"
+        try:
+            from ..functions.gpu import require_gpu
+
+            require_gpu()
+            return True
+        except GpudeError:
+            return False
+
+    def grid(self, has_gpu: bool = True, *, notice: bool = False) -> list[Batch]:
+        """Its batch jobs (:func:`grid`)."""
+        return grid(self.spec, has_gpu, notice=notice)
+
+    @property
+    def param_grid(self) -> bool:
+        """Whether it has a parameter grid (:func:`has_param_grid`)."""
+        return has_param_grid(self.spec)
+
+    def per_implementation(self, key: str, implementation: str, algorithm: str | None = None):
+        """The key's value for an implementation (:func:`per_implementation`)."""
+        return per_implementation(self.spec, key, implementation, algorithm)
+
+    def chunk_trials(self, algorithm: str, implementation: str, chunk) -> tuple[int, int]:
+        """A batch's first trial and number of trials (:func:`chunk_trials`)."""
+        return chunk_trials(self.spec, algorithm, implementation, chunk)
+
+    def run_spec(self, batch, first: int = 0, count: int = 1, concurrency: str | None = None) -> RunSpec:
+        """A batch's :class:`~gpude.run.spec.RunSpec` (:func:`run_spec`; an outside program's names
+        this experiment's file)."""
+        return run_spec(self.spec, batch, first, count, concurrency, experiment_file=self.file)
 
 
 # --- merging -----------------------------------------------------------------------------------------

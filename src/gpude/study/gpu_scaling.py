@@ -69,6 +69,11 @@ def experiment_named(name: str) -> dict:
     return experiment_model.load_experiment(str(path))
 
 
+def experiment(name: str) -> experiment_model.Experiment:
+    """:func:`experiment_named` as an :class:`~gpude.study.experiment.Experiment` with its file."""
+    return experiment_model.Experiment(experiment_named(name), str(EXPERIMENTS / f"{name}.yaml"))
+
+
 def load_set(path) -> dict:
     """A scaling set, checked against its schema and against its experiments (every value a part
     picks is one its experiment lists; no experiment with a parameter grid)."""
