@@ -9,30 +9,13 @@ time and each cycle's; a full run (500,000 FEs: the initial 60 and 499.94 cycles
 another source tree (``--before-src``: e.g. ``git archive <commit> src | tar -x -C DIR``), run with
 ``PYTHONPATH=DIR/src`` on the same device in the same call, right after "after" at each D.
 
-Bytes per FE are a **model of the DRAM traffic** (rows of D values of the population's type, o
-counted as a row), from what the run did (the implementation's counters: GA steps, children, the
-distinct rows of each GA step's pairs and parents, replacements, Solis-Wets evaluations, steps and
-accepted steps). Both versions make the same run for a seed, so both models use these counts:
-
-* after: distances read each distinct row of the step's pairs once (the pairs vary fastest in the
-  grid, so blocks running together share rows through L2); crossover reads the distinct parents
-  and writes the children; their evaluation reads the children and o once (o only where the
-  crossover evaluates them as it makes them, ``ga_mode="fused"``: counter ``fused_children``); a replacement reads a
-  child and writes a row where it is a copy (counter ``copies``: an evaluator without a row map),
-  nothing where the child and the slot swap their stored rows; a Solis-Wets evaluation reads x, b and o (the candidate is never
-  stored) and writes ('+') or reads ('-') the perturbation d; an accepted step reads x, b and d
-  and writes x and b;
-* before: every pair reads its two rows, every child its two parents and o; a Solis-Wets step
-  reads x and b and writes d and the candidate ('+'), reads the candidate and o (evaluation), the
-  same again for '-' (which reads d), and reads b and d and writes b (plus, if accepted, reads the
-  candidate and writes x).
-
-The bound is the model's bytes / the device's bandwidth (the specified peak, and the one a
-device-to-device copy reaches here). The protocol's total: per function kind (pointwise terms:
-L01-L05, C01-C03; Schwefel 1.2's scan: L06; a rotated or Rosenbrock head: C04, C06, C08;
-Rosenbrock's next coordinate: C13, C18, C20) the measured function's projected run time at each D
-(linear interpolation in D between the measured D, extrapolation at the ends) times the runs
-(10 per cell, 20 for L06 and the CEC 2010 functions).
+Bytes per FE are a **model of the DRAM traffic** (:mod:`gpude.implementations.masw_gpu.traffic`: what each
+kernel moves; "before" the old code's) from the 'after' run's counters (every version makes the same run for
+a seed). The bound is the model's bytes / the device's bandwidth (the specified peak, and the one a
+device-to-device copy reaches here). The protocol's total: per function kind (pointwise terms: L01-L05,
+C01-C03; Schwefel 1.2's scan: L06; a rotated or Rosenbrock head: C04, C06, C08; Rosenbrock's next coordinate:
+C13, C18, C20) the measured function's projected run time at each D (linear interpolation in D between the
+measured D, extrapolation at the ends) times the runs (10 per cell, 20 for L06 and the CEC 2010 functions).
 
     python benchmarks/masw_perf.py --out results/benchmarks/masw_perf --dims 100000,1000000,3000000 \\
         --functions L01,L06,C04,C13 [--before-src .carry/before --before-functions L01] [--cycles 6]
@@ -156,45 +139,19 @@ def measure(fid, dim, cycles, src=None, ls_mode="", batch=1, ncu_log: Path | Non
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-def traffic_rows(c: dict, version: str, has_perm: bool, ls_mode: str = "", dual: bool = False) -> dict:
-    """Rows of D values moved by the run (the model in the docstring), split GA / LS. ``version``
-    "before" is the old code's model; every other version (after, after-bB, after-ga-fused, a
-    ``--variant``) is this tree's, its local search the steps' model where ``ls_mode`` (or the
-    version) says "steps", else the fused application's: a pass per evaluation, or per step where
-    ``dual`` (``ls_dual``: both candidates in one pass)."""
-    o = 1.0 + (0.5 if has_perm else 0.0)  # o, and the int32 permutation read with it (float64 rows)
-    minus = c["ls_evaluations"] - c["ls_steps"]
-    steps_ls = (4 + 1 + o) * c["ls_steps"] + (4 + 1 + o) * minus + 3 * c["ls_steps"] + 2 * c["ls_accepted"]
-    if version == "before":
-        ga = 2 * c["dist_pairs"] + 3 * c["children"] + (1 + o) * c["children"] + 2 * c["moves"]
-        return dict(ga=ga, ls=steps_ls)
-    # a child is written, and read back by the evaluator unless it was evaluated as it was made
-    read_back = c["children"] - c.get("fused_children", 0)
-    # a replacement copies a child (a read and a write) unless the rows are swapped by reference
-    # (counter ``copies``; rows of runs before it had no such counter: every move was a copy)
-    ga = c["dist_rows"] + c["parent_rows"] + c["children"] + read_back + o * c["ga_steps"] + \
-        2 * c.get("copies", c["moves"])
-    passes = c["ls_steps"] if dual else c["ls_evaluations"]
-    ls = (3 + o) * passes + 5 * c["ls_accepted"]
-    if ls_mode == "steps" or version == "after-steps":
-        ls = steps_ls
-    return dict(ga=ga, ls=ls)
-
-
 def counted_run(fid: str, dim: int, cycles: int, batch: int, ls_mode: str = ""):
     """One run (``batch`` trials in one run_batch) under ncu: its row (counted and modelled bytes per FE
     of the whole run, the initial population included) and its bytes per kernel."""
     import tempfile
 
     from gpude.core import ncu
-    from gpude.functions import get_function
+    from gpude.implementations.masw_gpu.traffic import reads_permutation, traffic_rows
 
     with tempfile.TemporaryDirectory(prefix="masw_ncu_") as tmp:
         log = Path(tmp) / "ncu.csv"
         m = measure(fid, dim, cycles, ls_mode=ls_mode, batch=batch, ncu_log=log)
         kernels = ncu.kernel_bytes(log)
-    has_perm = get_function(fid, dim).evaluator_args(np.float64)[2]
-    t = traffic_rows(m["counts"], "after", has_perm, m["ls_mode"])  # the counters are the batch's (every trial's)
+    t = traffic_rows(m["counts"], "after", reads_permutation(fid, dim), m["ls_mode"])  # the batch's (every trial's)
     fes = m["fes"] * batch
     model = ((3 * POPSIZE + 1) * batch + t["ga"] + t["ls"]) * dim * ITEM
     counted = float(kernels["dram_read_bytes"].sum() + kernels["dram_write_bytes"].sum())
@@ -205,12 +162,6 @@ def counted_run(fid: str, dim: int, cycles: int, batch: int, ls_mode: str = ""):
                dram_write_bytes=float(kernels["dram_write_bytes"].sum()), kernel_launches=int(kernels["launches"].sum()),
                best_error=m["best_error"], device=m["device"], source="this tree (under ncu: no timing)")
     return row, kernels
-
-
-def copy_bandwidth() -> float:
-    from gpude.core.gpu_runtime import copy_bandwidth  # (not at the top: a --child may import another tree)
-
-    return copy_bandwidth()
 
 
 def protocol_lines(frame, prov: dict) -> tuple[list, float]:
@@ -299,8 +250,9 @@ def main(argv=None) -> int:
     import pandas as pd
 
     from gpude.core import provenance
+    from gpude.core.gpu_runtime import copy_bandwidth
     from gpude.core.io import replace_rows, write_csv_atomic
-    from gpude.functions import get_function
+    from gpude.implementations.masw_gpu.traffic import reads_permutation, traffic_rows
     from gpude.report.floor import hbm_bandwidth
 
     if args.protocol_from:
@@ -344,13 +296,10 @@ def main(argv=None) -> int:
                     counts = m["counts"]
                 cycle = float(np.mean(m["cycle_s"]))
                 run_s = m["init_s"] + (RUN_FES - POPSIZE) / CYCLE_FES * cycle
-                has_perm = get_function(fid, dim).evaluator_args(np.float64)[2]
-                # the traffic model counts one trial's rows (a batch's shared reads of o are not in it, so
-                # its rows keep the lone trial's bytes per FE), from the 'after' run's counters, whose
-                # children were evaluated apart (ga_mode's default)
-                fused_ga = (options or {}).get("ga_mode") == "fused"
-                t = traffic_rows({**counts, "fused_children": counts["children"]} if fused_ga else counts, version,
-                                 has_perm, m["ls_mode"], dual=m.get("ls_dual", False))
+                # one trial's rows (a batch's shared reads of o are not in it: it keeps the lone trial's bytes
+                # per FE), from the 'after' run's counters (its children evaluated apart: ga_mode's default)
+                t = traffic_rows(counts, version, reads_permutation(fid, dim), m["ls_mode"],
+                                 dual=m.get("ls_dual", False), fused_ga=(options or {}).get("ga_mode") == "fused")
                 bytes_per_fe = (t["ga"] + t["ls"]) * dim * ITEM / (m["fes"] - POPSIZE)
                 run_bytes = (3 * POPSIZE + 1) * dim * ITEM + bytes_per_fe * (RUN_FES - POPSIZE)  # init: 3 NP + 1 rows
                 spec = hbm_bandwidth(m["device"])

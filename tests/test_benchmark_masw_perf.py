@@ -1,5 +1,6 @@
-"""benchmarks/masw_perf.py's traffic model and protocol bookkeeping, and gpude.core.ncu's reading of its
-counted runs (no GPU: the measurements themselves run on the GPU host)."""
+"""benchmarks/masw_perf.py's use of the traffic model (the model itself: tests/test_masw_traffic.py), its
+protocol bookkeeping, and gpude.core.ncu's reading of its counted runs (no GPU: the measurements themselves
+run on the GPU host)."""
 
 import importlib.util
 from pathlib import Path
@@ -7,7 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpude.core import ncu
+from gpude.core import gpu_runtime, ncu
+from gpude.implementations.masw_gpu.traffic import traffic_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("masw_perf", ROOT / "benchmarks" / "masw_perf.py")
@@ -21,39 +23,6 @@ def test_every_lastra_function_has_a_kind_and_its_runs():
     assert tuple(config["dims"]) == masw_perf.PROTOCOL_DIMS
     runs = [masw_perf.runs_per_cell(f) for f in config["functions"]]
     assert sum(runs) * len(config["dims"]) == 1250  # 5 x 5 x 10 + 10 x 5 x 20
-
-
-def test_traffic_model_by_hand():
-    # one GA step of 2 children (pairs (0,1),(0,2),(3,1),(3,4): 5 distinct rows; parents {0,1,3}),
-    # one replacement; LS: 5 evaluations in 3 steps, 1 accepted
-    counts = dict(ga_steps=1, children=2, dist_pairs=4, dist_rows=5, parent_rows=3, moves=1,
-                  ls_evaluations=5, ls_steps=3, ls_accepted=1, new_chains=0)
-    after = masw_perf.traffic_rows(counts, "after", has_perm=False)
-    assert after == dict(ga=5 + 3 + 2 * 2 + 1 + 2, ls=4 * 5 + 5)
-    before = masw_perf.traffic_rows(counts, "before", has_perm=False)
-    # pairs 2 rows each; children: 2 parents + write, then read + o; per evaluation 6 rows
-    # (+ reads x, b, writes d, candidate; the evaluation reads the candidate and o), per step 3
-    # (b, d read, b written), per accepted step 2
-    assert before == dict(ga=2 * 4 + 3 * 2 + 2 * 2 + 2, ls=6 * 5 + 3 * 3 + 2)
-    assert masw_perf.traffic_rows(counts, "after", has_perm=True)["ls"] == 4.5 * 5 + 5
-    # the children evaluated as they were made (ga_mode="fused") are not read back
-    fused = masw_perf.traffic_rows({**counts, "fused_children": 2}, "after", has_perm=False)
-    assert fused == dict(ga=after["ga"] - 2, ls=after["ls"])
-    # a child that swaps stored rows with its slot moves no data (counter copies = 0); a run that
-    # copied says so (copies = moves)
-    swapped = masw_perf.traffic_rows({**counts, "copies": 0}, "after", has_perm=False)
-    assert swapped == dict(ga=after["ga"] - 2, ls=after["ls"])
-    assert masw_perf.traffic_rows({**counts, "copies": 1}, "after", has_perm=False) == after
-    # every version of this tree is modelled as this tree (batches and variants once fell to the old
-    # code's model), its local search as it ran
-    for version in ("after-b10", "after-ga-fused", "after-u4"):
-        assert masw_perf.traffic_rows(counts, version, has_perm=False) == after
-    steps = masw_perf.traffic_rows(counts, "after", has_perm=False, ls_mode="steps")
-    assert steps == dict(ga=after["ga"], ls=before["ls"])
-    assert masw_perf.traffic_rows(counts, "after-steps", has_perm=False) == steps
-    # ls_dual: one pass per step (3 here, not 5: x, b and o read, d written), the accepted step's update
-    assert masw_perf.traffic_rows(counts, "after-dual", has_perm=False, dual=True) == dict(ga=after["ga"],
-                                                                                           ls=4 * 3 + 5)
 
 
 def test_variants_are_parsed_into_options():
@@ -148,7 +117,7 @@ def test_a_counted_run_puts_the_counters_beside_the_model(monkeypatch):
 
     monkeypatch.setattr(masw_perf, "measure", fake_measure)
     row, kernels = masw_perf.counted_run("L01", 1000, 1, 2, "fused")
-    t = masw_perf.traffic_rows(counts, "after", has_perm=False)
+    t = traffic_rows(counts, "after", has_perm=False)
     model = ((3 * masw_perf.POPSIZE + 1) * 2 + t["ga"] + t["ls"]) * 1000 * 8
     assert row["version"] == "counted-b2" and row["trials_per_launch"] == 2
     assert row["bytes_per_fe_model"] == model / 280
@@ -170,7 +139,7 @@ def test_a_variant_named_like_a_batch_runs_one_trial(monkeypatch, tmp_path):
                     best_error=1.0, ls_blocks=8, ls_regs_per_thread=64)
 
     monkeypatch.setattr(masw_perf, "measure", fake_measure)
-    monkeypatch.setattr(masw_perf, "copy_bandwidth", lambda: 1e12)
+    monkeypatch.setattr(gpu_runtime, "copy_bandwidth", lambda: 1e12)
     masw_perf.main(["--out", str(tmp_path), "--dims", "1000", "--functions", "L01", "--cycles", "1",
                     "--trials-per-launch", "2", "--variant", "b4:ls_mode=fused,ls_min_blocks=4"])
     assert calls == [(1, None), (2, None), (1, {"ls_mode": "fused", "ls_min_blocks": 4})]
@@ -205,3 +174,17 @@ def test_the_protocol_is_projected_from_the_newest_defaults_of_each_function_or_
     assert got[("C08", 3_000_000)]["run_s"] == pytest.approx(13.0 * 30)  # one D measured: proportional
     assert not any(ln["function"] == "L06" for ln in lines)  # its only row is of an older commit
     assert total == pytest.approx(sum(ln["cell_s"] for ln in lines))
+
+
+def test_a_child_imports_only_what_an_older_tree_has():
+    """``--child`` may run under an older source tree (``--before-src``): the script imports nothing of
+    gpude at module level, and the traffic model (:mod:`gpude.implementations.masw_gpu.traffic`, newer
+    than some measured trees) only in the functions the parent runs."""
+    import ast
+
+    tree = ast.parse((ROOT / "benchmarks" / "masw_perf.py").read_text())
+    top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    assert not [n for n in top if "gpude" in ast.unparse(n)]
+    users = {f.name for f in tree.body if isinstance(f, ast.FunctionDef)
+             for n in ast.walk(f) if isinstance(n, ast.ImportFrom) and "traffic" in (n.module or "")}
+    assert users == {"counted_run", "main"}

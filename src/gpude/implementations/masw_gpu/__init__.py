@@ -62,7 +62,8 @@ largest ``trials_per_launch``) that fits when it does not.
 The package: :mod:`.state` (the Solis-Wets state's slots), :mod:`.kernels` (the GA and steps-mode
 kernels, the host's step planner), :mod:`.ls` (the fused Solis-Wets application), :mod:`.ga` (the
 crossover that evaluates its children), :mod:`.buffers` (a batch's arrays), :mod:`.options` (the
-options and their defaults) and :mod:`.runner` (:class:`MASWGPU`).
+options and their defaults), :mod:`.runner` (:class:`MASWGPU`) and :mod:`.traffic` (the DRAM traffic
+model of a run, from the runner's counters).
 """
 
 from .buffers import bytes_per_trial

@@ -95,8 +95,8 @@ class MASWGPU(HostSteppedBatch):
 
     Notes
     -----
-    After a run (or a batch) the runner's ``counts`` (the traffic counters of
-    ``benchmarks/masw_perf.py``), ``ls_applications``, ``ls_improved`` and ``phase_s`` are the
+    After a run (or a batch) the runner's ``counts`` (the counters of :mod:`.traffic`'s model, which
+    ``benchmarks/masw_perf.py`` reports), ``ls_applications``, ``ls_improved`` and ``phase_s`` are the
     batch's: summed over its trials, except ``ga_steps`` (GA steps launched: one for all the trials)
     and ``phase_s`` (the batch's time in each phase).
     """
@@ -226,7 +226,7 @@ class MASWGPU(HostSteppedBatch):
         self.phase_s = {"ga": 0.0, "ls": 0.0}
         # profiling: each module's time after waiting for its launches (NO_CLOCK: nothing waits)
         self.clock = ModuleClock(wait=lambda: self.stream.synchronize()) if self.profile else NO_CLOCK
-        # what the kernels did, for the traffic model of benchmarks/masw_perf.py (rows of D values),
+        # what the kernels did, for the traffic model (.traffic: rows of D values),
         # summed over the batch's trials (ga_steps: the steps launched, one for all the trials)
         self.counts = dict(ga_steps=0, children=0, dist_pairs=0, dist_rows=0, parent_rows=0, moves=0, copies=0,
                            ls_evaluations=0, ls_steps=0, ls_accepted=0, new_chains=0, fused_children=0)
