@@ -58,15 +58,6 @@ def pytest_sessionstart(session):
         run_trial(implementation=implementation, function="Q01", dim=10, popsize=8, max_fes=40, seed=1)
 
 
-def pytest_xdist_auto_num_workers(config):
-    # `-n auto` (pyproject's addopts): one worker more than the cores. Many tests spend much of their
-    # time waiting on processes of their own (snakemake, `gpude run`, SLURM's status checks), and a
-    # spare worker keeps the cores busy meanwhile: on a 2-core machine (CI's size) the suite took 7:45
-    # with three workers, 10:10 with two and 8:19 with four (the end-to-end test's share shrinking).
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return cores + 1
-
-
 def pytest_collection_modifyitems(config, items):
     # the long end-to-end tests (marked slow) first: the workers start them early and end together,
     # instead of one worker running a minute-long test at the end while the other idles
