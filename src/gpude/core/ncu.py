@@ -41,11 +41,13 @@ def kernel_bytes(path: Path):
     the counters closed to the user) is a RuntimeError with the log's end."""
     import pandas as pd
 
+    from .io import read_csv
+
     text = Path(path).read_text()
     start = text.find('"ID"')
     if start < 0:
         raise RuntimeError(f"no metrics in ncu's log {path}: {text[-2000:]}")
-    t = pd.read_csv(io.StringIO(text[start:]), thousands=",")
+    t = read_csv(io.StringIO(text[start:]), thousands=",")
     t = t[t["Metric Name"].isin(METRICS)]
     t = t.assign(kernel=t["Kernel Name"].astype(str).str.split(r"[\[(]", regex=True).str[0].str.strip(),
                  value=pd.to_numeric(t["Metric Value"]))
