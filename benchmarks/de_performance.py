@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 from numba import cuda  # noqa: E402,F401  (so the provenance names the GPU)
 
 from gpude.core import provenance  # noqa: E402
-from gpude.functions import list_functions  # noqa: E402
 from gpude.core.io import write_csv_atomic  # noqa: E402
+from gpude.functions import list_functions  # noqa: E402
 from gpude.run.trial import make_runner  # noqa: E402
 
 SETTING = dict(dim=100, popsize=250, F=0.5, CR=0.3, max_fes=10_000_000)

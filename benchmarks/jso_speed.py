@@ -19,8 +19,8 @@ import time
 
 import numpy as np
 
-from gpude.core import provenance
 from gpude.algorithms.jso import jso_popsize
+from gpude.core import provenance
 from gpude.core.io import write_csv_atomic
 from gpude.run.trial import make_runner
 

@@ -31,8 +31,8 @@ COLUMNS = ("problem", "dim", "popsize", "implementation", "F", "CR", "seconds", 
 
 
 def measure(problem, dim, popsize, CR, implementation, seconds, seed=1) -> dict:
-    from gpude.problems import get_problem
     from gpude.core.provenance import record
+    from gpude.problems import get_problem
     from gpude.run.trial import make_runner
 
     instance = get_problem(problem, None if dim == "instance" else int(dim))

@@ -47,8 +47,8 @@ COLUMNS = ("device", "dim", "function", "module", "seconds", "share", "wall_time
 def settings(experiment_path, function: str, dim: int) -> dict:
     """What the experiment fixes for one (function, D) run of MA-SW-Chains: popsize, max_fes, dtype,
     target, seed (trial 0's) and the algorithm's parameters."""
-    from gpude.study import experiment as ex
     from gpude.core.rng import trial_seed
+    from gpude.study import experiment as ex
 
     e = ex.load_experiment(str(experiment_path))
     popsize = int(ex.popsizes_of(e, "masw")[0])

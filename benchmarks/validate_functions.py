@@ -37,8 +37,8 @@ from numba import cuda  # noqa: E402
 
 from gpude.core import provenance  # noqa: E402
 from gpude.core.gpu_runtime import event_seconds  # noqa: E402
-from gpude.functions import DIMS, get_function, gpu, list_functions  # noqa: E402
 from gpude.core.io import write_csv_atomic  # noqa: E402
+from gpude.functions import DIMS, get_function, gpu, list_functions  # noqa: E402
 
 SEED = 20261121
 TOL64 = 1e-9  # relative, with the same absolute floor (shared/cec_reference/README.md)

@@ -27,9 +27,9 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from gpude.run import verify
 from gpude.algorithms import load_plugins
 from gpude.core.io import read_csv, write_csv_atomic
+from gpude.run import verify
 
 REMAKABLE = ["target", "budget"]  # --remakable's statuses (a run whose clock ran out cannot be re-made)
 

@@ -1,12 +1,16 @@
-import json, sys
+import json
+import sys
+
 import numpy as np
-import gpude  # noqa: F401
 from numba import float64
+
+import gpude  # noqa: F401
 from gpude.functions import get_function, gpu
 from gpude.implementations import all_gpu
-from gpude.implementations.masw_gpu import build_gpu_masw
 from gpude.implementations.block import build_block_kernel
+from gpude.implementations.masw_gpu import build_gpu_masw
 from gpude.implementations.resident import build_resident_kernel
+
 
 class Codegen:
     def magic_tuple(self):

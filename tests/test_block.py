@@ -7,10 +7,10 @@ import os
 
 import numpy as np
 import pytest
+from test_resident import bad_option_cases
 
 from gpude.core.errors import InvalidInputError
 from gpude.run.trial import make_runner
-from test_resident import bad_option_cases
 
 pytestmark = pytest.mark.cudasim
 

@@ -371,7 +371,7 @@ def test_an_interrupt_stops_the_running_processes_and_keeps_what_ran(tmp_path, m
 def test_a_shared_cells_first_trials_are_timed_in_lanes(tmp_path, monkeypatch, capsys):
     """--alone K --alone-lanes L: a shared cell's trials 0..K-1 run first, L at a time with nothing
     beside them (rows exclusive-cpu:L), the rest shared; a trial below K timed shared is stale."""
-    from gpude.campaign import cli, run as run_module
+    from gpude.campaign import run as run_module
 
     experiment = _experiment(tmp_path, trials=4, timing={"default": "shared"})
     cells = campaign.grid(campaign.load_experiment(experiment), alone=2, alone_lanes=3)

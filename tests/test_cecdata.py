@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from gpude import cecdata
-from gpude.cecdata import CECDataError, REQUIRED_FILES, fetch as cecfetch
+from gpude.cecdata import REQUIRED_FILES, CECDataError
+from gpude.cecdata import fetch as cecfetch
 
 # The organisers' own input data files, which the repository does not commit: GPUDE_CEC_OFFICIAL=DIR names a
 # folder with DIR/<suite>/input_data/<name> as in their archives (data/cec/PROVENANCE.md names them; the CEC

@@ -4,12 +4,11 @@ the operators on hand-made cases, the CPU DE, and the two-kernel GPU DE against 
 import numpy as np
 import pytest
 
-from gpude.algorithms.de import (BEST1, BIN, CLIP, CURRENT_TO_BEST1, EXP, RAND1, DEParams,
-                                 build_de_ops)
+from gpude.algorithms.de import BEST1, BIN, CLIP, CURRENT_TO_BEST1, EXP, RAND1, DEParams, build_de_ops
 from gpude.core.errors import InvalidInputError
+from gpude.core.rng import build_rng, seed_key
 from gpude.functions import get_function
 from gpude.implementations.cpu_de import build_cpu_de
-from gpude.core.rng import build_rng, seed_key
 from gpude.run.trial import make_runner
 
 OPS = build_de_ops(np.float64, "cpu")
@@ -185,8 +184,8 @@ def test_only_des_implementations_run_des_variant_check(monkeypatch, algorithm, 
     # require_variant_support is DE's: the DE device loops run it, the shared device loop
     # (DeviceLoopImplementation.__init__, PSO's too) and scatter search's loop do not
     import gpude.algorithms.de as de
-    from gpude.implementations import registry
     from gpude.algorithms import params_class
+    from gpude.implementations import registry
 
     calls = []
     monkeypatch.setattr(de, "is_default_variant", lambda params: calls.append(params) or True)

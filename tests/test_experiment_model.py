@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from gpude.study import experiment as model
 from gpude.campaign import cells as campaign_cells
 from gpude.campaign.interleave import interleaved_jobs
+from gpude.study import experiment as model
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = sorted((ROOT / "config/experiments").glob("*.yaml"))

@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from _helpers import with_path
-from gpude.core import io
+
 from gpude import run_trial
-from gpude.core.errors import GPUOutOfMemoryError, GpudeError
+from gpude.core import io
+from gpude.core.errors import GpudeError, GPUOutOfMemoryError
 
 ROOT = Path(__file__).resolve().parents[1]
 

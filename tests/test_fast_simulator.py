@@ -7,9 +7,8 @@ import os
 
 import numpy as np
 import pytest
-from numba import cuda
-
 from _fast_simulator import install
+from numba import cuda
 
 # the same tests pass on the stock simulator (GPUDE_TEST_STOCK_SIMULATOR=1): the rules are its own,
 # except its shared-array allocation race, fixed here

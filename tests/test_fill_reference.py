@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 from _helpers import one_gpu_two_cores
 
-from gpude.study import experiment as experiment_model
 from gpude.campaign import fill_reference as fill
 from gpude.core.errors import GpudeError
 from gpude.core.io import write_csv_atomic
 from gpude.run.rows import load_traces, merge_traces, thin_trace
+from gpude.study import experiment as experiment_model
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,8 +10,7 @@ import pytest
 
 from gpude.cecdata import CECDataError
 from gpude.core.errors import InvalidInputError, UnknownFunctionError, UnsupportedDimensionError
-from gpude.functions import get_function, list_functions
-from gpude.functions import basic
+from gpude.functions import basic, get_function, list_functions
 from gpude.functions.program import hybrid_group_sizes
 from gpude.functions.suites import FUNCTIONS
 

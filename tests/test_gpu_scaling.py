@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 import yaml
 
+from gpude.implementations import registry
 from gpude.study import experiment as experiment_model
 from gpude.study import gpu_scaling
-from gpude.implementations import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = ROOT / "results/benchmarks/gpu_scaling/h100x4_scaling_886691b"

@@ -12,9 +12,9 @@ import pytest
 
 from gpude.core.errors import GpudeError
 from gpude.core.fma import fma_cpu, fma_numpy
+from gpude.core.rng import build_rng, seed_key, uniforms
 from gpude.implementations.cpu_de import build_cpu_de
 from gpude.problems import LinearOrdering, TaskScheduling
-from gpude.core.rng import build_rng, seed_key, uniforms
 from gpude.run.trial import make_runner
 
 RNG = np.random.default_rng(3)

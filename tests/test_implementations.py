@@ -13,11 +13,11 @@ import sys
 import numpy as np
 import pytest
 
-from gpude.implementations import registry
 from gpude import run_trial
 from gpude.algorithms.de import build_de_ops
 from gpude.core.errors import InvalidInputError
 from gpude.core.rng import seed_key
+from gpude.implementations import registry
 from gpude.run.trial import make_runner
 
 IMPLEMENTATIONS = [e.implementation for e in registry.entries() if e.algorithm == "de"]

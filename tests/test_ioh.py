@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from gpude.core.errors import GpudeError
-from gpude.study.ioh import export, read_dat
 from gpude.run.rows import load_traces
+from gpude.study.ioh import export, read_dat
 
 ROOT = Path(__file__).resolve().parents[1]
 REF = ROOT / "results" / "reference" / "nvidia-h200" / "qin"

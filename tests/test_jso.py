@@ -9,11 +9,21 @@ import pytest
 from numba import cuda  # (module level: the simulator swaps the module a kernel names in its globals)
 
 from gpude import run_trial
-from gpude.algorithms.jso import (F_ATTEMPTS, FIXED_SLOTS, JSOParams, LSHADEParams, build_jso_ops, c_round,
-                                  jso_popsize, lehmer, lshade_popsize, slots_per_row)
+from gpude.algorithms.jso import (
+    F_ATTEMPTS,
+    FIXED_SLOTS,
+    JSOParams,
+    LSHADEParams,
+    build_jso_ops,
+    c_round,
+    jso_popsize,
+    lehmer,
+    lshade_popsize,
+    slots_per_row,
+)
 from gpude.core.errors import InvalidInputError
-from gpude.implementations.jso_sequential import build_cpu_jso
 from gpude.core.rng import seed_key
+from gpude.implementations.jso_sequential import build_cpu_jso
 
 OPS = build_jso_ops(np.float64, "cpu")
 KEY = seed_key(7)

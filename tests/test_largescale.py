@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 from gpude.core.errors import UnknownFunctionError, UnsupportedDimensionError
-from gpude.functions import get_function, list_functions
-from gpude.functions import cec2010
+from gpude.functions import cec2010, get_function, list_functions
 
 # F(0) by the official C++ code (qzcwx/CEC2010SS-LSGO-Benchmarks-CPP @ cbcb14f): D = 1,000 and D = 100,000
 OFFICIAL = {

@@ -5,8 +5,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from gpude.implementations.launch import (LIMITS, DeviceLimits, LaunchConfig, choose_launch,
-                                          limits_from_device, next_power_of_two, occupancy)
+from gpude.implementations.launch import (
+    LIMITS,
+    DeviceLimits,
+    LaunchConfig,
+    choose_launch,
+    limits_from_device,
+    next_power_of_two,
+    occupancy,
+)
 
 SM90, SM86, SM75, SM61, SM35 = (LIMITS[n] for n in ("sm_90", "sm_86", "sm_75", "sm_61", "sm_35"))
 

@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from gpude.implementations import registry
 from gpude.core.errors import InvalidInputError
+from gpude.implementations import registry
 from gpude.problems import LinearOrdering, TaskScheduling
 from gpude.run.rows import trial_row
 from gpude.run.trial import make_runner

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpude.problems import instances
 from gpude.core.errors import GpudeError
+from gpude.problems import instances
 
 ROOT = Path(__file__).resolve().parents[1]
 # the instance files are not ours to commit: tests of real instances read them where `gpude fetch-data lolib`

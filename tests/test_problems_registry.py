@@ -14,8 +14,8 @@ from gpude.cli import main
 from gpude.core.errors import InvalidInputError, UnknownFunctionError, UnsupportedDimensionError
 from gpude.functions import get_function, list_functions
 from gpude.functions.function import canonical_id
-from gpude.problems.instances import find_instance
 from gpude.problems import registry
+from gpude.problems.instances import find_instance
 
 FUNCTION_SUITES = ("janssen", "qin_cec2005", "nashed", "cec2017", "lastra", "cec2010")
 INSTANCE_SUITES = ("lop", "lolib", "n-lolib", "etc")

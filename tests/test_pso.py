@@ -6,10 +6,10 @@ import pytest
 
 from gpude.algorithms.pso import PSOParams, build_pso_ops
 from gpude.core.errors import InvalidInputError
+from gpude.core.rng import seed_key
 from gpude.functions import get_function
 from gpude.implementations.pso_gpu import PSOGPU
 from gpude.implementations.pso_sequential import PSOSequential
-from gpude.core.rng import seed_key
 
 OPS = build_pso_ops(np.float64, "cpu")
 FN = get_function("Q04", 10)

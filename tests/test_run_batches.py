@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from test_cli_run import call  # gpude.cli.main in this process: status, stdout, stderr
 
 REPO = Path(__file__).resolve().parents[1]

@@ -5,6 +5,7 @@ lease is released however the run ends."""
 from __future__ import annotations
 
 import pytest
+from test_experiment_model import FILES, registry_kept
 
 from gpude import cli
 from gpude.campaign import cells as campaign_cells
@@ -12,8 +13,6 @@ from gpude.core import gpu_lease
 from gpude.core.errors import GpudeError
 from gpude.run.spec import RunSpec
 from gpude.study import experiment as model
-
-from test_experiment_model import FILES, registry_kept
 
 RUN = ["run", "--implementation", "sequential", "--function", "f01", "--dim", "10", "--popsize", "10",
        "--max-fes", "100", "--trials", "2", "--first-trial", "3", "--seed", "7", "--suite", "s", "--param", "tau1=0.1"]

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from test_workflow import SMOKE, copy_workflow, smoke_run  # noqa: F401 (a fixture: the smoke experiment run here)
 
 #: A hang (the plugin waiting for ever on a job it cannot see end) fails the test after this long.

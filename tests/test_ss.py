@@ -6,11 +6,11 @@ import os
 import numpy as np
 import pytest
 
-from gpude.algorithms.ss import SSParams, build_ss_ops, layout, pair_arrays
+from gpude.algorithms.ss import SSParams, layout, pair_arrays
 from gpude.core.errors import InvalidInputError
+from gpude.core.rng import seed_key
 from gpude.functions import get_function
 from gpude.implementations.ss_sequential import SSSequential, build_cpu_ss
-from gpude.core.rng import seed_key
 
 SMALL = dict(popsize=12, ref_best=4, ref_diverse=1, ls_steps=3)
 

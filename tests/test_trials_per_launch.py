@@ -8,12 +8,12 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from test_implementations import ALGORITHMS
 
-from gpude.implementations import registry
 from gpude.core.errors import InvalidInputError
+from gpude.implementations import registry
 from gpude.implementations.batched import BatchedImplementation, fair_shares
 from gpude.run.trial import make_runner
-from test_implementations import ALGORITHMS
 
 # every batched implementation, as the registry has them (a new one joins the battery by its class)
 DEVICE_LOOPS = [(e.algorithm, e.implementation) for e in registry.entries()

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from gpude import cli
-from gpude.run import verify
 from gpude.core.errors import InvalidInputError
 from gpude.core.io import read_csv, write_csv_atomic
+from gpude.run import verify
 
 pytestmark = pytest.mark.io
 

@@ -15,7 +15,6 @@ from gpude.study import batch_inputs, batch_resources, cluster, paper_targets
 from gpude.study.experiment import Experiment
 from gpude.study.host_shape import TIMING_SLOTS
 
-
 # --- cluster ---------------------------------------------------------------------------------------
 
 def test_sigterm_takes_ctrl_c_s_path_on_a_cluster_only():

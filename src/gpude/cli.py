@@ -26,8 +26,11 @@ import time
 
 import numpy as np
 
-from .core.arguments import float_above as _float_above, gpu_choice as _gpu_choice, int_at_least as _int_at_least
-from .core.errors import GpudeError, OneLineArgumentParser as _Parser, say_error
+from .core.arguments import float_above as _float_above
+from .core.arguments import gpu_choice as _gpu_choice
+from .core.arguments import int_at_least as _int_at_least
+from .core.errors import GpudeError, say_error
+from .core.errors import OneLineArgumentParser as _Parser
 from .run.spec import add_configuration_arguments, add_run_arguments
 
 
@@ -195,9 +198,9 @@ def _cmd_run_batches(args) -> int:
 def _cmd_merge(args) -> int:
     from pathlib import Path
 
-    from .study.experiment import concat_trials
     from .core.io import read_csv, write_csv_atomic
     from .run.rows import merge_traces
+    from .study.experiment import concat_trials
 
     frames = [read_csv(p) for p in args.inputs]
     merged = concat_trials(frames, "the inputs (remove the stale batch file)")
@@ -234,11 +237,11 @@ def _cmd_verify(args) -> int:
     """Re-make sampled rows of a trials table on this machine (gpude.run.verify); exit 1 when one differs."""
     from collections import Counter
 
-    from .core.gpu_lease import held
-    from .run import verify
     from .algorithms import load_plugins
-    from .implementations.external import load_programs
+    from .core.gpu_lease import held
     from .core.io import read_csv, write_csv_atomic
+    from .implementations.external import load_programs
+    from .run import verify
 
     load_plugins(args.plugin)
     load_programs(args.programs)
@@ -293,8 +296,8 @@ def _cmd_paper_gpu_scaling(args) -> int:
     """The committed scaling runs' table and figure and the projection (gpude.report.runs_per_hour)."""
     from pathlib import Path
 
-    from .study.projection import EXPERIMENTS_DIR, PAPER_EXPERIMENTS, REFERENCE_ROOT
     from .report.runs_per_hour import write_outputs
+    from .study.projection import EXPERIMENTS_DIR, PAPER_EXPERIMENTS, REFERENCE_ROOT
 
     for name in args.experiment or []:
         if not (EXPERIMENTS_DIR / f"{name}.yaml").is_file():

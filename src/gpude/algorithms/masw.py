@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from types import SimpleNamespace
 
 import numpy as np
@@ -168,7 +168,7 @@ def first_unit(popsize: int) -> int:
     return 2 * popsize - 1
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_masw_ops(dtype, target: str = "cpu") -> SimpleNamespace:
     """The operators for one floating type, compiled for ``"cpu"`` or ``"cuda"``.
 

@@ -34,7 +34,7 @@ as a fraction of the box width (see :mod:`gpude.algorithms.ss` for scatter searc
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache
 from types import SimpleNamespace
 
 import numpy as np
@@ -47,7 +47,7 @@ from .base import operator_jit
 SUCCESS_LIMIT, FAILURE_LIMIT = 5, 3
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_sw_ops(dtype, target: str = "cpu") -> SimpleNamespace:
     """The Solis-Wets operators for one floating type, compiled for ``"cpu"`` or ``"cuda"``.
 

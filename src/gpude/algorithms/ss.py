@@ -50,7 +50,7 @@ Random numbers (counter-based, :mod:`gpude.core.rng`): draw ``counter(g, unit, s
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from types import SimpleNamespace
 
 import numpy as np
@@ -155,7 +155,7 @@ def layout(params: SSParams, dim: int) -> tuple[int, int]:
     return params.n_children + params.popsize, dim + 2 * dim * params.ls_steps
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_ss_ops(dtype, target: str = "cpu") -> SimpleNamespace:
     """The scatter-search operators for one floating type, compiled for ``"cpu"`` or ``"cuda"``.
 

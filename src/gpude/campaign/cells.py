@@ -9,9 +9,9 @@ import fnmatch
 
 import yaml
 
-from ..study import experiment as model
 from ..core.errors import GpudeError
 from ..core.provenance import REPO
+from ..study import experiment as model
 
 #: the workflow's batch path (an experiment with a parameter grid: :func:`gpude.study.experiment.batch_path`)
 BATCH = model.BATCH

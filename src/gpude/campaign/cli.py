@@ -17,8 +17,8 @@ from ..core.io import read_csv
 from .cells import CELL, ROOT, grid, load_experiment, parse_trials
 from .merge import merge
 from .plan import batch_share, campaign_rows, groups, machine_gpu, projections, ranges, reference_machine, todo
-from .run import (archive, check_machine, host_gpus, host_machine, pack_instances, run as run_groups, runs_on_gpu,
-                  unpack_instances)
+from .run import archive, check_machine, host_gpus, host_machine, pack_instances, runs_on_gpu, unpack_instances
+from .run import run as run_groups
 
 
 def main(argv=None) -> int:

@@ -43,8 +43,8 @@ import numpy as np
 import pandas as pd
 
 from ..core.errors import GpudeError
-from ..study.experiment import concat_trials, refuse_failed
 from ..core.io import read_csv
+from ..study.experiment import concat_trials, refuse_failed
 from . import cells as _cells
 from .cells import BATCH, DEFAULTS, LOG, ROOT, Cell, gpude_command, grid, row_key, rule_command
 from .merge import replace_checked
@@ -178,8 +178,8 @@ def check_merge(old, old_text, new, merged_csv, old_traces, merged_traces) -> No
 
 def verify(experiment: dict, cells: list[Cell], reference_dir: Path) -> list[str]:
     """Problems with the reference for the cells: missing or extra trials, traces, seeds ([] = none)."""
-    from ..run.rows import load_traces
     from ..core.rng import trial_seed
+    from ..run.rows import load_traces
 
     table = read_csv(reference_dir / "trials.csv")
     traces = load_traces(reference_dir / "traces.npz")

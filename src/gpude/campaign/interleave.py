@@ -21,8 +21,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ..study import experiment as model
 from ..core.errors import GpudeError
+from ..study import experiment as model
 from .cells import load_experiment
 
 
@@ -40,8 +40,8 @@ def interleaved_jobs(experiment: dict, path: str) -> list[dict]:
     cells = {}
     for b in batches:
         cells.setdefault((b.setting, b.function, b.dim, b.popsize, b.dtype), len(cells))
-    order = {i: k for k, i in enumerate((experiment["algorithms"][batches[0].algorithm]["implementations"]
-                                         if batches else []))}
+    order = {i: k for k, i in enumerate(experiment["algorithms"][batches[0].algorithm]["implementations"]
+                                         if batches else [])}
     batches.sort(key=lambda b: (b.chunk, cells[b.setting, b.function, b.dim, b.popsize, b.dtype],
                                 order[b.implementation]))
     jobs = []

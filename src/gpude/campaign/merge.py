@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 
 from ..core.errors import GpudeError
-from ..study.experiment import concat_trials, refuse_failed
 from ..core.io import read_csv, write_atomic, write_csv_atomic
 from ..core.machines import machine_label
+from ..study.experiment import concat_trials, refuse_failed
 from .cells import CELL, Cell, launch_size, row_key
 from .plan import real_gpu, stale_reason
 

@@ -26,8 +26,8 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
-import zlib
 import threading
+import zlib
 from pathlib import Path
 
 import numpy as np

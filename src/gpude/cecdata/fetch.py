@@ -33,8 +33,17 @@ import zipfile
 import zlib
 from pathlib import Path
 
-from . import (GZ_SUFFIX, REQUIRED_FILES, SUMS_NAME, CECDataError, compress, data_dir, format_sums,
-               parse_sums, sha256_file)
+from . import (
+    GZ_SUFFIX,
+    REQUIRED_FILES,
+    SUMS_NAME,
+    CECDataError,
+    compress,
+    data_dir,
+    format_sums,
+    parse_sums,
+    sha256_file,
+)
 
 __all__ = [
     "FetchError",
@@ -390,7 +399,7 @@ def fetch(
                 log(f"{dest}: all {len(digests)} files already match {WHEEL_NAME}; nothing to do.")
                 return action
             _write_durably(staging / SUMS_NAME, format_sums(digests).encode())
-            date = _dt.datetime.now(_dt.timezone.utc).date().isoformat()
+            date = _dt.datetime.now(_dt.UTC).date().isoformat()
             text = provenance_text(digests, expected_sha256, command, date)
             _write_durably(staging / PROVENANCE_NAME, text.encode())
             _write_durably(staging / GITATTRIBUTES_NAME, GITATTRIBUTES_TEXT.encode())

@@ -154,7 +154,7 @@ class GpuLease:
             for var in (INDEX_VAR, UUID_VAR, NAME_VAR):  # rows made from now on were not under it
                 os.environ.pop(var, None)
 
-    def __enter__(self) -> "GpuLease":
+    def __enter__(self) -> GpuLease:
         return self
 
     def __exit__(self, *exc) -> None:

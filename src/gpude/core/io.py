@@ -79,7 +79,7 @@ def _reads_exactly(options: dict) -> bool:
     return got.dtype == np.float64 and np.array_equal(got.view(np.int64), values.view(np.int64))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def float_options() -> dict | None:
     """The ``read_csv`` options under which the installed pandas parses floats exactly, found by
     what its parser does (not by its version number): ``{}`` where the default parser is exact,

@@ -11,7 +11,7 @@ import os
 import platform
 import re
 import subprocess
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
@@ -41,7 +41,7 @@ def git_commit() -> str:
         return "unknown"
 
 
-@lru_cache(maxsize=None)
+@cache
 def software() -> dict:
     """Versions of Python and the numerical stack."""
     import numba
@@ -70,7 +70,7 @@ def _boot_id() -> str:
         return ""
 
 
-@lru_cache(maxsize=None)
+@cache
 def cpu() -> dict:
     return {"cpu": _cpu_model(), "cpu_cores": os.cpu_count() or 1, "host": platform.node(),
             "boot_id": _boot_id()}
@@ -86,7 +86,7 @@ def gpu() -> dict:
     return _gpu_info()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _gpu_info() -> dict:
     from numba import cuda
 
@@ -129,7 +129,7 @@ def record(uses_gpu: bool | None = None) -> dict:
     made the rows ran on the GPU (False: ``gpu='none'`` even where this process has CUDA, as when a CPU
     batch follows a GPU batch in one process); None: as :func:`gpu` finds."""
     return {**(gpu() if uses_gpu is not False else {"gpu": "none"}), **cpu(), **software(), "git_commit": git_commit(),
-            "timestamp_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+            "timestamp_utc": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
 
 
 def slug(text: str) -> str:

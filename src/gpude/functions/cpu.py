@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
+from functools import cache
 
 import numba
 import numpy as np
@@ -24,7 +24,7 @@ from .program import FEATURES_TRIG, Program
 from .suites import HYBRID, HYBRID_COMPOSITION, SIMPLE
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_cpu_evaluator(dtype=np.float64):
     """Compile (or load from numba's cache) the CPU evaluator for ``dtype``.
 
@@ -168,7 +168,7 @@ def build_cpu_evaluator(dtype=np.float64):
     return evaluate_rows, evaluate_one
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_parallel_evaluator(dtype=np.float64):
     """``evaluate_rows`` with the rows split over numba's worker threads (``prange``).
 

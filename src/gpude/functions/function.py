@@ -19,6 +19,7 @@ from . import cpu
 from .program import Program, build_program
 from .suites import CEC_FUNCTIONS, FUNCTIONS, SUITES, FunctionDef
 
+
 class BenchmarkFunction:
     """One benchmark function at one dimension, with its official data loaded.
 

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 import threading
 import warnings
 from dataclasses import dataclass
@@ -60,14 +59,15 @@ def no_performance_warnings():
             warnings.simplefilter("ignore", category)
         yield
 
-from ..core.errors import GPUUnavailableError, InvalidInputError
-from . import basic
-from .program import FEATURES_TRIG, Program
-from .suites import COMPOSITION, HYBRID, HYBRID_COMPOSITION, SIMPLE
+from ..core.errors import InvalidInputError
+
 # below the problems layer (also imported from here by older code); os and GPUUnavailableError above
 # are left over from require_gpu, kept while another branch edits the lines around them
 from ..core.gpu_runtime import require_gpu, simulator_enabled  # noqa: E402
 from ..core.prebound import PreboundLaunch  # noqa: E402
+from . import basic
+from .program import FEATURES_TRIG, Program
+from .suites import COMPOSITION, HYBRID, HYBRID_COMPOSITION, SIMPLE
 
 MAX_THREADS = 1024
 

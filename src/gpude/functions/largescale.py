@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -39,8 +39,25 @@ from ..core.errors import InvalidInputError, UnsupportedDimensionError
 from ..problems.base import DEVICES, resolve_dtype
 from . import cec2010
 from .largescale_terms import (  # noqa: F401  (the formulas, imported from here too)
-    ACKLEY, ACKLEY_ROT, DISCUS, ELLIPTIC, ELLIPTIC_ROT, GRIEWANK, HEAD_CODES, NEXT_CODES, RASTRIGIN, ROSEN,
-    ROSEN_GROUPS, ROSEN_HALF, ROSEN_HEAD, SALOMON, SCHWEFEL12, SUM_SQUARES, TWO_ACC_CODES, build_terms)
+    ACKLEY,
+    ACKLEY_ROT,
+    DISCUS,
+    ELLIPTIC,
+    ELLIPTIC_ROT,
+    GRIEWANK,
+    HEAD_CODES,
+    NEXT_CODES,
+    RASTRIGIN,
+    ROSEN,
+    ROSEN_GROUPS,
+    ROSEN_HALF,
+    ROSEN_HEAD,
+    SALOMON,
+    SCHWEFEL12,
+    SUM_SQUARES,
+    TWO_ACC_CODES,
+    build_terms,
+)
 
 #: Lastra et al. give neither domain nor shift. Their distances to the optimum are a per-coordinate
 #: RMS of about 0.9 for all six functions at every D (the search moves little: 500,000 FEs for
@@ -131,7 +148,7 @@ def lastra_shift(dim: int) -> np.ndarray:
     return lo + (hi - lo) * draws
 
 
-@lru_cache(maxsize=None)
+@cache
 def _uniform_filler():
     import numba
 
@@ -149,7 +166,7 @@ def _uniform_filler():
     return fill
 
 
-@lru_cache(maxsize=None)
+@cache
 def _cpu_row_evaluator():
     import numba
 
@@ -318,7 +335,7 @@ class LargeScaleFunction:
     __call__ = evaluate
 
 
-@lru_cache(maxsize=None)
+@cache
 def _cpu_parallel_rows():
     import numba
 

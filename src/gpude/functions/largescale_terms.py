@@ -9,7 +9,7 @@ import that evaluator in turn.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache
 
 # formula codes
 RASTRIGIN, GRIEWANK, SALOMON, DISCUS, SUM_SQUARES, SCHWEFEL12 = range(6)
@@ -23,7 +23,7 @@ TWO_ACC_CODES = (GRIEWANK, ACKLEY, ACKLEY_ROT)
 NEXT_CODES = (ROSEN_HALF, ROSEN_GROUPS, ROSEN)
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_terms(target: str = "cpu"):
     """The per-coordinate terms and closing formulas, compiled for ``"cpu"`` or ``"cuda"``
     (float64 arithmetic: the coordinates may be stored as float32, the sums of millions of terms

@@ -23,8 +23,8 @@ is garbled or ambiguous, ``docs/functions.md`` says which reading is implemented
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 

@@ -10,21 +10,21 @@ replacement a block per individual. The "solution found" test is on the GPU
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from numba import cuda
 
 from ..algorithms.de import build_de_ops, require_variant_support
-from ..functions import gpu
 from ..core.errors import require_positive_int
-from .device_loop import GRAPH_GENERATIONS, DeviceLoopImplementation, init_stats_kernel, select_block
 from ..core.prebound import PreboundLaunch
+from ..functions import gpu
+from .device_loop import GRAPH_GENERATIONS, DeviceLoopImplementation, init_stats_kernel, select_block
 
 MAX_ELEMENTWISE_THREADS = 256
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_kernels(dtype):
     """The operator kernels. Arrays carry the trials of a batch first: pop (B, NP, D), idx
     (B, NP, 4), keys (B,); element-wise kernels use a flat thread index over (trial, individual,

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..algorithms.base import RunParams
-from ..functions.function import BenchmarkFunction
 from ..core.rng import seed_key
+from ..functions.function import BenchmarkFunction
 
 
 @dataclass

@@ -35,15 +35,15 @@ memory holds a warp's trial vector and evaluation buffers: ``W = min(16, NP, wha
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from numba import cuda
 
 from ..algorithms.de import build_de_ops
 from ..core.errors import InvalidInputError
-from ..functions import gpu
 from ..core.gpu_runtime import simulator_enabled
+from ..functions import gpu
 from .device_loop import NO_HIT, mark_hit
 from .resident import CHUNK_GENERATIONS, ResidentDE
 
@@ -68,7 +68,7 @@ def block_warps(popsize: int, dim: int, buf: int, dtype, most: int = MAX_WARPS) 
     return int(min(int(most), int(popsize), fits))
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_block_kernel(warp_evaluate, dtype, threads, buf, dim):
     """The kernel for one warp-evaluator build (function, D, dtype) and ``threads`` (32 W) a block,
     with ``de/resident``'s arguments: ``block_kernel[B, threads](pop, fit, keys, lower, upper, F, CR,

@@ -7,7 +7,7 @@ differently. All three run every mutation and crossover of :mod:`gpude.algorithm
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numba
 import numpy as np
@@ -15,7 +15,7 @@ import numpy as np
 from ..algorithms.de import EXP, RAND1, build_de_ops
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_cpu_de(dtype):
     ops = build_de_ops(dtype, "cpu")
     init_value, pick, counter, uniform = ops.init_value, ops.pick, ops.counter, ops.uniform

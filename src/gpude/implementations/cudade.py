@@ -16,7 +16,7 @@ batch (``run_batch``) are the grid's y dimension, as in the other device loops.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numba
 import numpy as np
@@ -24,14 +24,14 @@ from numba import cuda
 
 from ..algorithms.de import build_de_ops, require_variant_support
 from ..core.errors import require_positive_int
+from ..core.prebound import PreboundLaunch
 from ..functions import gpu
 from .device_loop import DeviceLoopImplementation, mark_hit
-from ..core.prebound import PreboundLaunch
 
 BLOCKS, THREADS = 240, 64  # cudaDE's fixed configuration
 
 
-@lru_cache(maxsize=None)
+@cache
 def host_indices(dtype):
     """A numba CPU function filling ``idx`` (B, NP, 4) with generation g's indices of every trial."""
     pick = build_de_ops(dtype, "cpu").pick
@@ -46,7 +46,7 @@ def host_indices(dtype):
     return fill
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_kernels(fid, dim, dtype):
     """I+E, M+C and E+R for one (function, D, dtype); arrays carry the trials of a batch first
     (pop (B, NP, D), idx (B, NP, 4), keys (B,)), the block's trial is ``blockIdx.y``."""

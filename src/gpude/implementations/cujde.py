@@ -19,19 +19,19 @@ counter-based generator instead (:mod:`gpude.algorithms.jde`), so it makes exact
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from numba import cuda
 
 from ..algorithms.jde import build_jde_ops
+from ..core.prebound import PreboundLaunch
 from ..functions import gpu
 from .all_gpu import _grid, rows
 from .device_loop import DeviceLoopImplementation, init_stats_kernel, select_block
-from ..core.prebound import PreboundLaunch
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_kernels(dtype):
     """The four per-generation kernels; arrays carry the trials of a batch first (pop (B, NP, D),
     Fs (B, NP), keys (B,)), and the block kernels take the trial from ``blockIdx.y``."""

@@ -90,7 +90,7 @@ class ProgramSpec:
     description: str = ""
 
     @classmethod
-    def from_mapping(cls, name: str, spec: dict, base: Path | None = None) -> "ProgramSpec":
+    def from_mapping(cls, name: str, spec: dict, base: Path | None = None) -> ProgramSpec:
         """A spec from a mapping (an experiment file's entry); relative ``source`` paths are taken from
         ``base`` (the file's folder's repository root: the current directory by default)."""
         where = f"program {name!r}"

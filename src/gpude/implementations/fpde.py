@@ -12,22 +12,22 @@ reads are not reproduced (numba-cuda has no texture objects). The trials of a ba
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from numba import cuda
 
 from ..algorithms.de import build_de_ops
+from ..core.prebound import PreboundLaunch
 from ..functions import gpu
 from .all_gpu import AllGPU, rows
 from .base import Implementation
 from .device_loop import init_stats_kernel, mark_hit
-from ..core.prebound import PreboundLaunch
 
 THREADS = 16  # FPDE's block size, for every kernel
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_kernels(dtype):
     """I, P, M, C and R; arrays carry the trials of a batch first (pop (B, NP, D), keys (B,)),
     the block's trial is ``blockIdx.y``, a thread handles individual ``cuda.grid(1)``."""

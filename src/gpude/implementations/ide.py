@@ -23,23 +23,23 @@ compiled kernel's registers, the shared memory per member and the device's limit
 from __future__ import annotations
 
 import sys
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from numba import cuda
 
 from ..algorithms.de import build_de_ops, require_variant_support
+from ..core.prebound import PreboundLaunch
 from ..functions import gpu
 from . import launch
 from .device_loop import DeviceLoopImplementation, mark_hit
-from ..core.prebound import PreboundLaunch
 
 P_THREADS = 128
 P_BATCH = 8  # generations of indices per P launch (one bank)
 DEFAULT_REGISTERS = 64  # assumed where the compiler cannot be asked (the simulator)
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_kernels(fid, dim, dtype, threads_per_member, members_per_block):
     """IE, P and MCER for one (function, D, dtype, launch shape)."""
     from ..functions import get_function

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numba
 import numpy as np
@@ -12,7 +12,7 @@ from .base import HostLoopImplementation
 from .sequential import OneThreadEvaluation
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_cpu_jde(dtype):
     ops = build_jde_ops(dtype, "cpu")
     init_value, pick_by, trial_value, new_params = ops.init_value, ops.pick_by, ops.trial_value, ops.new_params

@@ -26,11 +26,10 @@ from numba import cuda
 
 from ..algorithms.jso import JSOParams, build_jso_ops
 from ..core.errors import InvalidInputError, require_positive_int
-from ..functions import gpu
 from ..core.gpu_runtime import simulator_enabled
 from ..core.prebound import PreboundLaunch
-from .jso_block_kernel import (FLOAT_STATE, FS_BEST, INT_STATE, ST_NP, build_jso_block_kernel,
-                               dynamic_shared_bytes)
+from ..functions import gpu
+from .jso_block_kernel import FLOAT_STATE, FS_BEST, INT_STATE, ST_NP, build_jso_block_kernel, dynamic_shared_bytes
 from .resident import CHUNK_GENERATIONS, ResidentDE
 
 #: warps a block at most (the prototype: 16 a little faster than 8 at D 30)

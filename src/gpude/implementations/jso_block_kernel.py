@@ -29,7 +29,7 @@ and evaluation buffers (static), so a block holds a whole trial's bookkeeping ne
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache
 
 import numba
 import numpy as np
@@ -57,7 +57,7 @@ def dynamic_shared_bytes(np_init: int) -> int:
     return (8 * F64_ARRAYS + 4 * I32_ARRAYS) * int(np_init)
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_jso_block_kernel(warp_evaluate, dtype, warps: int, buf: int, dim: int, settings):
     """The kernel for one (function build, D, dtype, warps a block, settings).
 

@@ -15,7 +15,7 @@ used (NP shrinks, so a generation's FEs vary).
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numba
 import numpy as np
@@ -27,7 +27,7 @@ from .sequential import OneThreadEvaluation
 NP_, A_, CAP_, POS_ = 0, 1, 2, 3  # the int state's fields
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_cpu_jso(dtype):
     ops = build_jso_ops(dtype, "cpu")
     init_value, draw_memory_slot, slot_means = ops.init_value, ops.draw_memory_slot, ops.slot_means

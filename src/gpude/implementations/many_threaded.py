@@ -32,7 +32,7 @@ a 64-individual generation. With
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from numba import cuda
@@ -50,7 +50,7 @@ def block_threads(dim: int) -> int:
     return min(MAX_THREADS, 32 * -(-dim // 32))
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_kernels(dtype):
     """Grids are (NP, trials): block (i, b) is individual i of trial b; its threads stride over D.
     The generation kernels work on generation ``base[0] + k`` (see

@@ -23,7 +23,7 @@ with the same counter-based draws and evaluated by the same code; only the threa
 from __future__ import annotations
 
 import os
-from functools import lru_cache
+from functools import cache
 
 import numba
 import numpy as np
@@ -54,7 +54,7 @@ def wait_built(counters, c):
             yield_cpu()
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_pipeline(dtype, rows):
     """A generation as one parallel region (see the module docstring); ``rows(X, out, *args)`` is
     the problem's one-thread row kernel (compiled into the region, hence one build per kernel)."""

@@ -52,7 +52,7 @@ are of that slower run.
 from __future__ import annotations
 
 import time
-from functools import lru_cache
+from functools import cache
 
 import numba
 import numpy as np
@@ -147,7 +147,7 @@ def shares(module_s: dict, wall_s: float) -> dict:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_cpu_split_kernels(dtype):
     """The CPU GA step and Solis-Wets '+' candidate split by module, for a profiled ``masw/sequential``.
 
@@ -229,7 +229,7 @@ def build_cpu_split_kernels(dtype):
                 plus_from_draws=plus_from_draws)
 
 
-@lru_cache(maxsize=None)
+@cache
 def blx_from_uniform(dtype):
     """``blx_from(u, a, b, alpha, lower, upper)``: ``build_masw_ops(dtype, "cpu").blx``'s gene from the
     uniform ``u`` it would draw (the same operations in the same order, CPU only)."""

@@ -12,7 +12,7 @@ evaluation, random numbers, crossover, distances, ...) into ``module_s``; the sa
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numba
 import numpy as np
@@ -25,7 +25,7 @@ from .masw_profile import ModuleClock, profiled_cpu_kernels
 HEADER = 64
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_cpu_masw(dtype):
     """The numba loops over D (see :class:`MASWSequential`)."""
     ops, sw = build_masw_ops(dtype, "cpu"), build_sw_ops(dtype, "cpu")

@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from ..functions import gpu
 from ..core.prebound import PreboundCopy
+from ..functions import gpu
 from .base import HostLoopImplementation
 from .cpu_de import CPUGenerationMixin
 

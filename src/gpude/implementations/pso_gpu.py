@@ -23,19 +23,19 @@ is its (pbest positions, pbest errors). For a seed it makes exactly the decision
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
-from numba import cuda
 import numpy as np
+from numba import cuda
 
 from ..algorithms.pso import build_pso_ops
+from ..core.prebound import PreboundLaunch
 from ..functions import gpu
 from .all_gpu import _grid, rows
 from .device_loop import DeviceLoopImplementation, init_stats_kernel, select_block
-from ..core.prebound import PreboundLaunch
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_pso_kernels(dtype):
     """(init, move, pbest) kernels. x, v, px are (B, NP, D), f, pfit (B, NP), keys (B,)."""
     ops = build_pso_ops(dtype, "cuda")

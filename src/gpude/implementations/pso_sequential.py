@@ -8,7 +8,7 @@ of the GPU implementation (:mod:`gpude.implementations.pso_gpu`) for the same se
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numba
 import numpy as np
@@ -18,7 +18,7 @@ from .base import HostLoopImplementation
 from .sequential import OneThreadEvaluation
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_cpu_pso(dtype):
     ops = build_pso_ops(dtype, "cpu")
     init_position, init_velocity = ops.init_position, ops.init_velocity

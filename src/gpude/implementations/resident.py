@@ -56,22 +56,22 @@ from __future__ import annotations
 
 import math
 import time
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from numba import cuda
 
 from ..algorithms.de import build_de_ops, require_variant_support
 from ..core.errors import InvalidInputError, require_positive_int
-from ..functions import gpu
 from ..core.prebound import PreboundLaunch
+from ..functions import gpu
 from .device_loop import NO_HIT, DeviceLoopImplementation, mark_hit
 
 #: generations per launch of a time-budgeted run (the host checks its clock between two)
 CHUNK_GENERATIONS = 64
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_unit_steps(block_evaluate, dtype, threads, buf, dim):
     """The two steps of a work unit (trial b, individual i), by one block, shared by the resident
     kernel (units spread over a grid) and the block-per-trial one (:mod:`gpude.implementations.block`):
@@ -145,7 +145,7 @@ def build_unit_steps(block_evaluate, dtype, threads, buf, dim):
     return init_unit, generation_unit
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_resident_kernel(block_evaluate, dtype, threads, buf, dim):
     """The cooperative kernel for one evaluation build (function, D, threads, dtype).
 

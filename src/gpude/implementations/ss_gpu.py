@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from functools import lru_cache
+from functools import cache
 from types import SimpleNamespace
 
 import numpy as np
@@ -58,12 +58,12 @@ from numba import cuda
 from ..algorithms.solis_wets import build_sw_ops
 from ..algorithms.ss import RHO_FLOOR, build_ss_ops, layout, pair_arrays
 from ..core.errors import InvalidInputError, require_positive_int
-from ..functions import gpu
 from ..core.prebound import PreboundLaunch
+from ..functions import gpu
 from .batched import HostSteppedBatch
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_gpu_ss(dtype):
     """The kernels of one iteration. Arrays are (B, ...); ``nbud`` (B,) is each trial's budget for
     the iteration (0: stopped), ``state`` (B, 4) its (evaluations used in the iteration, children whose
@@ -335,7 +335,7 @@ def _grid(count):
     return max(1, (count + threads - 1) // threads), threads
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_evaluate_kernel(block_evaluate, dtype, threads, buf):
     """``evaluate[(rows, B), threads](X, out, first, limit, shift, rot_t, perm)``: a block per (row,
     trial) evaluates row i of trial b (``X`` is (B, rows, D)) when ``first <= i < limit[b]``."""

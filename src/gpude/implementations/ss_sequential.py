@@ -8,7 +8,7 @@ budget it is given.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numba
 import numpy as np
@@ -19,7 +19,7 @@ from .base import HostLoopImplementation
 from .sequential import OneThreadEvaluation
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_cpu_ss(dtype):
     """The numba kernels of one iteration's parts (see :class:`SSSequential`)."""
     ops, sw = build_ss_ops(dtype, "cpu"), build_sw_ops(dtype, "cpu")

@@ -20,21 +20,21 @@ trials and the stopping test are :mod:`gpude.implementations.device_loop`'s.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from numba import cuda
 
 from ..algorithms.de import build_de_ops
+from ..core.prebound import PreboundLaunch
 from ..functions import gpu
 from . import all_gpu
 from .device_loop import DeviceLoopImplementation, select_block
-from ..core.prebound import PreboundLaunch
 
 MAX_TRIAL_THREADS = 256
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_trial_kernel(dtype):
     """Kernel 1: ``trial_kernel[(blocks, B), threads](pop, fit, trials, keys, g, n, F, CR, lower,
     upper, mode, mutation, crossover, hit_gen)``; a thread per (individual < n, coordinate)."""
@@ -64,7 +64,7 @@ def build_trial_kernel(dtype):
     return trial_kernel
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_select_kernel(block_evaluate, dtype, threads, buf):
     """Kernel 2: ``select_kernel[(NP, B), threads](pop, fit, trials, tfit, n, g, shift, rot_t, perm,
     trace, hit_gen, target)``; a block per (individual, trial)."""

@@ -27,9 +27,23 @@ from importlib import import_module
 from . import registry
 from .base import Problem, has_program
 from .instance_sets import ETC, LOP
-from .registry import (ProblemFamily, UnknownProblemError, canonical_name, describe, find_problem, get_problem,
-                       instance_data_set, instance_dim, list_problems, problem_set, register_family,
-                       register_problem, registered_names, registered_problem, suites)
+from .registry import (
+    ProblemFamily,
+    UnknownProblemError,
+    canonical_name,
+    describe,
+    find_problem,
+    get_problem,
+    instance_data_set,
+    instance_dim,
+    list_problems,
+    problem_set,
+    register_family,
+    register_problem,
+    registered_names,
+    registered_problem,
+    suites,
+)
 
 # the problem modules import numba.cuda: loaded on first use, so that `from gpude.problems.base import
 # has_program` (every CPU implementation) stays light

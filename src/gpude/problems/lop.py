@@ -17,16 +17,16 @@ proven by an exact ILP).
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pandas as pd
 from numba import cuda, int64  # module level: the CUDA simulator swaps kernel globals
 
 from ..core.errors import InvalidInputError, UnknownFunctionError
-from .instances import instance_file, table_dir
 from ..core.io import read_csv
 from .base import DeviceEvaluator, Problem
+from .instances import instance_file, table_dir
 
 KEY_BOUNDS = (0.0, 1.0)
 
@@ -45,7 +45,7 @@ def read_matrix(path) -> np.ndarray:
     return np.array(values, dtype=np.int64).reshape(n, n)
 
 
-@lru_cache(maxsize=None)
+@cache
 def optima() -> pd.DataFrame:
     return read_csv(table_dir("lolib") / "optima.csv").set_index("paper_name")
 
@@ -58,7 +58,7 @@ def list_lop(table: int | None = None) -> list[str]:
     return list(t.index)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _cpu_kernel(parallel: bool):
     import numba
 
@@ -77,7 +77,7 @@ def _cpu_kernel(parallel: bool):
     return evaluate
 
 
-@lru_cache(maxsize=None)
+@cache
 def _rows_kernel():
     """The one-thread kernel as ``rows(X, out, C, optimum)``, callable from numba code
     (``master_slave``'s pipeline evaluates chunks of rows with it)."""
@@ -136,7 +136,7 @@ MAX_GPU_N = 1024  # a thread per row of the matrix, one block per candidate
 class LOPEvaluator(DeviceEvaluator):
     """Rows of a device array on the GPU (the evaluator interface of :mod:`gpude.problems.base`)."""
 
-    def __init__(self, problem: "LinearOrdering", dtype):
+    def __init__(self, problem: LinearOrdering, dtype):
         if problem.dim > MAX_GPU_N:
             raise InvalidInputError(f"{problem.fid}: n = {problem.dim} rows exceed the {MAX_GPU_N} threads of "
                                     "a block (one per row); evaluate it on the CPU")
@@ -187,7 +187,7 @@ class LinearOrdering(Problem):
         self.dim = self.C.shape[0]
 
     @classmethod
-    def from_matrix(cls, C, name: str = "lop", optimum: int | None = None) -> "LinearOrdering":
+    def from_matrix(cls, C, name: str = "lop", optimum: int | None = None) -> LinearOrdering:
         """A LOP on your own square integer matrix. ``optimum``: its proven optimum, or None for the
         bound sum_{a<b} max(C[a, b], C[b, a]) (never below f, so errors stay >= 0; error % is then
         relative to the bound)."""
@@ -254,7 +254,7 @@ class LinearOrdering(Problem):
         return {"instance": self.name, **self.summary(x), "permutation": self.decode(x)}
 
 
-@lru_cache(maxsize=None)
+@cache
 def get_lop(name: str) -> LinearOrdering:
     """The instance (read once per process)."""
     return LinearOrdering(name)

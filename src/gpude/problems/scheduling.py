@@ -22,16 +22,16 @@ by Gogos et al.). The matrix layout
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pandas as pd
 from numba import cuda, float64, int32  # module level: the CUDA simulator swaps kernel globals
 
 from ..core.errors import InvalidInputError, UnknownFunctionError
-from .instances import instance_file, table_dir
 from ..core.io import read_csv
 from .base import DeviceEvaluator, Problem
+from .instances import instance_file, table_dir
 
 N_TASKS, N_MACHINES = 512, 16
 FLOWTIME_MODES = ("eq14", "completion")
@@ -44,7 +44,7 @@ def read_etc(path, tasks: int = N_TASKS, machines: int = N_MACHINES) -> np.ndarr
     return values.reshape(tasks, machines)
 
 
-@lru_cache(maxsize=None)
+@cache
 def instances() -> pd.DataFrame:
     return read_csv(table_dir("etc") / "instances.csv").set_index("paper_name")
 
@@ -76,7 +76,7 @@ def min_min(etc: np.ndarray) -> tuple[np.ndarray, float]:
 # loads in machine order, the completion flowtime the tasks' completion times in task order; fit is
 # one fused multiply-add.
 
-@lru_cache(maxsize=None)
+@cache
 def _cpu_kernel(parallel: bool):
     import numba
 
@@ -108,7 +108,7 @@ def _cpu_kernel(parallel: bool):
     return evaluate
 
 
-@lru_cache(maxsize=None)
+@cache
 def _rows_kernel():
     """The one-thread kernel as ``rows(X, out, etc, lam, completion)``, callable from numba code
     (``master_slave``'s pipeline evaluates chunks of rows with it)."""
@@ -186,7 +186,7 @@ class ETCEvaluator(DeviceEvaluator):
     """Rows of a device array on the GPU (the evaluator interface of :mod:`gpude.problems.base`);
     ``parts(X, out, makespans, flowtimes, row0, n)`` also writes the two objectives."""
 
-    def __init__(self, problem: "TaskScheduling"):
+    def __init__(self, problem: TaskScheduling):
         if problem.dim > MAX_GPU_TASKS:
             raise InvalidInputError(f"{problem.fid}: {problem.dim} tasks exceed the {MAX_GPU_TASKS} threads of a "
                                     "block (one per task); evaluate it on the CPU")
@@ -242,7 +242,7 @@ class TaskScheduling(Problem):
         self.min_min_makespan = float(row["minmin_makespan_computed"])
 
     @classmethod
-    def from_matrix(cls, etc, name: str = "etc", lam: float = 0.75, flowtime: str = "eq14") -> "TaskScheduling":
+    def from_matrix(cls, etc, name: str = "etc", lam: float = 0.75, flowtime: str = "eq14") -> TaskScheduling:
         """Scheduling on your own tasks x machines ETC matrix (positive times)."""
         etc = np.asarray(etc, dtype=np.float64)
         if etc.ndim != 2 or min(etc.shape) < 1 or not np.isfinite(etc).all() or (etc <= 0).any():
@@ -328,7 +328,7 @@ class TaskScheduling(Problem):
                 "min_min_makespan": self.min_min_makespan, "machines": self.decode(x)}
 
 
-@lru_cache(maxsize=None)
+@cache
 def get_etc(name: str, lam: float = 0.75, flowtime: str = "eq14") -> TaskScheduling:
     """The instance (read once per process per lambda and flowtime)."""
     return TaskScheduling(name, lam=lam, flowtime=flowtime)

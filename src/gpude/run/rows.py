@@ -12,15 +12,14 @@ import dataclasses
 import io
 import json
 import math
-
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..core import provenance
 from ..core.errors import GpudeError
-from ..implementations.base import TrialResult
 from ..core.io import write_atomic, write_csv_atomic
+from ..implementations.base import TrialResult
 
 if TYPE_CHECKING:  # pandas is imported where a table is made: a `gpude run` reaches its first trial sooner
     import pandas as pd

@@ -22,7 +22,8 @@ import dataclasses
 import functools
 import shlex
 
-from ..core.arguments import float_above, gpu_choice, int_at_least, number, seed_list, target as target_value
+from ..core.arguments import float_above, gpu_choice, int_at_least, number, seed_list
+from ..core.arguments import target as target_value
 from ..core.errors import GpudeError, OneLineArgumentParser
 
 #: the algorithm parameters that are flags of ``gpude run`` (the others go as ``--param KEY=VALUE``)

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import yaml
 
-from ..run.spec import RunSpec
 from ..core.errors import GpudeError
 from ..core.provenance import REPO
+from ..run.spec import RunSpec
 
 #: the experiment's schema (the workflow's)
 SCHEMA = REPO / "workflow" / "schemas" / "experiment.schema.yaml"

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import yaml
 
-from . import experiment as experiment_model
 from ..core.errors import GpudeError
 from ..core.io import read_csv
+from . import experiment as experiment_model
 
 SCHEMA = experiment_model.SCHEMA.with_name("scaling.schema.yaml")
 EXPERIMENTS = Path("config/experiments")
@@ -214,7 +214,7 @@ def run_folders(out_dir) -> list[Path]:
     return [d for d in sorted(Path(out_dir).iterdir()) if d.is_dir() and (d / "wall.txt").is_file()]
 
 
-def _run_files(run_dir: Path) -> tuple[dict, dict, "pd.DataFrame"]:
+def _run_files(run_dir: Path) -> tuple[dict, dict, pd.DataFrame]:
     """A run folder's wall.txt (key -> value), its batch logs (name -> text) and its merged trials
     (trials.csv, or trials.csv.gz as committed; empty where it made none)."""
     import pandas as pd
@@ -229,7 +229,7 @@ def _run_files(run_dir: Path) -> tuple[dict, dict, "pd.DataFrame"]:
     return wall, texts, trials
 
 
-def lease_measures(batches: "pd.DataFrame", wall_s: float) -> dict:
+def lease_measures(batches: pd.DataFrame, wall_s: float) -> dict:
     """What one run's rows of batches.csv (:func:`batch_rows`) say of its GPUs' time.
 
     Returns
@@ -293,7 +293,7 @@ def summarise(run_dir, host_cores: int | None = None) -> dict:
         started_utc=pd.Timestamp(start, unit="s", tz="UTC").isoformat(timespec="seconds"))
 
 
-def batch_rows(run_dir) -> "pd.DataFrame":
+def batch_rows(run_dir) -> pd.DataFrame:
     """One row per batch of a scaling run's folder: its experiment and path, the GPU it leased, when
     (seconds from the run's start) it leased and released it, its runs, their summed ``wall_time_s``
     and the largest ``setup_time_s`` (the batch's trial rows, by its trace file)."""
@@ -314,7 +314,7 @@ def batch_rows(run_dir) -> "pd.DataFrame":
     return pd.DataFrame(out).sort_values("leased_s").reset_index(drop=True) if out else pd.DataFrame()
 
 
-def rows(out_dir, config=None) -> "pd.DataFrame":
+def rows(out_dir, config=None) -> pd.DataFrame:
     """:func:`summarise` of every ``gpus<N>`` folder (and ``priming``) of a scaling run, by GPU count."""
     import pandas as pd
 

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import experiment as experiment_model
-from ..implementations import registry
 from ..core.errors import GpudeError
+from ..implementations import registry
+from . import experiment as experiment_model
 from .gpu_scaling import lease_measures
 
 #: the five papers' experiments (Janssen et al.'s two case studies and the side by side with their

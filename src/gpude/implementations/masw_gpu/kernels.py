@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import threading
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from numba import cuda, float64
@@ -409,7 +409,7 @@ def build_gpu_masw(dtype, popsize: int, threads: int, layout: bool = False):
     return kernels
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_step_planner(dtype):
     """``plan(keys, active, unit, W, P, nam, k, off, dim, prob, lower, upper, cands, pairs, delta) ->
     distinct``: one GA step's counter draws (mothers, NAM candidates, mutations) of every active trial b

@@ -45,7 +45,7 @@ from numba import cuda, float64, int32, int64
 
 from ...algorithms.masw import HEADER_SLOTS
 from ...algorithms.solis_wets import build_sw_ops
-from ...functions.largescale_terms import HEAD_CODES, NEXT_CODES, SCHWEFEL12, GRIEWANK, build_terms
+from ...functions.largescale_terms import GRIEWANK, HEAD_CODES, NEXT_CODES, SCHWEFEL12, build_terms
 from ...functions.streaming_gpu import device_functions
 from .state import ACCEPTED, BUDGET, F_LS, FAIL, RHO, STEPS, SUCC, USED
 
