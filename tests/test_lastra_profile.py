@@ -147,7 +147,8 @@ def test_the_report_puts_ours_beside_the_paper_s_tables(tmp_path):
     assert "ours (no run)" in text and lastra_profile.GPU_COMMAND in text
     assert "Random number init." in text and "| replacement |" in text
     v = lastra_profile.verdict(rows)
-    assert v.status == "partly" and "not measured: CPU 500,000, GPU 100,000" in v.reason
+    assert v.status == "partly" and v.coverage.value == "short" and v.coverage.cause == "not measured"
+    assert v.coverage.detail.startswith("CPU 500,000, GPU 100,000")
     assert "fitness evaluation 60 % (paper 37 %)" in v.headline and "CPU X" in v.headline
 
 

@@ -113,15 +113,18 @@ def test_the_verdict_per_d_comes_from_the_count(tmp_path):
     same = lambda: rng.uniform(1, 2, 51)  # noqa: E731
     everywhere = {(f, 10): (same(), same()) for f in FUNCTIONS}
     v = _verdict(tmp_path / "a", everywhere)
-    assert v.status == "reproduced" and v.ours_n == "ours 51, Brest's 51" and v.paper_n == "51"
+    # Brest's program rerun beside ours: a comparison, which agrees but never reproduces a paper
+    assert v.status == "agrees" and v.kind == "comparison"
+    assert v.ours_n == "ours 51, Brest's 51" and v.paper_n == "51"
     assert "not different on 5 of 5 functions compared" in v.headline
     assert GPU_MACHINE in v.headline and CPU_MACHINE in v.headline
     # two differ: still reproduced (at most two of the grid may); three: partly
     two = {**everywhere, **{(f, 10): (rng.uniform(1, 2, 51), rng.uniform(5, 6, 51)) for f in FUNCTIONS[:2]}}
-    assert _verdict(tmp_path / "b", two).status == "reproduced"
+    assert _verdict(tmp_path / "b", two).status == "agrees"
     three = {**two, (FUNCTIONS[2], 10): (rng.uniform(1, 2, 51), rng.uniform(5, 6, 51))}
     v = _verdict(tmp_path / "c", three)
-    assert v.status == "partly" and "not different on 2, fewer than the target 3" in v.reason
+    assert v.status == "partly" and v.finding.value == "in part" and v.coverage.value == "complete"
+    assert v.finding.detail == "not different on 2, fewer than the target 3" and v.finding.cause == "Brest lower on 3"
     assert "Differs: F1 (ours 5." in _section(tmp_path / "c2", _trials(three), _spec()).render()
     # means that print alike: the medians' difference says how far apart they are (a difference at the
     # comparison's resolution, 1e-8; below it runs tie: test_errors_are_compared_at_1e_8_resolution)
@@ -133,15 +136,15 @@ def test_the_verdict_per_d_comes_from_the_count(tmp_path):
     # a missing cell, or one short of 51 runs: partly
     missing = {k: v for k, v in everywhere.items() if k[0] != "CEC17_F06"}
     v = _verdict(tmp_path / "d", missing)
-    assert v.status == "partly" and "both sides' runs on 4 of 5 functions" in v.reason
+    assert v.status == "partly" and v.coverage.detail == "both sides' runs on 4 of 5 functions"
     short = {**everywhere, ("CEC17_F05", 10): (same()[:10], same())}
     v = _verdict(tmp_path / "e", short)
-    assert v.status == "partly" and "fewer than 51 runs: F5 (Brest's 10, ours 51)" in v.reason
+    assert v.status == "partly" and v.coverage.detail == "fewer than 51 runs: F5 (Brest's 10, ours 51)"
     assert v.ours_n == "ours 51, Brest's 10-51"
     # no function with both sides: not
     only_ours = {(f, 10): (None, same()) for f in FUNCTIONS}
     v = _verdict(tmp_path / "f", only_ours)
-    assert v.status == "not" and "no function with both sides' runs" in v.reason
+    assert v.status == "not" and "no function with both sides' runs" in v.coverage.cause
 
 
 def test_captions_name_the_machines_and_n(tmp_path):

@@ -5,7 +5,8 @@ import pytest
 import yaml
 
 from gpude.report.document import _sections, build
-from gpude.report.verdict import Verdict, coverage_verdict, magnitude_finding, n_text, ratio_span
+from gpude.report.verdict import (Judgement, Verdict, coverage_of, coverage_verdict, finding_of, n_text, numbers_of,
+                                  ratio_span, render)
 from test_report_document import MACHINE, PUBLISHED, ROOT, case_study_trials
 
 from gpude.report.convergence import figures
@@ -13,33 +14,73 @@ from gpude.report.timing import write_all
 from gpude.stats.tables import write_statistics
 
 
-def test_a_verdict_is_one_of_three_and_says_why_when_not_reproduced():
-    with pytest.raises(ValueError, match="one of reproduced, partly, not"):
-        Verdict("Table 1", "mostly", "10", "10", "-")
-    with pytest.raises(ValueError, match="needs its reason"):
-        Verdict("Table 1", "partly", "10", "10", "-")
-    assert Verdict("Table 1", "reproduced", "10", "10", "-").reason == ""
+def test_a_judgement_that_is_not_clean_needs_its_cause():
+    with pytest.raises(ValueError, match="coverage of 'short' on Table 1 needs its cause"):
+        Verdict("Table 1", "3", "10", "-", Judgement("short", "ide 3"))
+    with pytest.raises(ValueError, match="numbers of 'outside' on Table 1 needs its cause"):
+        Verdict("Table 1", "10", "10", "-", Judgement("complete"), Judgement("outside", "1 of 2 cells"))
+    with pytest.raises(ValueError, match="finding of 'in part' on Table 1 needs its cause"):
+        Verdict("Table 1", "10", "10", "-", Judgement("complete"), finding=Judgement("in part"))
+    with pytest.raises(ValueError, match="needs its detail"):
+        Verdict("Table 1", "3", "10", "-", Judgement("short", cause="fewer runs"))
+    with pytest.raises(ValueError, match="finding of Table 1 is one of holds, in part, not, n.a."):
+        Verdict("Table 1", "10", "10", "-", Judgement("complete"), finding=Judgement("mostly", cause="x"))
+    with pytest.raises(ValueError, match="kind is one of paper, comparison"):
+        Verdict("Table 1", "10", "10", "-", Judgement("complete"), kind="table")
+    clean = Verdict("Table 1", "10", "10", "-", Judgement("complete"), Judgement("within"), Judgement("holds"))
+    assert clean.status == "reproduced" and clean.reason == ""
 
 
-def test_coverage_and_the_finding_decide_the_verdict():
+def test_the_status_follows_the_three_judgements_by_its_rule():
+    complete, within, holds = Judgement("complete"), Judgement("within"), Judgement("holds")
+    def status(*judgements, kind="paper"):
+        return Verdict("T", "10", "10", "-", *judgements, kind=kind).status
+    assert status(complete, within, holds) == status(complete, Judgement("no paper numbers"), holds) == "reproduced"
+    assert status(complete, within) == "reproduced"  # no finding beyond the numbers
+    assert status(complete) == "partly"  # nothing checked
+    assert status(Judgement("short", "ide 3", "slow"), within, holds) == "partly"
+    assert status(complete, Judgement("outside", "1 of 9 cells", "another GPU"), holds) == "partly"
+    assert status(complete, within, Judgement("in part", cause="x")) == "partly"
+    assert status(complete, within, Judgement("not", cause="x")) == "not"
+    assert status(Judgement("none", cause="no results")) == "not"
+
+
+def test_a_comparison_row_is_never_reproduced():
+    best = Verdict("theirs beside ours", "3", "3", "-", Judgement("complete"), Judgement("within"),
+                   Judgement("holds"), kind="comparison")
+    assert best.status == "agrees"
+    rows = [("S", best), ("S", Verdict("theirs", "3", "30", "-", Judgement("short", "ours 3", "3 asked"),
+                                       kind="comparison"))]
+    assert [v.status for _, v in rows] == ["agrees", "partly"]
+    table = render(rows)
+    assert "reproduced**" not in table and "| theirs beside ours (comparison) | **agrees** |" in table
+
+
+def test_coverage_is_complete_or_short_by_who_and_n():
     full = {"ide": (30, 30), "all_gpu": (30, 30)}
-    assert coverage_verdict("T", full, 30, "h").status == "reproduced"
-    assert coverage_verdict("T", full, 30, "h", "holds").status == "reproduced"
-    short = coverage_verdict("T", {"ide": (30, 30), "sequential": (1, 3)}, 30, "h", "holds")
-    assert short.status == "partly" and short.reason == "fewer trials than the paper's 30: sequential 1-3"
-    assert short.ours_n == "ide 30, sequential 1-3"
-    part = coverage_verdict("T", full, 30, "h", "holds in part", "3 of 5 hold")
-    assert (part.status, part.reason, part.ours_n) == ("partly", "3 of 5 hold", "30")
-    wrong = coverage_verdict("T", {"ide": (1, 1)}, 30, "h", "does not hold", "reversed")
-    assert wrong.status == "not" and wrong.reason.startswith("reversed; fewer trials")
+    assert coverage_of(full, 30) == Judgement("complete")
+    short = coverage_of({"ide": (30, 30), "sequential": (1, 3)}, 30, "slow runs")
+    assert short == Judgement("short", "sequential 1-3", "slow runs")
+    assert short.text() == "short: sequential 1-3 — slow runs"
+    assert coverage_of({"ide": (29, 30)}, 30).value == "short"  # one cell short is short
+    assert coverage_of({}, 30) == Judgement("none", cause="no results")
+    v = coverage_verdict("T", {"ide": (30, 30), "sequential": (1, 3)}, 30, "h", short_cause="slow runs")
+    assert (v.status, v.ours_n, v.coverage.detail) == ("partly", "ide 30, sequential 1-3", "sequential 1-3")
     empty = coverage_verdict("T", {}, 30, "")
-    assert (empty.status, empty.reason, empty.headline) == ("not", "no results", "-")
+    assert (empty.status, empty.coverage.value, empty.headline, empty.ours_n) == ("not", "none", "-", "0")
 
 
-def test_the_same_magnitude_is_a_factor_of_two_either_way():
-    assert magnitude_finding([0.5, 1.0, 2.0]) == "holds"
-    assert magnitude_finding([0.49, 1.0]) == magnitude_finding([2.1]) == "holds in part"
-    assert magnitude_finding([float("nan"), 0.0]) is None  # nothing finite to compare
+def test_the_numbers_are_within_a_factor_of_two_either_way_and_counted_outside():
+    assert numbers_of([0.5, 1.0, 2.0], "c") == Judgement("within")
+    outside = numbers_of([0.49, 1.0, 2.1, float("nan")], "another GPU")
+    assert outside == Judgement("outside", "2 of 3 cells", "another GPU")  # NaN: not compared
+    assert outside.text() == "outside 2x in 2 of 3 cells — another GPU"
+    # ours 0 against a paper's number (or the reverse) is no magnitude of the paper's
+    assert numbers_of([0.0, float("inf"), 1.0], "c").detail == "2 of 3 cells"
+    assert numbers_of([float("nan")], "c") == numbers_of([], "c") == Judgement("n.a.")
+    assert finding_of(3, 3, "c") == Judgement("holds") and finding_of(0, 0, "c") == Judgement("n.a.")
+    assert finding_of(2, 3, "another GPU", "cells") == Judgement("in part", "2 of 3 cells", "another GPU")
+    assert finding_of(0, 3, "c").value == "not"
     assert ratio_span([0.2, 1.5, float("nan")]) == "0.2-1.5x" and ratio_span([]) == "-"
     assert n_text({"a": (10, 10), "b": (10, 10)}) == "10" and n_text({}) == "0"
 
@@ -75,14 +116,14 @@ def test_the_report_opens_on_the_verdicts_of_its_studies(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     text = _case_study_paper(tmp_path, n_gpu=3, n_cpu=1)
     row = next(line for line in text.splitlines() if line.startswith("| Janssen et al., case study 1 |"))
-    assert "| Table 3, Fig. 6 | **partly** | sequential 1, master_slave 1, naive_gpu 1, all_gpu 3, ide 3 | 30 |" in row
-    assert "fewer trials than the paper's 30: sequential 1, master_slave 1, naive_gpu 1, all_gpu 3, ide 3" in row
+    assert "| Table 3, Fig. 6 | **partly** | short: sequential 1, master_slave 1, naive_gpu 1, all_gpu 3, ide 3 — " in row
+    assert "| sequential 1, master_slave 1, naive_gpu 1, all_gpu 3, ide 3 | 30 |" in row
     assert "iDE's mean time" in row and MACHINE in row
     assert text.index("## Verdict") < text.index("## Terms") < text.index("## Janssen, Pullan & Liew, case study 1")
     # at the paper's n, the trial counts no longer stand in the way
     full = _case_study_paper(tmp_path / "full", n_gpu=30, n_cpu=30)
     row = next(line for line in full.splitlines() if line.startswith("| Janssen et al., case study 1 |"))
-    assert "| 30 | 30 |" in row and "fewer trials" not in row
+    assert "| Table 3, Fig. 6 | **" in row and "| complete |" in row and "short" not in row and "| 30 | 30 |" in row
 
 
 def test_a_report_of_no_study_has_no_verdict_table(tmp_path, monkeypatch):

@@ -33,7 +33,7 @@ import pandas as pd
 from ..core.io import read_csv, write_csv_atomic
 from ..stats.comparisons import holm
 from .section import Section, _read, fmt
-from .verdict import Verdict, span
+from .verdict import Judgement, Verdict, span
 
 #: the competition's rule: an error below this counts as 0
 FLOOR = 1e-8
@@ -256,9 +256,10 @@ class Cec2017Jso(Section):
         return present
 
     def verdicts(self) -> list[Verdict]:
-        """One row per D: reproduced where every function has both sides' runs at the protocol's n and at
-        most :data:`MAY_DIFFER` differ; partly where cells are missing or short, or more differ; not
-        without a function compared."""
+        """One comparison row per D (Brest's program rerun, not a table of the paper): coverage, every
+        function with both sides' runs at the protocol's n; no magnitude compared (the test below
+        compares the runs); finding, the two not different on all but at most :data:`MAY_DIFFER`
+        functions, else in part (not where none), with the direction of the differences as cause."""
         rows = []
         for dim in self.spec.get("dims", []):
             c = self.counts(int(dim))
@@ -266,23 +267,28 @@ class Cec2017Jso(Section):
             machines = f"ours on {self.machines_of('ours', c['part'])}; Brest's on {self.machines_of('brest', c['part'])}"
             ours_n = ", ".join(f"{k} {span(lo, hi)}" for k, (lo, hi) in self._n(c["part"]).items()) or "0"
             if not c["compared"]:
-                rows.append(Verdict(item, "not", ours_n, str(self.runs), f"- ({machines})",
-                                    f"no function with both sides' runs at D = {dim}"))
+                rows.append(Verdict(item, ours_n, str(self.runs), f"- ({machines})", Judgement(
+                    "none", cause=f"no function with both sides' runs at D = {dim}"), kind="comparison"))
                 continue
             target = c["total"] - MAY_DIFFER
             headline = (f"final error not different on {c['same']} of {c['compared']} functions compared "
                         f"(Holm p >= {ALPHA:g}; target {target} of {c['total']}) ({machines})")
-            reasons = []
+            gaps = []
             if c["compared"] < c["total"]:
-                reasons.append(f"both sides' runs on {c['compared']} of {c['total']} functions")
+                gaps.append(f"both sides' runs on {c['compared']} of {c['total']} functions")
             short = c["short"][(c["short"]["brest_n"] > 0) & (c["short"]["ours_n"] > 0)]
             if len(short):
-                reasons.append(f"fewer than {self.runs} runs: " + ", ".join(
+                gaps.append(f"fewer than {self.runs} runs: " + ", ".join(
                     f"{label(r.function)} ({_sides_n(r)})" for r in short.itertuples()))
+            coverage = Judgement("short", "; ".join(gaps), "runs not yet made") if gaps else Judgement("complete")
+            finding = Judgement("holds")
             if c["same"] < target:
-                reasons.append(f"not different on {c['same']}, fewer than the target {target}")
-            rows.append(Verdict(item, "partly" if reasons else "reproduced", ours_n, str(self.runs), headline,
-                                "; ".join(reasons)))
+                sides = c["differ"]["verdict"].value_counts()
+                finding = Judgement("not" if not c["same"] else "in part",
+                                    f"not different on {c['same']}, fewer than the target {target}",
+                                    ", ".join(f"{k} on {v}" for k, v in sides.items()))
+            rows.append(Verdict(item, ours_n, str(self.runs), headline, coverage, Judgement("n.a."), finding,
+                                kind="comparison"))
         return rows
 
     def title(self) -> str:

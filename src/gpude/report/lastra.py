@@ -34,7 +34,7 @@ from ..run.rows import one_per_launch, timed_alone
 from . import lastra_profile
 from .lastra_outliers import OUTLIERS_CSV, outliers_markdown, write_outlier_table
 from .section import Section, _read, fmt
-from .verdict import Verdict, coverage_verdict, magnitude_finding, ratio_span
+from .verdict import Verdict, coverage_verdict, numbers_of, ratio_span
 
 PUBLISHED_DIR = Path(__file__).resolve().parents[3] / "paper" / "published"
 #: gpude id -> the paper's function (the id column of paper/published/lastra_*.csv)
@@ -311,8 +311,9 @@ class Lastra(Section):
             rows.append(coverage_verdict(
                 "Tables 1-12 (run time)", have, wanted,
                 f"a GPU run's time {ratio_span(ratio)} the paper's GPU time per run ({self.machine} against "
-                "the paper's GTX Titan)",
-                magnitude_finding(ratio), "our GPU runs are far faster than the paper's (another GPU)"))
+                "the paper's GTX Titan)", numbers_of(ratio, "another GPU"),
+                # a time counts only from a run made alone on its GPU, one per launch (protocol)
+                short_cause="times of runs alone only"))
         for item, t, ours, theirs in (("Tables 15-20 (quality)", self.quality, "distance_mean",
                                        "paper_gpu_distance_mean"),
                                       ("Tables 21-30 (CEC 2010)", self.cec, "objective_mean", "paper_mean")):
@@ -320,10 +321,10 @@ class Lastra(Section):
                 continue
             ratio = t[ours] / t[theirs]
             have, wanted = counts(t)
+            # the paper gives no shift vectors at these D: ours are drawn (docs/functions.md)
             rows.append(coverage_verdict(
                 item, have, wanted, f"mean {ours.split('_')[0]} {ratio_span(ratio)} the paper's ({self.machine})",
-                magnitude_finding(ratio), "means outside a factor of 2 of the paper's in "
-                f"{int(((ratio > 2) | (ratio < 0.5)).sum())} of {int(ratio.notna().sum())} cells"))
+                numbers_of(ratio, "shifts ours"), short_cause="runs not yet made"))
         rows.append(lastra_profile.verdict(self.profile))
         return rows
 

@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..core.io import read_csv
 from .section import fmt
-from .verdict import Verdict
+from .verdict import Judgement, Verdict, numbers_of
 
 REPO = Path(__file__).resolve().parents[3]
 PUBLISHED = REPO / "paper" / "published" / "lastra_profile.csv"
@@ -240,33 +240,31 @@ def markdown(rows: pd.DataFrame, published_path=PUBLISHED) -> str:
 
 
 def verdict(rows: pd.DataFrame, published_path=PUBLISHED) -> Verdict:
-    """Tables 13-14: reproduced where every column is measured and each of the paper's modules that has a
-    counterpart is within a factor of 2 of ours (the default variant's); partly where some are; not where
-    none is."""
+    """Tables 13-14: coverage, the paper's columns (device, D) we measured; numbers, each of the paper's
+    modules that has a counterpart against ours (the default variant's), within a factor of 2; no
+    finding beyond the shares. Without a profiled run, coverage "none" with the commands that make one."""
     paper, ours = published(published_path), chosen_runs(rows)
     if len(ours):
         ours = ours[ours["variant"] == "default"]
     wanted = [(dev, int(d)) for dev, d in paper[["device", "dim"]].drop_duplicates().itertuples(index=False)]
     have = [(dev, d) for dev, d in wanted if len(_run(ours, dev, (d, "default")))]
     if not have:
-        return Verdict("Tables 13-14 (profile)", "not", "-", "1", "-",
-                       f"no profiled run committed (`{CPU_COMMAND}`; GPU: `{GPU_COMMAND}`)")
-    far, parts = [], []
+        return Verdict("Tables 13-14 (profile)", "-", "1", "-", Judgement(
+            "none", cause=f"no profiled run committed (`{CPU_COMMAND}`; GPU: `{GPU_COMMAND}`)"))
+    ratios, parts = [], []
     for dev, d in have:
         t = comparison(paper, ours, dev)
         # (a paper module with no counterpart in our code is not a difference of shares)
         rows = t[t["module"].map(lambda m: bool(PAPER_MODULES.get(m, ("", ()))[1])) & t[f"paper_{d}"].notna()]
         mine = rows[_key((d, "default"))]
-        ratio = mine / rows[f"paper_{d}"]
-        far += [f"{dev.upper()} {d:,} {m}" for m, q in zip(rows["module"], ratio) if not 0.5 <= q <= 2]
+        ratios += list(mine / rows[f"paper_{d}"])
         top = rows.loc[mine.idxmax()]
         parts.append(f"{dev.upper()} D = {d:,}: {top['label'].lower()} {mine.max():.0f} % "
                      f"(paper {top[f'paper_{d}']:.0f} %)")
     machines = "; ".join(sorted({f"{dev.upper()}: {_machine(_run(ours, dev, (d, 'default')))}" for dev, d in have}))
     missing = [f"{dev.upper()} {d:,}" for dev, d in wanted if (dev, d) not in have]
-    status = "reproduced" if not missing and not far else "partly"
-    reason = "; ".join(filter(None, [
-        f"not measured: {', '.join(missing)}" if missing else "",
-        f"shares outside a factor of 2 of the paper's: {', '.join(far)}" if far else ""]))
-    return Verdict("Tables 13-14 (profile)", status, f"1 per D ({len(have)} of {len(wanted)} columns)", "1",
-                   f"largest module: {'; '.join(parts)} ({machines})", reason)
+    coverage = Judgement("short", ", ".join(missing), "not measured") if missing else Judgement("complete")
+    # our modules are other code on other machines than the paper's
+    return Verdict("Tables 13-14 (profile)", f"1 per D ({len(have)} of {len(wanted)} columns)", "1",
+                   f"largest module: {'; '.join(parts)} ({machines})", coverage,
+                   numbers_of(ratios, "other code", "module shares"))

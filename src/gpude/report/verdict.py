@@ -1,6 +1,12 @@
 """The verdict table at the top of paper/REPORT.md: for every study and every table or figure of its
-paper that the suite reproduces, whether our runs reproduce it, our n beside the paper's, the
-headline comparison with the machine that made it, and why where the answer is not a plain yes.
+paper that the suite reproduces (or every program of its authors that it runs beside ours), three
+judgements, each with its cause where it is not clean, and one overall status derived from them.
+
+* **coverage**: our n against the paper's: "complete", "short" (who, with which n) or "none";
+* **numbers**: our numbers against the paper's, within a factor of :data:`SAME_MAGNITUDE` either way:
+  "within", "outside" (in k of m cells), "no paper numbers" or "n.a." (nothing to compare);
+* **finding**: the paper's claim checked on our data: "holds", "in part", "not" or "n.a." (no claim
+  beyond its numbers).
 
 Each section writer says its own verdicts (:meth:`gpude.report.section.Section.verdicts`) from the
 same data its section shows; this module holds the record, the shared rules and the rendering.
@@ -8,18 +14,73 @@ same data its section shows; this module holds the record, the shared rules and 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
-#: reproduced: every cell at the paper's n and the paper's finding holds on our data; partly: some
-#: cells short of the paper's n, or the finding holds in part; not: no comparable results, or the
-#: finding does not hold
-STATUSES = ("reproduced", "partly", "not")
+#: ours / the paper's within this factor either way: the same magnitude
+SAME_MAGNITUDE = 2.0
 
-DEFINITIONS = ("**reproduced**: every cell at the paper's n and the paper's finding holds on our data; "
-               "**partly**: cells short of the paper's n, or the finding holds in part; **not**: no comparable "
-               "results, or the finding does not hold. Ratios are ours / the paper's (below 1: ours smaller).")
+COVERAGE = ("complete", "short", "none")
+NUMBERS = ("within", "outside", "no paper numbers", "n.a.")
+FINDINGS = ("holds", "in part", "not", "n.a.")
+#: the values of each judgement that need no cause
+CLEAN = {"coverage": {"complete"}, "numbers": {"within", "no paper numbers", "n.a."}, "finding": {"holds", "n.a."}}
+
+#: a row's kind and its statuses, best first: a paper's table or figure, or a program rerun beside
+#: ours (the authors' code), which agrees or not but never reproduces a paper
+KINDS = {"paper": ("reproduced", "partly", "not"), "comparison": ("agrees", "partly", "not")}
+STATUSES = KINDS["paper"]
+
+LEGEND = (f"**coverage**: our n against the paper's (*complete*, or *short*: who, with which n); **numbers**: ours "
+          f"against the paper's, the same where within a factor of {SAME_MAGNITUDE:g} either way (*within "
+          f"{SAME_MAGNITUDE:g}x*, *outside {SAME_MAGNITUDE:g}x in k of m cells*, *no paper numbers*); **finding**: "
+          "the paper's claim checked on our data (*holds*, *in part*, *not*; *n.a.* where it claims nothing beyond "
+          "its numbers). After a dash, the cause, from the data. **status**, derived: *reproduced* where coverage is "
+          f"complete, the numbers within {SAME_MAGNITUDE:g}x or none printed, the finding holds or there is none, "
+          "and at least one of the two was checked; *not* without results or where the finding does not hold; "
+          "else *partly*. A *comparison* row sets the authors' program rerun beside ours (no table of the paper): "
+          "its best status is *agrees*, never *reproduced*. Ratios are ours / the paper's (below 1: ours smaller).")
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """One of a verdict's three judgements.
+
+    Parameters
+    ----------
+    value : str
+        One of :data:`COVERAGE`, :data:`NUMBERS` or :data:`FINDINGS`, by the judgement.
+    detail : str
+        What the value counts: who is short with which n ("sequential 1, master_slave 3"), the cells
+        outside ("3 of 48 cells"). Required with "short" and "outside".
+    cause : str
+        Why, in a word or two from the data ("another GPU", "F and CR ours"); required where the value
+        is not in :data:`CLEAN`.
+    """
+
+    value: str
+    detail: str = ""
+    cause: str = ""
+
+    def text(self) -> str:
+        """The table cell: 'within 2x', 'short: sequential 1 — slow runs', 'in part — another machine'."""
+        label = {"within": f"within {SAME_MAGNITUDE:g}x", "outside": f"outside {SAME_MAGNITUDE:g}x in"
+                 }.get(self.value, self.value)
+        if self.value == "outside":
+            label += f" {self.detail}"
+        elif self.detail:
+            label += f": {self.detail}"
+        return label + (f" — {self.cause}" if self.cause else "")
+
+
+def _check(what: str, allowed: tuple, j: Judgement, item: str):
+    if not isinstance(j, Judgement) or j.value not in allowed:
+        raise ValueError(f"the {what} of {item} is one of {', '.join(allowed)}, got {j!r}")
+    if j.value not in CLEAN[what] and not j.cause:
+        raise ValueError(f"a {what} of {j.value!r} on {item} needs its cause")
+    if j.value in ("short", "outside") and not j.detail:
+        raise ValueError(f"a {what} of {j.value!r} on {item} needs its detail (who or how many)")
 
 
 @dataclass(frozen=True)
@@ -29,29 +90,55 @@ class Verdict:
     Parameters
     ----------
     item : str
-        The paper's table or figure (e.g. ``"Table 3, Fig. 6"``).
-    status : str
-        One of :data:`STATUSES`.
+        The paper's table or figure (e.g. ``"Table 3, Fig. 6"``), or the programs compared.
     ours_n, paper_n : str
         Trials behind our numbers (per implementation where they differ) and behind the paper's.
     headline : str
         The comparison a reader looks for first, with the machine that made our side.
-    reason : str
-        Why, where ``status`` is not "reproduced" (required there).
+    coverage, numbers, finding : Judgement
+        The three judgements; a value outside :data:`CLEAN` without a cause raises ValueError.
+    kind : str
+        A key of :data:`KINDS`: "paper" or "comparison".
+
+    The overall :attr:`status` is derived from the three (:data:`LEGEND` states the rule).
     """
 
     item: str
-    status: str
     ours_n: str
     paper_n: str
     headline: str
-    reason: str = ""
+    coverage: Judgement
+    numbers: Judgement = field(default_factory=lambda: Judgement("n.a."))
+    finding: Judgement = field(default_factory=lambda: Judgement("n.a."))
+    kind: str = "paper"
 
     def __post_init__(self):
-        if self.status not in STATUSES:
-            raise ValueError(f"a verdict's status is one of {', '.join(STATUSES)}, got {self.status!r}")
-        if self.status != "reproduced" and not self.reason:
-            raise ValueError(f"a verdict of {self.status!r} on {self.item} needs its reason")
+        if self.kind not in KINDS:
+            raise ValueError(f"a verdict's kind is one of {', '.join(KINDS)}, got {self.kind!r}")
+        _check("coverage", COVERAGE, self.coverage, self.item)
+        _check("numbers", NUMBERS, self.numbers, self.item)
+        _check("finding", FINDINGS, self.finding, self.item)
+
+    @property
+    def status(self) -> str:
+        """The kind's best status (reproduced, agrees) where coverage is complete, the numbers within
+        or none printed, the finding holds or none, and one of the two checked; "not" without results
+        or where the finding does not hold; "partly" else."""
+        best, partly, not_ = KINDS[self.kind]
+        if self.coverage.value == "none" or self.finding.value == "not":
+            return not_
+        checked = self.numbers.value == "within" or self.finding.value == "holds"
+        if (self.coverage.value == "complete" and self.numbers.value in CLEAN["numbers"]
+                and self.finding.value in CLEAN["finding"] and checked):
+            return best
+        return partly
+
+    @property
+    def reason(self) -> str:
+        """The judgements that are not clean, as their cells ('' for a clean row)."""
+        return "; ".join(f"{what} {j.text()}" for what, j in
+                         (("coverage", self.coverage), ("numbers", self.numbers), ("finding", self.finding))
+                         if j.value not in CLEAN[what])
 
 
 def paper_n(spec: dict) -> int:
@@ -94,62 +181,72 @@ def short_of(counts: dict[str, tuple[int, int]], wanted: int) -> list[str]:
     return [f"{k} {span(lo, hi)}" for k, (lo, hi) in counts.items() if lo < wanted]
 
 
-def coverage_verdict(item: str, counts: dict[str, tuple[int, int]], wanted: int, headline: str,
-                     finding: str | None = None, finding_reason: str = "") -> Verdict:
-    """The usual rule: "not" without results; "partly" where a cell is short of the paper's n or the
-    paper's finding holds in part (``finding``: "holds", "holds in part", "does not hold", or None where
-    the item has no finding to check beyond its numbers); else "reproduced"."""
+def coverage_of(counts: dict[str, tuple[int, int]], wanted: int, cause: str = "") -> Judgement:
+    """"none" without counts; "short" (the keys below ``wanted``, with ``cause``) where a cell has fewer
+    trials than ``wanted``; else "complete"."""
     if not counts:
-        return Verdict(item, "not", "0", str(wanted), headline or "-", "no results")
-    reasons, status = [], "reproduced"
+        return Judgement("none", cause="no results")
     short = short_of(counts, wanted)
-    if short:
-        status = "partly"
-        reasons.append(f"fewer trials than the paper's {wanted}: {', '.join(short)}")
-    if finding == "does not hold":
-        status = "not"
-        reasons.insert(0, finding_reason or "the paper's finding does not hold on our data")
-    elif finding == "holds in part":
-        status = "partly"
-        reasons.insert(0, finding_reason or "the paper's finding holds in part")
-    return Verdict(item, status, n_text(counts), str(wanted), headline, "; ".join(reasons))
+    return Judgement("short", ", ".join(short), cause or "fewer runs made") if short else Judgement("complete")
 
 
-#: ours / the paper's within this factor either way: the same magnitude (an error or a time far from it
-#: is an outlier the section explains)
-SAME_MAGNITUDE = 2.0
+def _finite(values) -> pd.Series:
+    v = pd.Series(values, dtype=float)
+    return v[v.notna() & (v > 0) & (v < float("inf"))]
 
 
-def magnitude_finding(ratios) -> str | None:
-    """"holds" where every finite ratio ours / paper lies within :data:`SAME_MAGNITUDE` either way, "holds
-    in part" otherwise (None without ratios)."""
-    v = pd.Series(ratios, dtype=float)
-    v = v[v.notna() & (v > 0) & (v < float("inf"))]
+def numbers_of(ratios, cause: str, unit: str = "cells") -> Judgement:
+    """Ours / the paper's per cell: "within" where every ratio lies within :data:`SAME_MAGNITUDE` either
+    way, "outside" ('k of m cells', with ``cause``) where k do not (a zero, ours 0 against a paper's
+    number, or an infinity, the reverse, is outside), "n.a." without a ratio (NaN: not compared)."""
+    v = pd.Series(ratios, dtype=float).dropna()
     if not len(v):
-        return None
-    inside = (v <= SAME_MAGNITUDE) & (v >= 1 / SAME_MAGNITUDE)
-    return "holds" if inside.all() else "holds in part"
+        return Judgement("n.a.")
+    out = int(((v > SAME_MAGNITUDE) | (v < 1 / SAME_MAGNITUDE)).sum())
+    return Judgement("outside", f"{out} of {len(v)} {unit}", cause) if out else Judgement("within")
+
+
+def finding_of(holds: int, of: int, cause: str, unit: str = "") -> Judgement:
+    """The paper's claim, met in ``holds`` of ``of`` checks: "holds" in all, "not" in none, "in part"
+    else (both with ``cause``, and 'holds of of unit' as detail where ``unit`` is given); "n.a." without
+    checks."""
+    if not of:
+        return Judgement("n.a.")
+    if holds == of:
+        return Judgement("holds")
+    return Judgement("not" if not holds else "in part", f"{holds} of {of} {unit}" if unit else "", cause)
+
+
+def coverage_verdict(item: str, counts: dict[str, tuple[int, int]], wanted: int, headline: str,
+                     numbers: Judgement | None = None, finding: Judgement | None = None,
+                     short_cause: str = "", kind: str = "paper") -> Verdict:
+    """The usual row: coverage from ``counts`` against ``wanted`` (:func:`coverage_of`), with the
+    section's ``numbers`` and ``finding`` (both "n.a." where not given or without results)."""
+    if not counts:
+        return Verdict(item, "0", str(wanted), headline or "-", coverage_of({}, wanted), kind=kind)
+    return Verdict(item, n_text(counts), str(wanted), headline, coverage_of(counts, wanted, short_cause),
+                   numbers or Judgement("n.a."), finding or Judgement("n.a."), kind)
 
 
 def ratio_span(values) -> str:
     """'0.59-1.39x' over the finite values ('-' without any)."""
-    v = pd.Series(values, dtype=float)
-    v = v[v.notna() & (v > 0) & (v < float("inf"))]
+    v = _finite(values)
     if not len(v):
         return "-"
     return f"{v.min():.2g}x" if v.min() == v.max() else f"{v.min():.2g}-{v.max():.2g}x"
 
 
 def render(rows: list[tuple[str, Verdict]]) -> str:
-    """The verdict table, one row per (study, verdict), in the report's order."""
+    """The verdict table, one row per (study, verdict), in the report's order, after its legend."""
     if not rows:
         return ""
     lines = ["## Verdict", "",
              "What each study's reproduction gives, per table or figure of its paper, from the same data as "
-             "the sections below. " + DEFINITIONS, "",
-             "| study | paper's table or figure | verdict | our n | paper's n | headline (ours; the machine) | why not "
-             "reproduced |", "|---|---|---|---|---|---|---|"]
+             "the sections below. " + LEGEND, "",
+             "| study | paper's table or figure | status | coverage | numbers | finding | our n | paper's n | "
+             "headline (ours; the machine) |", "|---" * 9 + "|"]
     for study, v in rows:
-        lines.append(f"| {study} | {v.item} | **{v.status}** | {v.ours_n} | {v.paper_n} | {v.headline} | "
-                     f"{v.reason or ''} |")
+        item = v.item + (" (comparison)" if v.kind == "comparison" else "")
+        lines.append(f"| {study} | {item} | **{v.status}** | {v.coverage.text()} | {v.numbers.text()} | "
+                     f"{v.finding.text()} | {v.ours_n} | {v.paper_n} | {v.headline} |")
     return "\n".join(lines) + "\n"
