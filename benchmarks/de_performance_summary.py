@@ -32,9 +32,9 @@ from pathlib import Path
 
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
-
 from gpude.core.io import write_atomic
+
+ROOT = Path(__file__).resolve().parents[1]
 
 RESULTS = ROOT / "results" / "benchmarks"
 
@@ -134,9 +134,9 @@ def split_main_variants(ok: pd.DataFrame) -> tuple[pd.DataFrame, list[dict]]:
     """
     main_parts, variants = [], []
     keys = ["device", "implementation", "dtype", "function"]
-    for key, g in ok.groupby(keys, sort=False):
+    for _, g in ok.groupby(keys, sort=False):
         cands = []
-        for (fname, opts), s in g.groupby(["file", "options"], sort=False):
+        for _, s in g.groupby(["file", "options"], sort=False):
             same, diff = in_anchor_setting(s)
             if s.variant_file.iloc[0]:
                 variants.append(dict(rows=s, reason="variant file (tag contains 'poll')"))

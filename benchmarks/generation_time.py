@@ -82,7 +82,8 @@ def time_case(case: dict, span: int, generations: int, repeats: int, seed: int =
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--cases", default=",".join(DEFAULT_CASES), help="comma-separated IMPLEMENTATION:FUNCTION:DIM:NP[:TRIALS]")
+    p.add_argument("--cases", default=",".join(DEFAULT_CASES),
+                   help="comma-separated IMPLEMENTATION:FUNCTION:DIM:NP[:TRIALS]")
     p.add_argument("--spans", default="1,8,32", help="graph spans (generations per replay); 1 = single launches")
     p.add_argument("--generations", type=int, default=2000, help="generations per timed run")
     p.add_argument("--repeats", type=int, default=3)
@@ -92,7 +93,7 @@ def main(argv=None) -> int:
     try:
         spans = [int(s) for s in args.spans.split(",") if s]
     except ValueError:
-        raise SystemExit(f"generation_time: --spans takes comma-separated integers, got {args.spans!r}")
+        raise SystemExit(f"generation_time: --spans takes comma-separated integers, got {args.spans!r}") from None
     if not spans or min(spans) < 1 or args.generations < 1 or args.repeats < 1:
         raise SystemExit("generation_time: --spans, --generations and --repeats must be positive")
 

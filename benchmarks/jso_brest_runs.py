@@ -30,10 +30,10 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
 from gpude.core import provenance
 from gpude.implementations import jso_brest as jb
+
+ROOT = Path(__file__).resolve().parents[1]
 
 SOURCE = ROOT / ".authors" / "jso"
 

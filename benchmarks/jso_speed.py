@@ -41,7 +41,8 @@ def cell(function: str, dim: int, trials: int, repeats: int, algorithm: str = "j
     return {"algorithm": algorithm, "implementation": "block", "function": function, "dim": dim, "popsize": np_init,
             "max_fes": 10_000 * dim, "trials": trials, "first_batch_s": round(first, 4), "launch_s": launch,
             "launch_s_all": " ".join(f"{w:.5f}" for w in walls), "per_run_s": launch / trials,
-            "fes_used_min": min(r.fes_used for r in results), "median_error": float(np.median([r.best_error for r in results])),
+            "fes_used_min": min(r.fes_used for r in results),
+            "median_error": float(np.median([r.best_error for r in results])),
             "warps": runner.threads // 32}
 
 

@@ -63,7 +63,8 @@ def main(argv=None) -> int:
             for implementation in args.implementations.split(","):
                 rows.append(measure(problem, dim, popsize, CR, implementation, args.seconds))
                 r = rows[-1]
-                print(f"kromer_fe_rate: {problem} NP={popsize} {implementation}: {r['fes_per_s']:.4g} FEs/s", flush=True)
+                print(f"kromer_fe_rate: {problem} NP={popsize} {implementation}: {r['fes_per_s']:.4g} FEs/s",
+                      flush=True)
     except GpudeError as exc:
         print(f"kromer_fe_rate: {exc}", file=sys.stderr)
         return 1

@@ -39,9 +39,9 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-
 from gpude.core.errors import InvalidInputError
+
+REPO = Path(__file__).resolve().parents[1]
 
 IMPLEMENTATIONS = ("sequential", "master_slave")
 COLUMNS = ("machine", "problem", "dim", "popsize", "implementation", "workers", "pipelined", "F", "CR",

@@ -23,9 +23,9 @@ measured D, extrapolation at the ends) times the runs (10 per cell, 20 for L06 a
 **Counted bytes** (``--count-bytes``): the model checked against the device's own counters. Each
 (function, D) of ``--count-dims`` runs once more (``--count-cycles`` cycles, this tree, one trial and,
 with ``--trials-per-launch``, each batch) under Nsight Compute (``ncu``, the CUDA toolkit's), which reads
-``dram__bytes_read.sum``, ``dram__bytes_write.sum`` and ``gpu__time_duration.sum`` of every kernel of the run (not of the warm-up:
-the run is bracketed by ``cuda.profile_start``/``profile_stop`` and ncu profiles from there only). A
-row ``version = counted[-bB]`` holds the run's counted bytes and the model's for the same run (its own
+``dram__bytes_read.sum``, ``dram__bytes_write.sum`` and ``gpu__time_duration.sum`` of every kernel of the run
+(not of the warm-up: the run is bracketed by ``cuda.profile_start``/``profile_stop`` and ncu profiles from there
+only). A row ``version = counted[-bB]`` holds the run's counted bytes and the model's for the same run (its own
 counters, the initial population as ``3 NP + 1`` rows), both per FE, and ``counted_over_model``;
 ``<out>/<device>_kernels.csv`` has the bytes per kernel (merged with earlier calls' other runs).
 ``--count-ls-mode fused`` counts a D where the local search would run as steps (thousands of launches a
@@ -159,7 +159,8 @@ def counted_run(fid: str, dim: int, cycles: int, batch: int, ls_mode: str = ""):
                dtype="float64", popsize=POPSIZE, cycles=cycles, trials_per_launch=batch, ls_mode=m["ls_mode"],
                bytes_per_fe_model=model / fes, bytes_per_fe_counted=counted / fes, counted_over_model=counted / model,
                dram_read_bytes=float(kernels["dram_read_bytes"].sum()),
-               dram_write_bytes=float(kernels["dram_write_bytes"].sum()), kernel_launches=int(kernels["launches"].sum()),
+               dram_write_bytes=float(kernels["dram_write_bytes"].sum()),
+               kernel_launches=int(kernels["launches"].sum()),
                best_error=m["best_error"], device=m["device"], source="this tree (under ncu: no timing)")
     return row, kernels
 
@@ -307,7 +308,8 @@ def main(argv=None) -> int:
                 ga_s = m["phase_s"].get("ga", float("nan")) / args.cycles
                 ls_s = m["phase_s"].get("ls", float("nan")) / args.cycles
                 row = dict(version=version, function=fid, kind=kind_of(fid), dim=dim, dtype="float64",
-                           popsize=POPSIZE, cycles=args.cycles, trials_per_launch=batch, ls_mode=m["ls_mode"], compile_s=m["compile_s"],
+                           popsize=POPSIZE, cycles=args.cycles, trials_per_launch=batch, ls_mode=m["ls_mode"],
+                           compile_s=m["compile_s"],
                            init_s=m["init_s"], cycle_s=cycle, cycle_s_min=min(m["cycle_s"]),
                            cycle_s_max=max(m["cycle_s"]), ga_s_per_cycle=ga_s, ls_s_per_cycle=ls_s,
                            projected_run_s=run_s, us_per_fe=cycle / CYCLE_FES * 1e6,

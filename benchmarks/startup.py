@@ -80,8 +80,8 @@ def import_split(stderr: str) -> dict:
 
 def import_profile(implementation: str, cache: Path) -> dict:
     """Where the imports of :func:`import_time` go: seconds per top-level package."""
-    res = subprocess.run([sys.executable, "-X", "importtime", "-c", import_code(implementation)], check=True, cwd=REPO, timeout=300,
-                         capture_output=True, text=True, env={**os.environ, "NUMBA_CACHE_DIR": str(cache)})
+    res = subprocess.run([sys.executable, "-X", "importtime", "-c", import_code(implementation)], check=True, cwd=REPO,
+                         timeout=300, capture_output=True, text=True, env={**os.environ, "NUMBA_CACHE_DIR": str(cache)})
     return import_split(res.stderr)
 
 
@@ -149,7 +149,8 @@ def main(argv=None) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             cache, work = Path(tmp) / "cache", Path(tmp)
 
-            def trial(profile=None):  # the first run fills the empty cache: cold; the others find it: warm
+            # the first run fills the empty cache: cold; the others find it: warm
+            def trial(profile=None, implementation=implementation, function=function, cache=cache, work=work):
                 return first_trial(implementation, function, cache, work, args.dim, args.popsize, args.max_fes, profile)
 
             runs = [("cold", trial())] + [("warm", trial()) for _ in range(args.repeats)]

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
-
 from gpude.core.io import write_atomic
+
+ROOT = Path(__file__).resolve().parents[1]
 
 VALIDATION = ROOT / "results" / "validation"
 

@@ -25,11 +25,11 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-
 from gpude.algorithms import load_plugins
 from gpude.core.io import read_csv, write_csv_atomic
 from gpude.run import verify
+
+ROOT = Path(__file__).resolve().parents[1]
 
 REMAKABLE = ["target", "budget"]  # --remakable's statuses (a run whose clock ran out cannot be re-made)
 
@@ -100,7 +100,8 @@ def summary_table(frame: pd.DataFrame) -> str:
         notes = []
         for _, row in g[g["outcome"] != "same"].iterrows():
             notes.append(f"`{row['run_id']}` {row['outcome']}: {row['detail']}")
-        lines.append(f"| {machine}/{experiment} | {device} | {len(remade)} / {len(g)} (of {g['sampled_from'].iloc[0]:,}) | "
+        lines.append(f"| {machine}/{experiment} | {device} | "
+                     f"{len(remade)} / {len(g)} (of {g['sampled_from'].iloc[0]:,}) | "
                      f"{counts.get('same', 0)} | {counts.get('differs', 0)} | {counts.get('cannot', 0)} | {made} | "
                      f"{again or '-'} | {'<br>'.join(notes) or '-'} |")
     return "\n".join(lines) + "\n"

@@ -25,7 +25,8 @@ for k in all_gpu.build_kernels(np.float64):
 for k in build_gpu_masw(np.float64, 8, 32).values():  # MA-SW-Chains' kernels
     kernels["masw." + k.py_func.__name__] = k
 kernels["resident"] = build_resident_kernel(block, np.float64, 32, gpu.buffer_size(prog), 30)  # cooperative
-kernels["block"] = build_block_kernel(gpu.make_block_evaluator(prog, 32, np.float64, warp=True), np.float64, 64, gpu.buffer_size(prog), 30)
+kernels["block"] = build_block_kernel(gpu.make_block_evaluator(prog, 32, np.float64, warp=True), np.float64, 64,
+                                     gpu.buffer_size(prog), 30)
 keys = {}
 for name, k in kernels.items():
     assert k._cache.__class__.__name__ == "CUDACache", name

@@ -28,7 +28,8 @@ def small(monkeypatch):
 @pytest.mark.parametrize("devices", ["cpu,cpu_parallel", pytest.param("gpu,gpu_prebound", marks=pytest.mark.cudasim)])
 def test_rows_per_problem_popsize_and_device(small, tmp_path, devices):
     out = tmp_path / "speed.csv"
-    assert bench.main(["--out", str(out), "--popsizes", "2,4", "--repeats", "2", "--queued", "2", "--devices", devices]) == 0
+    assert bench.main(["--out", str(out), "--popsizes", "2,4", "--repeats", "2", "--queued", "2",
+                       "--devices", devices]) == 0
     t = pd.read_csv(out)
     n_devices = len(devices.split(","))
     assert len(t) == 2 * 2 * n_devices and set(t["instance"]) == {"lop6", "etc10x3"}

@@ -66,7 +66,7 @@ NCU_LOG = '''==PROF== Connected to process 526 (/usr/bin/python3.12)
 "1","526","python3.12","127.0.0.1","sw_apply(Array<double, 1, C, mutable, aligned>)","1","7","(256, 1, 1)","(98, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nsecond","40,000"
 "2","526","python3.12","127.0.0.1","blx_children[abi:v1,cw51c](Array<double, 2, C, mutable, aligned>)","1","7","(256, 1, 1)","(98, 3, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nsecond","2,500"
 ==PROF== Disconnected from process 526
-'''
+'''  # noqa: E501  (ncu's CSV output verbatim)
 
 
 def test_ncu_log_read_per_kernel(tmp_path):

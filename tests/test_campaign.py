@@ -55,8 +55,10 @@ def test_a_reference_made_resumed_extended_and_remade(tmp_path, capsys, monkeypa
     assert _call("merge", tmp_path, experiment, "--trials", "N09=3") == 0
     ref = pd.read_csv(tmp_path / "ref" / "trials.csv")
     assert sorted(zip(ref["function"], ref["trial"])) == [("N01", 0), ("N01", 1), ("N09", 0), ("N09", 1), ("N09", 2)]
-    assert [int(s) for s in ref["seed"]] == [trial_seed(7, f, 2, 6, int(t)) for f, t in zip(ref["function"], ref["trial"])]
-    assert "| de/sequential | N09 | 2 | 6 | float64 | 3 | 1: 3 | exclusive |" in (tmp_path / "ref" / "CAMPAIGNS.md").read_text()
+    assert [int(s) for s in ref["seed"]] == [trial_seed(7, f, 2, 6, int(t))
+                                             for f, t in zip(ref["function"], ref["trial"])]
+    campaigns = (tmp_path / "ref" / "CAMPAIGNS.md").read_text()
+    assert "| de/sequential | N09 | 2 | 6 | float64 | 3 | 1: 3 | exclusive |" in campaigns
     # the same files merged twice (a warm host sends its folder back): the rows are there, nothing to do
     before = (tmp_path / "ref" / "trials.csv").read_text()
     assert _call("merge", tmp_path, experiment, "--trials", "N09=3") == 1
@@ -299,13 +301,16 @@ def test_set_overrides_a_parameter_and_names_a_bad_one(tmp_path):
 INSTANCES = instances.data_dir("lolib").parent
 
 
-@pytest.mark.skipif(not ((INSTANCES / "lolib" / "LOLIB" / "be75eec").is_file() and (INSTANCES / "etc" / "u_i_hihi.0").is_file()),
-                    reason="needs the instance files: gpude fetch-data lolib; gpude fetch-data etc (or GPUDE_INSTANCE_DATA=DIR)")
+@pytest.mark.skipif(not ((INSTANCES / "lolib" / "LOLIB" / "be75eec").is_file()
+                         and (INSTANCES / "etc" / "u_i_hihi.0").is_file()),
+                    reason="needs the instance files: gpude fetch-data lolib; gpude fetch-data etc "
+                           "(or GPUDE_INSTANCE_DATA=DIR)")
 def test_pack_carries_the_experiments_instance_files_and_run_finds_them(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("GPUDE_INSTANCE_DATA", str(INSTANCES))
     experiment = _experiment(tmp_path, functions=["ThMhCi", "be75eec"], dims=["instance"], max_fes=40, trials=1,
-                             timing="shared", algorithms={"de": {"implementations": ["sequential"], "popsizes": [4], "F": 0.5,
+                             timing="shared",
+                             algorithms={"de": {"implementations": ["sequential"], "popsizes": [4], "F": 0.5,
                                                 "CR": 0.1}})
     archive = tmp_path / "instances.tgz"
     assert _call("pack", tmp_path, experiment, "--archive", str(archive)) == 0

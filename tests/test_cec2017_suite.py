@@ -91,7 +91,8 @@ def test_f2_and_other_dimensions_are_refused_with_what_exists():
         with pytest.raises(UnknownFunctionError, match="excluded"):
             problems.get_problem(name, 10)
     for dim in (2, 20, 31, 0):
-        with pytest.raises(UnsupportedDimensionError, match=r"supported dimensions: 10, 30, 50, 100 \(the dimensions with official"):
+        with pytest.raises(UnsupportedDimensionError,
+                           match=r"supported dimensions: 10, 30, 50, 100 \(the dimensions with official"):
             get_function("cec17_f11", dim)
 
 

@@ -41,8 +41,9 @@ BASE = {
 }
 
 # the options that name a file a command reads, by (command, dest): what kind of file
-INPUT_FILES = {("run-batches", "jobs"): "csv", ("eval", "points"): "npy", ("run", "programs"): "yaml", ("warmup", "programs"): "yaml",
-               ("merge", "inputs"): "csv", ("rerun-check", "reference"): "csv", ("rerun-check", "rerun"): "csv",
+INPUT_FILES = {("run-batches", "jobs"): "csv", ("eval", "points"): "npy", ("run", "programs"): "yaml",
+               ("warmup", "programs"): "yaml", ("merge", "inputs"): "csv", ("rerun-check", "reference"): "csv",
+               ("rerun-check", "rerun"): "csv",
                ("stats", "trials"): "csv", ("paper", "trials"): "csv", ("paper", "alone"): "csv",
                ("paper", "published"): "csv", ("paper", "compare"): "label=csv",
                ("paper", "study_input"): "label=path", ("report", "section"): "yaml=folder",
@@ -63,7 +64,8 @@ BAD_VALUES = {
     "param": ["nope", "=1", "CR=0.5", "F=0.7", "bounds=clip", "workers=2", "members-per-block=2",
               "trials_per_launch=2", "dtype=float32", "target=0", "max_time_s=1", "no_such_parameter=1"],
     "plugin": ["no_such_plugin_module"], "seeds": ["a,b", "1,-2", ""], "gpu": ["nope", "-1"],
-    "study": ["nope"], "experiment": ["nope"], "suite": ["nope"], "run_id": ["de/nope"], "status": ["nope"], "rows": ["0"], "max_row_seconds": ["0"],
+    "study": ["nope"], "experiment": ["nope"], "suite": ["nope"], "run_id": ["de/nope"], "status": ["nope"],
+    "rows": ["0"], "max_row_seconds": ["0"],
 }
 # options without a bad value, and why
 NO_BAD_VALUE = {

@@ -310,7 +310,7 @@ def test_one_filter_silences_numbas_and_numba_cudas_performance_warning(module):
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         with gpu.no_performance_warnings():
-            warnings.warn(category(message))
+            warnings.warn(category(message), stacklevel=2)
         assert seen == []
-        warnings.warn(category(message))  # outside the block the warning is seen again
+        warnings.warn(category(message), stacklevel=2)  # outside the block the warning is seen again
         assert [w.category for w in seen] == [category]

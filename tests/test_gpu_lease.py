@@ -157,7 +157,8 @@ def test_a_parents_listing_replaces_nvidia_smi_and_visible_devices_still_apply(m
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv(gpu_lease.DEVICES_VAR, "")  # (so that the listing export_devices sets goes with the test)
     calls = []
-    monkeypatch.setattr(subprocess, "run", lambda *a, **k: calls.append(a) or subprocess.CompletedProcess(a, 0, out, ""))
+    monkeypatch.setattr(subprocess, "run",
+                        lambda *a, **k: calls.append(a) or subprocess.CompletedProcess(a, 0, out, ""))
     gpu_lease.export_devices()  # the workflow, once
     assert len(calls) == 1
     listed = gpu_lease.list_devices()  # a batch: no nvidia-smi

@@ -103,7 +103,8 @@ def test_a_cluster_run_has_no_lane_and_leaves_host_batches_to_exclusive_nodes():
     ({"GPUDE_HOST_CORES": "16", "GPUDE_FAKE_GPUS": "2", "GPUDE_CPU_LANE": ""}, HostShape(16, 2, False, "auto")),
     # CUDA_VISIBLE_DEVICES hides fake GPUs too (gpude.core.gpu_lease.list_devices)
     ({"GPUDE_HOST_CORES": "16", "GPUDE_FAKE_GPUS": "2", "CUDA_VISIBLE_DEVICES": "1"}, HostShape(16, 1, False, "auto")),
-    ({"GPUDE_HOST_CORES": "16", "GPUDE_FAKE_GPUS": "2", "GPUDE_GPU_PREFETCH": "0"}, HostShape(16, 2, False, "auto", "0")),
+    ({"GPUDE_HOST_CORES": "16", "GPUDE_FAKE_GPUS": "2", "GPUDE_GPU_PREFETCH": "0"},
+     HostShape(16, 2, False, "auto", "0")),
 ])
 def test_the_workflow_reads_its_host_from_the_environment(monkeypatch, env, expected):
     for var in ("GPUDE_HOST_CORES", "GPUDE_FAKE_GPUS", "GPUDE_CPU_LANE", "CUDA_VISIBLE_DEVICES", "GPUDE_GPU_PREFETCH"):

@@ -57,7 +57,9 @@ def test_memory_slot_means_and_the_fixed_last_slot():
 
 
 def test_draw_CR_normal_clipped_and_its_schedule():
-    cr = lambda i, mu, nfes, sched: OPS.draw_CR(KEY, 4, i, 1000, 5, mu, nfes, 100, sched)
+    def cr(i, mu, nfes, sched):
+        return OPS.draw_CR(KEY, 4, i, 1000, 5, mu, nfes, 100, sched)
+
     free = np.array([cr(i, 0.5, 90, True) for i in range(1000)])
     assert free.min() >= 0 and free.max() <= 1 and abs(free.mean() - 0.5) < 0.01 and 0.09 < free.std() < 0.11
     # Box-Muller from slots 1 and 2
@@ -74,7 +76,9 @@ def test_draw_CR_normal_clipped_and_its_schedule():
 
 
 def test_draw_F_cauchy_positive_at_most_one_and_its_schedule():
-    f = lambda i, mu, nfes, sched: OPS.draw_F(KEY, 5, i, 2000, 5, mu, nfes, 100, sched)
+    def f(i, mu, nfes, sched):
+        return OPS.draw_F(KEY, 5, i, 2000, 5, mu, nfes, 100, sched)
+
     Fs = np.array([f(i, 0.5, 90, False) for i in range(2000)])
     assert Fs.min() > 0 and Fs.max() <= 1 and abs(np.median(Fs) - 0.5) < 0.02
     assert (Fs == 1.0).mean() > 0.05  # the right tail is cut at 1
@@ -116,8 +120,9 @@ def test_pick_distinctness_and_the_pbest_rule(NP, A):
 
 def test_trial_value_mutation_repair_and_crossover_by_hand():
     # v = x_i + Fw (x_pbest - x_i) + F (x_r1 - x_r2) = 1 + 0.35 * 2 + 0.5 * 1.5 = 2.45
-    tv = lambda j, jrand, CR, xr1: OPS.trial_value(KEY, 2, 1, j, 10, 4, jrand, 0.5, 0.35, CR, 1.0, 3.0, xr1, 0.5,
-                                                   -5.0, 5.0)
+    def tv(j, jrand, CR, xr1):
+        return OPS.trial_value(KEY, 2, 1, j, 10, 4, jrand, 0.5, 0.35, CR, 1.0, 3.0, xr1, 0.5, -5.0, 5.0)
+
     assert tv(0, 3, 1.0, 2.0) == pytest.approx(2.45, rel=1e-15)
     assert tv(0, 3, 1.0, 20.5) == 3.0  # 1 + 0.7 + 10 = 11.7 > 5: (5 + 1) / 2
     assert tv(0, 3, 1.0, -19.5) == -2.0  # 1 + 0.7 - 10 = -8.3 < -5: (-5 + 1) / 2
@@ -150,7 +155,9 @@ def test_memory_update_lehmer_averaged_for_jso_plain_for_lshade():
 
 
 def test_population_size_plan_and_p():
-    plan = lambda nfes: OPS.planned_popsize(nfes, 182, 4, 100_000)
+    def plan(nfes):
+        return OPS.planned_popsize(nfes, 182, 4, 100_000)
+
     assert plan(0) == 182 and plan(100_000) == 4 and plan(50_000) == 93
     assert [plan(n) for n in range(0, 100_001, 1000)] == sorted((plan(n) for n in range(0, 100_001, 1000)),
                                                                 reverse=True)

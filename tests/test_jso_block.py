@@ -33,7 +33,7 @@ def pair(request):
 
 def test_same_run_as_sequential_with_archive_replacements_and_shrinking(pair):
     algorithm, gpu, g, c = pair
-    for b, (r, (pop, fit), (m_f, m_cr, archive, state)) in enumerate(c):
+    for b, (r, (pop, fit), (_m_f, _m_cr, _archive, state)) in enumerate(c):
         assert g[b].generations == r.generations and g[b].fes_used == r.fes_used == 150
         np.testing.assert_array_equal(g[b].trace["fes"], r.trace["fes"])
         np.testing.assert_allclose(g[b].trace["best_error"], r.trace["best_error"], rtol=1e-10)

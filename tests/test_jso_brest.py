@@ -213,7 +213,8 @@ def test_fill_names_a_missing_file(tmp_path, monkeypatch):
     m3 = cecdata.read_bytes("cec2017/M_3_D10.txt")
     # the official line endings (CRLF) are the same data: fscanf reads both
     monkeypatch.setenv("GPUDE_DATA_DIR", str(_data_dir(tmp_path, {
-        "M_3_D10.txt": m3.replace(b"\n", b"\r\n"), "shift_data_3.txt": cecdata.read_bytes("cec2017/shift_data_3.txt")})))
+        "M_3_D10.txt": m3.replace(b"\n", b"\r\n"),
+        "shift_data_3.txt": cecdata.read_bytes("cec2017/shift_data_3.txt")})))
     jb.fill_data(tmp_path / "build", [3], [10])
     assert (tmp_path / "build/input_data/M_3_D10.txt").read_bytes() == m3.replace(b"\n", b"\r\n")
     with pytest.raises(jb.BrestError, match=r"M_3_D30\.txt \(CEC 2017 F3 at D = 30\) is not among our checked"):
@@ -238,8 +239,8 @@ def test_fill_from_our_data():
 
 @needs_gxx
 @pytest.mark.skipif(not (ROOT / ".authors/jso/lshade.cc").is_file(),
-                    reason="Brest's tree is not in .authors/jso (git-ignored: `python -m gpude.implementations.jso_brest "
-                           "pack`)")
+                    reason="Brest's tree is not in .authors/jso "
+                           "(git-ignored: `python -m gpude.implementations.jso_brest pack`)")
 def test_their_code_on_a_tiny_budget(tmp_path):
     try:
         jb.check_source(ROOT / ".authors/jso")

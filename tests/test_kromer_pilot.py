@@ -44,8 +44,8 @@ def test_the_experiments_name_the_pilots_runs():
         ran = {(i, int(d), int(p), round(F, 9), round(CR, 9), float(t), int(m)): 0
                for i, d, p, F, CR, t, m in zip(legacy["instance"], legacy["dim"], legacy["popsize"], legacy["F"],
                                                legacy["CR"], legacy["max_time_s"], legacy["max_fes"])}
-        for key in zip(legacy["instance"], legacy["dim"], legacy["popsize"], legacy["F"].round(9), legacy["CR"].round(9),
-                       legacy["max_time_s"].astype(float), legacy["max_fes"]):
+        for key in zip(legacy["instance"], legacy["dim"], legacy["popsize"], legacy["F"].round(9),
+                       legacy["CR"].round(9), legacy["max_time_s"].astype(float), legacy["max_fes"]):
             ran[key] += 1
         planned = {}
         for name in names:
@@ -212,8 +212,9 @@ def tiny_workflow_table():
     for CR, final in ((0.001, 1.0), (0.1, 100.0)):
         for trial in (0, 1):
             rid = f"de/sequential/F0.5_CR{CR}/N09/d128/np256/float64/t{trial}"
-            rows.append({"run_id": rid, "function": "N09", "dim": 128, "popsize": 256, "trial": trial, "seed": 7 + trial,
-                         "params": json.dumps({"F": 0.5, "CR": CR}), "max_time_s": 27.0, "max_fes": 200_000_000,
+            rows.append({"run_id": rid, "function": "N09", "dim": 128, "popsize": 256, "trial": trial,
+                         "seed": 7 + trial, "params": json.dumps({"F": 0.5, "CR": CR}), "max_time_s": 27.0,
+                         "max_fes": 200_000_000,
                          "best_error": final + trial, "fes_used": 50_000_000, "status": "time", "source": "t.csv"})
             traces[("t.csv", rid)] = {"time_s": np.array([0.1, 0.6, 10.0, 26.9]),
                                       "fes": np.array([256, 1_000_000, 20_000_000, 50_000_000]),

@@ -98,7 +98,8 @@ def test_many_threaded_strides_when_d_exceeds_a_block():
 
 @pytest.mark.parametrize("impl", FUSED)
 def test_fused_implementations_refuse_a_problem_and_name_the_others(impl):
-    with pytest.raises(InvalidInputError, match="cannot run lop9.*de/sequential, de/high_level, de/master_slave, de/many_threaded"):
+    with pytest.raises(InvalidInputError,
+                       match="cannot run lop9.*de/sequential, de/high_level, de/master_slave, de/many_threaded"):
         make_runner("de", impl, LOP, LOP.dim, NP, MAX_FES)
 
 

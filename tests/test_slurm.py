@@ -149,9 +149,10 @@ def cancel_a_running_batch(workdir):
         wildcards, implementation, function, chunk = match.groups()
         batch = f"de/{implementation}/{function}/d10/np8/float64/chunk{chunk}"
         log = workdir / f"logs/smoke/run_batch/{batch}.log"
-        wait_for(lambda: log.is_file() or job not in jobs_of(workdir), BOUND_S, f"{batch} runs")
+        wait_for(lambda log=log, job=job: log.is_file() or job not in jobs_of(workdir), BOUND_S, f"{batch} runs")
         subprocess.run(["scancel", job], check=True)  # (0 also for a job that has ended)
-        if wait_for(lambda: job not in jobs_of(workdir) and job_state(job), 60, f"job {job} ends") == "CANCELLED":
+        ended = wait_for(lambda job=job: job not in jobs_of(workdir) and job_state(job), 60, f"job {job} ends")
+        if ended == "CANCELLED":
             return job, wildcards, f"results/smoke/batches/{batch}"
 
 

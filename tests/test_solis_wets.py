@@ -45,13 +45,13 @@ def test_equal_is_not_better_and_budget_one_skips_the_opposite_try():
 
 def test_rho_doubles_after_five_successes_and_halves_after_three_failures():
     x, fx, b, rho, s, f = np.array([4.0, -4.0]), 32.0, np.zeros(2), 0.5, 0, 0
-    for k in range(5):  # steps towards the optimum, all successes (bias 0 kept small)
+    for _ in range(5):  # steps towards the optimum, all successes (bias 0 kept small)
         b = np.zeros(2)
         x, fx, b, rho, s, f, used = sw_step(sphere, x, fx, b, rho, s, f, -0.1 * np.sign(x), -5, 5)
         assert used == 1
     assert rho == 1.0 and s == 0  # doubled at the fifth success, count reset
     x, fx = np.zeros(2), 0.0
-    for k in range(3):
+    for _ in range(3):
         x, fx, b, rho, s, f, used = sw_step(sphere, x, fx, b, rho, s, f, [0.1, 0.1], -5, 5)
     assert rho == 0.5 and f == 0  # halved at the third failure, count reset
     ops = build_sw_ops(np.float64, "cpu")

@@ -21,7 +21,8 @@ def trial(machine, implementation, function, t, time, error=0.0, fes=1000, **ext
     ``error`` is above the target)."""
     hit = error <= 1e-8
     return {"machine": machine, "algorithm": "de", "implementation": implementation, "function": function,
-            "dim": 10, "popsize": 50, "dtype": "float64", "trial": t, "run_id": f"{machine}/{implementation}/{function}/{t}",
+            "dim": 10, "popsize": 50, "dtype": "float64", "trial": t,
+            "run_id": f"{machine}/{implementation}/{function}/{t}",
             "best_error": error, "fes_used": fes, "fes_to_target": fes if hit else np.nan,
             "time_to_target_s": time if hit else np.nan, "wall_time_s": time, "hit_target": hit,
             "target_error": 1e-8, "status": "target" if hit else "budget", **extra}

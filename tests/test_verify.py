@@ -147,7 +147,8 @@ def test_a_distance_within_its_summation_rounding_is_the_same_and_said(cpu_table
     assert pd.isna(outcomes.loc[2, "detail"]) or outcomes.loc[2, "detail"] == ""
 
 
-@pytest.mark.parametrize("dim, ulps, within", [(10, 6, True), (10, 7, False), (1000, 749, True), (1000, 750, False), (1, 1, False)])
+@pytest.mark.parametrize("dim, ulps, within",
+                         [(10, 6, True), (10, 7, False), (1000, 749, True), (1000, 750, False), (1, 1, False)])
 def test_distance_rounding_bound(dim, ulps, within):
     a = 3.0  # an ulp of 3.0 is 2**-51: the bound (D - 1) * 2**-53 * 3 is (D - 1) * 3 / 4 ulp
     b = a

@@ -137,10 +137,11 @@ def test_a_host_with_two_gpus_runs_two_gpu_batches_at_once(smoke_dry_run, timing
 
 def test_a_single_threaded_cpu_batch_runs_beside_the_gpu_batches_where_cores_are_free(smoke_dry_run):
     # 32 cores and 4 GPUs (GPUDE_CPU_LANE unset: a lane, the cores being at least the GPUs + 2; not
-    # --cores, still 2; no second batch per GPU, whose shares tests/test_host_shape.py checks): the GPU batches and sequential's take 1/5 of the slots each (five lanes timed
-    # at once, each on a core of its own) and say so in their rows; master_slave's pool still runs
-    # alone. Fewer cores (or GPUDE_CPU_LANE=0) time CPU batches alone: the two-GPU test above, on 2;
-    # every other shape: tests/test_host_shape.py
+    # --cores, still 2; no second batch per GPU, whose shares tests/test_host_shape.py checks): the GPU
+    # batches and sequential's take 1/5 of the slots each (five lanes timed at once, each on a core of its
+    # own) and say so in their rows; master_slave's pool still runs alone. Fewer cores (or
+    # GPUDE_CPU_LANE=0) time CPU batches alone: the two-GPU test above, on 2; every other shape:
+    # tests/test_host_shape.py
     code, out = smoke_dry_run("gpu=yes", "timing=exclusive",
                               env={"GPUDE_HOST_CORES": "32", "GPUDE_FAKE_GPUS": "4", "GPUDE_CPU_LANE": None,
                                    "GPUDE_GPU_PREFETCH": "0"})
@@ -212,7 +213,8 @@ def test_a_machine_without_gpu_parses_every_experiment(tmp_path):
         assert "Job stats:" in run["stderr"], (name, run["stderr"][-2000:])  # the DAG built, its jobs listed
         assert "dropped" in run["stderr"] or "ide" not in (ROOT / "config/experiments" / name).read_text(), name
         # the dry run's batches are the campaign's plan (the experiment model's grid), without a GPU alike
-        assert dry_run_batches(run["stderr"]) == campaign_batches(ROOT / "config/experiments" / name, has_gpu=False), name
+        planned = campaign_batches(ROOT / "config/experiments" / name, has_gpu=False)
+        assert dry_run_batches(run["stderr"]) == planned, name
 
 
 def test_default_experiment_grid(workdir):
@@ -352,7 +354,8 @@ BAD_EXPERIMENTS = [  # (change to the smoke experiment, words of the error); Non
      "unknown implementation 'turbo' of 'de'; registered: sequential, high_level, master_slave"),
     ({"algorithms": {"ga": {"implementations": ["sequential"]}}}, "unknown algorithm 'ga'"),
     ({"algorithms": {"pso": {"implementations": ["gpu"], "popsizes": [2]}}}, "popsize (NP) must be an integer >= 3"),
-    ({"algorithms": {"de": {"implementations": ["sequential"], "CR": 1.5}}}, "algorithms.de.CR: 1.5 is greater than the maximum of 1; the schema says of algorithms: algorithm -> its"),
+    ({"algorithms": {"de": {"implementations": ["sequential"], "CR": 1.5}}},
+     "algorithms.de.CR: 1.5 is greater than the maximum of 1; the schema says of algorithms: algorithm -> its"),
     ({"algorithms": {"de": {"implementations": ["sequential"], "tau1": 0.1}}}, "algorithm de has no parameter tau1"),
     ({"algorithms": {"jde": {"implementations": ["sequential"], "tau1": 1.5}}}, "tau1 must lie in [0, 1]"),
     ({"trials_per_launch": 3}, "trials_per_launch 3 for de/sequential, which runs one trial at a time"),
@@ -440,7 +443,8 @@ def test_bad_experiments_fail_before_any_job_runs(bad_experiment_errors, case):
 # the schema's errors: the failing key's path, the bad value there, and the key's description from
 # the schema (the fix), around jsonschema's own message; (case of BAD_EXPERIMENTS, path, bad value)
 SCHEMA_CASES = [({"trials": 0}, "trials", "0"), ({"trials": {"ide": 3}}, "trials", "{'ide': 3}"),
-                ({"trials": "many"}, "trials", "'many'"), ({"trials_per_job": {"default": 0}}, "trials_per_job.default", "0"),
+                ({"trials": "many"}, "trials", "'many'"),
+                ({"trials_per_job": {"default": 0}}, "trials_per_job.default", "0"),
                 ({"max_fes": 2}, "max_fes", "2"), ({"max_fes": {10: 2}}, "max_fes[10]", "2"),
                 ({"timing": "fast"}, "timing", "'fast'"),
                 ({"timing": {"default": "shared", "ide": "fast"}}, "timing.ide", "'fast'"),
@@ -460,7 +464,8 @@ def test_schema_errors_name_the_key_the_bad_value_and_what_it_takes(bad_experime
 
 
 # the first case of an unknown key, of functions and of trials, through `snakemake -n` itself
-COMMAND_LINE_CASES = [next(case for case in BAD_EXPERIMENTS if key in case[0]) for key in ("colour", "functions", "trials")]
+COMMAND_LINE_CASES = [next(case for case in BAD_EXPERIMENTS if key in case[0])
+                      for key in ("colour", "functions", "trials")]
 
 
 @pytest.mark.parametrize("change,message", COMMAND_LINE_CASES, ids=[str(c) for c, _ in COMMAND_LINE_CASES])
@@ -582,7 +587,8 @@ def test_smoke_experiment_with_the_gpu_implementations_on_the_simulator(workdir)
     # A host with two (fake) GPUs: the GPU batches may run two at a time, each on a GPU it leases
     # (on a real GPU, with NUMBA_ENABLE_CUDASIM=0, the host's own GPUs: CUDA cannot open a fake one).
     simulated = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
-    fake = {"GPUDE_FAKE_GPUS": "2", "GPUDE_GPU_LOCK_DIR": str(workdir / "locks"), "GPUDE_CPU_LANE": "0"} if simulated else {}
+    fake = ({"GPUDE_FAKE_GPUS": "2", "GPUDE_GPU_LOCK_DIR": str(workdir / "locks"), "GPUDE_CPU_LANE": "0"}
+            if simulated else {})
     code, out = snakemake(workdir, "--cores", "2", *SMOKE, "--config", "gpu=yes", "functions=[Q01]",
                           "trials=1", "max_fes=24", "--",
                           "results/smoke/trials.csv", "paper/smoke/table_agreement.csv", env=fake)

@@ -301,8 +301,8 @@ def _cmd_paper_gpu_scaling(args) -> int:
 
     for name in args.experiment or []:
         if not (EXPERIMENTS_DIR / f"{name}.yaml").is_file():
-            raise GpudeError(f"--experiment {name}: no {EXPERIMENTS_DIR}/{name}.yaml; the experiments: "
-                             f"{', '.join(sorted(p.stem for p in Path(EXPERIMENTS_DIR).glob('*.yaml'))) or 'none here'}")
+            known = ", ".join(sorted(p.stem for p in Path(EXPERIMENTS_DIR).glob("*.yaml"))) or "none here"
+            raise GpudeError(f"--experiment {name}: no {EXPERIMENTS_DIR}/{name}.yaml; the experiments: {known}")
     files = write_outputs(args.scaling_dir, args.out_dir, experiments=args.experiment or PAPER_EXPERIMENTS,
                           reference_root=args.reference_root or REFERENCE_ROOT)
     print("wrote", ", ".join(str(p) for p in files))
@@ -429,7 +429,8 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--trials", required=True)
     st.add_argument("--out-dir", required=True)
     st.add_argument("--time-budget", action="store_true", default=None,
-                    help="the runs had a wall-clock budget (the experiment's max_time_s): write no time-based score. Without it, read from the trials (max_time_s set, or a run stopped by the time budget)")
+                    help="the runs had a wall-clock budget (the experiment's max_time_s): write no time-based score. "
+                         "Without it, read from the trials (max_time_s set, or a run stopped by the time budget)")
     st.set_defaults(func=_cmd_stats)
 
     pp = sub.add_parser("paper", help="tables (Markdown, LaTeX, CSV), figures and statistics of trial tables")
@@ -437,8 +438,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a trials.csv (its traces.npz beside it); repeat to combine machines or runs")
     pp.add_argument("--out-dir", required=True)
     pp.add_argument("--published", help="the paper's numbers (CSV) to put beside ours")
-    pp.add_argument("--study", help="the experiment's report section (e.g. nashed): also write its own tables and figures, "
-                    "and of the generic ones only those it wants (a time-budgeted study: no wall-time tables)")
+    pp.add_argument("--study",
+                    help="the experiment's report section (e.g. nashed): also write its own tables and figures, "
+                         "and of the generic ones only those it wants (a time-budgeted study: no wall-time tables)")
     pp.add_argument("--study-input", action="append", metavar="NAME=PATH",
                     help="a file the study's section reads beside the trials (experiment key report: study_inputs:)")
     pp.add_argument("--alone", help="trials CSV of some of the same trials (same seeds) run one per launch, "
@@ -446,7 +448,8 @@ def build_parser() -> argparse.ArgumentParser:
     pp.add_argument("--compare", action="append",
                     help="LABEL=CSV: another measured table in the published layout (e.g. the authors' code)")
     pp.add_argument("--time-budget", action="store_true", default=None,
-                    help="the runs had a wall-clock budget (the experiment's max_time_s): write no time-based score. Without it, read from the trials (max_time_s set, or a run stopped by the time budget)")
+                    help="the runs had a wall-clock budget (the experiment's max_time_s): write no time-based score. "
+                         "Without it, read from the trials (max_time_s set, or a run stopped by the time budget)")
     pp.set_defaults(func=_cmd_paper)
 
     gs = sub.add_parser("paper-gpu-scaling", help="runs per hour against GPUs (the committed scaling runs) and the "
@@ -489,8 +492,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     f = sub.add_parser("functions", help="list the benchmark functions (the functions' view of `gpude problems`)")
     f.add_argument("--suite", default=None,
-                   help="janssen, qin_cec2005, nashed, cec2017, lastra, cec2010, lop, lolib, n-lolib or etc (default: all "
-                        "functions)")
+                   help="janssen, qin_cec2005, nashed, cec2017, lastra, cec2010, lop, lolib, n-lolib or etc "
+                        "(default: all functions)")
     f.set_defaults(func=_cmd_functions)
 
     # Listed for --help only: main() hands "fetch-data ..." to gpude.cecdata.fetch.

@@ -169,7 +169,8 @@ def build_de_ops(dtype, target: str = "cpu", extra_slots: int = 0) -> SimpleName
         (``exp_takes``, ``exp_length`` for exp) and ``best_index(fit, n)``; ``repair``'s parts
         ``inside(v, lower, upper)`` and ``repaired(mode, v, xi, lower, upper, u)`` (the resample
         draw ``u`` given, so that a vectorised loop can make it unconditionally);
-        ``pick_displacement``, the cheap index scheme of cujDE, beside ``pick``; ``uniform`` and ``below`` on this counter layout.
+        ``pick_displacement``, the cheap index scheme of cujDE, beside ``pick``; ``uniform`` and ``below``
+        on this counter layout.
     """
     T = np.dtype(dtype).type
     rng = build_rng(target)

@@ -276,7 +276,7 @@ def replacement(fit: np.ndarray, cfit: np.ndarray) -> list[tuple[int, int]]:
     Ranked by (error, population before children, index); the best ``len(fit)`` stay; entering
     children (in child order) take the leaving individuals' slots (ascending). NaN ranks last.
     """
-    mu, lam = len(fit), len(cfit)
+    mu = len(fit)
     key = [(_sortable(f), 0, i) for i, f in enumerate(fit)] + [(_sortable(f), 1, c) for c, f in enumerate(cfit)]
     order = sorted(key)
     stay = order[:mu]

@@ -144,7 +144,7 @@ def build_pso_ops(dtype, target: str = "cpu") -> SimpleNamespace:
     types.SimpleNamespace
         ``counter(g, i, slot, popsize, dim)``, ``init_position(key, i, j, popsize, dim, lower,
         upper)``, ``init_velocity(key, i, j, popsize, dim, span)``, ``neighbour_best(pfit, i,
-        popsize, topology)`` (the lbest index), ``move(key, g, i, j, popsize, dim, x, v, p, l, w,
+        popsize, topology)`` (the lbest index), ``move(key, g, i, j, popsize, dim, x, v, p, lb, w,
         c1, c2, vclamp, lower, upper, mode) -> (x', v')``, ``uniform``, ``best_index(fit, n)``.
     """
     T = np.dtype(dtype).type
@@ -192,12 +192,12 @@ def build_pso_ops(dtype, target: str = "cpu") -> SimpleNamespace:
         return best
 
     @jit
-    def move(key, g, i, j, popsize, dim, x, v, p, l, w, c1, c2, vclamp, lower, upper, mode):
+    def move(key, g, i, j, popsize, dim, x, v, p, lb, w, c1, c2, vclamp, lower, upper, mode):
         """Coordinate j of particle i in generation g: the new (position, velocity)."""
         r1 = uniform(key, counter(g, i, j, popsize, dim))
         r2 = uniform(key, counter(g, i, dim + j, popsize, dim))
         a1, a2 = T(c1 * r1), T(c2 * r2)
-        nv = fma(a1, p - x, fma(a2, l - x, T(w) * v))
+        nv = fma(a1, p - x, fma(a2, lb - x, T(w) * v))
         if vclamp > 0:
             vc = T(vclamp)
             if nv > vc:

@@ -71,8 +71,8 @@ makes the host the reference's machine instead.
 
 The module, one job a file: ``cells`` (the one ``Cell`` and ``grid``, from the experiment model's
 grid, :mod:`gpude.study.experiment`, as the workflow's rules plan; a cell's ``gpude run`` command line, as
-the workflow's rules write theirs), ``plan`` (what a reference lacks or holds stale, projections, groups), ``run`` (the host's
-call), ``merge`` (the checked merge, ``CAMPAIGNS.md``), ``cli`` (this command line) and
+the workflow's rules write theirs), ``plan`` (what a reference lacks or holds stale, projections, groups),
+``run`` (the host's call), ``merge`` (the checked merge, ``CAMPAIGNS.md``), ``cli`` (this command line) and
 ``fill_reference`` (a reference's missing *cells* through the workflow's own rule and Snakemake:
 ``python -m gpude.campaign.fill_reference missing|run|merge|verify|fill``) and ``interleave`` (an
 experiment's batch jobs in an order where implementations alternate, on a host without Snakemake:

@@ -95,7 +95,8 @@ def main(argv=None) -> int:
             if not args.archive:
                 raise GpudeError("pack needs --archive FILE.tgz")
             packed = pack_instances(cells, resolve(args.archive))
-            print(f"campaign: {len(packed)} instance file(s) packed into {args.archive} (give it to run as --instance-data)")
+            print(f"campaign: {len(packed)} instance file(s) packed into {args.archive} "
+                  "(give it to run as --instance-data)")
             return 0
         if args.action == "merge":
             if not found:

@@ -291,7 +291,8 @@ def _report_verify(experiment, cells, reference_dir) -> int:
         print(f"fill_reference: {problem}", file=sys.stderr)
     trials = sum(c.trials for c in cells)
     print(f"fill_reference: {reference_dir}: {len(cells)} cell(s), {trials} trial(s) expected: "
-          + ("all there, each with its trace and the workflow's seed" if not problems else f"{len(problems)} problem(s)"))
+          + ("all there, each with its trace and the workflow's seed" if not problems
+             else f"{len(problems)} problem(s)"))
     return 1 if problems else 0
 
 

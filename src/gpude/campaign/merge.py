@@ -140,5 +140,6 @@ def campaigns_markdown(table: pd.DataFrame, experiment: dict) -> str:
                      f"{', '.join(sorted(set(g['concurrency'].astype(str))))} | "
                      f"{', '.join(sorted(set(g['gpu'].astype(str))))} | {', '.join(cpus)} | "
                      f"{', '.join(sorted(set(g['boot_id'].astype(str))))} | "
-                     f"{', '.join(sorted(set(g['git_commit'].astype(str))))} | {stamp.min()[:16]} .. {stamp.max()[:16]} |")
+                     f"{', '.join(sorted(set(g['git_commit'].astype(str))))} | "
+                     f"{stamp.min()[:16]} .. {stamp.max()[:16]} |")
     return "\n".join(lines) + "\n"

@@ -177,7 +177,7 @@ def projections(experiment: dict, cells: list[Cell], tables: list[pd.DataFrame],
             if k[:2] == c.key()[:2] and k[4:] == c.key()[4:] and k[2] != c.function:
                 peers.setdefault(k[3], []).append(v)
         shared = [d for d in same_function if d in peers]
-        nearest = lambda ds: min(ds, key=lambda d: abs(math.log(d / c.dim)))  # noqa: E731
+        nearest = lambda ds, dim=c.dim: min(ds, key=lambda x: abs(math.log(x / dim)))  # noqa: E731
         if c.dim in peers and shared:
             # time need not be linear in D (a fixed part may dominate): the peers' median at this D,
             # scaled by this function's measured ratio to its peers at the nearest D both have

@@ -1,9 +1,9 @@
 """The project's copy of the official CEC benchmark input data, verified on every load.
 
 The 217 files under ``data/cec/`` (shift vectors, rotation matrices and shuffle permutations of the
-whole CEC 2017 suite at D = 10, 30, 50, 100, of the CEC 2014 and CEC 2005 functions used here, and the CEC 2005 Schwefel 2.6/2.13 matrices of Nashed et al.'s
-f7 and f17) are extracted from the ``opfunu==1.0.4`` wheel on PyPI by
-:mod:`gpude.cecdata.fetch`, whose data equal the official CEC C code's input data apart from line
+whole CEC 2017 suite at D = 10, 30, 50, 100, of the CEC 2014 and CEC 2005 functions used here, and the
+CEC 2005 Schwefel 2.6/2.13 matrices of Nashed et al.'s f7 and f17) are extracted from the ``opfunu==1.0.4``
+wheel on PyPI by :mod:`gpude.cecdata.fetch`, whose data equal the official CEC C code's input data apart from line
 endings. Each is stored gzip-compressed as ``<name>.gz`` (:func:`compress`: level 9, no time stamp
 or file name in the header), and ``data/cec/SHA256SUMS`` records the SHA-256 of the *uncompressed*
 bytes under the plain names, so it certifies the official (opfunu) bytes whatever the compressor.

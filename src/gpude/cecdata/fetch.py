@@ -8,8 +8,8 @@ byte for byte and written gzip-compressed as ``<name>.gz`` (:func:`gpude.cecdata
 staging folder beside the destination and then moved into place, together with ``SHA256SUMS`` (the
 SHA-256 of the uncompressed bytes, under the plain names), ``PROVENANCE.md`` and a
 ``.gitattributes`` that stops git from converting anything. A plain ``<name>`` left by an older
-gpude beside a ``<name>.gz`` written here is removed. Only opfunu's data files are used: its function code is wrong for most of the
-benchmark functions and is never imported.
+gpude beside a ``<name>.gz`` written here is removed. Only opfunu's data files are used: its function code is
+wrong for most of the benchmark functions and is never imported.
 
 If the destination already has a ``SHA256SUMS`` that disagrees with the wheel's files, nothing is
 written unless ``--force`` is given. If it agrees, files that are missing or altered on disk are

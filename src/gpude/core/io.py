@@ -69,7 +69,7 @@ def _reads_exactly(options: dict) -> bool:
     import pandas as pd
 
     values = _probe_values()
-    text = "x\n" + "\n".join("%.17g" % v for v in values) + "\n"
+    text = "x\n" + "\n".join(f"{v:.17g}" for v in values) + "\n"
     with warnings.catch_warnings():  # pandas 3.1 deprecates float_precision (its default is exact)
         warnings.filterwarnings("ignore", message=".*float_precision")
         try:

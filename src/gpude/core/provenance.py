@@ -96,7 +96,7 @@ def _gpu_info() -> dict:
         dev = cuda.get_current_device()
         name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
         info = {"gpu": name, **_gpu_identity(getattr(dev, "uuid", None)),
-                "compute_capability": "%d.%d" % dev.compute_capability, "gpu_sms": dev.MULTIPROCESSOR_COUNT}
+                "compute_capability": "{}.{}".format(*dev.compute_capability), "gpu_sms": dev.MULTIPROCESSOR_COUNT}
         try:
             info["cuda_driver"] = ".".join(map(str, cuda.cudadrv.driver.driver.get_version()))
         except Exception:

@@ -2,9 +2,9 @@
 F20): the official C++ generator rule for the shift o, the permutation P and the rotation M, and a
 CPU reference value of each function (float64, numpy) to test evaluators against.
 
-The rule (the official C++ code, qzcwx/CEC2010SS-LSGO-Benchmarks-CPP): every function starts a fresh java.util.Random-style 48-bit
-LCG seeded with 0 *without* Java's seed scrambling; o is filled from index D-1 down to 0 with
-``(lo + hi)/2 + g (hi - lo)/2``, g Gaussian (Marsaglia polar, second value cached), redrawn until
+The rule (the official C++ code, qzcwx/CEC2010SS-LSGO-Benchmarks-CPP): every function starts a fresh
+java.util.Random-style 48-bit LCG seeded with 0 *without* Java's seed scrambling; o is filled from index D-1
+down to 0 with ``(lo + hi)/2 + g (hi - lo)/2``, g Gaussian (Marsaglia polar, second value cached), redrawn until
 inside [lo, hi]; then P: the identity and 8D + 1 swaps of P[j], P[k] with j, k = nextInt(D),
 k redrawn until k != j; then M (m x m, m = 50): Gaussians filled from the last row and column
 backwards, Gram-Schmidt from the last row up. Reproduces the official values at x = 0 to 2e-14

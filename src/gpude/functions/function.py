@@ -186,9 +186,9 @@ def get_function(fid: str, dim: int):
     fid : str
         ``"F01"``..``"F10"`` (Janssen et al.), ``"Q01"``..``"Q04"`` (Qin et al.),
         ``"N00"``..``"N19"`` (Nashed et al.'s f0..f19), ``"CEC17_F01"``, ``"CEC17_F03"``..
-        ``"CEC17_F30"`` (the CEC 2017 suite; ``"CEC17_F02"`` is refused: the organisers excluded F2), ``"L01"``..``"L06"`` (Lastra et al.'s six)
-        or ``"C01"``..``"C20"`` (their CEC 2010 subset); case-insensitive. Any other name of the
-        problem registry too (a LOP or ETC instance, ``"be75eec"``,
+        ``"CEC17_F30"`` (the CEC 2017 suite; ``"CEC17_F02"`` is refused: the organisers excluded F2),
+        ``"L01"``..``"L06"`` (Lastra et al.'s six) or ``"C01"``..``"C20"`` (their CEC 2010 subset);
+        case-insensitive. Any other name of the problem registry too (a LOP or ETC instance, ``"be75eec"``,
         ``"N-be75eec"``, ``"ThMhCc"``, or a registered problem): that problem, as
         :func:`gpude.problems.get_problem` gives it (new code asks it directly).
     dim : int

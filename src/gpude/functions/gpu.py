@@ -41,6 +41,15 @@ import numpy as np
 from numba import cuda
 from numba.core.errors import NumbaPerformanceWarning
 
+from ..core.errors import InvalidInputError
+
+# require_gpu: below the problems layer (also imported from here by older code)
+from ..core.gpu_runtime import require_gpu, simulator_enabled
+from ..core.prebound import PreboundLaunch
+from . import basic
+from .program import FEATURES_TRIG, Program
+from .suites import COMPOSITION, HYBRID, HYBRID_COMPOSITION, SIMPLE
+
 try:  # numba-cuda warns with its own class, no subclass of numba's
     from numba.cuda.core.errors import NumbaPerformanceWarning as _CudaPerformanceWarning
 except ImportError:  # pragma: no cover - older numba-cuda
@@ -59,15 +68,6 @@ def no_performance_warnings():
             warnings.simplefilter("ignore", category)
         yield
 
-from ..core.errors import InvalidInputError
-
-# below the problems layer (also imported from here by older code); os and GPUUnavailableError above
-# are left over from require_gpu, kept while another branch edits the lines around them
-from ..core.gpu_runtime import require_gpu, simulator_enabled  # noqa: E402
-from ..core.prebound import PreboundLaunch  # noqa: E402
-from . import basic
-from .program import FEATURES_TRIG, Program
-from .suites import COMPOSITION, HYBRID, HYBRID_COMPOSITION, SIMPLE
 
 MAX_THREADS = 1024
 

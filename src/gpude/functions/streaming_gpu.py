@@ -226,7 +226,8 @@ def device_functions(code: int, dim: int, m: int, has_perm: bool, threads: int):
             out[row] = s0 if CODE == SCHWEFEL12 else close(CODE, s0, s1, head, D, M_)
 
     fns = SimpleNamespace(value=value, shift=shift, position=position, add_term=add_term, block_reduce=block_reduce,
-                          rotate_head=rotate_head, close_row=close_row, K0=K0, J0=J0, ONE1=ONE1, NEXT=NEXT, HEAD=HEAD, INV=INV, OPOS=OPOS)
+                          rotate_head=rotate_head, close_row=close_row, K0=K0, J0=J0, ONE1=ONE1, NEXT=NEXT, HEAD=HEAD,
+                          INV=INV, OPOS=OPOS)
     with _LOCK:
         _KERNELS[key] = fns
     return fns

@@ -252,7 +252,8 @@ def _nashed(fn, code, name, lower, upper, notes="", rate=1.0, offset=0.0, rotate
     # Unshifted (o = 0), bias 0, any D >= 2; rate and offset 1 and 0 unless given.
     comp = Component(code, rate=rate, offset=offset)
     return FunctionDef(
-        f"N{fn:02d}", name, "nashed", 0, fn, SIMPLE, (comp,), 0.0, rotated=rotated, dims=None, lower=lower, upper=upper, notes=notes, **kw,
+        f"N{fn:02d}", name, "nashed", 0, fn, SIMPLE, (comp,), 0.0, rotated=rotated, dims=None, lower=lower, upper=upper,
+        notes=notes, **kw,
     )
 
 

@@ -20,12 +20,16 @@ import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..algorithms.base import RunParams
 from ..core.rng import seed_key
 from ..functions.function import BenchmarkFunction
+
+if TYPE_CHECKING:
+    from ..algorithms.de import DEParams
 
 
 @dataclass

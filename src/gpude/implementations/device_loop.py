@@ -388,7 +388,8 @@ class DeviceLoopImplementation(BatchedImplementation):
         from ..core.prebound import PreboundLaunch
 
         for value in vars(self).values():
-            items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else [value]
+            items = (value.values() if isinstance(value, dict)
+                     else value if isinstance(value, (list, tuple)) else [value])
             yield from (x for x in items if isinstance(x, PreboundLaunch))
 
     def population(self, trial: int = 0):

@@ -99,7 +99,8 @@ class ProgramSpec:
         known = {f.name for f in fields(cls)} - {"name"}
         unknown = sorted(set(spec) - known)
         if unknown:
-            raise InvalidInputError(f"{where}: unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+            raise InvalidInputError(f"{where}: unknown field(s) {', '.join(unknown)}; "
+                                    f"known: {', '.join(sorted(known))}")
         if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", name):
             raise InvalidInputError(f"{where}: a name is letters, digits and '_', starting with a letter")
         if not str(spec.get("command", "")).strip():
@@ -178,7 +179,8 @@ class ExternalProgram(Implementation):
 
     def _fields(self, seed: int | None = None, trials: int = 1) -> dict:
         p = self.params
-        values = {k: v for k, v in dataclasses.asdict(p).items() if k not in ("popsize", "max_fes", "target", "max_time_s")}
+        values = {k: v for k, v in dataclasses.asdict(p).items()
+                  if k not in ("popsize", "max_fes", "target", "max_time_s")}
         digits = re.search(r"(\d+)$", str(self.function.fid))
         values.update(function=self.function.fid, function_number=int(digits.group(1)) if digits else "",
                       dim=self.dim, popsize=p.popsize, max_fes=p.max_fes,

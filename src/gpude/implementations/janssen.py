@@ -295,7 +295,7 @@ def __getattr__(attr):  # the aliases' classes, made on first use (importing thi
 def _register_aliases() -> None:
     from . import registry
 
-    for alias, (_, cls) in ALIASES.items():
+    for alias in ALIASES:
         base, per_launch = alias.rsplit("_x", 1)
         registry.register("de", alias, f"gpude.implementations.janssen:alias_{alias}", "gpu",
                           f"de/{base} under a second name (the side by side: {per_launch} trials per launch)")

@@ -146,7 +146,8 @@ class JSOBlock(ResidentDE):
         if not simulator_enabled() and self.shared_bytes + STATIC_BYTES > optin_bytes():
             raise InvalidInputError(
                 f"{self.algorithm}/block: NP_init {NPI} needs {self.shared_bytes} bytes of shared memory for a trial's "
-                f"state beside the warps' buffers, more than this GPU's {optin_bytes()}; use {self.algorithm}/sequential")
+                f"state beside the warps' buffers, more than this GPU's {optin_bytes()}; "
+                f"use {self.algorithm}/sequential")
         acap = settings[3]
         self.d_pop = cuda.device_array((B, NPI, D), dtype=T)
         self.d_tb = cuda.device_array((B, NPI, D), dtype=T)

@@ -136,8 +136,10 @@ def build_jso_block_kernel(warp_evaluate, dtype, warps: int, buf: int, dim: int,
         fitc, ft, Fs, CRs = dynf[0:NPI], dynf[NPI:2 * NPI], dynf[2 * NPI:3 * NPI], dynf[3 * NPI:4 * NPI]
         s_f, s_cr, delta = dynf[4 * NPI:5 * NPI], dynf[5 * NPI:6 * NPI], dynf[6 * NPI:7 * NPI]
         order, srt, rank = dyni[I0:I0 + NPI], dyni[I0 + NPI:I0 + 2 * NPI], dyni[I0 + 2 * NPI:I0 + 3 * NPI]
-        xpr, x1r, x2c = dyni[I0 + 3 * NPI:I0 + 4 * NPI], dyni[I0 + 4 * NPI:I0 + 5 * NPI], dyni[I0 + 5 * NPI:I0 + 6 * NPI]
-        jrs, jobs, tmp = dyni[I0 + 6 * NPI:I0 + 7 * NPI], dyni[I0 + 7 * NPI:I0 + 8 * NPI], dyni[I0 + 8 * NPI:I0 + 9 * NPI]
+        xpr, x1r, x2c = (dyni[I0 + 3 * NPI:I0 + 4 * NPI], dyni[I0 + 4 * NPI:I0 + 5 * NPI],
+                         dyni[I0 + 5 * NPI:I0 + 6 * NPI])
+        jrs, jobs, tmp = (dyni[I0 + 6 * NPI:I0 + 7 * NPI], dyni[I0 + 7 * NPI:I0 + 8 * NPI],
+                          dyni[I0 + 8 * NPI:I0 + 9 * NPI])
         counts = cuda.shared.array(COUNTS, numba.int32)
         memf = cuda.shared.array((2, H), numba.float64)
         shi = cuda.shared.array(8, numba.int64)
@@ -214,7 +216,8 @@ def build_jso_block_kernel(warp_evaluate, dtype, warps: int, buf: int, dim: int,
 
         # the trial's state into shared memory
         if tid == 0:
-            shi[0], shi[1], shi[2], shi[3], shi[4] = st[b, ST_NP], st[b, ST_A], st[b, ST_CAP], st[b, ST_POS], st[b, ST_NFES]
+            shi[0], shi[1], shi[2], shi[3], shi[4] = (st[b, ST_NP], st[b, ST_A], st[b, ST_CAP], st[b, ST_POS],
+                                                      st[b, ST_NFES])
             shf[0], shf[1] = fst[b, FS_P], fst[b, FS_BEST]
             for h in range(H):
                 MF[h] = mem[b, 0, h]
@@ -404,7 +407,8 @@ def build_jso_block_kernel(warp_evaluate, dtype, warps: int, buf: int, dim: int,
             order_g[b, t] = order[t]
             t += P
         if tid == 0:
-            st[b, ST_NP], st[b, ST_A], st[b, ST_CAP], st[b, ST_POS], st[b, ST_NFES] = shi[0], shi[1], shi[2], shi[3], shi[4]
+            (st[b, ST_NP], st[b, ST_A], st[b, ST_CAP], st[b, ST_POS],
+             st[b, ST_NFES]) = shi[0], shi[1], shi[2], shi[3], shi[4]
             fst[b, FS_P], fst[b, FS_BEST] = shf[0], shf[1]
             for h in range(H):
                 mem[b, 0, h] = MF[h]

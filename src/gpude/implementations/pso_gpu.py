@@ -62,9 +62,9 @@ def build_pso_kernels(dtype):
             b, i, j = t // (n * dim), (t // dim) % n, t % dim
             if hit_gen[b] < g:
                 return  # this trial reached the target in an earlier generation
-            l = neighbour_best(pfit[b], i, popsize, topology)
+            lb = neighbour_best(pfit[b], i, popsize, topology)
             nx, nv = move(keys[b], g, i, j, popsize, dim, x[b, i, j], v[b, i, j], px[b, i, j],
-                          px[b, l, j], w, c1, c2, vclamp, lower, upper, mode)
+                          px[b, lb, j], w, c1, c2, vclamp, lower, upper, mode)
             x[b, i, j] = nx
             v[b, i, j] = nv
 

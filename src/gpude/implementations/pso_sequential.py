@@ -39,10 +39,10 @@ def build_cpu_pso(dtype):
         for i in range(n):  # every lbest from the pbest of the end of generation g - 1
             lbest[i] = neighbour_best(pfit, i, popsize, topology)
         for i in range(n):
-            l = lbest[i]
+            lb = lbest[i]
             for j in range(dim):
                 x[i, j], v[i, j] = move(key, g, i, j, popsize, dim, x[i, j], v[i, j], px[i, j],
-                                        px[l, j], w, c1, c2, vclamp, lower, upper, mode)
+                                        px[lb, j], w, c1, c2, vclamp, lower, upper, mode)
 
     @jit
     def update_pbest(x, f, px, pfit, n):

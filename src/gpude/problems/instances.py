@@ -193,7 +193,8 @@ def fetch(kind: str, source: Path | None = None, force: bool = False, out=None) 
                 folder.rmdir()
             except OSError:
                 break
-    print(f"{kind}: {len(todo)} file(s) written, {len(sums) - len(todo)} already intact, in {dest}", file=out or sys.stdout)
+    print(f"{kind}: {len(todo)} file(s) written, {len(sums) - len(todo)} already intact, in {dest}",
+          file=out or sys.stdout)
     return todo
 
 

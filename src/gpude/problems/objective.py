@@ -32,7 +32,8 @@ def _check_bounds(bounds) -> np.ndarray:
                                 f"{b.shape}")
     if not np.isfinite(b).all() or (b[:, 0] >= b[:, 1]).any():
         bad = int(np.flatnonzero(~np.isfinite(b).all(axis=1) | (b[:, 0] >= b[:, 1]))[0])
-        raise InvalidInputError(f"bounds[{bad}] = ({b[bad, 0]:g}, {b[bad, 1]:g}): each pair must be finite with low < high")
+        raise InvalidInputError(f"bounds[{bad}] = ({b[bad, 0]:g}, {b[bad, 1]:g}): "
+                                "each pair must be finite with low < high")
     return b
 
 

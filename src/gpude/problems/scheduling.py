@@ -96,7 +96,8 @@ def _cpu_kernel(parallel: bool):
                     i = min(int(X[r, t]), m - 1)
                     c = 0.0
                     for u in range(n):
-                        if min(int(X[r, u]), m - 1) == i and (etc[u, i] < etc[t, i] or (etc[u, i] == etc[t, i] and u <= t)):
+                        if min(int(X[r, u]), m - 1) == i and (etc[u, i] < etc[t, i]
+                                                              or (etc[u, i] == etc[t, i] and u <= t)):
                             c += etc[u, i]
                     flow += c
             else:

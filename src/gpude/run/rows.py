@@ -69,7 +69,8 @@ def trial_row(result: TrialResult, trial: int, setup_time_s: float, trace_path: 
     """The row of one finished trial (provenance columns are added by :func:`write_batch`)."""
     p = result.params
     # the algorithm's parameters (DE: F, CR, bounds; jDE adds tau1, tau2, ...) and the options
-    params = {k: v for k, v in dataclasses.asdict(p).items() if k not in ("popsize", "max_fes", "target", "dtype", "max_time_s")}
+    params = {k: v for k, v in dataclasses.asdict(p).items()
+              if k not in ("popsize", "max_fes", "target", "dtype", "max_time_s")}
     params.update(result.info.get("options", {}))
     return {
         "run_id": run_id(result.algorithm, result.implementation, result.function, result.dim, result.popsize,

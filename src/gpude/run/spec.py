@@ -172,7 +172,8 @@ class RunSpec:
                              "derive from one seed there)")
         return (self.configuration_args() + f"--seed {self.seed} --first-trial {self.first_trial} "
                 f"--trials {self.trials} --suite {self.suite} --concurrency {self.concurrency}"
-                + (" --keep-failed" if self.keep_failed else "") + (f" --setting {self.setting}" if self.setting else ""))
+                + (" --keep-failed" if self.keep_failed else "")
+                + (f" --setting {self.setting}" if self.setting else ""))
 
     def to_args(self) -> str:
         """``gpude run``'s arguments (without outputs): :meth:`from_args` reads them back to this RunSpec."""

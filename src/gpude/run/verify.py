@@ -299,9 +299,10 @@ def verify_rows(rows, any_gpu: bool = False, log=None) -> list[Outcome]:
         remade_on = gpu_here if needs_gpu(first) else cpu()["cpu"]
         try:
             options, dropped = runner_arguments(first)
+            # a wall-clock budget is left out: such rows stopped at the target
             runner = make_runner(first["algorithm"], first["implementation"], str(first["function"]),
                                  int(first["dim"]), int(first["popsize"]), int(first["max_fes"]),
-                                 dtype=str(first["dtype"]), **_target(first), **options)  # a wall-clock budget is left out: such rows stopped at the target
+                                 dtype=str(first["dtype"]), **_target(first), **options)
         except GpudeError as exc:
             for i in indices:
                 outcomes[i].detail = f"cannot be built here: {exc}"
@@ -323,7 +324,7 @@ def verify_rows(rows, any_gpu: bool = False, log=None) -> list[Outcome]:
                 out.options_not_given = ",".join(dropped)
                 if log:
                     log(format_outcome(out))
-    for i, out in outcomes.items():
+    for out in outcomes.values():
         if out.outcome == "cannot" and log:
             log(format_outcome(out))
     return [outcomes[i] for i in rows.index]

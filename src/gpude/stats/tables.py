@@ -32,7 +32,8 @@ def with_competitors(trials: pd.DataFrame) -> pd.DataFrame:
     """Add ``competitor`` (what varies besides the problem and the trial) and make ``function``
     name the problem (function, and dimension where several are run)."""
     trials = trials.copy()
-    varying = [c for c in ("algorithm", "implementation", "popsize", "dtype") if c in trials and trials[c].nunique() > 1]
+    varying = [c for c in ("algorithm", "implementation", "popsize", "dtype")
+               if c in trials and trials[c].nunique() > 1]
     parts = trials["run_id"].astype(str).str.split("/") if "run_id" in trials else None
     if parts is not None and (parts.str.len() == 8).any():
         # a parameter grid: the run_id's setting (algorithm/implementation/F0.3_CR0.01/function/...)

@@ -107,7 +107,8 @@ def read_experiment(source) -> dict:
             raise ExperimentError(f"experiment file {path} not found; pass --configfile config/experiments/<name>.yaml")
         base = yaml.safe_load(path.read_text())
     experiment = {**base, **overrides}
-    for key in ("trials", "trials_per_job", "trials_per_launch"):  # --config 'trials={default: 30, ide: 5}' gives strings
+    # --config 'trials={default: 30, ide: 5}' gives strings
+    for key in ("trials", "trials_per_job", "trials_per_launch"):
         if isinstance(experiment.get(key), dict):
             experiment[key] = {k: int(v) if str(v).isdigit() else v for k, v in experiment[key].items()}
     for key in ("dims", "popsizes"):  # --config 'dims=[10,50]' gives strings too
@@ -457,7 +458,8 @@ def run_spec(experiment: dict, batch, first: int = 0, count: int = 1, concurrenc
     if concurrency is None:
         concurrency = per_implementation(experiment, "timing", implementation, algorithm)
     return RunSpec.of(algorithm, implementation, batch.function, batch.dim, batch.popsize, batch.dtype,
-                      max_fes=max_fes(experiment, int(batch.dim)), parameters=settings_of(experiment, algorithm)[setting],
+                      max_fes=max_fes(experiment, int(batch.dim)),
+                      parameters=settings_of(experiment, algorithm)[setting],
                       target=experiment["target"], max_time_s=experiment.get("max_time_s"),
                       trials_per_launch=per_launch if per_launch > 1 else None,
                       plugins=tuple(experiment.get("plugins", [])),

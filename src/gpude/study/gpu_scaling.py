@@ -21,12 +21,16 @@ import re
 import sys
 import tarfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
 from ..core.errors import GpudeError
 from ..core.io import read_csv
 from . import experiment as experiment_model
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SCHEMA = experiment_model.SCHEMA.with_name("scaling.schema.yaml")
 EXPERIMENTS = Path("config/experiments")
@@ -277,12 +281,15 @@ def summarise(run_dir, host_cores: int | None = None) -> dict:
     first = trials.iloc[0] if len(trials) else {}
     runs = int(len(trials))
     return dict(
-        gpus=int(wall.get("visible", "").count(",") + 1) if wall.get("visible", "all") != "all" else int(wall["host_gpus"]),
-        host_gpus=int(wall["host_gpus"]), prefetch=wall.get("prefetch", ""), exit=int(wall["exit"]), runs=runs, batches=len(held),
+        gpus=(int(wall.get("visible", "").count(",") + 1) if wall.get("visible", "all") != "all"
+              else int(wall["host_gpus"])),
+        host_gpus=int(wall["host_gpus"]), prefetch=wall.get("prefetch", ""), exit=int(wall["exit"]), runs=runs,
+        batches=len(held),
         wall_s=round(wall_s, 3), runs_per_hour=round(runs / wall_s * 3600, 1) if runs else float("nan"),
         batch_s_mean=round(sum(r["released"] - r["leased"] for r in held) / len(held), 3) if held else float("nan"),
         leased_fraction=";".join(f"{g}:{f:.3f}" for g, f in lease_fraction.items()),
-        leased_fraction_mean=round(sum(lease_fraction.values()) / len(lease_fraction), 3) if lease_fraction else float("nan"),
+        leased_fraction_mean=(round(sum(lease_fraction.values()) / len(lease_fraction), 3) if lease_fraction
+                              else float("nan")),
         gpu_util=";".join(f"{g}:{u:.3f}" for g, u in sorted(gpu_util.items())),
         most_leases_at_once=most_at_once([(r["leased"], r["released"]) for r in held]),
         cpu_busy_cores_mean=round(mean_cpu * cores, 2) if cores else float("nan"),
@@ -327,7 +334,8 @@ def rows(out_dir, config=None) -> pd.DataFrame:
             row["config"] = str(config)
         found.append(row)
     if not found:
-        raise ScalingError(f"no scaling runs in {out_dir} (folders with wall.txt: benchmarks/gpu_scaling.sh writes them)")
+        raise ScalingError(f"no scaling runs in {out_dir} "
+                           "(folders with wall.txt: benchmarks/gpu_scaling.sh writes them)")
     table = pd.DataFrame(found)
     timed = table[table.run != "priming"]
     one = timed[timed.gpus == 1]
