@@ -32,8 +32,8 @@ def same_run(a, b):
 
 def test_blx_from_a_drawn_uniform_is_the_operator_s_gene():
     from gpude.algorithms.masw import HEADER_SLOTS, build_masw_ops
-    from gpude.implementations.masw_profile import blx_from_uniform
     from gpude.core.rng import build_rng
+    from gpude.implementations.masw_profile import blx_from_uniform
 
     for dtype in (np.float64, np.float32):
         ops, blx_from = build_masw_ops(dtype, "cpu"), blx_from_uniform(dtype)
@@ -133,10 +133,12 @@ def test_the_report_puts_ours_beside_the_paper_s_tables(tmp_path):
                  ).to_csv(tmp_path / "cpu_cpu-x.csv", index=False)
     rows = lastra_profile.measured(tmp_path)
     text = lastra_profile.markdown(rows)
-    t = lastra_profile.comparison(lastra_profile.published(), lastra_profile.chosen_runs(rows), "cpu").set_index("module")
+    t = lastra_profile.comparison(lastra_profile.published(), lastra_profile.chosen_runs(rows),
+                                  "cpu").set_index("module")
     # the paper's modules in its order, ours beside (the run of the most FEs), then ours it does not list
     assert list(t.index[:4]) == ["fitness_evaluation", "random_number_generation", "crossover", "distance"]
-    assert t.loc["fitness_evaluation", "paper_100000"] == 37 and t.loc["fitness_evaluation", "ours_100000_default"] == 60
+    assert t.loc["fitness_evaluation", "paper_100000"] == 37
+    assert t.loc["fitness_evaluation", "ours_100000_default"] == 60
     assert t.loc["random_number_generation", "ours_100000_default"] == 25
     assert np.isnan(t.loc["distance", "ours_500000_none"])
     assert t.loc["rest", "paper_100000"] == 12 and t.loc["rest", "ours_100000_default"] == pytest.approx(9.0)

@@ -8,8 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpude.report.cec2017_jso import (FLOOR, Cec2017Jso, clamp, comparison_table, label, speed_table,
-                                      write_outputs)
+from gpude.report.cec2017_jso import FLOOR, Cec2017Jso, clamp, comparison_table, label, speed_table, write_outputs
 from gpude.report.document import section_class, uncaptioned_tables
 from gpude.stats.comparisons import holm
 

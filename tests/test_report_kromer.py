@@ -33,12 +33,17 @@ def test_best_at_reads_the_step_function_and_the_final_value_at_the_budget():
 
 def test_lop_error_percent_uses_the_table_s_own_optimum_and_counts_solved_instances():
     # be75eec (Table 2, optimum 264940) and N-be75eec (Table 3, 236464)
-    trials = pd.DataFrame([row("many_threaded", "be75eec", 0, 0.0, 10.0), row("many_threaded", "be75eec", 1, 0.0, 10.0),
-                           row("many_threaded", "N-be75eec", 0, 236.464, 10.0), row("many_threaded", "be75np", 0, 0.0, 10.0)])
-    traces = {("ref", "de/many_threaded/be75eec/t0"): {"time_s": np.array([1.0, 6.0]), "best_error": np.array([2649.4, 0.0])},
-              ("ref", "de/many_threaded/be75eec/t1"): {"time_s": np.array([1.0, 4.0]), "best_error": np.array([2649.4, 0.0])},
+    trials = pd.DataFrame([row("many_threaded", "be75eec", 0, 0.0, 10.0),
+                           row("many_threaded", "be75eec", 1, 0.0, 10.0),
+                           row("many_threaded", "N-be75eec", 0, 236.464, 10.0),
+                           row("many_threaded", "be75np", 0, 0.0, 10.0)])
+    traces = {("ref", "de/many_threaded/be75eec/t0"): {"time_s": np.array([1.0, 6.0]),
+                                                       "best_error": np.array([2649.4, 0.0])},
+              ("ref", "de/many_threaded/be75eec/t1"): {"time_s": np.array([1.0, 4.0]),
+                                                       "best_error": np.array([2649.4, 0.0])},
               ("ref", "de/many_threaded/N-be75eec/t0"): {"time_s": np.array([1.0]), "best_error": np.array([236.464])},
-              ("ref", "de/many_threaded/be75np/t0"): {"time_s": np.array([0.5, 2.0]), "best_error": np.array([9.0, 0.0])}}
+              ("ref", "de/many_threaded/be75np/t0"): {"time_s": np.array([0.5, 2.0]),
+                                                      "best_error": np.array([9.0, 0.0])}}
     paper = {2: pd.DataFrame({"instance": ["be75eec"], "best_5s": [1.13e-3], "avg_5s": [2e-3], "best_10s": [0.0],
                               "avg_10s": [8.83e-3]})}
     t = kromer_tables.lop_table(trials, traces, paper).set_index("instance")
@@ -106,7 +111,8 @@ def test_rastrigin_table_reads_both_times_and_puts_the_paper_beside():
                                                    "best_error": np.array([900.0, 250.0, 60.0])}}
     paper = pd.read_csv(ROOT / "paper/published/kromer_table1.csv", comment="#") if (
         ROOT / "paper/published/kromer_table1.csv").is_file() else pd.DataFrame(
-        {"variables": [128, 128], "source": ["kromer"] * 2, "value": [232.8668, 32.98331], "time_s": [0.6604656, 27.00045]})
+        {"variables": [128, 128], "source": ["kromer"] * 2, "value": [232.8668, 32.98331],
+         "time_s": [0.6604656, 27.00045]})
     t = kromer_tables.rastrigin_table(trials, traces, paper).iloc[0]
     assert t["mean_0.64s"] == 250.0 and t["mean_27s"] == 30.0
     assert t["paper_0.64s"] == pytest.approx(232.8668) and t["paper_27s"] == pytest.approx(32.98331)
@@ -118,7 +124,8 @@ def test_section_renders_from_what_write_outputs_wrote(tmp_path):
     traces = {("ref", f"de/many_threaded/ThMhCi/t{t}"): {"time_s": np.array([0.01, 1.0, 20.0]),
                                                          "best_error": np.array([3e7, 9e6, 5e6])} for t in range(2)}
     published = tmp_path / "table4.csv"
-    pd.DataFrame({"etc": ["ThMhCi"], "popsize": [64], "implementation": ["gpu"], "fitness": [3.18e6]}).to_csv(published, index=False)
+    pd.DataFrame({"etc": ["ThMhCi"], "popsize": [64], "implementation": ["gpu"],
+                  "fitness": [3.18e6]}).to_csv(published, index=False)
     out = tmp_path / "paper" / "kromer_etc"
     files = kromer.write_outputs(trials, traces, out, table4=str(published))
     assert {f.name for f in files} >= {"table_etc.csv", "figure_etc_progress_Th.png"}
@@ -155,7 +162,8 @@ def test_fe_rate_table_puts_the_columns_side_by_side_with_the_paper_s_ratios():
     assert t.loc[64, "gpu_over_cpu"] == pytest.approx(80.0)            # many_threaded / high_level
     assert t.loc[64, "gpu_over_cpu_optimized"] == pytest.approx(1.6)   # many_threaded / sequential
     assert t.loc[64, "cpu_optimized_over_cpu"] == pytest.approx(50.0)  # sequential / high_level
-    assert t.loc[512, "gpu_over_cpu"] == pytest.approx(300.0) and t.loc[512, "gpu_over_cpu_optimized"] == pytest.approx(15.0)
+    assert t.loc[512, "gpu_over_cpu"] == pytest.approx(300.0)
+    assert t.loc[512, "gpu_over_cpu_optimized"] == pytest.approx(15.0)
     assert t.loc[512, "stopped_early"] == "many_threaded" and t.loc[64, "stopped_early"] == ""
     assert set(t["machine"]) == {"GPU X / CPU y x32"}
     # beside the experiment's runs of the case: the median FEs of a 30 s run over 30 s at the rate alone
@@ -163,7 +171,8 @@ def test_fe_rate_table_puts_the_columns_side_by_side_with_the_paper_s_ratios():
                            for k, f in enumerate((7.0e6, 7.5e6, 9.0e6))])
     t = kromer_tables.fe_rate_table(rate, trials).set_index("popsize")
     assert t.loc[64, "reference_over_alone_sequential"] == pytest.approx(7.5e6 / (30 * 5.0e5))
-    assert np.isnan(t.loc[512, "reference_over_alone_sequential"]) and np.isnan(t.loc[64, "reference_over_alone_high_level"])
+    assert np.isnan(t.loc[512, "reference_over_alone_sequential"])
+    assert np.isnan(t.loc[64, "reference_over_alone_high_level"])
 
 
 def run_row(impl, trial, fes, end, boot="boot-a", at_once=None, concurrency="shared", function="ThMhCc", wall=30.0):
@@ -201,7 +210,8 @@ def test_claims_are_checked_on_table_4_and_the_fe_rates():
     paper4 = pd.read_csv(ROOT / "paper/published/kromer_table4.csv", comment="#")
     # ours = the paper's Table 4 itself, but the GPU loses ThMhCi at NP 1024 to the CPU opt. column
     ours = paper4.rename(columns={"fitness": "fit_mean", "implementation": "column"})
-    ours.loc[(ours["etc"] == "ThMhCi") & (ours["popsize"] == 1024) & (ours["column"] == "cpu_optimized"), "fit_mean"] = 1.0
+    ours.loc[(ours["etc"] == "ThMhCi") & (ours["popsize"] == 1024) & (ours["column"] == "cpu_optimized"),
+             "fit_mean"] = 1.0
     rate = kromer_tables.fe_rate_table(pd.DataFrame([rate_row("ThMhCi", 64, "high_level", 1.0e4),
                                               rate_row("ThMhCi", 64, "sequential", 5.0e5),
                                               rate_row("ThMhCi", 64, "many_threaded", 8.0e5)]))

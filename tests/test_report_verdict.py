@@ -3,14 +3,22 @@ data, and the table at the top of a built report."""
 
 import pytest
 import yaml
-
-from gpude.report.document import _sections, build
-from gpude.report.verdict import (Judgement, Verdict, coverage_of, coverage_verdict, finding_of, n_text, numbers_of,
-                                  ratio_span, render)
 from test_report_document import MACHINE, PUBLISHED, ROOT, case_study_trials
 
 from gpude.report.convergence import figures
+from gpude.report.document import _sections, build
 from gpude.report.timing import write_all
+from gpude.report.verdict import (
+    Judgement,
+    Verdict,
+    coverage_of,
+    coverage_verdict,
+    finding_of,
+    n_text,
+    numbers_of,
+    ratio_span,
+    render,
+)
 from gpude.stats.tables import write_statistics
 
 
@@ -116,7 +124,8 @@ def test_the_report_opens_on_the_verdicts_of_its_studies(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     text = _case_study_paper(tmp_path, n_gpu=3, n_cpu=1)
     row = next(line for line in text.splitlines() if line.startswith("| Janssen et al., case study 1 |"))
-    assert "| Table 3, Fig. 6 | **partly** | short: sequential 1, master_slave 1, naive_gpu 1, all_gpu 3, ide 3 — " in row
+    assert ("| Table 3, Fig. 6 | **partly** | short: sequential 1, master_slave 1, naive_gpu 1, all_gpu 3, "
+            "ide 3 — ") in row
     assert "| sequential 1, master_slave 1, naive_gpu 1, all_gpu 3, ide 3 | 30 |" in row
     assert "iDE's mean time" in row and MACHINE in row
     assert text.index("## Verdict") < text.index("## Terms") < text.index("## Janssen, Pullan & Liew, case study 1")
@@ -148,14 +157,15 @@ def test_every_figure_caption_names_its_machine_and_n(tmp_path, monkeypatch):
 def test_qin_figures_drawn_per_machine_are_in_its_section(tmp_path, monkeypatch):
     # cells of two machines: scaling.time_vs_popsize names each figure after its machine
     import pandas as pd
+    from test_report_document import qin_trials
 
     from gpude.report.qin import Qin
     from gpude.report.scaling import cell_table, time_vs_popsize
-    from test_report_document import qin_trials
 
     monkeypatch.chdir(ROOT)
     trials = qin_trials()
-    other = trials[trials.implementation == "ide"].assign(machine="Other GPU / CPU x8", run_id=lambda d: d.run_id + "/o")
+    other = trials[trials.implementation == "ide"].assign(machine="Other GPU / CPU x8",
+                                                          run_id=lambda d: d.run_id + "/o")
     out = tmp_path / "paper" / "qin"
     out.mkdir(parents=True)
     cells = cell_table(pd.concat([trials, other], ignore_index=True))

@@ -122,7 +122,7 @@ def comparison_table(trials: pd.DataFrame) -> pd.DataFrame:
             row["U"], row["p"] = rank_sum(samples["ours"], samples["brest"])
         rows.append(row)
     table = pd.DataFrame(rows, columns=COLUMNS)
-    for dim, part in table.groupby("dim"):
+    for _, part in table.groupby("dim"):
         both = part[part["p"].notna()]
         if len(both):
             table.loc[both.index, "p_holm"] = holm(both["p"].to_numpy(dtype=float))
@@ -264,7 +264,8 @@ class Cec2017Jso(Section):
         for dim in self.spec.get("dims", []):
             c = self.counts(int(dim))
             item = f"CEC 2017 F1, F3-F30, D = {dim}"
-            machines = f"ours on {self.machines_of('ours', c['part'])}; Brest's on {self.machines_of('brest', c['part'])}"
+            machines = (f"ours on {self.machines_of('ours', c['part'])}; "
+                        f"Brest's on {self.machines_of('brest', c['part'])}")
             ours_n = ", ".join(f"{k} {span(lo, hi)}" for k, (lo, hi) in self._n(c["part"]).items()) or "0"
             if not c["compared"]:
                 rows.append(Verdict(item, ours_n, str(self.runs), f"- ({machines})", Judgement(
@@ -307,7 +308,8 @@ class Cec2017Jso(Section):
                 "**Errors only**: the two sides' runs were made on different machines; the final error of a run "
                 "does not depend on the machine that made it (the same algorithm, function and budget), so the "
                 "errors compare, while times do not and are not compared here (their speed, measured on one "
-                "host, is the last table). Errors below 1e-8 count as 0 and errors are compared at 1e-8 resolution before any statistic (the "
+                "host, is the last table). Errors below 1e-8 count as 0 and errors are compared at 1e-8 resolution "
+                "before any statistic (the "
                 "competition's rule). Per function: the two-sided Wilcoxon rank-sum test (Mann-Whitney U, "
                 "scipy's `mannwhitneyu`, `method=\"auto\"`; every value equal on both sides: p = 1), Holm's "
                 f"correction over the functions of a D with both sides' runs; \"not different\" where the "
@@ -324,7 +326,7 @@ class Cec2017Jso(Section):
                  "| function | Brest's mean | Brest's std | Brest's n | ours mean | ours std | ours n | rank-sum p "
                  "| Holm p | verdict |", "|---" * 10 + "|"]
         for r in part.to_dict("records"):
-            def n(prefix):
+            def n(prefix, r=r):
                 k = int(r[f"{prefix}_n"])
                 return "missing" if k == 0 else (str(k) if k >= self.runs else f"n = {k}")
             lines.append("| " + " | ".join([

@@ -358,7 +358,8 @@ class CaseStudy2(Section):
         return (f"* **The paper's findings on our data.** Every cujDE configuration ranks ahead of every iDE "
                 f"configuration on {len(ours_ahead)} of {len(fcols)} functions (the paper's Table 4: "
                 f"{len(paper_ahead)} of {len(fcols)}; its text says all). cujDE's best NP matches the paper's on "
-                f"{len(same_best)} of {len(fcols)} functions" + (f"; it differs on {', '.join(differ)}" if differ else "")
+                f"{len(same_best)} of {len(fcols)} functions"
+                + (f"; it differs on {', '.join(differ)}" if differ else "")
                 + ".")
 
     @cached_property

@@ -46,10 +46,23 @@ import numpy as np
 import pandas as pd
 
 from ..core.io import write_csv_atomic
-from .kromer_figures import figure_eval_speed, figure_etc_progress, figure_lop_progress
-from .kromer_tables import (COLUMN_NAMES, COLUMNS, IMPLEMENTATION_OF, PAPER_COLUMN, PAPER_COLUMNS_QUOTE, best_columns,
-                            claims_check, contention_table, etc_table, eval_speed_table, fe_rate_table, lop_summary,
-                            lop_table, rastrigin_table)
+from .kromer_figures import figure_etc_progress, figure_eval_speed, figure_lop_progress
+from .kromer_tables import (
+    COLUMN_NAMES,
+    COLUMNS,
+    IMPLEMENTATION_OF,
+    PAPER_COLUMN,
+    PAPER_COLUMNS_QUOTE,
+    best_columns,
+    claims_check,
+    contention_table,
+    etc_table,
+    eval_speed_table,
+    fe_rate_table,
+    lop_summary,
+    lop_table,
+    rastrigin_table,
+)
 from .section import Section, _read, fmt
 from .verdict import Judgement, Verdict, coverage_verdict, n_by, numbers_of, paper_n, ratio_span
 
@@ -217,7 +230,8 @@ class Kromer(Section):
                  "best over n runs, read at 0.64 s and 27 s of one 27 s run; paper: the many-threaded DE's value at "
                  "0.66 s and 27.0 s; de Veronese & Krohling ran 100 variables: 278.18 after 0.64 s, 98.53 after "
                  "27.47 s).", "",
-                 "| implementation | D | machine | n | ours 0.64 s mean (best) | paper 0.66 s | ours 27 s mean (best) | paper 27 s |",
+                 "| implementation | D | machine | n | ours 0.64 s mean (best) | paper 0.66 s "
+                 "| ours 27 s mean (best) | paper 27 s |",
                  "|---|---|---|---|---|---|---|---|"]
         for r in t.to_dict("records"):
             lines.append(f"| {r['implementation']} | {r['dim']} | {r['machine']} | {r['n']} | "
@@ -260,11 +274,13 @@ class Kromer(Section):
         gpu = t[t["implementation"] == "many_threaded"]
         cpu = t[t["implementation"] == "sequential"].set_index("instance")
         if len(gpu):
-            lines += ["", f"Per instance (GPU = many_threaded on {', '.join(sorted(set(gpu['machine'])))}; mean error % "
+            lines += ["", f"Per instance (GPU = many_threaded on {', '.join(sorted(set(gpu['machine'])))}; "
+                      "mean error % "
                       "over its runs, best in parentheses; CPU = sequential, the compiled one-thread DE: the "
                       "paper's \"sequential DE implementation\", of unstated kind; in sec. 5.3's terms ours is "
                       "the CPU opt. kind):", "",
-                      "| instance | n | paper 5 s | GPU 5 s | paper 10 s | GPU 10 s | CPU 10 s |", "|---|---|---|---|---|---|---|"]
+                      "| instance | n | paper 5 s | GPU 5 s | paper 10 s | GPU 10 s | CPU 10 s |",
+                      "|---|---|---|---|---|---|---|"]
             for r in gpu.sort_values(["table", "instance"]).to_dict("records"):
                 c = cpu["avg_10s"].get(r["instance"], np.nan) if len(cpu) else np.nan
                 lines.append(f"| {r['instance']} | {r['n']} | {_pct(r.get('paper_avg_5s'))} | {_pct(r['avg_5s'])} "
@@ -355,7 +371,8 @@ class Kromer(Section):
             note = f" (reached the optimum before the budget: {early})" if isinstance(early, str) and early else ""
             lines.append(f"| {r['problem']}{note} | {r['dim']} | {r['popsize']} | {r['CR']:g} | "
                          + " | ".join(fmt(r.get(i), "{:.3g}") for i in impl)
-                         + f" | {fmt(r.get('gpu_over_cpu'), '{:.1f}')} | {fmt(r.get('gpu_over_cpu_optimized'), '{:.1f}')}"
+                         + f" | {fmt(r.get('gpu_over_cpu'), '{:.1f}')}"
+                         f" | {fmt(r.get('gpu_over_cpu_optimized'), '{:.1f}')}"
                          f" | {fmt(r.get('cpu_optimized_over_cpu'), '{:.1f}')} |")
         share = [c for c in (f"reference_over_alone_{i}" for i in impl) if c in t]
         held = t.dropna(subset=share, how="all") if share else t.iloc[:0]
@@ -380,7 +397,8 @@ class Kromer(Section):
                  "and k at once; 'reference' = the reference's own rows of that cell, with the processes that ran "
                  "during its probe trial, counted from the rows' time stamps: CPU runs one per process, a GPU "
                  "launch as one).", "",
-                 "| implementation | cell | rows | at once | instance | runs | probe trial's FEs | x alone | FEs min / median / max |",
+                 "| implementation | cell | rows | at once | instance | runs | probe trial's FEs | x alone "
+                 "| FEs min / median / max |",
                  "|---|---|---|---|---|---|---|---|---|"]
         for r in c.to_dict("records"):
             at_once = f"{r['at_once']}" + (f" ({r['processes']})" if r["source"] == "reference" else "")
@@ -428,7 +446,8 @@ class Kromer(Section):
             faster = lop[lop["cpu_over_gpu"] >= 1]
             lines += ["", "LOP against the paper's Fig. 5: " + (
                 f"the GPU is at least as fast as one CPU thread from NP {int(faster['popsize'].min())} on (the paper: "
-                f"from 16), {fmt(faster['cpu_over_gpu'].min(), '{:.2g}')}-{fmt(faster['cpu_over_gpu'].max(), '{:.3g}')}x"
+                f"from 16), {fmt(faster['cpu_over_gpu'].min(), '{:.2g}')}-"
+                f"{fmt(faster['cpu_over_gpu'].max(), '{:.3g}')}x"
                 f" faster at NP {int(faster['popsize'].min())}-{int(faster['popsize'].max())} (the paper: 1.4-9.7x"
                 " above 16); below, a launch and its wait cost more than the CPU's whole evaluation"
                 if len(faster) else "one CPU thread is faster at every NP measured")

@@ -159,7 +159,8 @@ def readouts(trials: pd.DataFrame, traces: dict, rates: pd.DataFrame | None = No
 def stage_files(pilot_dir) -> list[Path]:
     """The pilot's stage files (``<stage>.csv.gz``, or a plain ``.csv``), not the SUMMARY files."""
     pilot_dir = Path(pilot_dir)
-    return sorted(p for p in [*pilot_dir.glob("*.csv.gz"), *pilot_dir.glob("*.csv")] if not p.name.startswith("SUMMARY"))
+    return sorted(p for p in [*pilot_dir.glob("*.csv.gz"), *pilot_dir.glob("*.csv")]
+                  if not p.name.startswith("SUMMARY"))
 
 
 def read_stage(path) -> pd.DataFrame:
@@ -331,7 +332,8 @@ def verdicts(table: pd.DataFrame, rows: pd.DataFrame | None = None) -> pd.DataFr
         row = {**{k: r[k] for k in UNIT}, "class": r["class"], "choice_F": r["F"], "choice_CR": r["CR"],
                "choice_median": r["median"], "choice_mean": r["mean"], "choice_n": r["n"]}
         for label, (F, CR) in (("protocol", PROTOCOL),
-                               ("common", tuple(common.loc[unit, CONFIG]) if unit in common.index else (np.nan, np.nan))):
+                               ("common", tuple(common.loc[unit, CONFIG]) if unit in common.index
+                                else (np.nan, np.nan))):
             match = cls[(cls["F"] == F) & (cls["CR"] == CR)]
             row[f"{label}_F"], row[f"{label}_CR"] = F, CR
             row[f"{label}_median"] = float(match["median"].iloc[0]) if len(match) else np.nan
@@ -362,7 +364,8 @@ def best_crs(rows: pd.DataFrame, problem: str, popsize: int, readout: str, at_s:
     return out
 
 
-def common_choice(rows: pd.DataFrame, problem: str, popsize: int, readout: str, at_s: float) -> tuple[float, float] | None:
+def common_choice(rows: pd.DataFrame, problem: str, popsize: int, readout: str,
+                  at_s: float) -> tuple[float, float] | None:
     """The common (F, CR) of a problem at one NP and readout, or None without complete data."""
     sel = rows[(rows["problem"] == problem) & (rows["popsize"] == popsize) & (rows["readout"] == readout) &
                np.isclose(rows["at_s"], at_s)]
@@ -389,7 +392,8 @@ def render(rows: pd.DataFrame, table: pd.DataFrame, verdict: pd.DataFrame, sourc
     lines = ["# Krömer et al.'s DE parameters: the pilot", "",
              "Made by `python -m gpude.report.kromer_pilot` from " + ", ".join(f"`{s}`" for s in sources) +
              " (`de/sequential`, one run per process and core). The measure, the "
-             "classes, the choices and 'served' are defined in `gpude.report.kromer_pilot`'s docstring. In short: per class "
+             "classes, the choices and 'served' are defined in `gpude.report.kromer_pilot`'s docstring. "
+             "In short: per class "
              "the lowest median; the common choice has the lowest mean rank over the classes; a class is served "
              f"when the common choice's median is within {SERVED_TOLERANCE:.0%} of the class best's.", ""]
     if not len(rows):
@@ -404,7 +408,8 @@ def render(rows: pd.DataFrame, table: pd.DataFrame, verdict: pd.DataFrame, sourc
     lines += [
               "A CPU time's values are Table 4's / Tables 2-3's CPU column; the GPU-equivalent FEs of a time are what "
               "the H200's many-threaded DE made in that time (its FEs per second in "
-              "the H200 references of CR = 0.1, `results/benchmarks/kromer_pilot/inputs/gpu_rates.csv`): one seed makes the same run on every implementation, so "
+              "the H200 references of CR = 0.1, `results/benchmarks/kromer_pilot/inputs/gpu_rates.csv`): "
+              "one seed makes the same run on every implementation, so "
               "these are the GPU column's values.", ""]
     for (problem, popsize), v in verdict.groupby(["problem", "popsize"], sort=True):
         measure = MEASURE_NAMES.get(problem, "measure")
@@ -419,12 +424,15 @@ def render(rows: pd.DataFrame, table: pd.DataFrame, verdict: pd.DataFrame, sourc
             common = "-" if pd.isna(r["common_F"]) else f"{r['common_F']:g}, {r['common_CR']:g}"
             lines.append(f"| {_readout_name(r['readout'], r['at_s'])} | {r['class']} | {r['choice_F']:g}, "
                          f"{r['choice_CR']:g} | {_g(r['choice_median'])} | {int(r['choice_n'])} | {common} | "
-                         f"{_g(r['common_median'])} | {_g(r['class_gain'], '{:.3g}')} | {'yes' if r['served'] else 'no'} "
-                         f"| {r.get('wins_vs_common', '-')} | {_g(r['protocol_median'])} | {r.get('wins_vs_protocol', '-')} |")
+                         f"{_g(r['common_median'])} | {_g(r['class_gain'], '{:.3g}')} | "
+                         f"{'yes' if r['served'] else 'no'} "
+                         f"| {r.get('wins_vs_common', '-')} | {_g(r['protocol_median'])} | "
+                         f"{r.get('wins_vs_protocol', '-')} |")
         lines.append("")
         for (readout, at_s), u in v.groupby(["readout", "at_s"], sort=False):
             if pd.isna(u["common_F"].iloc[0]):
-                lines.append(f"* {_readout_name(readout, at_s)}: no configuration ran in every class, no common choice.")
+                lines.append(f"* {_readout_name(readout, at_s)}: "
+                             "no configuration ran in every class, no common choice.")
             elif u["served"].all():
                 lines.append(f"* {_readout_name(readout, at_s)}: F = {u['common_F'].iloc[0]:g}, CR = "
                              f"{u['common_CR'].iloc[0]:g} serves every class.")
@@ -436,15 +444,17 @@ def render(rows: pd.DataFrame, table: pd.DataFrame, verdict: pd.DataFrame, sourc
                              f"({worst['class']}).")
         lines.append("")
         sub = table[(table["problem"] == problem) & (table["popsize"] == popsize)]
-        readouts = sorted({(r, t) for r, t in zip(sub["readout"], sub["at_s"])}, key=lambda x: (x[0] != "cpu_time", x[1]))
+        readouts = sorted({(r, t) for r, t in zip(sub["readout"], sub["at_s"])},
+                          key=lambda x: (x[0] != "cpu_time", x[1]))
         head = max((t for r, t in readouts if r == "cpu_time"), default=None)
         wide = sub.pivot_table(index=["class", *CONFIG], columns=["readout", "at_s"], values="median", aggfunc="first")
         info = sub[(sub["readout"] == "cpu_time") & (sub["at_s"] == head)].set_index(["class", *CONFIG])
         lines += [f"All configurations: median {measure} at each readout; n and the share of runs at 0 at CPU "
                   f"{_g(head, '{:g}')} s (* = not run on every matrix and seed of the class); best first at that "
                   "readout.", "",
-                  "| class | F | CR | n | at 0 | " + " | ".join(_readout_name(r, t).replace("GPU-equivalent FEs of",
-                                                                                        "GPU-eq.") for r, t in readouts) + " |",
+                  "| class | F | CR | n | at 0 | "
+                  + " | ".join(_readout_name(r, t).replace("GPU-equivalent FEs of", "GPU-eq.") for r, t in readouts)
+                  + " |",
                   "| --- | ---: | ---: | ---: | ---: | " + " | ".join("---:" for _ in readouts) + " |"]
         ordered = _ordered(sub[(sub["readout"] == "cpu_time") & (sub["at_s"] == head)])
         for r in ordered.to_dict("records"):
@@ -473,7 +483,8 @@ def _ordered(sub: pd.DataFrame) -> pd.DataFrame:
 
 
 
-def summarise(rows: pd.DataFrame, sources: list[str], out_md, out_csv=None, table4=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def summarise(rows: pd.DataFrame, sources: list[str], out_md, out_csv=None,
+              table4=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Write the summary (markdown) and the per-configuration table with the choices marked (CSV)
     from readout rows (legacy and/or :func:`readouts`)."""
     everything = prepare(rows, reached_only=False, table4=table4)

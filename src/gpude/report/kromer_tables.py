@@ -293,7 +293,8 @@ def contention_table(check: pd.DataFrame, reference: pd.DataFrame | None = None)
                          "fes_min": part["fes_used"].min(), "fes_median": part["fes_used"].median(),
                          "fes_max": part["fes_used"].max(), "min_over_alone": part["fes_used"].min() / alone_fes})
     return pd.DataFrame(rows, columns=[*keys, "source", "at_once", "processes", "boot_id", "runs", "probe_trial",
-                                       "probe_fes", "probe_over_alone", "fes_min", "fes_median", "fes_max", "min_over_alone"])
+                                       "probe_fes", "probe_over_alone", "fes_min", "fes_median", "fes_max",
+                                       "min_over_alone"])
 
 
 def _count(n, of) -> str:

@@ -373,7 +373,8 @@ class Lastra(Section):
                     else " paper CPU | speed-up paper |"),
                  "|---" * (11 if has_cpu else 9) + "|"]
         for r in t.itertuples():
-            row = (f"| {LABELS.get(r.function, r.function)} | {r.dim:,} | {fmt(r.n, '{:.0f}')} | {fmt(r.gpu_s, '{:.1f}')} | "
+            row = (f"| {LABELS.get(r.function, r.function)} | {r.dim:,} | {fmt(r.n, '{:.0f}')} | "
+                   f"{fmt(r.gpu_s, '{:.1f}')} | "
                    f"{fmt(r.paper_gpu_s, '{:,.0f}')} | {fmt(1 / r.paper_gpu_over_ours, '{:.2g}x')} | "
                    f"{fmt(1 / r.paper_gpu_per_run_over_ours, '{:.2g}x')} |")
             if has_cpu:
@@ -388,7 +389,8 @@ class Lastra(Section):
             conc = ", ".join(sorted(set(s["concurrency"])))
             text += (f"\nThe CPU sample: MA-SW-Chains/sequential, {int(s['fes_used'].max()):,} FEs at D = "
                      f"{int(s['dim'].max()):,}, one run per function ({len(s)} runs; "
-                     f"{s['wall_time_s'].min():.0f}-{s['wall_time_s'].max():.0f} s) on the CPU of the sample's own host (its section below names it; "
+                     f"{s['wall_time_s'].min():.0f}-{s['wall_time_s'].max():.0f} s) on the CPU of the sample's own "
+                     "host (its section below names it; "
                      "the GPU runs' host may differ, so the extrapolated speed-ups divide times of two hosts), "
                      f"timing `{conc}`" + (" (other processes shared the machine, so these CPU times are too long, "
                                            "and the speed-ups made from them too high)" if "shared" in conc
@@ -405,7 +407,8 @@ class Lastra(Section):
             return ""
         lines = ["**Quality** (the paper's Tables 15-20): mean objective of the best individual (error + fBias "
                  f"-330; the optimum is -330) and mean Euclidean distance to the optimum; ours (n runs on "
-                 f"{self.machine.split(' / ')[0]} hosts: a run's result is the same on every host of one GPU) beside the paper's GPU and CPU means.", "",
+                 f"{self.machine.split(' / ')[0]} hosts: a run's result is the same on every host of one GPU) "
+                 "beside the paper's GPU and CPU means.", "",
                  "| function | D | n (timed) | paper n | objective ours | paper GPU | paper CPU | std ours | "
                  "paper GPU | median ours | paper GPU | distance ours | paper GPU | paper CPU |",
                  "|---" * 14 + "|"]
@@ -440,7 +443,8 @@ class Lastra(Section):
         if not len(t) or not t["n"].notna().any():
             return ""
         lines = ["**CEC 2010 functions** (Tables 21-29: mean and median of the best objective, optimum 0; Table 30: "
-                 f"distance to the optimum), ours (n runs on {self.machine.split(' / ')[0]} hosts) beside the paper's GPU runs; our GPU "
+                 f"distance to the optimum), ours (n runs on {self.machine.split(' / ')[0]} hosts) "
+                 "beside the paper's GPU runs; our GPU "
                  "time in s.", "",
                  "| function | D | n (timed) | paper n | mean ours | paper | std ours | paper | median ours | paper | "
                  "distance ours | paper | time ours (s) |",
@@ -449,7 +453,8 @@ class Lastra(Section):
             lines.append(f"| {CEC_NAMES.get(r.function, r.function)} ({r.function}) | {r.dim:,} | {_n(r)} | "
                          f"{fmt(r.paper_runs, '{:.0f}')} | {_e(r.objective_mean)} | {_e(r.paper_mean)} | "
                          f"{_e(r.objective_std)} | {_e(r.paper_std)} | {_e(r.objective_median)} | "
-                         f"{_e(r.paper_median)} | {fmt(r.distance_mean, '{:.3g}')} | {fmt(r.paper_distance, '{:.2g}')} | "
+                         f"{_e(r.paper_median)} | {fmt(r.distance_mean, '{:.3g}')} | "
+                         f"{fmt(r.paper_distance, '{:.2g}')} | "
                          f"{fmt(r.gpu_s, '{:.1f}')} |")
         return "\n".join(lines) + "\n"
 
@@ -463,13 +468,15 @@ class Lastra(Section):
                  "evaluation must read / the device's specified bandwidth); met when within the limit.", "",
                  "| metric | role | measured | bound or target | ratio | limit | met | commit |", "|---" * 8 + "|"]
         for r in p.itertuples():
-            lines.append(f"| {r.metric} | {r.role} | {r.value:g} {r.unit} | {r.target:g} | {r.ratio:.2f} | {r.limit:g} | "
+            lines.append(f"| {r.metric} | {r.role} | {r.value:g} {r.unit} | {r.target:g} | {r.ratio:.2f} | "
+                         f"{r.limit:g} | "
                          f"{'yes' if r.met else ('**no**' if r.role == 'target' else 'no')} | {r.git_commit} |")
         missed = p[~p["met"].astype(bool)]
         targets = missed[missed["role"] == "target"]
         text = "\n".join(lines) + "\n"
         if len(missed):
-            text += (("\nTargets missed: " + ", ".join(targets["metric"]) + "; " if len(targets) else "\nBoth targets met; ")
+            text += (("\nTargets missed: " + ", ".join(targets["metric"]) + "; " if len(targets)
+                      else "\nBoth targets met; ")
                      + "diagnostics beyond 2x: " + ", ".join(missed[missed["role"] != "target"]["metric"])
                      + ". Why, and what would close it: each measurement is one row per launch (a Solis-Wets "
                      "step), so a launch and the last block's closing reduction (a few us) are in every evaluation; "

@@ -13,17 +13,17 @@ their error less their squared distance to the optimum.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
 
 from ..core.errors import InvalidInputError
+from ..core.io import write_csv_atomic
 from ..functions.cec2010 import GROUP
 from ..functions.largescale import LARGE_SCALE
-from ..core.io import write_csv_atomic
 from .section import fmt
 
 #: a cell is listed when our mean is more than FACTOR times the paper's, or less than 1/FACTOR of it

@@ -149,7 +149,6 @@ def fe_matched(trials: pd.DataFrame, traces: dict) -> pd.DataFrame:
     """Every algorithm's error after the FEs the slowest algorithm of the cell reached (its median
     FEs in the budget), per trial from its trace; then the statistics of :func:`best_sets`."""
     t = _cells(trials)
-    series = {(r["source"], r["run_id"]): r for r in t.to_dict("records")}
     at = []
     for machine, part in t.groupby("machine"):
         for cell, cpart in part.groupby("cell"):
@@ -489,7 +488,7 @@ class Nashed(Section):
                  "errors of 1e-30 and below, the float64 medians still separate methods the paper saw tied."]
         if {"de", "pso"} <= set(rate.index):
             lines.append(
-                f"* *FEs per second.* Ours (median over cells): " + ", ".join(
+                "* *FEs per second.* Ours (median over cells): " + ", ".join(
                     f"{NAMES[a]} {rate[a]:.3g}" for a in ALGORITHMS if a in rate) +
                 f"; PSO/DE = {rate['pso'] / rate['de']:.1f} (the paper: PSO 'almost three times as many' as "
                 "DE at D = 30). The GTS450's counts are not published, so which method wins a cell in 1 s "

@@ -10,11 +10,21 @@ from functools import cached_property
 import pandas as pd
 
 from ..run.rows import rerun_totals
-from .section import Section, _read, fmt
 from .janssen import PUBLISHED
 from .scaling import _slug
-from .verdict import (Judgement, Verdict, coverage_of, coverage_verdict, finding_of, n_by, n_text, numbers_of,
-                      paper_n, ratio_span)
+from .section import Section, _read, fmt
+from .verdict import (
+    Judgement,
+    Verdict,
+    coverage_of,
+    coverage_verdict,
+    finding_of,
+    n_by,
+    n_text,
+    numbers_of,
+    paper_n,
+    ratio_span,
+)
 
 NAMES = {"sequential": "sDE", "ide": "iDE", "cudade": "cudaDE", "fpde": "FPDE"}
 GPU = ("ide", "cudade", "fpde")
@@ -107,7 +117,8 @@ class Qin(Section):
             "another GPU")
         headline = (f"the paper's {len(held)} observations on time against NP: {counts['holds']} hold(s), "
                     f"{counts['holds in part']} in part, {counts['does not hold']} not ({self.machine})")
-        rows.append(coverage_verdict("Figs. 3-6", n_by(self.cells), wanted, headline, Judgement("no paper numbers"), finding))
+        rows.append(coverage_verdict("Figs. 3-6", n_by(self.cells), wanted, headline, Judgement("no paper numbers"),
+                                     finding))
         return rows
 
     def _wide(self) -> pd.DataFrame:
@@ -142,10 +153,14 @@ class Qin(Section):
                 keys = [(dim, f, p) for p in pops]
                 n = [int(ours.loc[key, "n"]) if key in ours.index else 0 for key in keys]
                 lines += [
-                    f"| {f} | error, paper | " + " | ".join(cell(paper, key, "mean_error", "std_error") for key in keys) + " |",
-                    "| | error, ours | " + " | ".join(cell(ours, key, "mean_error", "std_error") for key in keys) + " |",
-                    "| | time, paper | " + " | ".join(cell(paper, key, "mean_time_s", "std_time_s") for key in keys) + " |",
-                    "| | time, ours | " + " | ".join(cell(ours, key, "mean_time_s", "std_time_s") for key in keys) + " |",
+                    f"| {f} | error, paper | "
+                    + " | ".join(cell(paper, key, "mean_error", "std_error") for key in keys) + " |",
+                    "| | error, ours | "
+                    + " | ".join(cell(ours, key, "mean_error", "std_error") for key in keys) + " |",
+                    "| | time, paper | "
+                    + " | ".join(cell(paper, key, "mean_time_s", "std_time_s") for key in keys) + " |",
+                    "| | time, ours | "
+                    + " | ".join(cell(ours, key, "mean_time_s", "std_time_s") for key in keys) + " |",
                     "| | SR, paper | " + " | ".join(fmt(paper.loc[key, "success_rate"], "{:.2f}") if key in paper.index
                                                      else "-" for key in keys) + " |",
                     "| | SR, ours (n) | " + " | ".join(
@@ -229,7 +244,8 @@ class Qin(Section):
             drop[impl] = pd.Series(drops).median() if drops else float("nan")
         order = [i for i in sorted(drop, key=lambda i: -drop[i]) if pd.notna(drop[i])]
         claimed = [i for i in ("fpde", "cudade", "ide") if i in order]
-        verdict = "holds" if falling == total and order == claimed else ("holds in part" if falling else "does not hold")
+        verdict = ("holds" if falling == total and order == claimed
+                   else ("holds in part" if falling else "does not hold"))
         return verdict, (f"* **(3) Time falls as NP grows, most for FPDE, then cudaDE, then iDE: {verdict}.** "
                 f"Mean time falls monotonically from the smallest to the largest NP in {falling} of {total} "
                 "(implementation, function, D) series; time at the smallest NP over time at the largest (median over "
@@ -280,8 +296,8 @@ class Qin(Section):
                 parts.append(f"{what}: {r[0]} of {r[1]} cells")
         hits = sum(a == b for a, b in checks)
         verdict = _verdict(hits, len(checks))
-        return verdict, (f"* **(4) Against sDE (at 10D and small NP cudaDE and FPDE slower, iDE faster; cudaDE ahead at "
-                f"larger D; FPDE ahead only at NP 500 and 1000): {verdict}** ({hits} of "
+        return verdict, (f"* **(4) Against sDE (at 10D and small NP cudaDE and FPDE slower, iDE faster; "
+                f"cudaDE ahead at larger D; FPDE ahead only at NP 500 and 1000): {verdict}** ({hits} of "
                 f"{len(checks)} parts hold everywhere). " + "; ".join(parts) + ".")
 
     def _obs5(self, w):
@@ -294,8 +310,8 @@ class Qin(Section):
             return NO_DATA, "* **(5) cudaDE close to iDE at 100D, large NP:** no such cells to compare."
         near, rest = ratio[there], ratio[~there]
         verdict = "holds" if near.median() < rest.median() else "does not hold"
-        return verdict, (f"* **(5) The gap between cudaDE and iDE narrows at D={idx['dim'].max()} with NP 500 and 1000: "
-                f"{verdict}.** cudaDE's time over iDE's there: median "
+        return verdict, (f"* **(5) The gap between cudaDE and iDE narrows at D={idx['dim'].max()} "
+                f"with NP 500 and 1000: {verdict}.** cudaDE's time over iDE's there: median "
                 f"{near.median():.2f}x (range {near.min():.2f}-{near.max():.2f}x); in the other cells: median "
                 f"{rest.median():.2f}x (range {rest.min():.2f}-{rest.max():.2f}x).")
 

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..study import projection
-from ..study.gpu_scaling import lease_measures
 from ..core.errors import GpudeError
 from ..core.io import read_csv, save_figure, write_csv_atomic
+from ..study import projection
+from ..study.gpu_scaling import lease_measures
 from .section import fmt
 
 TITLE = "Runs per hour against the number of GPUs"
@@ -89,7 +89,6 @@ def figure(t: pd.DataFrame, out_dir) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import matplotlib.ticker
-
     from matplotlib.lines import Line2D
 
     t = timed(t)

@@ -20,11 +20,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import floor
-from ..functions.suites import FUNCTIONS
 from ..core.io import read_csv, save_figure, write_csv_atomic
 from ..core.provenance import slug
+from ..functions.suites import FUNCTIONS
 from ..run.rows import launch_size
+from . import floor
 from .panels import label_panel, panel_grid, title_figure
 
 #: the study input's folder, and the experiments whose trial tables it reads (``<folder>/<machine>/
@@ -57,7 +57,8 @@ def trial_files(source) -> list[Path]:
         return [source]
     if not source.is_dir():
         return []
-    return sorted({f for e in EXPERIMENTS for f in [*source.glob(f"{e}/trials.csv"), *source.glob(f"*/{e}/trials.csv")]})
+    return sorted({f for e in EXPERIMENTS
+                   for f in [*source.glob(f"{e}/trials.csv"), *source.glob(f"*/{e}/trials.csv")]})
 
 
 def load(source) -> pd.DataFrame:

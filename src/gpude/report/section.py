@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..implementations import registry
 from ..core.io import read_csv
+from ..implementations import registry
 from .timing import _ordered
 from .verdict import n_per_cell, span
 
@@ -136,7 +136,8 @@ class Section:
         batched = p[per > 1]
         if not len(batched):
             return ""
-        named = sorted({f"{r.implementation} ({int(float(r.trials_per_launch))} a launch)" for r in batched.itertuples()})
+        named = sorted({f"{r.implementation} ({int(float(r.trials_per_launch))} a launch)"
+                        for r in batched.itertuples()})
         return ("Batched rows: " + ", ".join(named) + ". Their time per trial is the trial's share of its launch "
                 "(while k trials still run, each is charged 1/k of the time): throughput, not the latency of one "
                 "run; a time of one run a launch is the latency.\n")
@@ -208,7 +209,7 @@ class Section:
             reason = omitted.set_index("file").loc["rank_sum_time.csv", "reason"]
             lines += ["", f"No time-based score: {reason}. The FE-based score stands alone."]
         for machine in self.stats_machines():
-            def here(frame):
+            def here(frame, machine=machine):
                 return frame[frame["machine"] == machine] if len(frame) else frame
             m = here(machines)
             n = (f"{int(m['trials'].iloc[0])} trials, {int(m['trials_per_cell'].iloc[0])} per competitor and "

@@ -14,8 +14,8 @@ from pathlib import Path
 import pandas as pd
 
 from ..core.io import write_csv_atomic
-from .section import Section, _read, fmt
 from ..core.machines import machine_labels
+from .section import Section, _read, fmt
 from .trial_params import trials_per_launch
 from .verdict import Judgement, Verdict, n_by, n_text, numbers_of, paper_n, ratio_span
 

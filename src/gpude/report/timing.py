@@ -166,7 +166,8 @@ def markdown(table: pd.DataFrame) -> str:
             shared = part[part["timed"] != "alone"]
             if len(shared):
                 lines += ["", "Not timed alone (no run of the cell was; their times include the machine's sharing): "
-                          + "; ".join(f"{impl} on {', '.join(map(str, g['function']))} ({'; '.join(sorted(set(g['timed'])))})"
+                          + "; ".join(f"{impl} on {', '.join(map(str, g['function']))} "
+                                      f"({'; '.join(sorted(set(g['timed'])))})"
                                       for impl, g in shared.groupby("implementation", observed=True)) + "."]
         blocks.append("\n".join(lines) + "\n")
     return "\n".join(blocks)
