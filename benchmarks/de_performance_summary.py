@@ -1,24 +1,20 @@
 """Markdown summary of the committed DE wall-time benchmarks beside the anchors (no GPU needed).
 
-Reads every ``results/benchmarks/de_<device>_<tag>.csv`` (written on a GPU host by
-``benchmarks/de_performance.py``) and writes ``results/benchmarks/SUMMARY.md``: our
-mean wall time per (implementation, dtype, function) beside the wall time of the
-paper authors' own CUDA/C++ code measured on the same GPU kind (an NVIDIA H200), as
-ratios; a per-target met/missed table; our final errors beside the authors' iDE
-errors; the per-trial spread; variant runs; failed configurations.
+Reads every ``results/benchmarks/de_<device>_<tag>.csv`` (``benchmarks/de_performance.py`` on a GPU
+host) and writes ``results/benchmarks/SUMMARY.md``: our mean wall time per (implementation, dtype,
+function) beside the paper authors' own CUDA/C++ code's on the same GPU kind (an NVIDIA H200), as ratios;
+a per-target met/missed table; our final errors beside the authors' iDE errors; the per-trial spread;
+variant runs; failed configurations.
 
     python benchmarks/de_performance_summary.py [--results DIR] [--out FILE]
 
 Selection rules (stated in the output as well):
 
-* files whose tag contains ``poll`` are variant runs: they go to the Variants table,
-  never to the main table;
-* a configuration whose setting differs from the anchors' (D, NP, F, CR, FEs) goes
-  to the Variants table;
-* when several main files hold the same (device, implementation, dtype), the one
-  with the newest ``timestamp_utc`` is the main row, the others go to Variants;
-* rows whose ``status`` starts with ``error:`` are failed configurations and are
-  listed in their own section.
+* files whose tag contains ``poll`` are variant runs: the Variants table, never the main one;
+* a configuration whose setting differs from the anchors' (D, NP, F, CR, FEs): the Variants table;
+* several main files of the same (device, implementation, dtype): the newest ``timestamp_utc`` is
+  the main row, the others go to Variants;
+* rows whose ``status`` starts with ``error:`` are failed configurations, in their own section.
 """
 
 from __future__ import annotations

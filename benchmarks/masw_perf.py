@@ -9,13 +9,12 @@ time and each cycle's; a full run (500,000 FEs: the initial 60 and 499.94 cycles
 another source tree (``--before-src``: e.g. ``git archive <commit> src | tar -x -C DIR``), run with
 ``PYTHONPATH=DIR/src`` on the same device in the same call, right after "after" at each D.
 
-Bytes per FE are a **model of the DRAM traffic** (:mod:`gpude.implementations.masw_gpu.traffic`: what each
-kernel moves; "before" the old code's) from the 'after' run's counters (every version makes the same run for
-a seed). The bound is the model's bytes / the device's bandwidth (the specified peak, and the one a
-device-to-device copy reaches here). The protocol's total: per function kind (pointwise terms: L01-L05,
-C01-C03; Schwefel 1.2's scan: L06; a rotated or Rosenbrock head: C04, C06, C08; Rosenbrock's next coordinate:
-C13, C18, C20) the measured function's projected run time at each D (linear interpolation in D between the
-measured D, extrapolation at the ends) times the runs (10 per cell, 20 for L06 and the CEC 2010 functions).
+Bytes per FE: a **model of the DRAM traffic** (:mod:`gpude.implementations.masw_gpu.traffic`; "before" the
+old code's) from the 'after' run's counters (every version makes the same run for a seed); the bound: those
+bytes / the device's bandwidth (specified, and a device-to-device copy's here). The protocol's total: per
+function kind (pointwise: L01-L05, C01-C03; Schwefel 1.2's scan: L06; a rotated or Rosenbrock head: C04, C06,
+C08; Rosenbrock's next coordinate: C13, C18, C20) the measured function's run time at each D (linear in D
+between measured D, extrapolated at the ends) times the runs (10 a cell, 20 for L06 and CEC 2010).
 
     python benchmarks/masw_perf.py --out results/benchmarks/masw_perf --dims 100000,1000000,3000000 \\
         --functions L01,L06,C04,C13 [--before-src .carry/before --before-functions L01] [--cycles 6]
@@ -28,11 +27,9 @@ with ``--trials-per-launch``, each batch) under Nsight Compute (``ncu``, the CUD
 only). A row ``version = counted[-bB]`` holds the run's counted bytes and the model's for the same run (its own
 counters, the initial population as ``3 NP + 1`` rows), both per FE, and ``counted_over_model``;
 ``<out>/<device>_kernels.csv`` has the bytes per kernel (merged with earlier calls' other runs).
-``--count-ls-mode fused`` counts a D where the local search would run as steps (thousands of launches a
-cycle, each slow under ncu) with its one-launch form instead. ncu serialises the kernels and adds
-milliseconds per launch: the counted runs' times are not timings (left empty). A device whose
-performance counters are closed to the user (ncu's ERR_NVGPUCTRPERM) makes the call fail with ncu's
-message.
+``--count-ls-mode fused`` counts a D where the local search would run as steps (thousands of slow launches
+under ncu) in its one-launch form. ncu serialises the kernels and adds milliseconds a launch: counted runs'
+times are left empty. Counters closed to the user (ncu's ERR_NVGPUCTRPERM) fail the call with ncu's message.
 
     python3 benchmarks/masw_perf.py --out results/benchmarks/masw_perf --dims 100000 --functions L01,L06,C04,C13 \
         --count-bytes --count-dims 100000,1000000 --count-cycles 1

@@ -20,6 +20,7 @@ process, with the host, CPU, GPU, versions and commit.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import platform
 import re
@@ -150,9 +151,8 @@ def main(argv=None) -> int:
             cache, work = Path(tmp) / "cache", Path(tmp)
 
             # the first run fills the empty cache: cold; the others find it: warm
-            def trial(profile=None, implementation=implementation, function=function, cache=cache, work=work):
-                return first_trial(implementation, function, cache, work, args.dim, args.popsize, args.max_fes, profile)
-
+            trial = functools.partial(first_trial, implementation, function, cache, work, args.dim, args.popsize,
+                                      args.max_fes)
             runs = [("cold", trial())] + [("warm", trial()) for _ in range(args.repeats)]
             if args.profile:
                 stats = work / "profile.pstats"
