@@ -64,9 +64,16 @@ def test_threads_every_core_only_for_a_whole_machine_implementation():
     def node():
         return 48
 
-    assert batch_resources.threads("de", "sequential", on_cluster=False, cores=8, node_threads=node) == 1
-    assert batch_resources.threads("de", "master_slave", on_cluster=False, cores=8, node_threads=node) == 8
-    assert batch_resources.threads("de", "master_slave", on_cluster=True, cores=8, node_threads=node) == 48
+    def cores():
+        return 8
+
+    def no_total():  # a cluster run's workflow.cores raises
+        raise RuntimeError("Workflow requires a total number of cores to be defined")
+
+    assert batch_resources.threads("de", "sequential", on_cluster=False, cores=cores, node_threads=node) == 1
+    assert batch_resources.threads("de", "master_slave", on_cluster=False, cores=cores, node_threads=node) == 8
+    assert batch_resources.threads("de", "master_slave", on_cluster=True, cores=no_total, node_threads=node) == 48
+    assert batch_resources.threads("de", "sequential", on_cluster=True, cores=no_total, node_threads=node) == 1
     assert batch_resources.on_gpu("de", "ide") and not batch_resources.on_gpu("de", "sequential")
     gpu = batch_resources.implementations_on("gpu").split("|")
     assert "ide" in gpu and "sequential" not in gpu and gpu == sorted(gpu)

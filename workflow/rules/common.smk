@@ -90,7 +90,7 @@ def warmup_marker(wildcards):
 
 def batch_threads(wildcards):
     return batch_resources.threads(wildcards.algorithm, wildcards.implementation, on_cluster=ON_CLUSTER,
-                                   cores=workflow.cores,
+                                   cores=lambda: workflow.cores,
                                    node_threads=lambda: cluster.node_threads(EXPERIMENT.get("cluster_threads")))
 
 

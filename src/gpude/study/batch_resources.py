@@ -38,13 +38,15 @@ def local_host(workflow) -> HostShape:
     return host
 
 
-def threads(algorithm: str, implementation: str, *, on_cluster: bool, cores: int,
+def threads(algorithm: str, implementation: str, *, on_cluster: bool, cores: Callable[[], int],
             node_threads: Callable[[], int]) -> int:
     """A batch's threads: 1, or for an implementation registered with ``threads="all"`` (master_slave's
-    worker pool) every core: the run's ``cores`` on one host, ``node_threads()`` on a cluster."""
+    worker pool) every core: the run's ``cores()`` on one host, ``node_threads()`` on a cluster. Both
+    are asked only where needed: a cluster run has no total of cores (Snakemake raises on
+    ``workflow.cores`` there)."""
     if registry.get(algorithm, implementation).threads != "all":
         return 1
-    return node_threads() if on_cluster else cores
+    return node_threads() if on_cluster else cores()
 
 
 def on_gpu(algorithm: str, implementation: str) -> bool:
