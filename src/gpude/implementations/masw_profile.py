@@ -60,6 +60,7 @@ import numpy as np
 from ..algorithms.masw import HEADER_SLOTS, build_masw_ops
 from ..algorithms.solis_wets import build_sw_ops
 from ..core.fma import fma_for
+from .masw_nam import build_nam
 
 #: module id -> what it holds (the module docstring says more)
 MODULES = {
@@ -154,8 +155,8 @@ def build_cpu_split_kernels(dtype):
     Returns a dict of numba functions:
 
     ``nam_parents(pop, k, key, unit0, W, nam, parents)``
-        The mother and father of children 0..k-1 (units unit0..) into ``parents``: the draws and
-        distances of ``make_children``.
+        The mother and father of children 0..k-1 (units unit0..) into ``parents``: the loop
+        ``make_children`` runs (:func:`gpude.implementations.masw_nam.build_nam`).
     ``blx_draws(key, unit0, k, W, draws)``
         ``draws[c, j]`` = the uniform gene j of child c uses (float64, shape at least (k, D)).
     ``blx_children(pop, children, k, parents, draws, key, unit0, W, alpha, prob, lower, upper)``
@@ -170,33 +171,12 @@ def build_cpu_split_kernels(dtype):
     tests hold it to ``build_masw_ops(...).blx``).
     """
     ops, sw = build_masw_ops(dtype, "cpu"), build_sw_ops(dtype, "cpu")
-    pick, mutation, clip, ctr, uniform = ops.pick, ops.mutation, ops.clip, ops.ctr, ops.uniform
+    mutation, clip, ctr, uniform = ops.mutation, ops.clip, ops.ctr, ops.uniform
     dif, plus = sw.dif, sw.plus
     blx_from = blx_from_uniform(dtype)
+    nam_parents = build_nam(dtype)[1]
     H = HEADER_SLOTS
     jit = numba.njit(cache=True, nogil=True)
-
-    @jit
-    def sq_dist(x, y):
-        acc = 0.0
-        for j in range(x.shape[0]):
-            d = np.float64(x[j]) - np.float64(y[j])
-            acc += d * d
-        return acc
-
-    @jit
-    def nam_parents(pop, k, key, unit0, W, nam, parents):
-        P = pop.shape[0]
-        picks = np.empty(nam + 1, np.int64)
-        for c in range(k):
-            pick(key, unit0 + c, W, P, nam, picks)
-            mother = picks[0]
-            father, far = picks[1], -1.0
-            for q in range(1, nam + 1):
-                d = sq_dist(pop[mother], pop[picks[q]])
-                if d > far:
-                    far, father = d, picks[q]
-            parents[c, 0], parents[c, 1] = mother, father
 
     @jit
     def blx_draws(key, unit0, k, W, draws):

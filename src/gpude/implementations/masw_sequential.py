@@ -20,6 +20,7 @@ import numpy as np
 from ..algorithms.masw import build_masw_ops, first_unit, ls_choice, replacement, width
 from ..algorithms.solis_wets import build_sw_ops
 from .base import HostLoopImplementation
+from .masw_nam import build_nam
 from .masw_profile import ModuleClock, profiled_cpu_kernels
 
 HEADER = 64
@@ -29,19 +30,11 @@ HEADER = 64
 def build_cpu_masw(dtype):
     """The numba loops over D (see :class:`MASWSequential`)."""
     ops, sw = build_masw_ops(dtype, "cpu"), build_sw_ops(dtype, "cpu")
-    init_column, pick, blx, mutation, clip, ctr = (ops.init_column, ops.pick, ops.blx, ops.mutation,
-                                                   ops.clip, ops.ctr)
+    init_column, blx, mutation, clip, ctr = ops.init_column, ops.blx, ops.mutation, ops.clip, ops.ctr
     dif, plus, minus = sw.dif, sw.plus, sw.minus
+    sq_dist, nam_parents = build_nam(dtype)
     bias_plus, bias_minus, bias_fail = sw.bias_plus, sw.bias_minus, sw.bias_fail
     jit = numba.njit(cache=True, nogil=True)
-
-    @jit
-    def sq_dist(x, y):
-        acc = 0.0
-        for j in range(x.shape[0]):
-            d = np.float64(x[j]) - np.float64(y[j])
-            acc += d * d
-        return acc
 
     @jit
     def init_population(pop, key, strata, W, lower, upper):
@@ -56,18 +49,11 @@ def build_cpu_masw(dtype):
     @jit
     def make_children(pop, children, k, key, unit0, W, nam, alpha, prob, lower, upper, parents):
         """Children 0..k-1 from units unit0..: NAM parents (into ``parents``), BLX, BGA."""
-        P, D = pop.shape
-        picks = np.empty(nam + 1, np.int64)
+        D = pop.shape[1]
+        nam_parents(pop, k, key, unit0, W, nam, parents)
         for c in range(k):
             unit = unit0 + c
-            pick(key, unit, W, P, nam, picks)
-            mother = picks[0]
-            father, far = picks[1], -1.0
-            for q in range(1, nam + 1):
-                d = sq_dist(pop[mother], pop[picks[q]])
-                if d > far:
-                    far, father = d, picks[q]
-            parents[c, 0], parents[c, 1] = mother, father
+            mother, father = parents[c, 0], parents[c, 1]
             for j in range(D):
                 children[c, j] = blx(key, unit, W, j, pop[mother, j], pop[father, j], alpha, lower, upper)
             gene, delta = mutation(key, unit, W, D, prob, lower, upper)
