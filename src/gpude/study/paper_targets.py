@@ -79,6 +79,7 @@ class PaperTargets:
         #: experiment name -> its file: every file of config/experiments/, and the configured one's
         self.files = {p.stem: str(p) for p in sorted(Path(EXPERIMENTS_DIR).glob("*.yaml"))}
         self.files[configured.name] = configured.file
+        self._presentations = {configured.name: configured.report}
 
     @functools.cached_property
     def reported(self) -> list[str]:
@@ -121,10 +122,11 @@ class PaperTargets:
         return sources
 
     def presentation(self, experiment: str) -> dict:
-        """The experiment's ``report:`` settings."""
-        if experiment == self.configured.name:
-            return self.configured.report
-        return experiment_model.read_experiment(self.files[experiment]).get("report", {})
+        """The experiment's ``report:`` settings (each file read once: every paper job's input
+        functions ask for them)."""
+        if experiment not in self._presentations:
+            self._presentations[experiment] = experiment_model.read_experiment(self.files[experiment]).get("report", {})
+        return self._presentations[experiment]
 
     def presentation_files(self, experiment: str) -> list[str]:
         """The CSVs the experiment's ``report:`` names, and each reference's rerun check
