@@ -7,15 +7,14 @@
 #   benchmarks/cs1_campaign.sh [IMPLEMENTATIONS] [SECONDS]
 #
 # IMPLEMENTATIONS: default sequential,master_slave,naive_gpu; SECONDS: the call's budget (default 540).
+# CS1_PHASES=shared CS1_JOBS=60: only standard DE's untimed trials (5-29), on a host of many cores.
 # Standard DE (sequential, one core a run): each function's trials 0-4 timed in lanes first (CS1_LANES,
-# default 4, at once and nothing else on the host: rows exclusive-cpu:4; the time table uses those),
-# then trials 5-29 side by side on 15 cores (rows shared:15: their errors count, their times do not);
-# master_slave and naive_gpu `exclusive` (one at a time, alone). The plan (`python -m gpude.campaign plan
-# ... --alone 5 --alone-lanes 4`, here), at the reference's speeds: standard DE's 300 runs are 9.9
-# core-hours (60-290 s a run): 25 minutes in four lanes plus 33 on 15 cores; master_slave's 270 runs
-# of 6-22 s alone 46 minutes; naive_gpu's 300 runs a few minutes (its generation is 13x faster than
-# the committed rows'): about 1.8 hours of the host in all, over several calls. The shared and lane
-# phases hold no GPU: on a host of two GPUs, run them beside another study's GPU campaign.
+# default 4, at once and nothing else on the host: rows exclusive-cpu:4; the time table uses those), then
+# trials 5-29 side by side (rows shared:JOBS: their errors count, their times do not); master_slave and
+# naive_gpu `exclusive` (one at a time, alone). The plan (`python -m gpude.campaign plan ... --alone 5
+# --alone-lanes 4`): standard DE's 300 runs are 9.9 core-hours (60-290 s a run): 25 minutes in four lanes
+# plus 33 on 15 cores; master_slave's 270 runs of 6-22 s alone 46 minutes; naive_gpu's 300 runs a few
+# minutes: about 1.8 hours of the host in all, over several calls.
 # naive_gpu's 1-3 rows per function were made by the implementation before its copy floor (550 us a
 # generation at D 30, now 41 us): remove them from the reference before its first call, so that every
 # naive_gpu row of the table is one implementation's (here: python - <<< "import pandas as pd; p =
@@ -40,4 +39,5 @@ esac
 bash benchmarks/compile_bytecode.sh
 bash benchmarks/campaign_call.sh cs1_campaign .campaign/janssen_cs1 "$seconds" \
   --experiment config/experiments/janssen_cs1.yaml --reference results/reference/nvidia-h200/janssen_cs1 \
-  --implementations "$implementations" --jobs 15 --setup-s 3 --group 1 --alone 5 --alone-lanes "${CS1_LANES:-4}"
+  --implementations "$implementations" --jobs "${CS1_JOBS:-15}" --setup-s 3 --group 1 --alone 5 \
+  --alone-lanes "${CS1_LANES:-4}" --phases "${CS1_PHASES:-lanes,shared,gpu,cpu}"

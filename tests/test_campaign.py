@@ -397,6 +397,12 @@ def test_a_shared_cells_first_trials_are_timed_in_lanes(tmp_path, monkeypatch, c
     lanes = [s for s in started if s[3] == "exclusive-cpu:3"]
     assert sorted((f, first) for f, first, _, _ in lanes) == [("N01", 0), ("N01", 1), ("N09", 0), ("N09", 1)]
     assert started[:4] == lanes and all(s[3] == "shared:2" for s in started[4:]) and len(started) == 8
+    started.clear()  # --phases shared: a host of many cores makes the untimed trials, leaving the lanes
+    assert _call("run", tmp_path, experiment, "--alone", "2", "--alone-lanes", "3", "--jobs", "2", "--group", "1",
+                 "--phases", "shared", "--dry-run") == 0
+    assert sorted((f, first) for f, first, _, _ in started) == [("N01", 2), ("N01", 3), ("N09", 2), ("N09", 3)]
+    assert _call("run", tmp_path, experiment, "--phases", "shared,lane") == 1
+    assert "--phases takes some of lanes,shared,gpu,cpu (comma-separated), not lane" in capsys.readouterr().err
     assert _call("run", tmp_path, experiment, "--alone-lanes", "3") == 1
     assert "--alone-lanes L takes L >= 1 with --alone K" in capsys.readouterr().err
 

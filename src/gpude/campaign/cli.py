@@ -17,7 +17,7 @@ from ..core.io import read_csv
 from .cells import CELL, ROOT, grid, load_experiment, parse_trials
 from .merge import merge
 from .plan import batch_share, campaign_rows, groups, machine_gpu, projections, ranges, reference_machine, todo
-from .run import archive, check_machine, host_gpus, host_machine, pack_instances, runs_on_gpu, unpack_instances
+from .run import PHASES, archive, check_machine, host_gpus, host_machine, pack_instances, runs_on_gpu, unpack_instances
 from .run import run as run_groups
 
 
@@ -65,6 +65,10 @@ def main(argv=None) -> int:
     p.add_argument("--archive", type=Path, help="run: pack --out into this .tar.gz; pack: the instance files' .tgz")
     p.add_argument("--instance-data", type=Path, help="run: the instance files (a folder, or a .tgz of `pack`) "
                                                       "for LOP and ETC cells, as GPUDE_INSTANCE_DATA")
+    p.add_argument("--phases", default=",".join(PHASES),
+                   help="run: only these phases, in this order whatever the order given (default: "
+                        f"{','.join(PHASES)}): e.g. 'shared' on a host of many cores, whose rows' times do not "
+                        "count, and the rest on the reference's machine")
     p.add_argument("--dry-run", action="store_true", help="run: print the commands only")
     p.add_argument("--root", type=Path, default=ROOT)
     args = p.parse_args(argv)
@@ -74,6 +78,10 @@ def main(argv=None) -> int:
     try:
         experiment = load_experiment(resolve(args.experiment), args.set)
         implementations = args.implementations.split(",") if args.implementations else None
+        phases = set(args.phases.split(","))
+        if not phases <= set(PHASES):
+            raise GpudeError(f"--phases takes some of {','.join(PHASES)} (comma-separated), not "
+                             f"{','.join(sorted(phases - set(PHASES)))}")
         if args.alone < 0 or (args.per_launch is not None and args.per_launch < 1):
             raise GpudeError("--alone takes a count >= 0 and --per-launch one >= 1 (e.g. --alone 3 --per-launch 10)")
         if args.alone_lanes < 0 or (args.alone_lanes and not args.alone):
@@ -160,7 +168,7 @@ def main(argv=None) -> int:
                 os.environ["GPUDE_INSTANCE_DATA"] = folder  # the runs' processes inherit it
             gpus = args.gpus if args.gpus else host_gpus()
             stats = run_groups(experiment, plan, out, args.max_seconds, max(1, args.jobs), args.setup_s,
-                               args.dry_run, root, max(1, gpus), str(args.experiment))
+                               args.dry_run, root, max(1, gpus), str(args.experiment), phases)
         stopped = f", {stats['interrupted']} stopped by an interrupt" if stats["interrupted"] else ""
         print(f"campaign: {stats['ran']} process(es) ran, {stats['failed']} failed{stopped}, "
               f"{stats['skipped_time']} left for the next call")
