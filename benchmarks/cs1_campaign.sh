@@ -7,19 +7,15 @@
 #   benchmarks/cs1_campaign.sh [IMPLEMENTATIONS] [SECONDS]
 #
 # IMPLEMENTATIONS: default sequential,master_slave,naive_gpu; SECONDS: the call's budget (default 540).
-# CS1_PHASES=shared CS1_JOBS=60: only standard DE's untimed trials (5-29), on a host of many cores.
+# CS1_PHASES=shared CS1_JOBS=60: standard DE's untimed trials on a host of many cores; CS1_GROUP=5: 5 a process.
 # Standard DE (sequential, one core a run): each function's trials 0-4 timed in lanes first (CS1_LANES,
 # default 4, at once and nothing else on the host: rows exclusive-cpu:4; the time table uses those), then
 # trials 5-29 side by side (rows shared:JOBS: their errors count, their times do not); master_slave and
 # naive_gpu `exclusive` (one at a time, alone). The plan (`python -m gpude.campaign plan ... --alone 5
 # --alone-lanes 4`): standard DE's 300 runs are 9.9 core-hours (60-290 s a run): 25 minutes in four lanes
-# plus 33 on 15 cores; master_slave's 270 runs of 6-22 s alone 46 minutes; naive_gpu's 300 runs a few
-# minutes: about 1.8 hours of the host in all, over several calls.
-# naive_gpu's 1-3 rows per function were made by the implementation before its copy floor (550 us a
-# generation at D 30, now 41 us): remove them from the reference before its first call, so that every
-# naive_gpu row of the table is one implementation's (here: python - <<< "import pandas as pd; p =
-# 'results/reference/nvidia-h200/janssen_cs1/trials.csv'; t = pd.read_csv(p); t[t.implementation !=
-# 'naive_gpu'].to_csv(p, index=False)"; their traces stay in traces.npz, unread), then commit. The
+# plus 33 on 15 cores; master_slave's runs 7.5 s and naive_gpu's 4.7 s alone (measured), 8-9 s a process
+# of one trial, 40 minutes each: about 1.8 hours of the host in all, over several calls.
+# Every naive_gpu row is today's implementation's (the rows made before its copy floor are out). The
 # device command, with the wheelhouse carried:
 #
 #   source .whl-slim/activate.sh .whl-slim >/dev/null && export NUMBA_ENABLE_CUDASIM=0 \
@@ -39,5 +35,5 @@ esac
 bash benchmarks/compile_bytecode.sh
 bash benchmarks/campaign_call.sh cs1_campaign .campaign/janssen_cs1 "$seconds" \
   --experiment config/experiments/janssen_cs1.yaml --reference results/reference/nvidia-h200/janssen_cs1 \
-  --implementations "$implementations" --jobs "${CS1_JOBS:-15}" --setup-s 3 --group 1 --alone 5 \
+  --implementations "$implementations" --jobs "${CS1_JOBS:-15}" --setup-s 3 --group "${CS1_GROUP:-1}" --alone 5 \
   --alone-lanes "${CS1_LANES:-4}" --phases "${CS1_PHASES:-lanes,shared,gpu,cpu}"

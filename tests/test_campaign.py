@@ -10,6 +10,7 @@ import os
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -84,6 +85,18 @@ def test_a_reference_made_resumed_extended_and_remade(tmp_path, capsys, monkeypa
     remade = pd.read_csv(tmp_path / "ref" / "trials.csv")
     assert len(remade) == 5 and {json.loads(p)["CR"] for p in remade["params"]} == {0.1}
     assert "0 trial(s) still to run" in capsys.readouterr().out
+
+
+def test_where_cells_ran_names_a_column_an_older_row_lacks_as_unrecorded():
+    """An older reference's rows lack ``boot_id`` (read back as missing, not as text): CAMPAIGNS.md says
+    "unrecorded" for them beside the new rows' instance, and is written from a table mixing both."""
+    row = {"algorithm": "de", "implementation": "sequential", "function": "N01", "dim": 2, "popsize": 6,
+           "dtype": "float64", "params": json.dumps({"CR": 0.9}), "concurrency": "exclusive", "gpu": "none",
+           "cpu": "Xeon", "cpu_cores": 16, "git_commit": "abc", "timestamp_utc": "2026-11-28T20:00:00"}
+    table = pd.DataFrame([row, {**row, "boot_id": "boot-1", "git_commit": "def"}])
+    table.loc[0, "boot_id"] = np.nan
+    text = campaign.campaigns_markdown(table, {"name": "tiny"})
+    assert "| 2 | 1: 2 | exclusive | none | Xeon x16 | boot-1, unrecorded | abc, def |" in text
 
 
 def test_stale_reasons():

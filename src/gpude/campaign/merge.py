@@ -112,12 +112,18 @@ def merge(reference_dir: Path, experiment: dict, cells: list[Cell], found, trace
         if lacking:
             raise GpudeError(f"the merged traces lack {lacking[:3]}")
 
+    where = campaigns_markdown(merged, experiment)  # (made first: an error in it leaves the reference as it was)
     replace_checked(reference_dir, ".campaign", found, [(keep, str(traces_path))] if len(keep) else [], new,
                     merged, trace_decades, check)
-    write_atomic(reference_dir / "CAMPAIGNS.md", campaigns_markdown(merged, experiment).encode())
+    write_atomic(reference_dir / "CAMPAIGNS.md", where.encode())
     print(f"campaign: {len(new)} trial(s) merged into {trials_path} ({len(replaced)} stale row(s) replaced; "
           f"{len(old)} rows before, {len(merged)} now)")
     return merged
+
+
+def _listed(values: pd.Series) -> str:
+    """A column's distinct values, sorted; a value an older row lacks (a column added since) as "unrecorded"."""
+    return ", ".join(sorted({"unrecorded" if pd.isna(v) else str(v) for v in values}))
 
 
 def campaigns_markdown(table: pd.DataFrame, experiment: dict) -> str:
@@ -137,9 +143,9 @@ def campaigns_markdown(table: pd.DataFrame, experiment: dict) -> str:
         cpus = sorted({f"{r.get('cpu')} x{r.get('cpu_cores')}" for r in g.to_dict("records")})
         lines.append(f"| {a}/{i} | {f} | {int(d):g} | {int(p)} | {t} | {len(g)} | "
                      f"{', '.join(f'{k}: {v}' for k, v in sizes.items())} | "
-                     f"{', '.join(sorted(set(g['concurrency'].astype(str))))} | "
-                     f"{', '.join(sorted(set(g['gpu'].astype(str))))} | {', '.join(cpus)} | "
-                     f"{', '.join(sorted(set(g['boot_id'].astype(str))))} | "
-                     f"{', '.join(sorted(set(g['git_commit'].astype(str))))} | "
+                     f"{_listed(g['concurrency'])} | "
+                     f"{_listed(g['gpu'])} | {', '.join(cpus)} | "
+                     f"{_listed(g['boot_id'])} | "
+                     f"{_listed(g['git_commit'])} | "
                      f"{stamp.min()[:16]} .. {stamp.max()[:16]} |")
     return "\n".join(lines) + "\n"

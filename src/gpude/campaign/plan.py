@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 
 from ..core.io import read_csv
-from ..core.machines import _real_gpu as _names_a_gpu
 from ..core.machines import machine_label
+from ..core.machines import names_a_gpu as _names_a_gpu
 from ..run.rows import timed_alone
 from ..study.experiment import settings_of
 from .cells import CELL, Cell, budget, launch_size, row_key, run_id

@@ -11,7 +11,7 @@ import pandas as pd
 _NO_GPU = ("none", "numba-cuda-simulator", "nan", "")
 
 
-def _real_gpu(name) -> bool:
+def names_a_gpu(name) -> bool:
     name = str(name)
     return name not in _NO_GPU and not name.startswith("unavailable")
 
@@ -20,7 +20,7 @@ def machine_label(row, gpu: str | None = None) -> str:
     """'<GPU> / <CPU> x<cores>' (the GPU left out on a machine without one)."""
     cpu = f"{row.get('cpu', 'unknown CPU')} x{row.get('cpu_cores', '?')}"
     gpu = str(row.get("gpu", "")) if gpu is None else gpu
-    return f"{gpu} / {cpu}" if _real_gpu(gpu) else cpu
+    return f"{gpu} / {cpu}" if names_a_gpu(gpu) else cpu
 
 
 def machine_labels(trials: pd.DataFrame) -> list[str]:
@@ -31,7 +31,7 @@ def machine_labels(trials: pd.DataFrame) -> list[str]:
     gpus = {}
     if keys and "gpu" in trials:
         for key, part in trials.groupby(keys, dropna=False):
-            seen = {g for g in part["gpu"].astype(str) if _real_gpu(g)}
+            seen = {g for g in part["gpu"].astype(str) if names_a_gpu(g)}
             gpus[key if isinstance(key, tuple) else (key,)] = seen.pop() if len(seen) == 1 else None
     # a row whose group saw no single GPU (or a key with NaN) falls back on its own gpu column
     return [machine_label(row, gpus.get(tuple(row[k] for k in keys)) if keys else None)

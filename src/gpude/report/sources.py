@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..core.io import read_csv
-from ..core.machines import machine_labels
-from ..run.rows import load_traces
+from ..core.machines import machine_labels, names_a_gpu
+from ..run.rows import load_traces, one_per_launch, timed_alone
 from .verdict import n_per_cell
 
 
@@ -31,7 +32,34 @@ def load_sources(paths) -> tuple[pd.DataFrame, dict]:
         raise ValueError("no trial tables given")
     trials = pd.concat(frames, ignore_index=True)
     trials["machine"] = machine_labels(trials)
-    return trials, traces
+    return pd.concat([at_home(part) for _, part in trials.groupby("source", sort=False)]).sort_index(), traces
+
+
+def at_home(table: pd.DataFrame) -> pd.DataFrame:
+    """One reference table's rows with its *guests* moved to its machine. A reference holds one machine's
+    times: the machine with the most runs timed alone, one per launch. A guest is a row made on another
+    host of the same GPU (a CPU run: the same CPU model) whose time did not count where it was made either
+    (several per launch, or side by side with other runs): its error joins the home machine's cells (a
+    run's result does not depend on the host; ``gpude verify --any-gpu``), its time is dropped
+    (``wall_time_s`` empty) and ``made_on`` names its host. Rows of another machine timed alone stay
+    that machine's."""
+    if "concurrency" not in table or not len(table):
+        return table
+    counted = timed_alone(table["concurrency"]) & one_per_launch(table)
+    if not counted.any():
+        return table
+    home = table.loc[counted, "machine"].value_counts().index[0]
+    at = table[counted & (table["machine"] == home)].iloc[0]
+    gpus = table["gpu"].astype(str) if "gpu" in table else pd.Series("none", index=table.index)
+    same_device = [(g == str(at.get("gpu"))) if names_a_gpu(g) else (str(c) == str(at.get("cpu")))
+                   for g, c in zip(gpus, table.get("cpu", pd.Series("", index=table.index)))]
+    guest = (table["machine"] != home) & ~counted & pd.Series(same_device, index=table.index)
+    if not guest.any():
+        return table
+    table = table.assign(made_on=table["machine"].where(guest))
+    table.loc[guest, "machine"] = home
+    table.loc[guest, "wall_time_s"] = np.nan
+    return table
 
 
 def made_by(trials: pd.DataFrame) -> str:
