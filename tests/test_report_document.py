@@ -18,6 +18,11 @@ AUTHORS_ERRORS = pd.read_csv(ROOT / "paper/published/janssen_cs1_authors_code_h2
                              comment="#").set_index("implementation").loc["ide"]
 
 
+
+def _both(out):
+    """The report's body and its appendix, as one text."""
+    return out.read_text() + "\n" + out.with_name("REPORT_appendix.md").read_text()
+
 def case_study_trials(n_gpu=3, n_cpu=1):
     """Reference-like trials: ours at half the authors' time; equal errors on the same trial."""
     rows = []
@@ -61,8 +66,8 @@ def paper_dir(tmp_path, monkeypatch):
 def test_case_study_1_section_puts_paper_authors_and_ours_side_by_side(paper_dir):
     out = build([(str(ROOT / "config/experiments/janssen_cs1.yaml"), str(paper_dir))],
                 paper_dir.parent / "REPORT.md")
-    text = out.read_text()
-    assert "## Janssen, Pullan & Liew, case study 1" in text
+    body, text = out.read_text(), _both(out)
+    assert "## Janssen, Pullan & Liew, case study 1" in body
     # ours are half the authors' time on every measured cell
     assert "| | ours / authors' code on an H200 | 0.50 | - | - | - | 0.50 |" in text
     assert "| ide | paper (s) | 0.63 | 0.61 |" in text and "| | ours / paper |" in text
@@ -73,11 +78,17 @@ def test_case_study_1_section_puts_paper_authors_and_ours_side_by_side(paper_dir
     assert "They differ on F05" in text and "within a factor of 2 on 2 of 3 functions" in text
     assert "Left out of the scores for having fewer trials" in text
     assert "(janssen_cs1/figure_time.png)" in text
-    # the results first, where they come from last
-    assert text.index("### What differs and why") < text.index("### Where the numbers come from") \
-        and text.index("Trials per machine and implementation") > text.index("### Statistics")
-    # no scaling CSV given: said plainly, no numbers
-    assert "### Time per run against NP and D" in text and "No measurements: no trials of" in text
+    # the results and their anomalies in the body, the statistics and where the numbers come from in the appendix
+    assert "#### What differs and why (anomalies and their causes)" in body and "They differ on F05" in body
+    assert "### Where the numbers come from" not in body and "### Statistics" not in body
+    assert "Trials per machine and implementation" in text
+    # the paper's deviations after its sections: hardware, trials, float32, the authors' operators
+    deviations = body[body.index("### Deviations from Janssen, Pullan & Liew"):]
+    assert "* **Hardware**: The paper ran on an NVIDIA GeForce RTX 3080" in deviations
+    assert "* **Trials**: n per cell: sequential 1" in deviations
+    assert "* **Parameters chosen by us**: *float32.*" in deviations
+    # no scaling CSV given: no section that says there are no measurements
+    assert "### Time per run against NP and D" not in text and "No measurements" not in text
 
 
 def test_case_study_1_section_draws_the_scaling_curves_of_its_study_input(paper_dir, tmp_path):
@@ -102,10 +113,10 @@ def test_generic_section_for_an_experiment_without_a_study(paper_dir, tmp_path):
     out = build([(str(tmp_path / "smoke.yaml"), str(paper_dir)),
                  (str(ROOT / "config/experiments/janssen_cs1.yaml"), str(paper_dir))],
                 paper_dir.parent / "REPORT.md")
-    text = out.read_text()
-    # studies first, then this machine's experiment
-    assert text.index("## Janssen, Pullan") < text.index("## CI smoke test")
-    assert "Mean best error (n; success rate at the target)" in text
+    body, appendix = out.read_text(), out.with_name("REPORT_appendix.md").read_text()
+    # studies first, then this machine's experiment, whose per-cell errors are in the appendix
+    assert body.index("## Janssen, Pullan") < body.index("## CI smoke test") < body.index("## References")
+    assert "## CI smoke test" in appendix and "Mean best error (n; success rate at the target)" in appendix
 
 
 def test_generic_section_with_population_sizes_only_per_algorithm(paper_dir, tmp_path):
@@ -115,7 +126,7 @@ def test_generic_section_with_population_sizes_only_per_algorithm(paper_dir, tmp
     for algo in spec["algorithms"].values():
         algo["popsizes"] = popsizes
     (tmp_path / "smoke.yaml").write_text(yaml.safe_dump(spec))
-    text = build([(str(tmp_path / "smoke.yaml"), str(paper_dir))], paper_dir.parent / "REPORT.md").read_text()
+    text = _both(build([(str(tmp_path / "smoke.yaml"), str(paper_dir))], paper_dir.parent / "REPORT.md"))
     assert "NP per algorithm" in text and f"popsizes={popsizes}" in text
 
 
@@ -301,9 +312,13 @@ def test_qin_section_tables_and_observations(tmp_path, monkeypatch):
                 & (cells.popsize == 50)].iloc[0]
     assert row.n == 3 and row.mean_error == pytest.approx(11) and row.std_error == pytest.approx(1)
     assert row.success_rate == 0 and cells[cells.function == "Q01"].success_rate.eq(1).all()
-    text = build([(str(ROOT / "config/experiments/qin.yaml"), str(out))], out.parent / "REPORT.md").read_text()
-    assert "## Qin, Raimondo, Forbes & Ong" in text
-    # Table 1 (D=10): the paper's F1 row at P50 (0.000 (0.000), 1.159 s) beside ours
+    report = build([(str(ROOT / "config/experiments/qin.yaml"), str(out))], out.parent / "REPORT.md")
+    body, text = report.read_text(), _both(report)
+    assert "## Qin, Raimondo, Forbes & Ong" in body
+    # Tables 1-3 in brief in the body: the success rates at each NP, paper / ours
+    # (the NPs both sides ran: 50 and 1000; success rate paper / ours at each, then time and error ratios)
+    assert "| 10 | Q01 | 1.00 / 1.00 | 1.00 / 1.00 |" in body and "| 10 | Q04 | 1.00 / 1.00 | 0.00 / 0.00 |" in body
+    # Table 1 (D=10) in full in the appendix: the paper's F1 row at P50 (0.000 (0.000), 1.159 s) beside ours
     assert "**Table 1: D = 10.**" in text and "| Q01 | error, paper | 0 (0) | 0 (0) | 0 (0) | 0 (0) |" in text
     assert "| | error, ours | 1e-09 (0) | - | - | 1e-09 (0) |" in text  # NP 100 and 500 did not run
     assert "| | time, paper | 1.16 (0.002) |" in text
@@ -509,12 +524,20 @@ def test_sections_follow_the_studies_order_and_each_papers_table_order(paper_dir
         (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump({**spec, "name": name, "description": description}))
         made.append((str(tmp_path / f"{name}.yaml"), str(paper_dir)))
     text = build(made, paper_dir.parent / "REPORT.md").read_text()
-    order = [line[3:] for line in text.splitlines() if line.startswith("## ")]
-    assert order.pop(0) == "Terms" and "* **`concurrency`**: how a row's batch shared its host" in text
+    papers = [line[3:] for line in text.splitlines() if line.startswith("## ")]
+    order = [line[4:] for line in text.splitlines() if line.startswith("### ") and "(Table" in line
+             or line.startswith("### L")]
+    # no study's verdicts here (the experiments name no section writer): no verdict table, no conclusion
+    assert papers[:2] == ["Abstract", "Methods"] and papers[-1] == "References"
+    assert [p.split(":")[0] for p in papers[2:-1]] == ["Qin, Raimondo, Forbes & Ong",
+                                                       "Krömer, Platoš, Snášel & Abraham", "Lastra, Molina & Benítez",
+                                                       "This machine's run"]
+    assert "* **`concurrency`**: how a row's batch shared its host" in text
     assert "\n\n\n" not in text  # no blank gaps where a part had nothing to say
     assert order == ["Qin (Tables 1-3)", "Kromer Rastrigin (Table 1)", "Kromer LOP (Tables 2-3)",
-                     "Kromer ETC (Table 4)", "Lastra GPU (Tables 1-12)", "Lastra CPU sample",
-                     "This machine's run"], order
+                     "Kromer ETC (Table 4)", "Lastra GPU (Tables 1-12)", "Lastra CPU sample"], order
+    # this machine's run, of no paper: after the papers, before the references
+    assert text.index("## Lastra, Molina") < text.index("## This machine's run") < text.index("## References")
 
 
 def test_a_kromer_benchmark_table_is_a_study_input_of_one_experiment_only():

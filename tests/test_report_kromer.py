@@ -15,6 +15,11 @@ ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 GPU, CPU = "GPU X / CPU y", "GPU X / CPU y"
 
 
+
+def _both(out):
+    """The report's body and its appendix, as one text."""
+    return out.read_text() + "\n" + out.with_name("REPORT_appendix.md").read_text()
+
 def row(impl, function, trial, best, budget, dim=50, popsize=256, solution=""):
     return {"run_id": f"de/{impl}/{function}/t{trial}", "source": "ref", "function": function, "dim": dim,
             "algorithm": "de", "implementation": impl, "popsize": popsize, "trial": trial, "machine": GPU,
@@ -131,7 +136,7 @@ def test_section_renders_from_what_write_outputs_wrote(tmp_path):
     assert {f.name for f in files} >= {"table_etc.csv", "figure_etc_progress_Th.png"}
     spec = yaml.safe_load((ROOT / "config/experiments/kromer_etc.yaml").read_text())
     (tmp_path / "kromer_etc.yaml").write_text(yaml.safe_dump(spec))
-    text = build([(str(tmp_path / "kromer_etc.yaml"), str(out))], tmp_path / "paper" / "REPORT.md").read_text()
+    text = _both(build([(str(tmp_path / "kromer_etc.yaml"), str(out))], tmp_path / "paper" / "REPORT.md"))
     assert "## Krömer, Platoš" in text and "**Table 4**" in text
     # the row: CPU and CPU opt. did not run; GPU ours (n), paper, ours / paper; the best column, ours and the paper's
     assert "| ThMhCi | 64 | - | - | - | - | - | - | 5e+06 (2) | 3.18e+06 | 1.57 | GPU | GPU |" in text
@@ -244,7 +249,7 @@ def test_section_renders_the_fe_rate_contention_and_claims(tmp_path):
     spec = yaml.safe_load((ROOT / "config/experiments/kromer_etc.yaml").read_text())
     assert {"fe_rate", "contention"} <= set(spec["report"]["study_inputs"])
     (tmp_path / "kromer_etc.yaml").write_text(yaml.safe_dump(spec))
-    text = build([(str(tmp_path / "kromer_etc.yaml"), str(out))], tmp_path / "paper" / "REPORT.md").read_text()
+    text = _both(build([(str(tmp_path / "kromer_etc.yaml"), str(out))], tmp_path / "paper" / "REPORT.md"))
     assert "| ThMhCi | 512 | 64 | 0.01 | 1e+04 | 5e+05 | 8e+05 | 80.0 | 1.6 | 50.0 |" in text
     assert "25.2 - 216.5 times faster than CPU implementation" in text
     # the reference row of the cell: alone made 1e7, the reference 5e6, with 1 process (itself) at once

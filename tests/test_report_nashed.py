@@ -12,6 +12,11 @@ from gpude.report.document import build, section_class
 MACHINE = "Test GPU / Test CPU x2"
 
 
+
+def _both(out):
+    """The report's body and its appendix, as one text."""
+    return out.read_text() + "\n" + out.with_name("REPORT_appendix.md").read_text()
+
 def synthetic(n=20, seed=3):
     """N00: every PSO and SS run ends at 0, every DE run at 1e-120 (a tie at float32's resolution);
     N09 D=10: DE far better; N09 D=30: PSO and SS
@@ -86,7 +91,7 @@ def test_section_compares_with_the_published_table(tmp_path):
     import yaml
 
     experiment.write_text(yaml.safe_dump(spec))
-    text = build([(str(experiment), str(paper_dir))], tmp_path / "paper" / "REPORT.md").read_text()
+    text = _both(build([(str(experiment), str(paper_dir))], tmp_path / "paper" / "REPORT.md"))
     # the paper: f0 all 0.0 (tie), f9 D=10 and D=30 DE alone lowest; ours agree on 3 of 4 cells
     assert "over the 4 cells (function x D) in both tables" in text
     assert "as 0, as the paper's single-precision runs stored them" in text
@@ -104,7 +109,7 @@ def test_section_compares_with_the_published_table(tmp_path):
     assert "(FE cap 30,000,000, which no run reached" in text
     # the cap lifted in the experiment (traces grow on demand) after the runs were made: both are said
     experiment.write_text(yaml.safe_dump({**spec, "max_fes": 10**12}))
-    text = build([(str(experiment), str(paper_dir))], tmp_path / "paper" / "REPORT.md").read_text()
+    text = _both(build([(str(experiment), str(paper_dir))], tmp_path / "paper" / "REPORT.md"))
     assert "(FE cap 1,000,000,000,000; the runs below had 30,000,000, which no run reached" in text
 
 

@@ -117,7 +117,8 @@ def _case_study_paper(tmp_path, n_gpu, n_cpu):
     write_all(trials, out, PUBLISHED, {})
     figures(trials, {}, out)
     write_statistics(trials, out / "stats")
-    return build([(str(ROOT / "config/experiments/janssen_cs1.yaml"), str(out))], out.parent / "REPORT.md").read_text()
+    report = build([(str(ROOT / "config/experiments/janssen_cs1.yaml"), str(out))], out.parent / "REPORT.md")
+    return report.read_text() + "\n" + report.with_name("REPORT_appendix.md").read_text()
 
 
 def test_the_report_opens_on_the_verdicts_of_its_studies(tmp_path, monkeypatch):
@@ -128,7 +129,8 @@ def test_the_report_opens_on_the_verdicts_of_its_studies(tmp_path, monkeypatch):
             "ide 3 — ") in row
     assert "| sequential 1, master_slave 1, naive_gpu 1, all_gpu 3, ide 3 | 30 |" in row
     assert "iDE's mean time" in row and MACHINE in row
-    assert text.index("## Verdict") < text.index("## Terms") < text.index("## Janssen, Pullan & Liew, case study 1")
+    assert (text.index("## Abstract") < text.index("## Verdict") < text.index("## Methods")
+            < text.index("## Janssen, Pullan & Liew, case study 1"))
     # at the paper's n, the trial counts no longer stand in the way
     full = _case_study_paper(tmp_path / "full", n_gpu=30, n_cpu=30)
     row = next(line for line in full.splitlines() if line.startswith("| Janssen et al., case study 1 |"))
@@ -142,13 +144,14 @@ def test_a_report_of_no_study_has_no_verdict_table(tmp_path, monkeypatch):
     write_all(trials, out, None, {})
     write_statistics(trials, out / "stats")
     text = build([(str(ROOT / "config/experiments/default.yaml"), str(out))], out.parent / "REPORT.md").read_text()
-    assert "## Verdict" not in text and "## Terms" in text
+    assert "## Verdict" not in text and "## Methods" in text
 
 
 def test_every_figure_caption_names_its_machine_and_n(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     text = _case_study_paper(tmp_path, n_gpu=3, n_cpu=1)
-    captions = [line for line in text.splitlines() if line.startswith("*") and "([PDF](" in line]
+    lines = text.splitlines()
+    captions = [caption for image, caption in zip(lines, lines[1:]) if image.startswith("![")]
     assert len(captions) >= 4
     for caption in captions:
         assert MACHINE in caption and "n = 1-3 trials per cell" in caption, caption

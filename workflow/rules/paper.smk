@@ -95,7 +95,9 @@ rule report:
         experiments=[EXPERIMENT_FILES[e] for e in REPORTED],
         gpu_scaling=["paper/gpu_scaling/table_scaling.csv"] if GPU_SCALING_RUNS else [],
     output:
-        report("paper/REPORT.md", caption="../report/report_md.rst", category="Report"),
+        body=report("paper/REPORT.md", caption="../report/report_md.rst", category="Report"),
+        # tables per cell, statistics and provenance: written by the same command beside the body
+        appendix="paper/REPORT_appendix.md",
     log:
         "logs/report.log",
     params:
@@ -104,4 +106,4 @@ rule report:
     conda:
         "../envs/gpude.yaml"
     shell:
-        "python3 -m gpude report {params.sections} {params.gpu_scaling} --out {output} > {log} 2>&1"
+        "python3 -m gpude report {params.sections} {params.gpu_scaling} --out {output.body} > {log} 2>&1"

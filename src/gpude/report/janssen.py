@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..run.rows import timed_alone
 from . import scaling_curves as gpu_scaling
-from .section import Section, _order, _read, fmt
+from .section import Deviation, Section, _order, _read, fmt, sorted_out, split_bullets
 from .verdict import (
     Judgement,
     Verdict,
@@ -90,7 +90,23 @@ class CaseStudy1(Section):
                 fmt(ide.loc[f, "mean_error"] / float(t[f]), "{:.2f}") if f in ide.index else "-"
                 for f in fcols) + " |"]) + "\n"
 
-    def _differences(self, paper, authors) -> str:
+    #: which of the section's notes are deviations from the paper's setup, by topic (the rest: anomalies)
+    DEVIATIONS = {"Hardware": "hardware", "Trials": "trials", "float32": "parameters chosen by us",
+                  "Stopping threshold and operators of the authors' code": "implementation"}
+
+    @cached_property
+    def _notes(self) -> tuple[list[Deviation], list[tuple[str, str]]]:
+        return sorted_out(split_bullets(self._differences()), self.DEVIATIONS)
+
+    def deviations(self) -> list[Deviation]:
+        return self._notes[0]
+
+    def anomalies(self) -> list[tuple[str, str]]:
+        return self._notes[1]
+
+    def _differences(self) -> str:
+        paper = _read(PUBLISHED / "janssen_cs1_table3.csv")
+        authors = _read(PUBLISHED / "janssen_cs1_authors_code_h200.csv")
         n_text = self.trials_per_cell()
         hits = self.errors["success_rate"].max() if len(self.errors) else float("nan")
         agree = _read(self.dir / "table_agreement.csv")
@@ -99,9 +115,7 @@ class CaseStudy1(Section):
                       f"relative difference between implementations over {int(agree.paired_trials.sum())} "
                       f"paired (function, trial) cells is {agree.max_rel_diff.max():.1e}.")
         gpu_ratio = {i: self._ratio_range(i, authors) for i in ("all_gpu", "ide")}
-        return f"""### What differs and why
-
-* **Hardware.** The paper ran on an NVIDIA GeForce RTX 3080 with an Intel i9-10900F (10 cores, 20
+        return f"""* **Hardware.** The paper ran on an NVIDIA GeForce RTX 3080 with an Intel i9-10900F (10 cores, 20
   threads; master-slave with 20 threads). Ours ran on {'; '.join(self.machines)}. Ratios to the paper
   therefore mix hardware and implementation; the fair comparison of implementations is with the authors'
   own code measured on the same GPU kind (rows "authors' code on an H200"): All-GPU DE
@@ -221,28 +235,32 @@ class CaseStudy1(Section):
 
     def body(self) -> str:
         paper = _read(PUBLISHED / "janssen_cs1_table3.csv")
-        authors = _read(PUBLISHED / "janssen_cs1_authors_code_h200.csv")
         comparison = self.dir / "table_time_vs_published.md"
         return "\n".join([
-            self.settings(), "",
+            "### Setup", "", self.settings(), "",
             "### Table 3: mean wall time (s) beside the paper and the authors' code", "",
             "Paper: Table 3 of Janssen et al. (RTX 3080 + i9-10900F, 30 trials; "
             "`paper/published/janssen_cs1_table3.csv`). Authors' code: their public CUDA/C++ code on an H200 "
             f"(`paper/published/janssen_cs1_authors_code_h200.csv`). Ours: {'; '.join(self.machines) or '-'}, n "
             "trials per cell in the 'ours (s, n)' rows. Ratio rows: ours / theirs, below 1 we are faster.", "",
             self.batched_note(), comparison.read_text() if comparison.is_file() else "(no comparison table)", "",
-            "Our full Table 3 with speed-ups against `sequential` on the same machine:", "",
-            (self.dir / "table_time.md").read_text(),
-            "Speed-up over standard DE, range over the 10 functions:", "", self._speedups(paper),
+            "Speed-up over standard DE, range over the 10 functions (per function: the appendix):", "",
+            self._speedups(paper),
             self.figure("figure_time", "Fig. 6: mean wall-clock time per function and implementation (log scale)"),
-            gpu_scaling.markdown(self.scaling, self.figure),
-            "### Final error", "", self._errors_vs_authors(), self.error_markdown(),
+            # the scaling curves only where they were measured: no section that says there is nothing
+            gpu_scaling.markdown(self.scaling, self.figure) if len(self.scaling) else "",
+            "### Final error", "", self._errors_vs_authors()])
+
+    def appendix(self) -> str:
+        return "\n".join(part for part in [
+            "### Table 3 with speed-ups against `sequential` on the same machine", "",
+            (self.dir / "table_time.md").read_text() if (self.dir / "table_time.md").is_file() else "",
+            "### Final error per implementation", "", self.error_markdown(),
             self.figure("convergence_time", "Median best error vs wall-clock time, min-max band over trials "
                         "(all_gpu, ide: wall time spread evenly over the FEs)"),
             self.figure("convergence", "Median best error vs FEs, min-max band over trials"),
             self.figure("ecdf", "Fraction of (trial, target) pairs reached vs FEs, targets 1e2..1e-8"),
-            "### Statistics", "", self.statistics(),
-            self._differences(paper, authors), self.sources()])
+            self.statistics_block(), self.sources()] if part)
 
 
 class CaseStudy2(Section):
@@ -464,10 +482,24 @@ class CaseStudy2(Section):
                          + " (medians over the probed trials).")
         return text
 
+    #: which of the section's notes are deviations from the paper's setup, by topic (the rest: anomalies)
+    DEVIATIONS = {"Trials": "trials", "Time": "timing",
+                  "cujDE's random numbers": "implementation", "Dimension": "left unstated by the paper",
+                  "float32 and hardware": "hardware"}
+
+    @cached_property
+    def _notes(self) -> tuple[list[Deviation], list[tuple[str, str]]]:
+        return sorted_out(split_bullets(self._differences()), self.DEVIATIONS)
+
+    def deviations(self) -> list[Deviation]:
+        return self._notes[0]
+
+    def anomalies(self) -> list[tuple[str, str]]:
+        return self._notes[1]
+
     def body(self) -> str:
-        n_text = self.trials_per_cell()
         return "\n".join([
-            self.settings(), "",
+            "### Setup", "", self.settings(), "",
             "### Table 4: ranks by the rank-sum score with wall-clock time, beside the paper's", "",
             "Each (algorithm, NP) is a competitor; on every function all their trials are ranked together "
             "(Janssen et al. sec. 7.3.5) and the competitors ordered by score (1 = best); the final rank "
@@ -475,14 +507,18 @@ class CaseStudy2(Section):
             f"{self.ranks_machine or '(none)'} (wall-clock times rank only within one machine). Paper: "
             "`paper/published/janssen_cs2_table4.csv` (RTX 3080).", "",
             self.table4(),
-            self.figure("error_vs_time", "Fig. 7: final error vs wall-clock time of every trial"),
+            self.figure("error_vs_time", "Fig. 7: final error vs wall-clock time of every trial")])
+
+    def appendix(self) -> str:
+        return "\n".join(part for part in [
             "### Wall time and final error", "", self.batched_note(), (self.dir / "table_time.md").read_text()
             if (self.dir / "table_time.md").is_file() else "", self.error_markdown(),
             self.figure("convergence_time", "Median best error vs wall-clock time, min-max band over trials"),
-            "### Statistics", "", self.statistics(),
-            f"""### What differs and why
+            self.statistics_block(), self.sources()] if part)
 
-* **Trials.** n per cell: {n_text}. The paper ran 30 trials of every competitor.
+    def _differences(self) -> str:
+        n_text = self.trials_per_cell()
+        return f"""* **Trials.** n per cell: {n_text}. The paper ran 30 trials of every competitor.
 {self._claims_text()}
 {self._discordance_text()}
 {self._time_text()}
@@ -496,4 +532,4 @@ class CaseStudy2(Section):
   dimension for a 10,000,000-FE budget (sec. 7.3.4).
 * **float32 and hardware.** As in case study 1: float32 like the authors' code (a 1e-8 target is
   below float32's resolution near the optimum for most functions), and an H200 instead of an RTX 3080.
-""", self.sources()])
+"""

@@ -33,6 +33,7 @@ the paper compares lowest means with lowest means.
 
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -41,7 +42,7 @@ import pandas as pd
 from ..core.io import save_figure, write_csv_atomic
 from ..stats.comparisons import kruskal_by_function, pairwise_mannwhitney
 from .convergence import _best_at, trial_traces
-from .section import Section, _read, fmt
+from .section import Deviation, Section, _read, fmt, sorted_out, split_bullets
 from .verdict import (
     Judgement,
     Verdict,
@@ -352,7 +353,8 @@ class Nashed(Section):
             return "(no results)\n"
         paper = self.paper.set_index(["function", "dim", "algorithm"]) if len(self.paper) else None
         dims = sorted(t["dim"].unique())
-        out = [f"**Table 2.** Mean (std) of the best error after 1 s, ours on {self.machine} beside the "
+        out = [f"**Table 2.** Mean (std) of the best error after 1 s, ours (n = "
+               f"{span(int(t['n'].min()), int(t['n'].max()))} runs a cell) on {self.machine} beside the "
                "paper's (GTS450). Two marks by two different rules, not to be read as one: *our test* "
                "(on the float64 errors) and *the paper's rule* (the lowest mean). Our test: **bold**, "
                "highlighted (the only best: median significantly better than both others, Kruskal-Wallis "
@@ -384,7 +386,7 @@ class Nashed(Section):
             out += [" | ".join(row_o) + " |", " | ".join(row_p) + " |"]
         return "\n".join(out) + "\n"
 
-    def agreement(self) -> str:
+    def agreement(self, differing: bool = False) -> str:
         """Our table against the paper's, rule by rule: our lowest means against its lowest means
         (the paper's rule on both), and our significance-based best against the paper's own count by
         its test; never our test against its means."""
@@ -413,11 +415,14 @@ class Nashed(Section):
                  + ", ".join(f"{NAMES[a]} {test_counts[a]}" for a in ALGORITHMS)
                  + f" of {len(cells)}; the paper's own count (sec. 5, by its test) "
                  + ", ".join(f"{NAMES[a]} {PAPER_BEST_COUNTS[a]}" for a in ALGORITHMS) + " of 40.", ""]
+        if not differing:
+            return "\n".join(lines)
+        lines = []
         differ = [c for c in cells if ours[c] != theirs[c]]
         if differ:
             fes = t.set_index(["function", "dim", "algorithm"])["mean_fes"]
-            lines += ["Cells whose lowest mean differs (ours vs the paper's; our mean FEs per run of DE / PSO / "
-                      "SS):", ""]
+            lines += [f"Cells whose lowest mean differs (ours vs the paper's; our mean FEs per run of DE / PSO / "
+                      f"SS, on {self.machine}, n runs per cell as Table 2 gives):", ""]
             for c in differ:
                 f = " / ".join(fmt(fes.get((*c, a)), "{:.2g}") for a in ALGORITHMS)
                 lines.append(f"* {c[0]} D={c[1]}: ours {'+'.join(NAMES[a] for a in sorted(ours[c]))}, paper "
@@ -518,10 +523,34 @@ class Nashed(Section):
 
     def body(self) -> str:
         return "\n".join(part for part in [
-            self.protocol(), "", self._stops(), "", self.table_markdown(), self.agreement(),
-            self.reasons(), self.matched_text(), self.alone_text(), "### Fig. 2", "", self.fes_text(),
+            "### Setup", "", self.protocol(), "", self._stops(), "",
+            "### Table 2 beside the paper's (the table, ours and the paper's per cell: the appendix)", "",
+            self.agreement(), self.matched_text(), "### Fig. 2", "", self.fes_text(),
             self.figure("figure2", f"Mean best error vs time ({', '.join(FIGURE_FUNCTIONS)}; our choice of "
                         "two unimodal separable, two unimodal non-separable, two multimodal non-separable "
-                        "functions) and FEs per second, at the largest D"),
+                        "functions) and FEs per second, at the largest D")] if part is not None)
+
+    #: which of the section's notes are deviations from the paper's setup, by topic (the rest: anomalies)
+    DEVIATIONS = {"Precision": "implementation", "Choices the paper leaves open": "left unstated by the paper"}
+
+    @cached_property
+    def _notes(self) -> tuple[list[Deviation], list[tuple[str, str]]]:
+        return sorted_out(split_bullets(self.reasons()), self.DEVIATIONS)
+
+    def deviations(self) -> list[Deviation]:
+        found = [Deviation("hardware", f"The paper: an NVIDIA GeForce GTS450 (CUDA 4.1, Intel Core i7 2.67 GHz "
+                                       f"host); ours: {self.machine}. Under a 1 s budget a faster GPU buys more "
+                                       "FEs per run.")] if self.machine else []
+        found.append(Deviation("timing", f"Runs go to the GPU several at a time (runs per launch: "
+                                         f"{self._per_launch()}), each charged the wall time it ran; the "
+                                         "alone-vs-batched table measures what batching cost."))
+        return found + self._notes[0]
+
+    def anomalies(self) -> list[tuple[str, str]]:
+        return self._notes[1]
+
+    def appendix(self) -> str:
+        return "\n".join(part for part in [
+            self.table_markdown(), self.agreement(differing=True), self.alone_text(),
             f"Pairwise tests: `{self.rel}/table2_pairwise.csv`; Table 2 with medians, FEs and stops: "
-            f"`{self.rel}/table2.csv`.", self.sources()] if part is not None)
+            f"`{self.rel}/table2.csv`.", "", self.sources()] if part)

@@ -12,7 +12,7 @@ import pandas as pd
 from ..run.rows import rerun_totals
 from .janssen import PUBLISHED
 from .scaling import _slug
-from .section import Section, _read, fmt
+from .section import Deviation, Section, _read, fmt, sorted_out, split_bullets
 from .verdict import (
     Judgement,
     Verdict,
@@ -24,6 +24,7 @@ from .verdict import (
     numbers_of,
     paper_n,
     ratio_span,
+    span,
 )
 
 NAMES = {"sequential": "sDE", "ide": "iDE", "cudade": "cudaDE", "fpde": "FPDE"}
@@ -168,6 +169,32 @@ class Qin(Section):
                         for key, m in zip(keys, n)) + " |"]
             out.append("\n".join(lines) + "\n")
         return "\n".join(out)
+
+    def summary(self) -> str:
+        """Tables 1-3 in brief: per (D, function) the success rates of the paper and ours at each NP and
+        the ranges of ours / the paper's mean time and mean error (the full tables: :meth:`tables`)."""
+        ours = self.cells[self.cells["implementation"] == "ide"].set_index(["dim", "function", "popsize"])
+        if not len(ours) or not len(self.published):
+            return ""
+        both = ours.join(self.published.set_index(["dim", "function", "popsize"]), rsuffix="_paper", how="inner")
+        if not len(both):
+            return ""
+        pops = sorted(set(both.index.get_level_values(2)))
+        lines = [f"iDE against the paper per D and function: success rate at NP = {', '.join(map(str, pops))} "
+                 f"(paper / ours; ours from n = {span(int(both['n'].min()), int(both['n'].max()))} trials per cell "
+                 f"on {self.machine}, {self.dtype}; the paper's on a GTX560, 25 runs), and ours / the paper's "
+                 "mean time and mean error over the NPs (error: where both are above 0).", "",
+                 "| D | function | success rate, paper | success rate, ours | time ours / paper | "
+                 "error ours / paper |", "|---" * 6 + "|"]
+        for (dim, f), g in both.groupby(level=[0, 1]):
+            g = g.droplevel([0, 1])
+            rates = [(fmt(g.loc[p, "success_rate_paper"], "{:.2f}"), fmt(g.loc[p, "success_rate"], "{:.2f}"))
+                     if p in g.index else ("-", "-") for p in pops]
+            errors = g[(g["mean_error"] > 0) & (g["mean_error_paper"] > 0)]
+            lines.append(f"| {dim} | {f} | {' / '.join(r[0] for r in rates)} | {' / '.join(r[1] for r in rates)} | "
+                         f"{ratio_span(g['mean_time_s'] / g['mean_time_s_paper'])} | "
+                         f"{ratio_span(errors['mean_error'] / errors['mean_error_paper'])} |")
+        return "\n".join(lines) + "\n"
 
     # ---- Observations (1)-(5) of sec. 5.3 ---------------------------------------------------
     @cached_property
@@ -477,19 +504,38 @@ class Qin(Section):
         figures = [self.figure(f"time_vs_popsize_{f}{suffix}", f"Fig. {3 + k}: {f}, mean wall time vs population size "
                                f"({self.machine})") for k, f in enumerate(functions)]
         return "\n".join([
-            self.settings(), "",
+            "### Setup", "", self.settings(), "",
             "### Tables 1-3: iDE's error, time and success rate beside the paper's", "",
             "Paper: Tables 1-3 of Qin et al. (GTX560 with CUDA 4.0, Xeon E5410; "
-            "`paper/published/qin_tables_1_3.csv`; F1-F4 = Q01-Q04).", "", self.tables(),
+            "`paper/published/qin_tables_1_3.csv`; F1-F4 = Q01-Q04). Mean and std per cell: the appendix.", "",
+            self.summary() or self.tables(),
             "### Figs. 3-6: mean wall time against the population size", "",
             "The paper does not give the figures' numbers, so each of its observations (sec. 5.3) is "
-            f"checked on ours (machine: {self.machine}). {self.missing()}", "", self.observations(),
-            *figures,
-            "### Statistics", "", self.statistics(),
-            """### What differs and why
+            f"checked on ours (machine: {self.machine}). {self.missing()}", "", self.observations(), *figures])
 
-* **Hardware.** The paper ran on an NVIDIA GTX560 (compute capability 2.1, 7 SMs) with an Intel Xeon
-  E5410, CUDA 4.0; ours on """ + (self.machine or "-") + """. Launch latency and occupancy, which set
+    #: which of the section's notes are deviations from the paper's setup, by topic (the rest: anomalies)
+    DEVIATIONS = {"Hardware": "hardware", "The baselines": "implementation", "sDE": "timing",
+                  "Success rate": "parameters chosen by us", "Precision": "left unstated by the paper",
+                  "Stopping": "implementation"}
+
+    @cached_property
+    def _notes(self) -> tuple[list[Deviation], list[tuple[str, str]]]:
+        return sorted_out(split_bullets(self._differences()), self.DEVIATIONS)
+
+    def deviations(self) -> list[Deviation]:
+        return self._notes[0]
+
+    def anomalies(self) -> list[tuple[str, str]]:
+        return self._notes[1]
+
+    def appendix(self) -> str:
+        return "\n".join(part for part in [
+            "### Tables 1-3 in full", "", self.tables() if self.summary() else "",
+            self.statistics_block(), self.sources()] if part)
+
+    def _differences(self) -> str:
+        return "\n".join(["""* **Hardware.** The paper ran on an NVIDIA GTX560 (compute capability 2.1, 7 SMs) with an
+  Intel Xeon E5410, CUDA 4.0; ours on """ + (self.machine or "-") + """. Launch latency and occupancy, which set
   the observations, differ by an order of magnitude between the two GPUs.
 * **The baselines.** No code of cudaDE or FPDE is public; ours follow Qin's description (sec. 3.2):
   cudaDE's host-drawn index matrix copied every generation, its combined kernels and its fixed 240 x 64
@@ -501,4 +547,4 @@ class Qin(Section):
   each, never beside a GPU batch (`concurrency` column).
 * **Success rate.** It counts final errors below 1e-8, as the paper's.
 """, self._precision_text(), self._stops_text(), self._budget_text(), self._crosscheck_text(),
-            self._sessions_text(), "", self.sources()])
+            self._sessions_text()])

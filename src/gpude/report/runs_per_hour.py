@@ -291,12 +291,12 @@ def render(paper_dir, report_dir) -> str:
     if (paper_dir / f"{FIGURE}.png").is_file():
         caption = (f"Runs per hour against GPUs on {devices}, a line per scaling folder (config and host); "
                    "dashed: one GPU's runs per hour times N (n = runs per point in the tables above)")
-        out += [f"![{caption}]({rel}/{FIGURE}.png)", "", f"*{caption}* ([PDF]({rel}/{FIGURE}.pdf))", ""]
-    out += [speedup_sentence(t), ""]
+        pdf = f" ([PDF]({rel}/{FIGURE}.pdf))" if (paper_dir / f"{FIGURE}.pdf").is_file() else ""
+        out += [f"![{caption}]({rel}/{FIGURE}.png)", f"*{caption}*{pdf}", ""]
+
     p = paper_dir / "projection.csv"
     if p.is_file():
         p = read_csv(p)
-        out += ["### Regenerating the papers' GPU references on N GPUs (projected)", "", *projection_lines(p),
-                projection_sentence(p), ""]
+        out += ["### Regenerating the papers' GPU references on N GPUs (projected)", "", *projection_lines(p), ""]
     return "\n".join(out)
 

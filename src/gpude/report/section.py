@@ -10,6 +10,7 @@ other in a circle.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +29,72 @@ def _read(path) -> pd.DataFrame:
 
 def fmt(v, spec="{:.3g}") -> str:
     return "-" if v is None or pd.isna(v) else spec.format(v)
+
+
+#: the appendix file beside the report (``REPORT.md`` -> ``REPORT_appendix.md``), which the body links to
+APPENDIX_SUFFIX = "_appendix"
+
+#: the kinds of deviation from a paper, in the order each paper's list gives them
+DEVIATION_TOPICS = ("hardware", "trials", "budget", "parameters chosen by us", "left unstated by the paper",
+                    "implementation", "timing")
+
+
+@dataclass(frozen=True)
+class Deviation:
+    """One way our reproduction departs from the paper's setup, for the paper's list of deviations.
+
+    Parameters
+    ----------
+    topic : str
+        One of :data:`DEVIATION_TOPICS`.
+    text : str
+        What differs, in a sentence or a few (Markdown).
+    """
+
+    topic: str
+    text: str
+
+    def __post_init__(self):
+        if self.topic not in DEVIATION_TOPICS:
+            raise ValueError(f"a deviation's topic is one of {', '.join(DEVIATION_TOPICS)}, got {self.topic!r}")
+
+
+def appendix_name(report) -> str:
+    """The appendix's file name beside the report ``report`` (a path or a name)."""
+    report = Path(report)
+    return f"{report.stem}{APPENDIX_SUFFIX}{report.suffix or '.md'}"
+
+
+def split_bullets(text: str) -> list[tuple[str, str]]:
+    """The (label, text) of each '* **Label.** text' bullet of a Markdown block, its continuation lines
+    joined to it and its sub-bullets kept on their own lines; lines before the first bullet are dropped."""
+    items: list[list[str]] = []
+    for line in text.splitlines():
+        m = re.match(r"\* \*{1,2}(.+?)\*{1,2}\s*(.*)", line)
+        if m:
+            items.append([m.group(1).rstrip(".").rstrip(), m.group(2)])
+        elif items and line.strip():
+            items[-1][1] += f"\n  {line.strip()}" if line.lstrip().startswith("- ") else f" {line.strip()}"
+    return [(label, text.strip()) for label, text in items]
+
+
+def sorted_out(items: list[tuple[str, str]], topics: dict[str, str]) -> tuple[list[Deviation], list[tuple[str, str]]]:
+    """``items`` (label, text) split into deviations (labels that ``topics`` maps to a topic of
+    :data:`DEVIATION_TOPICS`; a key also matches the labels it starts before a colon, e.g. "Time" matches
+    "Time: 30 trials per launch") and the rest, the section's anomalies and their causes."""
+    deviations, rest = [], []
+    for label, text in items:
+        topic = topics.get(label, topics.get(label.split(":")[0]))
+        if topic is None:
+            rest.append((label, text))
+        else:
+            deviations.append(Deviation(topic, text if label.lower() == topic else f"*{label}.* {text}"))
+    return deviations, rest
+
+
+def bullets(items) -> str:
+    """Markdown bullets of (label, text) pairs ('* **label.** text'); '' without items."""
+    return "".join(f"* **{label}.** {text}\n" for label, text in items)
 
 
 #: the generic outputs of ``gpude paper`` a section may leave out (the others are always written):
@@ -65,6 +132,17 @@ class Section:
         self.provenance = _read(self.dir / "provenance.csv")
         listed = self.times if len(self.times) else self.errors  # a study without wall-time tables
         self.machines = sorted(listed["machine"].unique()) if len(listed) else []
+        #: the appendix file the body links to (:func:`gpude.report.document.build` names it)
+        self.appendix_file = appendix_name("REPORT.md")
+
+    @property
+    def anchor(self) -> str:
+        """The id of this section's part of the appendix."""
+        return f"appendix-{self.spec['name']}"
+
+    def appendix_link(self, what: str = "tables per cell, statistics and where the numbers come from") -> str:
+        """A sentence pointing at this section's part of the appendix."""
+        return f"In the appendix: [{what}]({self.appendix_file}#{self.anchor}).\n"
 
     def figure(self, stem: str, caption: str) -> str:
         """A figure of the paper folder with its caption, which names the machine(s) and n (added where
@@ -72,7 +150,10 @@ class Section:
         if not (self.dir / f"{stem}.png").is_file():
             return ""
         caption += self.made_by(caption)
-        return f"![{caption}]({self.rel}/{stem}.png)\n\n*{caption}* ([PDF]({self.rel}/{stem}.pdf))\n"
+        # a link only to a PDF that was written (the figure formats are the experiment's choice)
+        pdf = f" ([PDF]({self.rel}/{stem}.pdf))" if (self.dir / f"{stem}.pdf").is_file() else ""
+        # the caption right under its image (one paragraph), so that a figure takes two lines of the report
+        return f"![{caption}]({self.rel}/{stem}.png)\n*{caption}*{pdf}\n"
 
     def made_by(self, caption: str = "") -> str:
         """' (machine; n = lo-hi trials per cell)': what a caption must say of its numbers, less what
@@ -92,6 +173,40 @@ class Section:
         """This section's rows of the report's verdict table (:class:`gpude.report.verdict.Verdict`),
         from the same data as its text; none for a section of no study."""
         return []
+
+    def deviations(self) -> list[Deviation]:
+        """Where this experiment departs from its paper's setup (hardware, trials, budgets, parameters
+        we chose, what the paper leaves unstated), for the paper's list of deviations. The generic
+        section says its machines and its trials per cell."""
+        found = []
+        if self.machines:
+            found.append(Deviation("hardware", f"Ours ran on {'; '.join(self.machines)}."))
+        if len(self.times):
+            found.append(Deviation("trials", f"n per cell: {self.trials_per_cell()}."))
+        return found
+
+    def anomalies(self) -> list[tuple[str, str]]:
+        """Where our results differ from the paper's or from what is expected, each with its check or
+        cause as the section's data say it, as (label, text); none in the generic section."""
+        return []
+
+    def appendix(self) -> str:
+        """What the body leaves to the appendix: the tables per cell, the figures of every trial, the
+        statistics and where the numbers come from. The generic section's final errors, figures,
+        statistics and sources."""
+        return "\n".join(part for part in [
+            self.figure("figure_time", "Mean wall-clock time per function (log scale)"),
+            "### Final error", "", self.error_markdown(),
+            self.figure("convergence_time", "Median best error vs wall-clock time, min-max band over trials"),
+            self.figure("convergence", "Median best error vs FEs, min-max band over trials"),
+            self.figure("error_vs_time", "Final error vs wall-clock time, one point per trial"),
+            self.figure("ecdf", "Fraction of (trial, target) pairs reached vs FEs, targets 1e2..1e-8"),
+            self.statistics_block(), self.sources()] if part)
+
+    def statistics_block(self) -> str:
+        """The statistics under their heading ('' without statistics files)."""
+        text = self.statistics()
+        return f"### Statistics\n\n{text}" if text else ""
 
     def settings(self) -> str:
         s = self.spec
@@ -254,19 +369,26 @@ class Section:
         return "\n".join(lines) + "\n"
 
     def body(self) -> str:
+        """The section's setup and its results beside the paper's (the rest: :meth:`appendix`)."""
         table = (self.dir / "table_time.md").read_text() if (self.dir / "table_time.md").is_file() else ""
         return "\n".join(part for part in [
-            self.settings(), "", "### Wall time", "", self.batched_note(), table,
-            self.figure("figure_time", "Mean wall-clock time per function (log scale)"),
-            "### Final error", "", self.error_markdown(),
-            self.figure("convergence_time", "Median best error vs wall-clock time, min-max band over trials"),
-            self.figure("convergence", "Median best error vs FEs, min-max band over trials"),
-            self.figure("error_vs_time", "Final error vs wall-clock time, one point per trial"),
-            self.figure("ecdf", "Fraction of (trial, target) pairs reached vs FEs, targets 1e2..1e-8"),
-            "### Statistics", "", self.statistics(), self.sources()] if part is not None)
+            "### Setup", "", self.settings(), "", "### Wall time", "", self.batched_note(), table] if part is not None)
 
     def render(self) -> str:
-        return f"## {self.title()}\n\n{self.body()}"
+        """The section of the report's body: its title, :meth:`body`, :meth:`anomalies` and the link to
+        its part of the appendix (the paper's deviations follow its last section)."""
+        found = self.anomalies()
+        parts = [f"## {self.title()}", "", self.body()]
+        if found:
+            parts += ["### What differs and why (anomalies and their causes)", "", bullets(found)]
+        if self.appendix().strip():
+            parts.append(self.appendix_link())
+        return "\n".join(parts) + "\n"
+
+    def render_appendix(self) -> str:
+        """This section's part of the appendix, under an anchor the body links to ('' when empty)."""
+        text = self.appendix()
+        return f'<a id="{self.anchor}"></a>\n\n## {self.title()}\n\n{text}\n' if text.strip() else ""
 
 
 def _order(names):

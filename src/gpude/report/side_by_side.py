@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..core.io import write_csv_atomic
 from ..core.machines import machine_labels
-from .section import Section, _read, fmt
+from .section import Deviation, Section, _read, fmt
 from .trial_params import trials_per_launch
 from .verdict import Judgement, Verdict, n_by, n_text, numbers_of, paper_n, ratio_span
 
@@ -182,6 +182,31 @@ class SideBySide(Section):
                  "iDE; `all_gpu`: against the All-GPU DE. `block` runs a trial in one thread block (one SM): "
                  "slow alone, made for a full GPU of trials (`block, share of 132/launch`: an H100's 132 SMs). "
                  "Every job is timed alone on its GPU, and a cell's runs are spread over several jobs.")
-        return "\n".join([intro, "", "### Time per run, ours / the authors'", "", render_table(self.table),
-                          "### Final error", "", self.error_markdown(),
-                          self.sources()])
+        compared = self._compared()
+        return "\n".join([intro, "", "### Time per run, ours / the authors'", "",
+                           render_table(self.table[compared]) if len(self.table) else ""])
+
+    def _compared(self) -> pd.Series:
+        """The rows of a device where the authors' programs ran (the others have no ratio: appendix)."""
+        t = self.table
+        if not len(t):
+            return pd.Series(dtype=bool)
+        with_theirs = set(t[t["ratio"].notna()]["device"])
+        return t["device"].isin(with_theirs)
+
+    def deviations(self) -> list[Deviation]:
+        found = [Deviation("timing", "The authors' programs are timed by CUDA events inside their program (no "
+                                     "process start, CUDA context or data loading); ours by the trial's "
+                                     "`wall_time_s` after a warm-up, a run's share of its launch where several "
+                                     "ran in one.")]
+        if len(self.table):
+            n = n_by(self.table[self.table["trials_per_launch"] == 1])
+            found.append(Deviation("trials", f"Single-run times from {n_text(n)} runs a cell (the paper's case "
+                                             f"study 1: {PAPER_TRIALS}); the authors' programs, seed 0 every run."))
+        return found
+
+    def appendix(self) -> str:
+        others = self.table[~self._compared()] if len(self.table) else self.table
+        return "\n".join(part for part in [
+            "### Time per run on the devices without the authors' runs\n\n" + render_table(others)
+            if len(others) else "", "### Final error", "", self.error_markdown(), self.sources()] if part)
