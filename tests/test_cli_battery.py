@@ -65,7 +65,7 @@ BAD_VALUES = {
               "trials_per_launch=2", "dtype=float32", "target=0", "max_time_s=1", "no_such_parameter=1"],
     "plugin": ["no_such_plugin_module"], "seeds": ["a,b", "1,-2", ""], "gpu": ["nope", "-1"],
     "study": ["nope"], "experiment": ["nope"], "suite": ["nope"], "run_id": ["de/nope"], "status": ["nope"],
-    "rows": ["0"], "max_row_seconds": ["0"],
+    "rows": ["0"], "max_row_seconds": ["0"], "figure_formats": ["pdf", "png,jpeg"],
 }
 # options without a bad value, and why
 NO_BAD_VALUE = {

@@ -113,8 +113,7 @@ def test_traces_thin_merge_and_step_between_generations(tmp_path):
     # whole array on each access: case study 2's 2400 traces once took 15 GB that way)
     assert len({id(t["fes"].base) for t in traces.values()}) == 1
     paths = figures(trials, traces, tmp_path / "fig")
-    assert {p.name for p in paths} == {f"{k}.{e}" for k in ("convergence", "convergence_time", "ecdf")
-                                       for e in ("png", "pdf")}
+    assert {p.name for p in paths} == {f"{k}.png" for k in ("convergence", "convergence_time", "ecdf")}
 
     # a merged table takes more cells later: merge it with new batches, each trace stays its own
     extra = tmp_path / "b_q02.csv"
@@ -267,3 +266,26 @@ def test_a_references_guest_rows_join_its_machine_without_their_times(tmp_path):
     table = timing_table(trials)
     ide = table[(table.machine == home) & (table.implementation == "ide")].iloc[0]
     assert (ide.n, ide.mean_s) == (1, 2.0)
+
+
+def test_figures_are_png_unless_more_formats_are_asked_for(tmp_path, monkeypatch):
+    """PNG by default (what the REPORT shows); ``--figure-formats png,pdf`` adds the PDF of every
+    figure; a list without PNG, or an unknown format, is refused with the formats it takes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from gpude.core import io
+    from gpude.core.errors import InvalidInputError
+
+    monkeypatch.setattr(io, "FIGURE_FORMATS", ["png"])
+    fig, _ = plt.subplots(figsize=(1, 1))
+    assert [p.name for p in io.save_figure(fig, tmp_path / "a")] == ["a.png"]
+    io.set_figure_formats(["png", " PDF", "png"])
+    assert [p.name for p in io.save_figure(fig, tmp_path / "b")] == ["b.png", "b.pdf"]
+    for bad in (["pdf"], ["png", "jpeg"], []):
+        with pytest.raises(InvalidInputError, match="give png and any of pdf, svg"):
+            io.set_figure_formats(bad)
+    assert io.FIGURE_FORMATS == ["png", "pdf"]  # a refused list changes nothing
+    plt.close(fig)

@@ -66,8 +66,7 @@ def test_table_and_figure_name_the_device_and_draw_every_line(tmp_path):
     folder = write_synthetic(tmp_path / "reference")
     out = tmp_path / "paper"
     files = gpu_scaling.write_outputs(folder, out)
-    assert {f.name for f in files} == {"scaling.csv", "figure_scaling_nvidia-h100-80gb-hbm3.png",
-                                       "figure_scaling_nvidia-h100-80gb-hbm3.pdf"}
+    assert {f.name for f in files} == {"scaling.csv", "figure_scaling_nvidia-h100-80gb-hbm3.png"}
     assert (out / "figure_scaling_nvidia-h100-80gb-hbm3.png").stat().st_size > 10_000
     t = pd.read_csv(out / "scaling.csv")
     assert t[t.popsize == 2000].status.tolist() == ["error:GPUOutOfMemoryError: x"]  # kept, but drawn nowhere

@@ -278,12 +278,14 @@ def _cmd_stats(args) -> int:
 
 def _cmd_paper(args) -> int:
     """An experiment's tables, figures and statistics (gpude.report.paper.write_paper)."""
+    from .core.io import set_figure_formats
     from .report.document import section_class
     from .report.paper import write_paper
 
     # the command line first (an unknown study, then the LABEL=PATH pairs), then every input, before
     # anything is written
     section_class(args.study)
+    set_figure_formats(args.figure_formats.split(","))
     compare = _pairs(args.compare, "--compare", "LABEL")
     inputs = _pairs(args.study_input, "--study-input", "NAME")
     files = write_paper(args.trials, args.out_dir, published=args.published, study=args.study, study_inputs=inputs,
@@ -296,9 +298,11 @@ def _cmd_paper_gpu_scaling(args) -> int:
     """The committed scaling runs' table and figure and the projection (gpude.report.runs_per_hour)."""
     from pathlib import Path
 
+    from .core.io import set_figure_formats
     from .report.runs_per_hour import write_outputs
     from .study.projection import EXPERIMENTS_DIR, PAPER_EXPERIMENTS, REFERENCE_ROOT
 
+    set_figure_formats(args.figure_formats.split(","))
     for name in args.experiment or []:
         if not (EXPERIMENTS_DIR / f"{name}.yaml").is_file():
             known = ", ".join(sorted(p.stem for p in Path(EXPERIMENTS_DIR).glob("*.yaml"))) or "none here"
@@ -437,6 +441,8 @@ def build_parser() -> argparse.ArgumentParser:
     pp.add_argument("--trials", required=True, action="append",
                     help="a trials.csv (its traces.npz beside it); repeat to combine machines or runs")
     pp.add_argument("--out-dir", required=True)
+    pp.add_argument("--figure-formats", default="png",
+                    help="the figures' formats, comma-separated: png and any of pdf, svg (default: png)")
     pp.add_argument("--published", help="the paper's numbers (CSV) to put beside ours")
     pp.add_argument("--study",
                     help="the experiment's report section (e.g. nashed): also write its own tables and figures, "
@@ -457,6 +463,7 @@ def build_parser() -> argparse.ArgumentParser:
     gs.add_argument("--scaling-dir", required=True,
                     help="the committed scaling runs, a folder each (results/benchmarks/gpu_scaling)")
     gs.add_argument("--out-dir", required=True)
+    gs.add_argument("--figure-formats", default="png", help="png and any of pdf, svg, comma-separated (default: png)")
     gs.add_argument("--reference-root",
                     help="the committed references, <root>/<machine>/<experiment>/trials.csv[.gz] (default "
                          "results/reference)")

@@ -3,6 +3,15 @@
 # the local run of the configured experiment.
 
 
+# The figures' formats: PNG, which the REPORT shows, and those the experiment's figure_formats add
+FIGURE_FORMATS = EXPERIMENT.spec.get("figure_formats", ["png"])
+
+
+def prints(name, stem):
+    """A figure's files in the formats other than PNG (none by default)."""
+    return {f"{name}_{ext}": f"{stem}.{ext}" for ext in FIGURE_FORMATS if ext != "png"}
+
+
 # What `gpude paper` writes for every experiment, and the wall-time outputs it writes only for the
 # experiments whose report section wants them (WALL_TIME_EXPERIMENTS, common.smk): a study with a
 # time budget (Nashed et al., Kromer et al.) gets no wall-time tables, which say nothing there.
@@ -11,16 +20,16 @@ PAPER_OUTPUTS = dict(
     agreement="paper/{experiment}/table_agreement.csv",
     convergence=report("paper/{experiment}/convergence.png", caption="../report/convergence.rst",
                        category="Figures", subcategory="{experiment}"),
-    convergence_pdf="paper/{experiment}/convergence.pdf",
+    **prints("convergence", "paper/{experiment}/convergence"),
     convergence_time=report("paper/{experiment}/convergence_time.png", caption="../report/convergence_time.rst",
                             category="Figures", subcategory="{experiment}"),
-    convergence_time_pdf="paper/{experiment}/convergence_time.pdf",
+    **prints("convergence_time", "paper/{experiment}/convergence_time"),
     ecdf=report("paper/{experiment}/ecdf.png", caption="../report/ecdf.rst", category="Figures",
                 subcategory="{experiment}"),
-    ecdf_pdf="paper/{experiment}/ecdf.pdf",
+    **prints("ecdf", "paper/{experiment}/ecdf"),
     scatter=report("paper/{experiment}/error_vs_time.png", caption="../report/error_vs_time.rst",
                    category="Figures", subcategory="{experiment}"),
-    scatter_pdf="paper/{experiment}/error_vs_time.pdf",
+    **prints("scatter", "paper/{experiment}/error_vs_time"),
     ranks="paper/{experiment}/stats/ranks_time.csv",
     scores=report("paper/{experiment}/stats/rank_sum_time.csv", caption="../report/rank_sum.rst",
                   category="Tables", subcategory="{experiment}"),
@@ -32,7 +41,7 @@ WALL_TIME_OUTPUTS = dict(
     table_tex="paper/{experiment}/table_time.tex",
     figure=report("paper/{experiment}/figure_time.png", caption="../report/figure_time.rst",
                   category="Figures", subcategory="{experiment}"),
-    figure_pdf="paper/{experiment}/figure_time.pdf",
+    **prints("figure", "paper/{experiment}/figure_time"),
 )
 
 
@@ -48,6 +57,11 @@ rule paper_tables:
         experiment=one_of(WALL_TIME_EXPERIMENTS),
     log:
         "logs/{experiment}/paper_tables.log",
+    # a timing slot, as a warm-up takes: never beside a batch timed alone on the host, whose time a
+    # figure drawn on the next core would stretch (the reference studies' tables are made while the
+    # warm-ups compile, or between the timed batches)
+    resources:
+        timing_slot=1,
     params:
         trials=lambda wildcards, input: " ".join(f"--trials {p}" for p in input.trials),
         published=published_args,
@@ -55,6 +69,7 @@ rule paper_tables:
         "../envs/gpude.yaml"
     shell:
         "python3 -m gpude paper {params.trials} --out-dir paper/{wildcards.experiment} {params.published} "
+        f"--figure-formats {','.join(FIGURE_FORMATS)} "
         "> {log} 2>&1"
 
 
@@ -80,13 +95,16 @@ rule paper_gpu_scaling:
         projection="paper/gpu_scaling/projection.csv",
         figure=report("paper/gpu_scaling/runs_per_hour.png", caption="../report/runs_per_hour.rst",
                       category="Figures", subcategory="gpu_scaling"),
-        figure_pdf="paper/gpu_scaling/runs_per_hour.pdf",
+        **prints("figure", "paper/gpu_scaling/runs_per_hour"),
     log:
         "logs/paper_gpu_scaling.log",
+    resources:
+        timing_slot=1,
     conda:
         "../envs/gpude.yaml"
     shell:
-        f"python3 -m gpude paper-gpu-scaling --scaling-dir {GPU_SCALING_DIR} --out-dir paper/gpu_scaling > {{log}} 2>&1"
+        (f"python3 -m gpude paper-gpu-scaling --scaling-dir {GPU_SCALING_DIR} --out-dir paper/gpu_scaling "
+         f"--figure-formats {','.join(FIGURE_FORMATS)} > {{log}} 2>&1")
 
 
 rule report:

@@ -153,11 +153,31 @@ def replace_rows(path, new, key):
     return pd.concat([old.loc[keep], new], ignore_index=True)
 
 
-def save_figure(fig, stem, dpi: int = 150, formats=("png", "pdf")) -> list[Path]:
-    """Save a matplotlib figure as ``<stem>.png`` and ``<stem>.pdf``, each through a temporary
-    file and a rename."""
+#: the formats :func:`save_figure` writes unless told: PNG (what the REPORT shows); PDF on request
+#: (``gpude paper --figure-formats png,pdf``, the workflow's ``figure_formats``), as drawing a figure
+#: again for the PDF doubles a study's paper job
+FIGURE_FORMATS = ["png"]
+KNOWN_FIGURE_FORMATS = ("png", "pdf", "svg")
+
+
+def set_figure_formats(formats) -> None:
+    """Make every later :func:`save_figure` of this process write ``formats`` (e.g. ``["png", "pdf"]``)."""
+    formats = [f.strip().lower() for f in formats if f.strip()]
+    unknown = sorted(set(formats) - set(KNOWN_FIGURE_FORMATS))
+    if not formats or unknown or "png" not in formats:
+        from .errors import InvalidInputError
+
+        raise InvalidInputError(f"figure formats {','.join(formats) or '(none)'}: give png and any of "
+                                f"{', '.join(KNOWN_FIGURE_FORMATS[1:])} (comma-separated, e.g. png,pdf); the "
+                                "REPORT shows the PNGs")
+    FIGURE_FORMATS[:] = list(dict.fromkeys(formats))
+
+
+def save_figure(fig, stem, dpi: int = 150, formats=None) -> list[Path]:
+    """Save a matplotlib figure as ``<stem>.<format>`` for each of ``formats`` (default
+    :data:`FIGURE_FORMATS`), each through a temporary file and a rename."""
     paths = []
-    for ext in formats:
+    for ext in formats or FIGURE_FORMATS:
         path = Path(f"{stem}.{ext}")
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.tmp.{ext}")  # keeps the extension: it picks the format
