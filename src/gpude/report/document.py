@@ -282,9 +282,10 @@ def build(sections: list[tuple[str, str]], out, gpu_scaling: Path | None = None)
 
     The body: the abstract, the verdict table, the methods, one part per paper (its experiments'
     sections in :data:`STUDY_ORDER`, then the paper's deviations), the experiments of no paper (this
-    machine's run), the conclusion and the references. The appendix: every section's tables per cell,
-    statistics and provenance and, where ``gpu_scaling`` names the folder ``gpude paper-gpu-scaling``
-    wrote, runs per hour against the number of GPUs (:mod:`gpude.report.runs_per_hour`)."""
+    machine's run), the anomalies the rules of :mod:`gpude.report.anomalies` find (counted), the conclusion and
+    the references. The appendix: every section's tables per cell, statistics and provenance, the list of
+    anomalies and, where ``gpu_scaling`` names the folder ``gpude paper-gpu-scaling`` wrote, runs per hour
+    against the number of GPUs (:mod:`gpude.report.runs_per_hour`)."""
     out = Path(out)
     appendix_out = out.with_name(appendix_name(out))
     parts = []
@@ -312,7 +313,12 @@ def build(sections: list[tuple[str, str]], out, gpu_scaling: Path | None = None)
         text += [_demote(s.render()) for s in group]
         text.append(deviations_markdown(paper, group))
         appendix += [s.render_appendix() for s in group]
-    text += ["", conclusion(rows), "", references()]
+    # every anomaly a rule finds: counts in the body, the list in the appendix
+    from . import anomalies
+
+    found = anomalies.find(ordered)
+    text += ["", anomalies.summary_markdown(found, appendix_out.name), conclusion(rows), "", references()]
+    appendix.append(anomalies.appendix_markdown(found))
     if gpu_scaling is not None:
         from .runs_per_hour import render as render_runs_per_hour
 

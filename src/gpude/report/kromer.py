@@ -64,7 +64,7 @@ from .kromer_tables import (
     rastrigin_table,
 )
 from .section import Deviation, Section, _read, fmt
-from .verdict import Judgement, Verdict, coverage_verdict, n_by, numbers_of, paper_n, ratio_span, span
+from .verdict import Judgement, Verdict, cell_labels, coverage_verdict, n_by, numbers_of, paper_n, ratio_span, span
 
 STUDY_INPUTS = ("table1", "table2", "table3", "table4", "eval_speed", "fe_rate", "contention", "claims")
 
@@ -159,7 +159,8 @@ class Kromer(Section):
                 f"many-threaded DE's mean error at 0.64 s {ratio_span(early)} the paper's, at 27 s "
                 f"{', '.join(fmt(v, '{:.3g}') for v in gpu['mean_27s'])} (paper "
                 f"{', '.join(fmt(v, '{:.3g}') for v in gpu['paper_27s'])}; D = {', '.join(map(str, gpu['dim']))}; "
-                f"{machines})", numbers_of(list(early) + list(late), tuned)))
+                f"{machines})", numbers_of(list(early) + list(late), tuned, labels=[
+                    f"D={d} at {t}" for t in ("0.64 s", "27 s") for d in gpu["dim"]])))
         if len(self.lop_summary):
             t = self.lop_summary
             ours = t[t["implementation"] == "many_threaded"]
@@ -170,7 +171,8 @@ class Kromer(Section):
             rows.append(coverage_verdict(
                 "Tables 2-3, Fig. 6", n_by(runs) if len(runs) else {"many_threaded": (wanted, wanted)}, wanted,
                 f"many-threaded DE's mean error % {ratio_span(ratios)} the paper's (5 s and 10 s); above the "
-                f"paper's on {above} instances ({machines})", numbers_of(ratios, tuned, "instance-times")))
+                f"paper's on {above} instances ({machines})", numbers_of(ratios, tuned, "instance-times", labels=[
+                    f"Table {tab} mean at {t}" for t in ("5 s", "10 s") for tab in ours["table"]])))
         if len(self.claims_check):
             c = self.claims_check
             holds = c["holds"].astype(str)
@@ -185,7 +187,9 @@ class Kromer(Section):
                 "Table 4, Figs. 7-9", n_by(self.etc) if len(self.etc) else {}, wanted,
                 f"of the paper's {len(c)} claims on Table 4 and Figs. 7-9: {yes} hold, {len(c) - yes - no} in part "
                 f"(mostly, or ranges that overlap), {no} not ({machines})",
-                numbers_of(self.etc["ours_over_paper"], tuned) if "ours_over_paper" in self.etc else None, finding))
+                numbers_of(self.etc["ours_over_paper"], tuned, labels=cell_labels(
+                    self.etc, ["etc", "popsize", "implementation", "column"]))
+                if "ours_over_paper" in self.etc else None, finding))
         if not rows:  # no results: the items the experiment's description names
             named = re.search(r"\((Tables? [^)]*)\)", str(self.spec.get("description", "")))
             rows.append(coverage_verdict(named.group(1) if named else self.spec["name"], {}, wanted, ""))

@@ -34,7 +34,7 @@ from ..run.rows import one_per_launch, timed_alone
 from . import lastra_profile
 from .lastra_outliers import OUTLIERS_CSV, outliers_markdown, write_outlier_table
 from .section import Deviation, Section, _read, fmt
-from .verdict import Verdict, coverage_verdict, numbers_of, ratio_span, span
+from .verdict import Verdict, cell_labels, coverage_verdict, numbers_of, ratio_span, span
 
 PUBLISHED_DIR = Path(__file__).resolve().parents[3] / "paper" / "published"
 #: gpude id -> the paper's function (the id column of paper/published/lastra_*.csv)
@@ -294,6 +294,15 @@ class Lastra(Section):
         return ("Lastra, Molina & Benitez (2015): GPU MA-SW-Chains at 100,000 to 3,000,000 dimensions "
                 "(Tables 1-30)")
 
+    def cell_checks(self) -> dict[str, str]:
+        """The CEC 2010 cells outside the factor, each with the cause and check of the outlier table
+        (:mod:`.lastra_outliers`), by the label its verdict gives them ('C01 D=100000')."""
+        t = _read(self.dir / OUTLIERS_CSV)
+        if not len(t) or not {"cause", "check"} <= set(t):
+            return {}
+        return {label: f"{r.cause} ({r.check}; {OUTLIERS_CSV})"
+                for label, r in zip(cell_labels(t, ["function", "dim"]), t.itertuples())}
+
     def verdicts(self) -> list[Verdict]:
         """The run-time tables (1-12: runs timed alone against the paper's runs per cell), the quality
         tables of the large-scale functions (15-20) and of CEC 2010 (21-30: our n against the paper's, our
@@ -311,7 +320,7 @@ class Lastra(Section):
             rows.append(coverage_verdict(
                 "Tables 1-12 (run time)", have, wanted,
                 f"a GPU run's time {ratio_span(ratio)} the paper's GPU time per run ({self.machine} against "
-                "the paper's GTX Titan)", numbers_of(ratio, "another GPU"),
+                "the paper's GTX Titan)", numbers_of(ratio, "another GPU", labels=cell_labels(t, ["function", "dim"])),
                 # a time counts only from a run made alone on its GPU, one per launch (protocol)
                 short_cause="times of runs alone only"))
         for item, t, ours, theirs in (("Tables 15-20 (quality)", self.quality, "distance_mean",
@@ -324,7 +333,8 @@ class Lastra(Section):
             # the paper gives no shift vectors at these D: ours are drawn (docs/functions.md)
             rows.append(coverage_verdict(
                 item, have, wanted, f"mean {ours.split('_')[0]} {ratio_span(ratio)} the paper's ({self.machine})",
-                numbers_of(ratio, "shifts ours"), short_cause="runs not yet made"))
+                numbers_of(ratio, "shifts ours", labels=cell_labels(t, ["function", "dim"])),
+                short_cause="runs not yet made"))
         rows.append(lastra_profile.verdict(self.profile))
         return rows
 

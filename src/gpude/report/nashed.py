@@ -46,6 +46,7 @@ from .section import Deviation, Section, _read, fmt, sorted_out, split_bullets
 from .verdict import (
     Judgement,
     Verdict,
+    cell_labels,
     coverage_verdict,
     n_by,
     numbers_of,
@@ -299,7 +300,8 @@ class Nashed(Section):
             f"the same method(s) with the lowest mean as the paper in {same} of {len(cells)} cells (function x D), "
             f"one in common in "
             f"{common} ({self.machine}; 1 s a run on another GPU: more FEs than the paper's)",
-            numbers_of(both["mean_error"] / both["mean_error_paper"], faster), finding)]
+            numbers_of(both["mean_error"] / both["mean_error_paper"], faster,
+                       labels=cell_labels(both, ["algorithm", "function", "dim"])), finding)]
 
     def protocol(self) -> str:
         s = self.spec

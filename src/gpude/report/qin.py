@@ -16,6 +16,7 @@ from .section import Deviation, Section, _read, fmt, sorted_out, split_bullets
 from .verdict import (
     Judgement,
     Verdict,
+    cell_labels,
     coverage_of,
     coverage_verdict,
     finding_of,
@@ -102,7 +103,8 @@ class Qin(Section):
                 f"iDE's mean time {ratio_span(both['mean_time_s'] / both['mean_time_s_paper'])} the paper's; "
                 f"success rate within 0.2 of the paper's in {int(sr.sum())} of {len(both)} cells ({self.machine}, "
                 f"{self.dtype}, against a GTX560)", coverage,
-                numbers_of(both["mean_time_s"] / both["mean_time_s_paper"], "another GPU"), finding))
+                numbers_of(both["mean_time_s"] / both["mean_time_s_paper"], "another GPU",
+                           labels=cell_labels(both, ["function", "dim", "popsize"])), finding))
         else:
             rows.append(coverage_verdict("Tables 1-3", {}, wanted, ""))
         held = [NO_DATA if verdict.startswith(NO_DATA) else verdict for verdict, _ in self._observations]

@@ -190,6 +190,17 @@ class Section:
         cause as the section's data say it, as (label, text); none in the generic section."""
         return []
 
+    def cell_checks(self) -> dict[str, str]:
+        """The section's own check of single cells it compares with the paper, as {cell label (the
+        labels its verdicts give :func:`gpude.report.verdict.numbers_of`): cause and check}, for the
+        anomaly list (:mod:`gpude.report.anomalies`); none in the generic section."""
+        return {}
+
+    def cells_table(self) -> pd.DataFrame:
+        """``table_cells.csv``: one row per cell and commit or session, what the figures of time against
+        NP plot (empty where not written)."""
+        return _read(self.dir / "table_cells.csv")
+
     def appendix(self) -> str:
         """What the body leaves to the appendix: the tables per cell, the figures of every trial, the
         statistics and where the numbers come from. The generic section's final errors, figures,

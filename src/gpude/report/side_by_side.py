@@ -17,7 +17,7 @@ from ..core.io import write_csv_atomic
 from ..core.machines import machine_labels
 from .section import Deviation, Section, _read, fmt
 from .trial_params import trials_per_launch
-from .verdict import Judgement, Verdict, n_by, n_text, numbers_of, paper_n, ratio_span
+from .verdict import Judgement, Verdict, cell_labels, n_by, n_text, numbers_of, paper_n, ratio_span
 
 #: case study 1's trials per cell (Janssen et al., Table 3), the n a comparison in its setting stands beside
 PAPER_TRIALS = 30
@@ -159,7 +159,9 @@ class SideBySide(Section):
         return [Verdict(item, n_text(ours) + "; theirs " + n_text(theirs), str(PAPER_TRIALS),
                         "one run's time ours / theirs: " + "; ".join(parts), coverage,
                         # our kernels are ours, not theirs: the same GPU, other code
-                        numbers_of(single["ratio"], "other code", "implementation-functions"), kind="comparison")]
+                        numbers_of(single["ratio"], "other code", "implementation-functions",
+                                   labels=cell_labels(single, ["implementation", "function", "device"])),
+                        kind="comparison")]
 
     def title(self) -> str:
         return "Side by side: the authors' CUDA programs and ours on one GPU (Janssen et al., case study 1)"

@@ -57,11 +57,15 @@ class Judgement:
     cause : str
         Why, in a word or two from the data ("another GPU", "F and CR ours"); required where the value
         is not in :data:`CLEAN`.
+    ratios : tuple of (str, float)
+        The numbers judgement's cells, (label, ours / the paper's) each, as :func:`numbers_of` counted
+        them (the anomaly rules list the cells outside from here); empty for the other judgements.
     """
 
     value: str
     detail: str = ""
     cause: str = ""
+    ratios: tuple = field(default=(), compare=False, repr=False)
 
     def text(self) -> str:
         """The table cell: 'within 2x', 'short: sequential 1 — slow runs', 'in part — another machine'."""
@@ -195,15 +199,36 @@ def _finite(values) -> pd.Series:
     return v[v.notna() & (v > 0) & (v < float("inf"))]
 
 
-def numbers_of(ratios, cause: str, unit: str = "cells") -> Judgement:
+def outside(ratio: float) -> bool:
+    """Whether ours / the paper's lies outside :data:`SAME_MAGNITUDE` either way (0 and inf do)."""
+    return bool(ratio > SAME_MAGNITUDE or ratio < 1 / SAME_MAGNITUDE)
+
+
+def cell_labels(table: pd.DataFrame, columns) -> list[str]:
+    """A label per row of ``table`` from its ``columns`` that it has ('F01 D=10 NP=50'): dim as D, popsize
+    as NP, the rest by value."""
+    names = {"dim": "D=", "popsize": "NP="}
+    present = [c for c in columns if c in table]
+    return [" ".join(f"{names.get(c, '')}{v}" for c, v in zip(present, row))
+            for row in table[present].itertuples(index=False)]
+
+
+def numbers_of(ratios, cause: str, unit: str = "cells", labels=None) -> Judgement:
     """Ours / the paper's per cell: "within" where every ratio lies within :data:`SAME_MAGNITUDE` either
     way, "outside" ('k of m cells', with ``cause``) where k do not (a zero, ours 0 against a paper's
-    number, or an infinity, the reverse, is outside), "n.a." without a ratio (NaN: not compared)."""
-    v = pd.Series(ratios, dtype=float).dropna()
-    if not len(v):
+    number, or an infinity, the reverse, is outside), "n.a." without a ratio (NaN: not compared).
+    ``labels`` name the cells, one per ratio (default: 'cell 1', ...); the judgement keeps each compared
+    cell's label and ratio (:attr:`Judgement.ratios`)."""
+    given = list(ratios)
+    names = list(labels) if labels is not None else [f"cell {k + 1}" for k in range(len(given))]
+    if len(names) != len(given):
+        raise ValueError(f"{len(names)} labels for {len(given)} ratios")
+    kept = tuple((str(name), float(r)) for name, r in zip(names, given) if not pd.isna(r))
+    if not kept:
         return Judgement("n.a.")
-    out = int(((v > SAME_MAGNITUDE) | (v < 1 / SAME_MAGNITUDE)).sum())
-    return Judgement("outside", f"{out} of {len(v)} {unit}", cause) if out else Judgement("within")
+    out = sum(outside(r) for _, r in kept)
+    return Judgement("outside", f"{out} of {len(kept)} {unit}", cause, kept) if out else \
+        Judgement("within", ratios=kept)
 
 
 def finding_of(holds: int, of: int, cause: str, unit: str = "") -> Judgement:

@@ -1,0 +1,361 @@
+"""Anomalies found by rule over the paper folders' tables, never by hand: each with its rule, its cell,
+its numbers and its explanation (the check behind it where a section gives one, else "unexplained").
+
+The rules (:data:`RULES`):
+
+* **paper 2x** (:func:`against_paper`): ours / the paper's outside :data:`~gpude.report.verdict.SAME_MAGNITUDE`
+  either way, per cell, from the very ratios the verdict counts ("outside 2x in k of m cells": each
+  section's :func:`~gpude.report.verdict.numbers_of` keeps its cells in :attr:`Judgement.ratios`); the
+  explanation is the verdict's cause, or the section's own check of that cell
+  (:meth:`gpude.report.section.Section.cell_checks`) where it has one.
+* **cost order** (:func:`cost_order`): a time out of the order of its function's cost in the other
+  implementations (its definition and thresholds there).
+* **figure vs table** (:func:`figure_vs_table`): a figure's point off its table's value. The figures of
+  wall time against NP and the cell table plot ``table_cells.csv`` (every row of a cell), the tables and
+  bar charts ``table_time.csv`` (the rows timed alone); the convergence figures' traces are not in the
+  paper folders, so their end points are not checked here.
+* **sections disagree** (:func:`sections_disagree`): one cell (machine, algorithm, implementation,
+  function, D, NP, floating type, FE budget) in two sections' ``table_cells.csv`` with a different n, or
+  means more than :data:`TOLERANCE` apart.
+* **mixed rows** (:func:`mixed_rows`): one cell of ``table_cells.csv`` made by more than one commit or
+  boot (session) of its machine.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .verdict import outside
+
+#: each rule's name and what it finds, in the order the lists give them
+RULES = {
+    "paper 2x": "ours / the paper's outside 2x either way in a cell the verdict compares",
+    "cost order": "a time out of the order of its function's cost seen in the other implementations",
+    "figure vs table": "a figure's point (from table_cells.csv) off its table's value (table_time.csv)",
+    "sections disagree": "the same cell with a different n or mean in two sections",
+    "mixed rows": "rows of more than one commit or boot in one cell",
+}
+UNEXPLAINED = "unexplained"
+
+#: cost order: a cell is out of order where its time is this factor off what its implementation's level
+#: and its function's cost predict (median polish of the log times) ...
+COST_FACTOR = 2.0
+#: ... and its function's rank within its implementation is at least this far from the function's median
+#: rank in the other implementations
+RANK_SHIFT = 2
+#: two means of one cell (two sections, a figure and its table, two commits) agree within this factor
+TOLERANCE = 1.1
+#: the columns that make a cell of ``table_cells.csv``
+CELL_KEYS = ["machine", "algorithm", "implementation", "function", "dim", "popsize", "dtype"]
+
+
+@dataclass(frozen=True)
+class Anomaly:
+    """One anomaly a rule found.
+
+    Parameters
+    ----------
+    study : str
+        The experiment (its paper folder's name).
+    rule : str
+        A key of :data:`RULES`.
+    cell : str
+        Where: the table or figure and its cell.
+    numbers : str
+        What the rule compared, with the numbers.
+    explanation : str
+        Its cause and the check behind it, as the data or a section say it, or :data:`UNEXPLAINED`.
+    """
+
+    study: str
+    rule: str
+    cell: str
+    numbers: str
+    explanation: str = UNEXPLAINED
+
+    def __post_init__(self):
+        if self.rule not in RULES:
+            raise ValueError(f"an anomaly's rule is one of {', '.join(RULES)}, got {self.rule!r}")
+        if not self.cell or not self.explanation:
+            raise ValueError("an anomaly needs its cell and an explanation (or 'unexplained')")
+
+
+def _g(v) -> str:
+    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3g}"
+
+
+def against_paper(study: str, verdicts, checks: dict | None = None) -> list[Anomaly]:
+    """Rule "paper 2x": the cells of each verdict's numbers judgement outside the factor, with the
+    verdict's cause, or the section's check of the cell (``checks``: label -> text) where it has one."""
+    checks = checks or {}
+    found = []
+    for v in verdicts:
+        j = v.numbers
+        for label, ratio in j.ratios:
+            if outside(ratio):
+                found.append(Anomaly(study, "paper 2x", f"{v.item}: {label}", f"ours / paper's {_g(ratio)}",
+                                     checks.get(label) or (f"{j.cause} (the verdict's cause)" if j.cause
+                                                           else UNEXPLAINED)))
+    return found
+
+
+def median_polish(table: pd.DataFrame, sweeps: int = 10) -> pd.DataFrame:
+    """The residuals of Tukey's median polish of ``table`` (rows + columns + residual; NaN ignored)."""
+    r = table.to_numpy(dtype=float).copy()
+    for _ in range(sweeps):
+        r -= np.nanmedian(r, axis=1, keepdims=True)
+        r -= np.nanmedian(r, axis=0, keepdims=True)
+    return pd.DataFrame(r, index=table.index, columns=table.columns)
+
+
+def cost_order(study: str, times: pd.DataFrame) -> list[Anomaly]:
+    """Rule "cost order", per machine of ``times`` (``table_time.csv``) with at least 3 implementations
+    and 3 functions: the log mean times, implementation x function, are fitted as an implementation's
+    level plus a function's cost by median polish; a cell is out of order where its time is more than
+    :data:`COST_FACTOR` off that fit **and** its function's rank among the functions of its implementation
+    (by time) lies :data:`RANK_SHIFT` or more places from the function's median rank in the other
+    implementations. Both are asked: near-equal times (launch-bound GPU runs) swap ranks without meaning,
+    and a level shared by a whole implementation moves no rank. Explained where the cell was timed
+    otherwise than the rest of its implementation (its ``timed`` column) or has one trial."""
+    found = []
+    if not len(times) or not {"machine", "implementation", "function", "mean_s"} <= set(times):
+        return found
+    for machine, part in times.groupby("machine", sort=True):
+        wide = part.pivot_table(index="implementation", columns="function", values="mean_s", observed=True)
+        wide = wide[wide > 0]
+        if wide.shape[0] < 3 or wide.shape[1] < 3:
+            continue
+        residual = median_polish(np.log(wide))
+        ranks = wide.rank(axis=1)
+        for impl in wide.index:
+            for function in wide.columns:
+                e, rank = residual.loc[impl, function], ranks.loc[impl, function]
+                others = ranks.drop(index=impl)[function].dropna()
+                if pd.isna(e) or pd.isna(rank) or not len(others):
+                    continue
+                expected = float(others.median())
+                if abs(e) <= math.log(COST_FACTOR) or abs(rank - expected) < RANK_SHIFT:
+                    continue
+                row = part[(part["implementation"] == impl) & (part["function"] == function)].iloc[0]
+                rest = part[(part["implementation"] == impl) & (part["function"] != function)]
+                timed, n = str(row.get("timed", "")), row.get("n")
+                explanation = UNEXPLAINED
+                if "timed" in part and timed and (rest["timed"].astype(str) != timed).all():
+                    explanation = (f"timed '{timed}', the rest of {impl}: "
+                                   f"'{'; '.join(sorted(set(rest['timed'].astype(str))))}' (its timed column)")
+                elif n == 1:
+                    explanation = "one trial (n = 1)"
+                found.append(Anomaly(
+                    study, "cost order", f"table_time: {impl} {function} ({machine})",
+                    f"{_g(row['mean_s'])} s, {math.exp(e):.2g}x the fit; rank {rank:g} of {wide.shape[1]} in "
+                    f"{impl}, median {expected:g} elsewhere", explanation))
+    return found
+
+
+def _weighted(cells: pd.DataFrame, value: str) -> float:
+    v = cells[[value, "n"]].dropna()
+    return float((v[value] * v["n"]).sum() / v["n"].sum()) if len(v) and v["n"].sum() else float("nan")
+
+
+def _labels(row) -> list[str]:
+    """The labels a table may give a cell's implementation (the paper tables add what varies)."""
+    a, i, p, d = str(row["algorithm"]), str(row["implementation"]), str(row["popsize"]), str(row["dtype"])
+    return [i, f"{a}/{i}", f"{i}/{p}", f"{a}/{i}/{p}", f"{i}/{p}/{d}", f"{a}/{i}/{p}/{d}"]
+
+
+def figure_vs_table(study: str, cells: pd.DataFrame, times: pd.DataFrame) -> list[Anomaly]:
+    """Rule "figure vs table": per cell of ``cells`` (``table_cells.csv``, what the figures of time
+    against NP plot) whose (machine, implementation label, function) is one row of ``times``
+    (``table_time.csv``), the mean time over the cell's rows against the table's, flagged where more
+    than :data:`TOLERANCE` apart. Explained where the two average different rows (n differs: the table
+    keeps the rows timed alone, the figure every row)."""
+    found = []
+    if not len(cells) or not len(times) or "mean_time_s" not in cells:
+        return found
+    table = times.assign(implementation=times["implementation"].astype(str)).set_index(
+        ["machine", "implementation", "function"])
+    matched = {}
+    for key, cell in cells.groupby(CELL_KEYS, sort=True, dropna=False):
+        row = dict(zip(CELL_KEYS, key))
+        names = {(row["machine"], label, f) for label in _labels(row)
+                 for f in (str(row["function"]), f"{row['function']}/d{row['dim']}")}
+        hits = [k for k in names if k in table.index]
+        if len(hits) == 1:
+            matched.setdefault(hits[0], []).append((row, cell))
+    for hit, pairs in matched.items():
+        t = table.loc[hit]
+        # a table row that several cells share (several NPs or D under one label) is no single point's
+        if len(pairs) != 1 or isinstance(t, pd.DataFrame):
+            continue
+        row, cell = pairs[0]
+        figure_s, table_s = _weighted(cell, "mean_time_s"), float(t["mean_s"])
+        if not (figure_s > 0 and table_s > 0) or max(figure_s, table_s) / min(figure_s, table_s) <= TOLERANCE:
+            continue
+        n_figure, n_table = int(cell["n"].sum()), int(t["n"])
+        explanation = (f"different rows: the figure averages all {n_figure} trials of the cell, the table the "
+                       f"{n_table} timed '{t.get('timed', '')}'" if n_figure != n_table else UNEXPLAINED)
+        found.append(Anomaly(study, "figure vs table",
+                             f"{hit[1]} {hit[2]} D={row['dim']} NP={row['popsize']} ({row['machine']})",
+                             f"figure {_g(figure_s)} s (n = {n_figure}) vs table {_g(table_s)} s (n = {n_table})",
+                             explanation))
+    return found
+
+
+def _cell_name(row: dict) -> str:
+    return (f"{row['algorithm']}/{row['implementation']} {row['function']} D={row['dim']} NP={row['popsize']} "
+            f"{row['dtype']} ({row['machine']})")
+
+
+def _apart(a: float, b: float) -> bool:
+    if pd.isna(a) or pd.isna(b):
+        return False
+    if a == b:
+        return False
+    if min(a, b) <= 0:
+        return True
+    return max(a, b) / min(a, b) > TOLERANCE
+
+
+def sections_disagree(tables: dict[str, tuple[pd.DataFrame, dict]],
+                      provenance: dict[str, pd.DataFrame] | None = None) -> list[Anomaly]:
+    """Rule "sections disagree": ``tables`` maps a study to its ``table_cells.csv`` and experiment spec;
+    a cell (:data:`CELL_KEYS` and the spec's ``max_fes``) in two studies with another n, or a mean time
+    or mean error more than :data:`TOLERANCE` apart. Explained where the experiments ask for other
+    trials (another seed or trial count) or time them otherwise (another count of trials per launch,
+    from ``provenance``: study -> its ``provenance.csv``)."""
+    found = []
+    summary = {}
+    launches = {}  # (study, machine, implementation) -> its trials per launch, as provenance.csv says them
+    for study, p in (provenance or {}).items():
+        if len(p) and {"machine", "implementation", "trials_per_launch"} <= set(p):
+            for r in p.itertuples():
+                launches[(study, r.machine, str(r.implementation))] = str(r.trials_per_launch)
+    for study, (cells, spec) in tables.items():
+        if not len(cells) or not set(CELL_KEYS) <= set(cells):
+            continue
+        for key, cell in cells.groupby(CELL_KEYS, sort=True, dropna=False):
+            summary.setdefault((*key, repr(spec.get("max_fes"))), []).append(
+                (study, spec, int(cell["n"].sum()), _weighted(cell, "mean_time_s"), _weighted(cell, "mean_error")))
+    for key, seen in summary.items():
+        for k, (a, spec_a, n_a, t_a, e_a) in enumerate(seen):
+            for b, spec_b, n_b, t_b, e_b in seen[k + 1:]:
+                if n_a == n_b and not _apart(t_a, t_b) and not _apart(e_a, e_b):
+                    continue
+                why = []
+                if spec_a.get("seed") != spec_b.get("seed"):
+                    why.append(f"other trials: seed {spec_a.get('seed')} vs {spec_b.get('seed')} "
+                               "(the experiment files)")
+                if n_a != n_b and spec_a.get("trials") != spec_b.get("trials"):
+                    why.append("the experiment files ask for other trial counts")
+                cell = dict(zip(CELL_KEYS, key))
+                launch_a, launch_b = (next((launches[(s, cell["machine"], label)] for label in _labels(cell)
+                                            if (s, cell["machine"], label) in launches), "?") for s in (a, b))
+                if _apart(t_a, t_b) and launch_a != launch_b:
+                    why.append(f"times of {launch_a} vs {launch_b} trials per launch (provenance.csv): a batched "
+                               "trial's time is its share of the launch")
+                elif why and _apart(t_a, t_b):
+                    why.append("the times' gap unexplained")
+                found.append(Anomaly(
+                    f"{a} / {b}", "sections disagree", _cell_name(dict(zip(CELL_KEYS, key))),
+                    f"n {n_a} vs {n_b}; mean time {_g(t_a)} vs {_g(t_b)} s; mean error {_g(e_a)} vs {_g(e_b)}",
+                    "; ".join(why) if why else UNEXPLAINED))
+    return found
+
+
+def mixed_rows(study: str, cells: pd.DataFrame) -> list[Anomaly]:
+    """Rule "mixed rows": a cell of ``cells`` (``table_cells.csv``) with rows of more than one commit or
+    session (boot) of its machine: each part's n and mean time. Explained where the parts' mean times agree
+    within :data:`TOLERANCE` (the mix moves no time) or a part has no time (rows of a guest host joined
+    without their times); else unexplained."""
+    found = []
+    if not len(cells) or not set(CELL_KEYS) <= set(cells):
+        return found
+    for key, cell in cells.groupby(CELL_KEYS, sort=True, dropna=False):
+        commits = {c.strip() for v in cell["git_commit"].astype(str) for c in v.split(";")}
+        sessions = {c.strip() for v in cell.get("session", pd.Series(dtype=str)).astype(str) for c in v.split(";")}
+        if len(cell) < 2 and len(commits) < 2:
+            continue
+        if len(commits) < 2 and len(sessions) < 2:
+            continue
+        def short(v):  # commit hashes as git abbreviates them; '+dirty' kept
+            return "; ".join(c.strip()[:7] + ("+dirty" if c.strip().endswith("+dirty") else "")
+                             if len(c.strip()) >= 40 else c.strip() for c in str(v).split(";"))
+        parts = [f"commits {short(r.git_commit)}, sessions {short(getattr(r, 'session', ''))}: n = {int(r.n)}, "
+                 f"{_g(r.mean_time_s)} s" for r in cell.itertuples()]
+        timed = cell["mean_time_s"].dropna()
+        if len(cell) == 1:
+            parts.append("one row of table_cells.csv: no time per commit")
+            explanation = UNEXPLAINED
+        elif len(timed) < len(cell):
+            explanation = "rows without a time (guest rows: their times are not counted in the cell)"
+        elif len(timed) and not _apart(float(timed.min()), float(timed.max())):
+            explanation = (f"the parts' mean times agree within {TOLERANCE:g}x "
+                           f"({float(timed.max() / timed.min()):.3g}x)")
+        else:
+            explanation = UNEXPLAINED
+        found.append(Anomaly(study, "mixed rows", _cell_name(dict(zip(CELL_KEYS, key))), "; ".join(parts),
+                             explanation))
+    return found
+
+
+def find(sections) -> list[Anomaly]:
+    """Every rule over the report's sections (:class:`gpude.report.section.Section`): rows of one
+    section's tables and the verdicts it says, then the rule across sections."""
+    found = []
+    tables = {}
+    for s in sections:
+        study = str(s.spec.get("name", s.dir.name))
+        cells = s.cells_table()
+        found += against_paper(study, s.verdicts(), s.cell_checks())
+        found += cost_order(study, s.times)
+        found += figure_vs_table(study, cells, s.times)
+        found += mixed_rows(study, cells)
+        tables[study] = (cells, s.spec)
+    found += sections_disagree(tables, {str(s.spec.get("name", s.dir.name)): s.provenance for s in sections})
+    return found
+
+
+def _escape(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def counts(anomalies: list[Anomaly]) -> dict[str, dict[str, int]]:
+    """Anomalies per rule and study."""
+    out: dict[str, dict[str, int]] = {}
+    for a in anomalies:
+        out.setdefault(a.rule, {}).setdefault(a.study, 0)
+        out[a.rule][a.study] += 1
+    return out
+
+
+def summary_markdown(anomalies: list[Anomaly], appendix: str) -> str:
+    """The body's short summary: the rules, and per rule the count per study and how many are unexplained."""
+    lines = ["## Anomalies", "",
+             f"Found by rule over the tables (`gpude.report.anomalies`), each listed with its numbers and its check "
+             f"or as unexplained in the [appendix]({appendix}#anomalies): {len(anomalies)} in all, "
+             f"{sum(a.explanation == UNEXPLAINED for a in anomalies)} unexplained.", ""]
+    by_rule = counts(anomalies)
+    for rule, what in RULES.items():
+        per = by_rule.get(rule, {})
+        left = sum(a.explanation == UNEXPLAINED for a in anomalies if a.rule == rule)
+        said = ", ".join(f"{study} {k}" for study, k in per.items()) or "none"
+        lines.append(f"* **{rule}** ({what}): {sum(per.values())}" + (f" ({said}; {left} unexplained)"
+                                                                       if per else "") + ".")
+    return "\n".join(lines) + "\n"
+
+
+def appendix_markdown(anomalies: list[Anomaly]) -> str:
+    """The full list, one row per anomaly, under the anchor the body links to."""
+    lines = ['<a id="anomalies"></a>', "", "## Anomalies", "",
+             "Every anomaly the rules of `gpude.report.anomalies` find, on the machine its cell names (n in its "
+             "numbers where the rule compares trials): "
+             + "; ".join(f"*{rule}*: {what}" for rule, what in RULES.items()) + ".", "",
+             "| study | rule | cell | numbers | explanation or check |", "|---" * 5 + "|"]
+    for a in anomalies:
+        lines.append(f"| {_escape(a.study)} | {a.rule} | {_escape(a.cell)} | {_escape(a.numbers)} | "
+                     f"{_escape(a.explanation)} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,131 @@
+"""The anomaly rules (gpude.report.anomalies) on tiny hand-made tables, and the list on the real paper folders."""
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from gpude.report import anomalies as A
+from gpude.report.verdict import Judgement, Verdict, numbers_of
+
+ROOT = Path(__file__).resolve().parents[1]
+M = "GPU X / CPU Y x4"
+
+
+def _verdict(ratios, labels):
+    return Verdict("Table 1", "3", "3", "-", Judgement("complete"), numbers_of(ratios, "another GPU", labels=labels))
+
+
+def test_paper_2x_flags_3x_not_1_5x_with_the_verdicts_cause_or_the_sections_check():
+    v = _verdict([3.0, 1.5, 0.5, 0.3], ["F1", "F2", "F3", "F4"])
+    assert v.numbers.detail == "2 of 4 cells"
+    found = A.against_paper("s", [v], {"F4": "a shift of ours (checked)"})
+    assert [a.cell for a in found] == ["Table 1: F1", "Table 1: F4"]  # 0.5 is the edge, inside
+    assert found[0].explanation.startswith("another GPU") and found[1].explanation == "a shift of ours (checked)"
+    assert A.against_paper("s", [_verdict([1.5, 0.9], ["F1", "F2"])]) == []
+
+
+def _times(wide, timed=None):
+    rows = [{"machine": M, "implementation": i, "function": f, "n": 5, "mean_s": wide[i][k],
+             "timed": (timed or {}).get((i, f), "alone")}
+            for i in wide for k, f in enumerate(["F1", "F2", "F3", "F4", "F5"])]
+    return pd.DataFrame(rows)
+
+
+def test_cost_order_flags_a_cell_out_of_its_functions_order():
+    cost = np.array([1.0, 2.0, 4.0, 8.0, 16.0])  # F1 cheapest ... F5 dearest, in every implementation
+    wide = {"a": cost, "b": 3 * cost, "c": 10 * cost, "d": 0.5 * cost}
+    assert A.cost_order("s", _times(wide)) == []
+    wide["c"] = wide["c"].copy()
+    wide["c"][0] = 10 * 20.0  # F1 in c dearer than F5
+    found = A.cost_order("s", _times(wide))
+    assert [(a.rule, a.cell) for a in found] == [("cost order", f"table_time: c F1 ({M})")]
+    assert found[0].explanation == A.UNEXPLAINED
+    found = A.cost_order("s", _times(wide, {("c", "F1"): "shared:8"}))
+    assert "shared:8" in found[0].explanation
+
+
+def _cells(**over):
+    row = {"machine": M, "algorithm": "de", "implementation": "gpu", "function": "F1", "dim": 10, "popsize": 50,
+           "dtype": "float64", "n": 5, "mean_error": 1.0, "std_error": 0.1, "mean_time_s": 2.0, "std_time_s": 0.1,
+           "success_rate": 0, "hit_rate": 0, "git_commit": "aaaaaaa", "session": "boot-1"}
+    row.update(over)
+    return row
+
+
+def test_figure_point_off_its_table_is_flagged():
+    cells = pd.DataFrame([_cells(), _cells(function="F2", mean_time_s=1.0)])
+    times = pd.DataFrame([{"machine": M, "implementation": "gpu", "function": "F1", "n": 5, "mean_s": 2.05,
+                           "timed": "alone"},
+                          {"machine": M, "implementation": "gpu", "function": "F2", "n": 3, "mean_s": 5.0,
+                           "timed": "alone"}])
+    found = A.figure_vs_table("s", cells, times)
+    assert len(found) == 1 and "F2" in found[0].cell and "figure 1 s" in found[0].numbers
+    assert found[0].explanation.startswith("different rows")
+
+
+def test_two_commits_or_machines_in_one_cell_are_flagged():
+    one = pd.DataFrame([_cells()])
+    assert A.mixed_rows("s", one) == []
+    two = pd.DataFrame([_cells(), _cells(git_commit="bbbbbbb", session="boot-2", mean_time_s=3.0)])
+    found = A.mixed_rows("s", two)
+    assert len(found) == 1 and found[0].explanation == A.UNEXPLAINED and "bbbbbbb" in found[0].numbers
+    agree = pd.DataFrame([_cells(), _cells(git_commit="bbbbbbb", mean_time_s=2.05)])
+    assert A.mixed_rows("s", agree)[0].explanation.startswith("the parts' mean times agree")
+    joined = pd.DataFrame([_cells(git_commit="aaaaaaa;bbbbbbb", session="boot-1;boot-2")])
+    assert len(A.mixed_rows("s", joined)) == 1
+
+
+def test_two_sections_disagreeing_on_a_cell_are_flagged_and_explained_by_their_specs():
+    a = pd.DataFrame([_cells()])
+    same = {"max_fes": 100, "seed": 1, "trials": 5}
+    assert A.sections_disagree({"x": (a, same), "y": (a, same)}) == []
+    b = pd.DataFrame([_cells(n=3, mean_time_s=4.0)])
+    found = A.sections_disagree({"x": (a, same), "y": (b, same)})
+    assert len(found) == 1 and found[0].study == "x / y" and "n 5 vs 3" in found[0].numbers
+    assert found[0].explanation == A.UNEXPLAINED
+    found = A.sections_disagree({"x": (a, same), "y": (b, {"max_fes": 100, "seed": 2, "trials": 3})})
+    assert "seed 1 vs 2" in found[0].explanation
+    assert A.sections_disagree({"x": (a, same), "y": (b, {**same, "max_fes": 200})}) == []  # another budget
+
+
+def test_an_anomaly_needs_a_known_rule_and_a_cell():
+    with pytest.raises(ValueError, match="rule is one of"):
+        A.Anomaly("s", "by hand", "F1", "-")
+    with pytest.raises(ValueError, match="cell"):
+        A.Anomaly("s", "paper 2x", "", "-")
+
+
+EXPERIMENTS = ("default", "cec2017_jso", "janssen_cs1", "janssen_cs2", "kromer_etc", "kromer_lop", "kromer_rastrigin",
+               "lastra", "lastra_cpu", "nashed", "qin", "side_by_side")
+
+
+def test_the_real_paper_folders_anomalies_each_have_a_rule_a_cell_and_an_explanation():
+    present = [e for e in EXPERIMENTS if (ROOT / "paper" / e / "table_error.csv").is_file()]
+    if len(present) < len(EXPERIMENTS) - 1:
+        pytest.skip("the paper folders are not written (snakemake paper/REPORT.md writes them)")
+    from gpude.report.document import section_class
+
+    here = os.getcwd()
+    os.chdir(ROOT)  # the section writers read paper/published/ from the workflow's root
+    try:
+        sections = []
+        for e in present:
+            spec = yaml.safe_load((ROOT / f"config/experiments/{e}.yaml").read_text())
+            sections.append(section_class(spec.get("report", {}).get("section"))(spec, ROOT / "paper" / e,
+                                                                                 ROOT / "paper"))
+        found = A.find(sections)
+    finally:
+        os.chdir(here)
+    assert found
+    for a in found:
+        assert a.rule in A.RULES and a.cell and a.numbers and a.explanation
+    # the verdict's "outside 2x in k of m cells" and the list agree, study by study
+    for s in sections:
+        k = sum(int(v.numbers.detail.split(" of ")[0]) for v in s.verdicts() if v.numbers.value == "outside")
+        assert k == sum(a.rule == "paper 2x" and a.study == s.spec["name"] for a in found)
+    text = A.appendix_markdown(found)
+    assert text.count("\n| ") == len(found) + 1
