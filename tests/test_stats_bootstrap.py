@@ -1,0 +1,28 @@
+"""The percentile bootstrap interval on a ratio (gpude.stats.bootstrap)."""
+
+import numpy as np
+
+from gpude.stats.bootstrap import format_interval, ratio_interval
+
+
+def test_seeded_deterministic_and_holding_its_point():
+    rng = np.random.default_rng(1)
+    ours, theirs = rng.lognormal(0, 0.3, 20), rng.lognormal(1, 0.3, 20)
+    first, again = ratio_interval(ours, theirs), ratio_interval(ours, theirs)
+    assert first == again
+    point, lo, hi = first
+    assert lo <= point <= hi and point == np.median(ours) / np.median(theirs)
+    assert ratio_interval(ours, theirs, seed=2) != first
+
+
+def test_narrower_with_more_data():
+    rng = np.random.default_rng(3)
+    small = ratio_interval(rng.lognormal(0, 0.3, 10), rng.lognormal(0, 0.3, 10), statistic=np.mean)
+    large = ratio_interval(rng.lognormal(0, 0.3, 1000), rng.lognormal(0, 0.3, 1000), statistic=np.mean)
+    assert large[2] - large[1] < small[2] - small[1]
+
+
+def test_empty_side_and_format():
+    assert np.isnan(ratio_interval([], [1.0])[0])
+    assert format_interval(*ratio_interval([], [1.0])) == "-"
+    assert format_interval(2.0, 1.5, 2.5) == "2 [1.5, 2.5]"
