@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpude.report.timing import markdown, published_comparison, timing_table, write_all
+from gpude.report.timing import markdown, published_comparison, timing_table, trial_times, write_all
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 
@@ -29,6 +29,15 @@ def test_timing_table_means_counts_and_speedups():
     assert t.loc[("sequential", "F01"), "speedup"] == 1.0
     # sequential first, as in the paper
     assert list(timing_table(trials()).implementation.unique()) == ["sequential", "ide"]
+
+
+def test_trial_times_are_the_rows_behind_the_time_table():
+    """The per-trial times a ratio's interval needs: the rows the time table averages, no failed trial."""
+    rows = trial_times(trials())
+    table = timing_table(trials()).set_index(["implementation", "function"])
+    assert len(rows) == 12 and rows["wall_time_s"].notna().all() and set(rows["timed"]) == {"alone"}
+    for (impl, f), part in rows.groupby(["implementation", "function"]):
+        assert part["wall_time_s"].mean() == table.loc[(impl, f), "mean_s"] and len(part) == table.loc[(impl, f), "n"]
 
 
 def test_machines_are_never_averaged_together():

@@ -88,6 +88,17 @@ def timing_table(trials: pd.DataFrame, baseline: str = "sequential") -> pd.DataF
     return t.sort_values(["machine", "implementation", "function"]).reset_index(drop=True)
 
 
+def trial_times(trials: pd.DataFrame) -> pd.DataFrame:
+    """One row per timed trial behind :func:`timing_table`: machine, implementation, function, trial,
+    ``wall_time_s`` and ``timed``, so that a ratio of two cells' times can carry its interval
+    (:mod:`gpude.stats.bootstrap`) and say how its rows were timed."""
+    ok = _labelled(trials)
+    ok = timed_rows(ok[ok["wall_time_s"].notna()])
+    keep = [c for c in ("machine", "implementation", "function", "dim", "popsize", "trial", "wall_time_s", "timed")
+            if c in ok]
+    return ok[keep].sort_values([c for c in ("machine", "implementation", "function", "trial") if c in ok])
+
+
 def error_table(trials: pd.DataFrame) -> pd.DataFrame:
     """Long table: machine, implementation, function, n, mean / median best error, success rate."""
     t = (_labelled(trials).groupby(["machine", "implementation", "function"])
@@ -267,6 +278,7 @@ def write_all(trials: pd.DataFrame, out_dir, published: pd.DataFrame | None = No
         return files
     table = timing_table(trials)
     files.update({"csv": write_csv_atomic(table, out / "table_time.csv"),
+                  "trial_times": write_csv_atomic(trial_times(trials), out / "trial_times.csv"),
                   "md": write_atomic(out / "table_time.md", markdown(table)),
                   "tex": write_atomic(out / "table_time.tex", latex(table))})
     files["figure"] = bar_chart(table, out / "figure_time")
