@@ -170,3 +170,27 @@ def test_the_speed_table_names_its_host_and_pairs_the_same_functions():
     assert list(t["cec"]) == [3, 10]  # Janssen's F01 and F04 are CEC 2017 F3 and F10
     assert t["brest_s"].tolist() == pytest.approx([0.9, 1.2]) and t["ratio"].tolist() == pytest.approx([450, 400])
     assert not t["gpu_recorded"].any() and t["host"].iloc[0] == "vm"
+
+
+def test_the_speed_ratio_is_the_median_on_both_sides_with_its_n(tmp_path):
+    # our three launches: the fastest (0.051 s / 51) is not the median (0.102 s / 51)
+    ours = pd.DataFrame({"function": ["F01"], "dim": [30], "trials": [51], "per_run_s": [0.001],
+                         "launch_s_all": ["0.051 0.102 0.204"], "gpu": "none", "cpu": "x", "cpu_cores": 16,
+                         "host": "vm", "boot_id": "boot-1"})
+    brest = pd.DataFrame({"function": ["cec17_f3"] * 3, "dim": [30] * 3, "time_s": [0.5, 1.0, 4.0], "cpu": "x",
+                          "host": "vm", "compiler": "g++", "cxx_flags": "-O2"})
+    t = speed_table(ours, brest)
+    assert t["ours_s"].iloc[0] == pytest.approx(0.002) and t["ours_launches"].iloc[0] == 3
+    assert t["brest_s"].iloc[0] == pytest.approx(1.0) and t["ratio"].iloc[0] == pytest.approx(500)
+    out = tmp_path / "paper" / "cec2017_jso"
+    write_outputs(_trials({("CEC17_F03", 30): ([1.0] * 51, [1.0] * 51)}), {}, out)
+    t.to_csv(out / "jso_speed.csv", index=False)
+    text = Cec2017Jso(_spec(dims=(30,)), out, tmp_path / "paper").speed_block()
+    row = next(x for x in text.splitlines() if x.startswith("| F3 | 30"))
+    assert "| 3 | 1 | 3 | 500x [" in row  # ours' launches and Brest's n beside the interval
+    assert "the median over the timed launches" in text and "fastest" not in text
+    # two runs a side: the ratio without an interval, saying n
+    two = speed_table(ours.assign(launch_s_all="0.051 0.102"), brest.iloc[:2])
+    t2 = Cec2017Jso(_spec(dims=(30,)), out, tmp_path / "paper")
+    t2.speed = two
+    assert "(n = 2: no interval)" in t2.speed_block()

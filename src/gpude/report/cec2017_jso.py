@@ -32,6 +32,7 @@ import pandas as pd
 
 from ..core.io import read_csv, write_csv_atomic
 from ..stats.comparisons import holm
+from .intervals import MIN_N, Ratio, of_means, ratio
 from .section import Deviation, Section, _read, fmt
 from .verdict import Judgement, Verdict, span
 
@@ -155,14 +156,27 @@ def _cec17_number(function: str) -> int | None:
     return int(f.cec_fn) if f is not None and f.cec_year == 2017 else None
 
 
+def _launch_shares(row) -> list[float]:
+    """One of our speed rows' seconds a run, one per timed launch (``launch_s_all``: the launches' seconds,
+    space-separated, each over the launch's ``trials``); the row's ``per_run_s`` alone where it lists none."""
+    listed = [float(v) for v in str(row.get("launch_s_all", "")).split() if v.replace(".", "", 1).isdigit()]
+    return [v / float(row["trials"]) for v in listed] if listed else [float(row["per_run_s"])]
+
+
 def speed_table(ours: pd.DataFrame, brest: pd.DataFrame) -> pd.DataFrame:
-    """Per (CEC 2017 function, D) of both CSVs: our seconds a run (a launch of ``trials`` runs / trials),
-    Brest's (the median of his runs, one process on one core), the ratio Brest's / ours, and the host."""
+    """Per (CEC 2017 function, D) of both CSVs, the same statistic on both sides: our seconds a run, the
+    median over the timed launches of a launch's share (a launch of ``trials`` runs / trials), and
+    Brest's, the median of his runs (one process on one core); each side's n and values (``ours_s_all``,
+    ``brest_s_all``: space-separated, for the ratio's interval), the ratio Brest's / ours, and the host."""
     o = ours.assign(cec=[_cec17_number(f) for f in ours["function"]])
+    o["ours_s_all"] = [" ".join(f"{v:.6g}" for v in _launch_shares(r)) for r in o.to_dict("records")]
+    o["ours_s"] = [float(np.median(_launch_shares(r))) for r in o.to_dict("records")]
+    o["ours_launches"] = [len(_launch_shares(r)) for r in o.to_dict("records")]
     b = brest.assign(cec=[_cec17_number(f) for f in brest["function"]])
-    theirs = b.groupby(["cec", "dim"])["time_s"].agg(brest_s="median", brest_runs="size").reset_index()
-    table = o[["cec", "dim", "function", "trials", "per_run_s"]].rename(
-        columns={"function": "ours_function", "trials": "ours_per_launch", "per_run_s": "ours_s"})
+    theirs = b.groupby(["cec", "dim"])["time_s"].agg(
+        brest_s="median", brest_runs="size", brest_s_all=lambda v: " ".join(f"{x:.6g}" for x in v)).reset_index()
+    table = o[["cec", "dim", "function", "trials", "ours_s", "ours_launches", "ours_s_all"]].rename(
+        columns={"function": "ours_function", "trials": "ours_per_launch"})
     table = table.merge(theirs, on=["cec", "dim"], how="inner")
     table["ratio"] = table["brest_s"] / table["ours_s"]
 
@@ -354,18 +368,24 @@ class Cec2017Jso(Section):
                                    " (the rows' gpu column says none: the script read the machine before its "
                                    "CUDA context existed; `results/benchmarks/jso_speed/README.md` names the GPU)")
         host = f"host `{first['host']}`" + (f", boot `{first['boot_id']}`" if pd.notna(first.get("boot_id")) else "")
+        # a table written before both sides' values were kept holds our fastest launch, not the median
+        median = "ours_s_all" in s
+        ours_stat = "the median over the timed launches" if median else "the fastest of the timed launches"
         lines = ["### Time per run (one host)", "",
                  f"Seconds a run on one machine: {gpu}, host CPU {first['cpu']} x{first['cpu_cores']} ({host}); ours "
                  f"`jso/block`, {int(first['ours_per_launch'])} runs in one launch (a run's share of the launch: "
-                 "throughput), the fastest of the timed launches; Brest's C++ (`jso/brest`, "
+                 f"throughput), {ours_stat}; Brest's C++ (`jso/brest`, "
                  f"{first['brest_compiler']} `{first['brest_flags']}`) one process on one pinned core of the "
                  f"same host ({first['brest_cpu']}, host `{first['brest_host']}`), the median of n runs; ratio "
-                 "= Brest's / ours (`results/benchmarks/jso_speed/`, its README says how they were made).", "",
-                 f"| function | D | ours, s a run ({int(first['ours_per_launch'])} a launch) | Brest's, s a run | "
-                 "Brest's n | ratio |", "|---" * 6 + "|"]
-        for r in s.itertuples():
-            lines.append(f"| F{int(r.cec)} | {int(r.dim)} | {fmt(r.ours_s)} | {fmt(r.brest_s)} | "
-                         f"{int(r.brest_runs)} | {fmt(r.ratio, '{:.0f}')}x |")
+                 "= Brest's / ours" + (", the median on both sides, with its 95 % bootstrap interval where each "
+                                       f"side has {MIN_N} or more values" if median else "")
+                 + " (`results/benchmarks/jso_speed/`, its README says how they were made).", "",
+                 f"| function | D | ours, s a run ({int(first['ours_per_launch'])} a launch) | ours: launches | "
+                 "Brest's, s a run | Brest's n | ratio |", "|---" * 7 + "|"]
+        for r in s.to_dict("records"):
+            launches = int(r["ours_launches"]) if median else "-"
+            lines.append(f"| F{int(r['cec'])} | {int(r['dim'])} | {fmt(r['ours_s'])} | {launches} | "
+                         f"{fmt(r['brest_s'])} | {int(r['brest_runs'])} | {speed_ratio(r).text('{:.0f}')} |")
         return "\n".join(lines) + "\n"
 
     def body(self) -> str:
@@ -383,6 +403,17 @@ class Cec2017Jso(Section):
 
     def appendix(self) -> str:
         return "\n".join([self.dim_block(int(d)) for d in self.spec.get("dims", [])] + [self.sources()])
+
+
+def speed_ratio(row: dict) -> Ratio:
+    """A speed row's ratio Brest's / ours, the median over each side's values (``brest_s_all``,
+    ``ours_s_all``) with its interval; the table's own ratio, without one, where it keeps no values."""
+    def values(column):
+        return [float(v) for v in str(row.get(column, "")).split()] if pd.notna(row.get(column)) else []
+    brest, ours = values("brest_s_all"), values("ours_s_all")
+    if brest and ours:
+        return ratio(brest, ours, np.median)
+    return of_means(row["ratio"], int(row.get("brest_runs", 0)), 1)
 
 
 def _sides_n(row) -> str:

@@ -10,8 +10,10 @@ from pathlib import Path
 import pandas as pd
 
 from ..run.rows import timed_alone
+from ..stats.bootstrap import RESAMPLES
 from . import scaling_curves as gpu_scaling
-from .section import Deviation, Section, _order, _read, fmt, sorted_out, split_bullets
+from .intervals import MIN_N, Ratio, extremes_text
+from .section import TIME_BARS, Deviation, Section, _order, _read, fmt, sorted_out, split_bullets
 from .verdict import (
     Judgement,
     Verdict,
@@ -20,7 +22,6 @@ from .verdict import (
     n_by,
     numbers_of,
     paper_n,
-    ratio_span,
 )
 
 PUBLISHED = Path("paper/published")
@@ -53,22 +54,53 @@ class CaseStudy1(Section):
         return "Janssen, Pullan & Liew, case study 1: five implementation models of DE/rand/1/bin (Table 3, Fig. 6)"
 
     def _ratio_range(self, impl: str, other: pd.DataFrame) -> str:
-        ours = self.times[self.times.implementation == impl].set_index("function")["mean_s"]
+        """The range over the functions of ``impl``'s mean time over ``other``'s fixed number (the
+        authors' code's), with the 95 % interval of the extremes (ours resampled)."""
         theirs = other.set_index("implementation").loc[impl] if impl in set(other.implementation) else None
         if theirs is None:
             return "-"
-        r = [ours[f] / float(theirs[f]) for f in ours.index if f in theirs.index and pd.notna(theirs[f])]
-        return "-" if not r else f"{min(r):.2f}-{max(r):.2f}x ({len(r)} functions)"
+        functions = sorted(set(self.times[self.times.implementation == impl]["function"].astype(str)))
+        r = [self.time_ratio(impl, f, float(theirs[f])) for f in functions if f in theirs.index and pd.notna(theirs[f])]
+        return "-" if not r else f"{extremes_text(r, '{:.2f}')} ({len(r)} functions)"
+
+    def _speedup_ratios(self, impl: str) -> list[Ratio]:
+        """Per function: standard DE's mean time over ``impl``'s, both sides' trials resampled."""
+        functions = self.times[self.times.implementation == impl]["function"].astype(str)
+        return [self.time_ratio("sequential", f, impl) for f in sorted(set(functions))]
 
     def _speedups(self, paper: pd.DataFrame) -> str:
         pub = paper.set_index("implementation")
         fcols = [c for c in pub.columns if c.startswith("F")]
         lines = ["| implementation | paper: speed-up over standard DE | ours |", "|---|---|---|"]
-        for impl in pub.index:
+        for impl in pub.index.drop("sequential", errors="ignore"):
             pub_s = [pub.loc["sequential", f] / pub.loc[impl, f] for f in fcols]
-            ours = self.times[self.times.implementation == impl]["speedup"].dropna()
             lines.append(f"| {impl} | {min(pub_s):.1f}-{max(pub_s):.1f}x | "
-                         + (f"{ours.min():.1f}-{ours.max():.1f}x |" if len(ours) else "- |"))
+                         f"{extremes_text(self._speedup_ratios(impl)) if 'sequential' in pub.index else '-'} |")
+        return "\n".join(lines) + "\n"
+
+    def interval_table(self) -> str:
+        """The appendix's ratios per function with their 95 % bootstrap intervals: ours / the paper's
+        (ours resampled, the paper's a fixed number) and the speed-up over standard DE (both resampled)."""
+        paper = _read(PUBLISHED / "janssen_cs1_table3.csv")
+        if not len(paper) or not len(self.times):
+            return ""
+        pub = paper.set_index("implementation")
+        fcols = [c for c in pub.columns if c.startswith("F")]
+        lines = ["### Ratios with their 95 % bootstrap intervals", "",
+                 "Per function: our mean time / the paper's (our trials resampled, the paper's number fixed) and "
+                 "the speed-up over standard DE (our `sequential` mean / the implementation's, both sides' "
+                 f"trials resampled); {RESAMPLES} resamples, percentile intervals; a side of fewer than {MIN_N} "
+                 f"trials gets none. Ours on {'; '.join(self.machines)}, n per cell: {self.trials_per_cell()}. "
+                 + self.rows_label(), "",
+                 "| implementation | ratio | " + " | ".join(fcols) + " |", "|---" * (len(fcols) + 2) + "|"]
+        for impl in pub.index:
+            if impl not in set(self.times.implementation.astype(str)):
+                continue
+            lines.append(f"| {impl} | ours / paper | " + " | ".join(
+                self.time_ratio(impl, f, float(pub.loc[impl, f])).text("{:.2f}", "") for f in fcols) + " |")
+            if impl != "sequential" and "sequential" in set(self.times.implementation.astype(str)):
+                lines.append("| | speed-up | " + " | ".join(
+                    self.time_ratio("sequential", f, impl).text("{:.3g}") for f in fcols) + " |")
         return "\n".join(lines) + "\n"
 
     def _errors_vs_authors(self) -> str:
@@ -142,11 +174,11 @@ class CaseStudy1(Section):
 
     def _speedup_text(self, paper: pd.DataFrame) -> str:
         pub = paper.set_index("implementation")
-        seq = self.times[self.times.implementation == "sequential"].set_index("function")["mean_s"]
-        r = [seq[f] / float(pub.loc["sequential", f]) for f in seq.index if f in pub.columns]
+        seq = self.times[self.times.implementation == "sequential"]["function"].astype(str)
+        r = [self.time_ratio("sequential", f, float(pub.loc["sequential", f])) for f in seq if f in pub.columns]
         if not r:
             return "No standard-DE (sequential) results, so no speed-ups."
-        text = (f"A speed-up is a ratio to our own standard DE, which takes {min(r):.2f}-{max(r):.2f}x the "
+        text = (f"A speed-up is a ratio to our own standard DE, which takes {extremes_text(r, '{:.2f}')} the "
                 "paper's time (a newer CPU; numba-compiled code). ")
         fcols = [c for c in pub.columns if c.startswith("F")]
         lower, higher = [], []
@@ -221,13 +253,13 @@ class CaseStudy1(Section):
         finding = finding_of(placed, len(models), another, "models at the paper's rank")
         compared = [(i, f) for i in models for f in fcols if f in ours.columns]
         cells = [ours.loc[i, f] / pub.loc[i, f] for i, f in compared]
-        ide = ratio_span([ours.loc["ide", f] / pub.loc["ide", f] for f in fcols if f in ours.columns]) \
-            if "ide" in models else "-"
-        speedup = times[times.implementation == "ide"]["speedup"].dropna()
+        ide = extremes_text([self.time_ratio("ide", f, float(pub.loc["ide", f])) for f in fcols
+                             if f in ours.columns], "{:.3g}") if "ide" in models else "-"
+        speedup = self._speedup_ratios("ide") if "sequential" in ours.index and "ide" in models else []
         headline = (f"iDE's mean time {ide} the paper's; its speed-up over standard DE "
-                    f"{speedup.min():.0f}-{speedup.max():.0f}x (paper {paper_speedup.loc['ide'].min():.0f}-"
+                    f"{extremes_text(speedup)} (paper {paper_speedup.loc['ide'].min():.0f}-"
                     f"{paper_speedup.loc['ide'].max():.0f}x; "
-                    f"{'; '.join(self.machines)} against an RTX 3080)") if len(speedup) and "ide" in models else ide
+                    f"{'; '.join(self.machines)} against an RTX 3080)") if speedup else ide
         counts, wanted = n_by(times), paper_n(self.spec)
         short = [k for k, (lo, _) in counts.items() if lo < wanted]
         slow = times[times.implementation.astype(str).isin(short)]["mean_s"]
@@ -244,11 +276,15 @@ class CaseStudy1(Section):
             "Paper: Table 3 of Janssen et al. (RTX 3080 + i9-10900F, 30 trials; "
             "`paper/published/janssen_cs1_table3.csv`). Authors' code: their public CUDA/C++ code on an H200 "
             f"(`paper/published/janssen_cs1_authors_code_h200.csv`). Ours: {'; '.join(self.machines) or '-'}, n "
-            "trials per cell in the 'ours (s, n)' rows. Ratio rows: ours / theirs, below 1 we are faster.", "",
+            "trials per cell in the 'ours (s, n)' rows. Ratio rows: ours / theirs, below 1 we are faster "
+            "(with their 95 % intervals: the appendix). " + self.rows_label(), "",
             self.batched_note(), comparison.read_text() if comparison.is_file() else "(no comparison table)", "",
-            "Speed-up over standard DE, range over the 10 functions (per function: the appendix):", "",
+            "Speed-up over standard DE (our `sequential` mean time / the implementation's), range over the "
+            "functions and the 95 % bootstrap interval of its extremes (per function: the appendix). "
+            + self.rows_label(["sequential"]), "",
             self._speedups(paper),
-            self.figure("figure_time", "Fig. 6: mean wall-clock time per function and implementation (log scale)"),
+            self.figure("figure_time", "Fig. 6: mean wall-clock time per function and implementation (log scale; "
+                        f"{TIME_BARS})"),
             # the scaling curves only where they were measured: no section that says there is nothing
             gpu_scaling.markdown(self.scaling, self.figure) if len(self.scaling) else "",
             "### Final error", "", self._errors_vs_authors()])
@@ -257,6 +293,7 @@ class CaseStudy1(Section):
         return "\n".join(part for part in [
             "### Table 3 with speed-ups against `sequential` on the same machine", "",
             (self.dir / "table_time.md").read_text() if (self.dir / "table_time.md").is_file() else "",
+            self.interval_table(),
             "### Final error per implementation", "", self.error_markdown(),
             self.figure("convergence_time", "Median best error vs wall-clock time, min-max band over trials "
                         "(all_gpu, ide: wall time spread evenly over the FEs)"),

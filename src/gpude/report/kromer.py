@@ -233,7 +233,7 @@ class Kromer(Section):
         lines = ["**Table 1** (Rastrigin f2, unshifted, [-5.12, 5.12]^D; value of the best solution; ours: mean and "
                  "best over n runs, read at 0.64 s and 27 s of one 27 s run; paper: the many-threaded DE's value at "
                  "0.66 s and 27.0 s; de Veronese & Krohling ran 100 variables: 278.18 after 0.64 s, 98.53 after "
-                 "27.47 s).", "",
+                 "27.47 s). " + self.rows_label(t["implementation"].unique()), "",
                  "| implementation | D | machine | n | ours 0.64 s mean (best) | paper 0.66 s "
                  "| ours 27 s mean (best) | paper 27 s |",
                  "|---|---|---|---|---|---|---|---|"]
@@ -254,7 +254,8 @@ class Kromer(Section):
                  "the optimum after 5 s and after 10 s. 'paper (GPU)' is computed from the transcribed tables; "
                  "the paper's text says 0.043 / 0.031 % and 15 of 49 for LOLIB (as its table gives) and 0.034 / "
                  "0.037 % and 18 of 50 for N-LOLIB (its table gives 0.0375 / 0.0367 % and 15; "
-                 "`tests/test_kromer_published.py`). Per instance: the appendix.", "",
+                 "`tests/test_kromer_published.py`). Per instance: the appendix. "
+                 + self.rows_label(s["implementation"].unique()), "",
                  "| table | implementation | instances (runs) | mean avg error % 5 s | mean avg error % 10 s | "
                  "ours / paper 5 s, 10 s | instances below / equal / above the paper's mean, 5 s; 10 s | "
                  "solved in every run |",
@@ -317,7 +318,7 @@ class Kromer(Section):
         rows = t.drop_duplicates(["etc", "popsize"]).shape[0]
         return (f"**Table 4** (the fit of the best schedule after 30 s, mean over n = {n} runs a cell on "
                 f"{machines}; the table: the appendix). Ours / paper over the cells: {'; '.join(spans)}. The best "
-                f"column is the paper's in {same} of {rows} rows.{self._cpu_caveat()}\n")
+                f"column is the paper's in {same} of {rows} rows. {self.rows_label()}{self._cpu_caveat()}\n")
 
     def etc_table_markdown(self) -> str:
         t = self.etc

@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..core.io import read_csv
 from ..implementations import registry
+from .intervals import Ratio, of_means, ratio, samples
 from .timing import _ordered
 from .verdict import n_per_cell, span
 
@@ -97,6 +98,9 @@ def bullets(items) -> str:
     return "".join(f"* **{label}.** {text}\n" for label, text in items)
 
 
+#: what the error bars of a time figure (:func:`gpude.report.timing.bar_chart`) show, for its caption
+TIME_BARS = "error bars: +-1 standard deviation over the trials of the cell"
+
 #: the generic outputs of ``gpude paper`` a section may leave out (the others are always written):
 #: "time", the wall-time tables and figure (table_time.csv/.md/.tex, figure_time, the comparison
 #: with a published time table); "time_vs_popsize", the mean wall time against NP per function
@@ -130,6 +134,8 @@ class Section:
         self.times = _read(self.dir / "table_time.csv")
         self.errors = _read(self.dir / "table_error.csv")
         self.provenance = _read(self.dir / "provenance.csv")
+        #: one row per timed trial behind table_time.csv (how each was timed: ``timed``), for intervals
+        self.trial_times = _read(self.dir / "trial_times.csv")
         listed = self.times if len(self.times) else self.errors  # a study without wall-time tables
         self.machines = sorted(listed["machine"].unique()) if len(listed) else []
         #: the appendix file the body links to (:func:`gpude.report.document.build` names it)
@@ -206,7 +212,7 @@ class Section:
         statistics and where the numbers come from. The generic section's final errors, figures,
         statistics and sources."""
         return "\n".join(part for part in [
-            self.figure("figure_time", "Mean wall-clock time per function (log scale)"),
+            self.figure("figure_time", f"Mean wall-clock time per function (log scale; {TIME_BARS})"),
             "### Final error", "", self.error_markdown(),
             self.figure("convergence_time", "Median best error vs wall-clock time, min-max band over trials"),
             self.figure("convergence", "Median best error vs FEs, min-max band over trials"),
@@ -267,6 +273,73 @@ class Section:
         return ("Batched rows: " + ", ".join(named) + ". Their time per trial is the trial's share of its launch "
                 "(while k trials still run, each is charged 1/k of the time): throughput, not the latency of one "
                 "run; a time of one run a launch is the latency.\n")
+
+    def time_ratio(self, implementation: str, function: str, theirs, machine: str | None = None,
+                   statistic=np.mean) -> Ratio:
+        """The ratio of ``implementation``'s wall time on ``function`` to ``theirs`` (another of our
+        implementations, whose trials are resampled too, or a fixed number such as a paper's), with its
+        bootstrap interval over the rows of trial_times.csv (:mod:`gpude.report.intervals`); from the
+        time table's means, without an interval, where trial_times.csv lacks the cell."""
+        ours = samples(self.trial_times, implementation, function, machine)
+        other = samples(self.trial_times, theirs, function, machine) if isinstance(theirs, str) else theirs
+        if len(ours) and (not isinstance(theirs, str) or len(other)):
+            return ratio(ours, other, statistic)
+        t = self.times
+        if not len(t):
+            return of_means(float("nan"), 0)
+        t = t if machine is None else t[t["machine"] == machine]
+        cell = t.set_index(["implementation", "function"])
+        def mean(impl):
+            return cell["mean_s"].get((impl, function), np.nan) if (impl, function) in cell.index else np.nan
+        def n(impl):
+            return int(cell["n"].get((impl, function), 0)) if (impl, function) in cell.index else 0
+        if isinstance(theirs, str):
+            return of_means(mean(implementation) / mean(theirs), n(implementation), n(theirs))
+        return of_means(mean(implementation) / float(theirs), n(implementation))
+
+    def rows_label(self, implementations=None) -> str:
+        """What a ratio or table of ``implementations`` (labels, or their first part: ``many_threaded``
+        covers ``many_threaded/64``; every implementation by default) must say of its rows, from the data:
+        those made several to a launch (``trials_per_launch`` > 1 in provenance.csv; under the experiment's
+        wall-clock budget where it has one) and those not timed alone (trial_times.csv's ``timed``, else
+        provenance.csv's ``concurrency``). '' where every row ran one a launch and was timed alone."""
+        from ..run.rows import timed_alone
+
+        def wanted(frame):
+            if implementations is None or not len(frame):
+                return frame
+            names = {str(i) for i in implementations}
+            label = frame["implementation"].astype(str)
+            return frame[label.isin(names) | label.str.split("/").str[0].isin(names)]
+
+        p, t = wanted(self.provenance), wanted(self.trial_times)
+        batched: dict[str, set[int]] = {}
+        if len(p) and "trials_per_launch" in p:
+            for impl, value in zip(p["implementation"].astype(str), p["trials_per_launch"].astype(str)):
+                counts = {int(float(v)) for v in value.split(";") if v.strip().replace(".", "", 1).isdigit()}
+                if max(counts, default=1) > 1:
+                    batched.setdefault(impl.split("/")[0], set()).update(k for k in counts if k > 1)
+        shared: dict[str, set[str]] = {}
+        if len(t) and "timed" in t:
+            for impl, how in zip(t["implementation"].astype(str), t["timed"].astype(str)):
+                if how != "alone":
+                    shared.setdefault(impl, set()).add(how)
+        elif len(p) and "concurrency" in p:
+            for impl, how in zip(p["implementation"].astype(str), p["concurrency"].astype(str)):
+                if not timed_alone(pd.Series([how])).iloc[0]:
+                    shared.setdefault(impl.split("/")[0], set()).add(how)
+        parts = []
+        if batched:
+            budget = self.spec.get("max_time_s")
+            under = (f" under a wall-clock budget of {budget:g} s a run" if isinstance(budget, (int, float))
+                     else " under a wall-clock budget" if budget else "")
+            parts.append("rows made several to a launch" + under + ": " + ", ".join(
+                f"{i} ({'-'.join(map(str, sorted(k)))} a launch)" for i, k in sorted(batched.items()))
+                + ", each run a share of its launch (throughput, not a lone run's latency)")
+        if shared:
+            parts.append("rows timed side by side with other batches, not alone: " + ", ".join(
+                f"{i} ({'; '.join(f'`{h}`' for h in sorted(hows))})" for i, hows in sorted(shared.items())))
+        return ("Rows used here: " + "; ".join(parts) + ".") if parts else ""
 
     def sources(self) -> str:
         """Where the numbers come from: a row per machine and implementation."""

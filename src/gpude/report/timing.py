@@ -203,7 +203,8 @@ def latex(table: pd.DataFrame) -> str:
 
 def bar_chart(table: pd.DataFrame, stem: Path, title: str = "DE/rand/1/bin") -> list[Path]:
     """Fig. 6: grouped bars of mean wall time per function, logarithmic axis, a panel per
-    machine; PNG and PDF."""
+    machine, each bar with an error bar of +-1 standard deviation over the cell's trials (``std_s``;
+    none where a cell has one trial); PNG and PDF."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -213,11 +214,17 @@ def bar_chart(table: pd.DataFrame, stem: Path, title: str = "DE/rand/1/bin") -> 
     fig, axes = plt.subplots(len(parts), 1, figsize=(10, 4.5 * len(parts)), squeeze=False)
     for ax, (machine, part) in zip(axes[:, 0], parts):
         wide = part.pivot(index="function", columns="implementation", values="mean_s")
+        std = (part.pivot(index="function", columns="implementation", values="std_s")
+               .reindex(index=wide.index, columns=wide.columns) if "std_s" in part else wide * np.nan)
         width = 0.8 / max(1, wide.shape[1])
         x = np.arange(len(wide.index))
         for k, impl in enumerate(wide.columns):
-            ax.bar(x + (k - (wide.shape[1] - 1) / 2) * width, wide[impl].to_numpy(), width,
-                   label=str(impl), color=f"C{ORDER.index(impl) if impl in ORDER else k}")
+            mean, sd = wide[impl].to_numpy(dtype=float), std[impl].to_numpy(dtype=float)
+            # on a log axis a bar may not reach 0: the lower arm stops at a tenth of the mean
+            yerr = np.vstack([np.minimum(sd, 0.9 * mean), sd])
+            ax.bar(x + (k - (wide.shape[1] - 1) / 2) * width, mean, width, yerr=np.nan_to_num(yerr),
+                   label=str(impl), color=f"C{ORDER.index(impl) if impl in ORDER else k}",
+                   error_kw={"elinewidth": 0.8, "capsize": 2, "ecolor": "0.2"})
         ax.set_yscale("log")
         ax.set_xticks(x, wide.index)
         ax.set_ylabel("mean wall-clock time (s)")

@@ -1,0 +1,114 @@
+"""Ratios the report prints, with their 95 % bootstrap interval (:mod:`gpude.stats.bootstrap`).
+
+A ratio of two of our samples (a speed-up: one implementation's times over another's) resamples both
+sides; a ratio to a paper's fixed number (ours / the paper's) resamples ours only. A side of fewer than
+:data:`MIN_N` values gets no interval: the ratio prints with "(n = k: no interval)" instead of an
+interval that a resample of one or two values cannot give.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..stats.bootstrap import ratio_interval
+
+#: the fewest values a side may have for its ratio to carry an interval
+MIN_N = 3
+#: the intervals' coverage
+LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """One ratio ``statistic(ours) / statistic(theirs)`` and its interval (NaN bounds where a side is short).
+
+    ``n_theirs`` is None where ``theirs`` is a fixed number (a paper's), not a sample.
+    """
+
+    point: float
+    lo: float
+    hi: float
+    n_ours: int
+    n_theirs: int | None
+
+    @property
+    def short(self) -> int | None:
+        """The n of the smaller sampled side where it is below :data:`MIN_N` (None where both have enough)."""
+        sides = [n for n in (self.n_ours, self.n_theirs) if n is not None]
+        k = min(sides) if sides else 0
+        return k if k < MIN_N else None
+
+    def text(self, spec: str = "{:.3g}", unit: str = "x") -> str:
+        """'x [lo, hi]' (``unit`` after each number), or 'x (n = k: no interval)'; '-' without a point."""
+        if np.isnan(self.point):
+            return "-"
+        point = f"{spec.format(self.point)}{unit}"
+        if self.short is not None:
+            return f"{point} (n = {self.short}: no interval)"
+        if np.isnan(self.lo):  # a point from a table's means, without the trials behind it
+            return point
+        return f"{point} [{spec.format(self.lo)}{unit}, {spec.format(self.hi)}{unit}]"
+
+
+def ratio(ours, theirs, statistic=np.mean) -> Ratio:
+    """:class:`Ratio` of ``statistic(ours)`` over ``statistic(theirs)``, the same statistic on both sides.
+
+    Parameters
+    ----------
+    ours : array_like
+        Our per-trial values (NaN dropped).
+    theirs : array_like or float
+        The other side's per-trial values, or a fixed number (a paper's), which is not resampled.
+    statistic : callable
+        ``np.mean`` (what the time tables print) or ``np.median``.
+    """
+    a = np.asarray(ours, dtype=float).ravel()
+    a = a[~np.isnan(a)]
+    fixed = np.ndim(theirs) == 0
+    b = np.atleast_1d(np.asarray(theirs, dtype=float))
+    b = b[~np.isnan(b)]
+    n_theirs = None if fixed else len(b)
+    if not len(a) or not len(b):
+        return Ratio(float("nan"), float("nan"), float("nan"), len(a), n_theirs)
+    point, lo, hi = ratio_interval(a, b, statistic=statistic, level=LEVEL)
+    found = Ratio(point, lo, hi, len(a), n_theirs)
+    return found if found.short is None else Ratio(point, float("nan"), float("nan"), len(a), n_theirs)
+
+
+def extremes_text(ratios, spec: str = "{:.3g}") -> str:
+    """'107-204x (95% CI of the extremes 98-221x)': the range of the points over ``ratios`` and the lower
+    bound of the smallest's interval and the upper of the largest's; where the smallest or the largest has
+    a short side, '(n = k: no interval)' instead; '-' without a finite point."""
+    found = [r for r in ratios if not np.isnan(r.point)]
+    if not found:
+        return "-"
+    low, high = min(found, key=lambda r: r.point), max(found, key=lambda r: r.point)
+    points = (f"{spec.format(low.point)}x" if low.point == high.point
+              else f"{spec.format(low.point)}-{spec.format(high.point)}x")
+    short = [r.short for r in (low, high) if r.short is not None]
+    if short:
+        return f"{points} (n = {min(short)}: no interval)"
+    if np.isnan(low.lo) or np.isnan(high.hi):
+        return points
+    return f"{points} ({LEVEL:.0%} CI of the extremes {spec.format(low.lo)}-{spec.format(high.hi)}x)"
+
+
+def of_means(point: float, n_ours: int, n_theirs: int | None = None) -> Ratio:
+    """A :class:`Ratio` of two means without the trials behind them (an older paper folder without
+    trial_times.csv): its point, and no interval."""
+    return Ratio(float(point), float("nan"), float("nan"), int(n_ours), n_theirs)
+
+
+def samples(trial_times: pd.DataFrame, implementation: str, function: str, machine: str | None = None) -> np.ndarray:
+    """The wall times of one cell of ``trial_times.csv`` (:func:`gpude.report.timing.trial_times`): the very
+    rows its time table averages (on ``machine``, or every machine of the table)."""
+    t = trial_times
+    if not len(t):
+        return np.array([])
+    keep = (t["implementation"].astype(str) == str(implementation)) & (t["function"].astype(str) == str(function))
+    if machine is not None:
+        keep &= t["machine"].astype(str) == str(machine)
+    return t.loc[keep, "wall_time_s"].to_numpy(dtype=float)
