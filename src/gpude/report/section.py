@@ -99,7 +99,7 @@ def bullets(items) -> str:
 
 
 #: what the error bars of a time figure (:func:`gpude.report.timing.bar_chart`) show, for its caption
-TIME_BARS = "error bars: +-1 standard deviation over the trials of the cell"
+TIME_BARS = "error bars: +-1 standard deviation over the trials of the cell, none for a cell of one trial"
 
 #: the generic outputs of ``gpude paper`` a section may leave out (the others are always written):
 #: "time", the wall-time tables and figure (table_time.csv/.md/.tex, figure_time, the comparison

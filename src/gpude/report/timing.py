@@ -220,9 +220,10 @@ def bar_chart(table: pd.DataFrame, stem: Path, title: str = "DE/rand/1/bin") -> 
         x = np.arange(len(wide.index))
         for k, impl in enumerate(wide.columns):
             mean, sd = wide[impl].to_numpy(dtype=float), std[impl].to_numpy(dtype=float)
-            # on a log axis a bar may not reach 0: the lower arm stops at a tenth of the mean
+            # on a log axis a bar may not reach 0: the lower arm stops at a tenth of the mean; a NaN
+            # (one trial, or no cell) draws no bar and no cap
             yerr = np.vstack([np.minimum(sd, 0.9 * mean), sd])
-            ax.bar(x + (k - (wide.shape[1] - 1) / 2) * width, mean, width, yerr=np.nan_to_num(yerr),
+            ax.bar(x + (k - (wide.shape[1] - 1) / 2) * width, mean, width, yerr=yerr,
                    label=str(impl), color=f"C{ORDER.index(impl) if impl in ORDER else k}",
                    error_kw={"elinewidth": 0.8, "capsize": 2, "ecolor": "0.2"})
         ax.set_yscale("log")
