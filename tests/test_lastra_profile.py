@@ -198,7 +198,7 @@ def test_the_lastra_section_reads_the_profile_through_its_paper_folder(tmp_path)
     spec = yaml.safe_load((ROOT / "config/experiments/lastra.yaml").read_text())
     assert spec["report"]["study_inputs"]["profile"] == "results/benchmarks/lastra_profile"
     section = section_class("lastra")(spec, paper, paper.parent)
-    text = section.render()
+    text = section.render() + section.render_appendix()  # (the module shares table: the appendix's)
     assert "### Profile (Tables 13-14)" in text and "| Fitness evaluation | 37 | 60.0 |" in text
     assert "not compared" not in text
     (verdict,) = [v for v in section.verdicts() if v.item == "Tables 13-14 (profile)"]

@@ -530,7 +530,7 @@ def test_sections_follow_the_studies_order_and_each_papers_table_order(paper_dir
     assert papers[:2] == ["Abstract", "Methods"] and papers[-1] == "References"
     assert [p.split(":")[0] for p in papers[2:-1]] == ["Qin, Raimondo, Forbes & Ong",
                                                        "Krömer, Platoš, Snášel & Abraham", "Lastra, Molina & Benítez",
-                                                       "This machine's run"]
+                                                       "This machine's run", "Anomalies"]
     assert "* **`concurrency`**: how a row's batch shared its host" in text
     assert "\n\n\n" not in text  # no blank gaps where a part had nothing to say
     assert order == ["Qin (Tables 1-3)", "Kromer Rastrigin (Table 1)", "Kromer LOP (Tables 2-3)",

@@ -396,6 +396,7 @@ BAD_EXPERIMENTS = [  # (change to the smoke experiment, words of the error); Non
     ({"plugins": "no_such_plugin"}, "; the schema says of plugins: "),
     ({"subgrids": 3}, "; the schema says of subgrids: "),
     ({"trials_per_launch": 0}, "; the schema says of trials_per_launch: "),
+    ({"figure_formats": ["pdf"]}, "; the schema says of figure_formats: "),
 ]
 
 

@@ -56,6 +56,14 @@ BATCH = experiment_model.batch_path(PARAM_GRID)
 # a batch's warm-up marker (gpude.study.batch_inputs)
 WARMUP = f"{BATCH}.warmup.json"
 
+# the paper's figures' formats: PNG, which the REPORT shows, and those the experiment's figure_formats add
+FIGURE_FORMATS = EXPERIMENT.spec.get("figure_formats", ["png"])
+
+
+def prints(name, stem):
+    """A figure's files in the formats other than PNG (none by default), as a rule's named outputs."""
+    return {f"{name}_{ext}": f"{stem}.{ext}" for ext in FIGURE_FORMATS if ext != "png"}
+
 
 def experiment_of(wildcards):
     """The experiment a job belongs to: the configured one, or one a scaling set picks from."""

@@ -3,15 +3,6 @@
 # the local run of the configured experiment.
 
 
-# The figures' formats: PNG, which the REPORT shows, and those the experiment's figure_formats add
-FIGURE_FORMATS = EXPERIMENT.spec.get("figure_formats", ["png"])
-
-
-def prints(name, stem):
-    """A figure's files in the formats other than PNG (none by default)."""
-    return {f"{name}_{ext}": f"{stem}.{ext}" for ext in FIGURE_FORMATS if ext != "png"}
-
-
 # What `gpude paper` writes for every experiment, and the wall-time outputs it writes only for the
 # experiments whose report section wants them (WALL_TIME_EXPERIMENTS, common.smk): a study with a
 # time budget (Nashed et al., Kromer et al.) gets no wall-time tables, which say nothing there.

@@ -272,7 +272,7 @@ def mixed_rows(study: str, cells: pd.DataFrame) -> list[Anomaly]:
     within :data:`TOLERANCE` (the mix moves no time) or a part has no time (rows of a guest host joined
     without their times); else unexplained."""
     found = []
-    if not len(cells) or not set(CELL_KEYS) <= set(cells):
+    if not len(cells) or not {*CELL_KEYS, "git_commit"} <= set(cells):  # (no commits: nothing to tell apart)
         return found
     for key, cell in cells.groupby(CELL_KEYS, sort=True, dropna=False):
         commits = {c.strip() for v in cell["git_commit"].astype(str) for c in v.split(";")}

@@ -186,7 +186,8 @@ class SideBySide(Section):
                  "Every job is timed alone on its GPU, and a cell's runs are spread over several jobs.")
         compared = self._compared()
         return "\n".join([intro, "", "### Time per run, ours / the authors'", "",
-                           render_table(self.table[compared]) if len(self.table) else ""])
+                           render_table(self.table[compared]) if len(self.table)
+                           else "No side-by-side rows from a GPU yet: nothing to compare.\n"])
 
     def _compared(self) -> pd.Series:
         """The rows of a device where the authors' programs ran (the others have no ratio: appendix)."""
