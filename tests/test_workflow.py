@@ -541,6 +541,9 @@ def test_smoke_experiment_end_to_end(smoke_run):
     assert sorted(traces["run_id"]) == sorted(trials.run_id)
     report = (workdir / "paper/REPORT.md").read_text()
     assert "## CI smoke test" in report and "machine: " in report
+    # every committed reference's study and the smoke run: still a paper's length, the rest in the appendix
+    assert len(report.splitlines()) <= 600 and "(REPORT_appendix.md#" in report, len(report.splitlines())
+    assert (workdir / "paper/REPORT_appendix.md").stat().st_size > len(report) // 2
     for study in REFERENCE_STUDIES:  # the committed reference results are in the report too
         assert (workdir / f"paper/{study}/table_error.csv").is_file()
         # wall-time tables only for fixed-FE studies; under a time budget every run takes the budget
