@@ -66,8 +66,8 @@ def main(argv=None) -> int:
     p.add_argument("--instance-data", type=Path, help="run: the instance files (a folder, or a .tgz of `pack`) "
                                                       "for LOP and ETC cells, as GPUDE_INSTANCE_DATA")
     p.add_argument("--phases", default=",".join(PHASES),
-                   help="run: only these phases, in this order whatever the order given (default: "
-                        f"{','.join(PHASES)}): e.g. 'shared' on a host of many cores, whose rows' times do not "
+                   help=f"run: only these of the phases {','.join(PHASES)} (comma-separated; they run in that "
+                        "order; default: all), e.g. 'shared' on a host of many cores, whose rows' times do not "
                         "count, and the rest on the reference's machine")
     p.add_argument("--dry-run", action="store_true", help="run: print the commands only")
     p.add_argument("--root", type=Path, default=ROOT)

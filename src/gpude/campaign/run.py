@@ -56,6 +56,7 @@ def check_machine(reference: pd.DataFrame, cells: list[Cell]) -> None:
                          f"holds one machine kind; give --reference results/reference/<this machine>/<experiment>")
 
 
+#: a campaign run's phases, in the order they run (:func:`run`)
 PHASES = ("lanes", "shared", "gpu", "cpu")
 
 
