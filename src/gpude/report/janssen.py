@@ -13,7 +13,7 @@ from ..run.rows import timed_alone
 from ..stats.bootstrap import RESAMPLES
 from . import scaling_curves as gpu_scaling
 from .intervals import MIN_N, Ratio, extremes_text
-from .section import TIME_BARS, Deviation, Section, _order, _read, fmt, sorted_out, split_bullets
+from .section import TIME_BARS, Deviation, Section, _order, _read, fmt
 from .verdict import (
     Judgement,
     Verdict,
@@ -126,17 +126,10 @@ class CaseStudy1(Section):
     DEVIATIONS = {"Hardware": "hardware", "Trials": "trials", "float32": "parameters chosen by us",
                   "Stopping threshold and operators of the authors' code": "implementation"}
 
-    @cached_property
-    def _notes(self) -> tuple[list[Deviation], list[tuple[str, str]]]:
-        return sorted_out(split_bullets(self._differences()), self.DEVIATIONS)
-
     def deviations(self) -> list[Deviation]:
-        return self._notes[0]
+        return self.sorted_notes[0]
 
-    def anomalies(self) -> list[tuple[str, str]]:
-        return self._notes[1]
-
-    def _differences(self) -> str:
+    def notes(self) -> str:
         paper = _read(PUBLISHED / "janssen_cs1_table3.csv")
         authors = _read(PUBLISHED / "janssen_cs1_authors_code_h200.csv")
         n_text = self.trials_per_cell()
@@ -526,15 +519,8 @@ class CaseStudy2(Section):
                   "cujDE's random numbers": "implementation", "Dimension": "left unstated by the paper",
                   "float32 and hardware": "hardware"}
 
-    @cached_property
-    def _notes(self) -> tuple[list[Deviation], list[tuple[str, str]]]:
-        return sorted_out(split_bullets(self._differences()), self.DEVIATIONS)
-
     def deviations(self) -> list[Deviation]:
-        return self._notes[0]
-
-    def anomalies(self) -> list[tuple[str, str]]:
-        return self._notes[1]
+        return self.sorted_notes[0]
 
     def body(self) -> str:
         return "\n".join([
@@ -555,7 +541,7 @@ class CaseStudy2(Section):
             self.figure("convergence_time", "Median best error vs wall-clock time, min-max band over trials"),
             self.statistics_block(), self.sources()] if part)
 
-    def _differences(self) -> str:
+    def notes(self) -> str:
         n_text = self.trials_per_cell()
         return f"""* **Trials.** n per cell: {n_text}. The paper ran 30 trials of every competitor.
 {self._claims_text()}

@@ -33,7 +33,6 @@ the paper compares lowest means with lowest means.
 
 from __future__ import annotations
 
-from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +41,7 @@ import pandas as pd
 from ..core.io import save_figure, write_csv_atomic
 from ..stats.comparisons import kruskal_by_function, pairwise_mannwhitney
 from .convergence import _best_at, trial_traces
-from .section import Deviation, Section, _read, fmt, sorted_out, split_bullets
+from .section import Deviation, Section, _read, fmt
 from .verdict import (
     Judgement,
     Verdict,
@@ -481,7 +480,7 @@ class Nashed(Section):
             return str(v)
         return ", ".join(f"{k} {n}" for k, n in v.items() if k != "default")
 
-    def reasons(self) -> str:
+    def notes(self) -> str:
         """Why cells differ: what is known to differ between the paper's runs and ours, with our numbers."""
         t = self.ours
         if not len(t) or not len(self.paper):
@@ -535,10 +534,6 @@ class Nashed(Section):
     #: which of the section's notes are deviations from the paper's setup, by topic (the rest: anomalies)
     DEVIATIONS = {"Precision": "implementation", "Choices the paper leaves open": "left unstated by the paper"}
 
-    @cached_property
-    def _notes(self) -> tuple[list[Deviation], list[tuple[str, str]]]:
-        return sorted_out(split_bullets(self.reasons()), self.DEVIATIONS)
-
     def deviations(self) -> list[Deviation]:
         found = [Deviation("hardware", f"The paper: an NVIDIA GeForce GTS450 (CUDA 4.1, Intel Core i7 2.67 GHz "
                                        f"host); ours: {self.machine}. Under a 1 s budget a faster GPU buys more "
@@ -546,10 +541,7 @@ class Nashed(Section):
         found.append(Deviation("timing", f"Runs go to the GPU several at a time (runs per launch: "
                                          f"{self._per_launch()}), each charged the wall time it ran; the "
                                          "alone-vs-batched table measures what batching cost."))
-        return found + self._notes[0]
-
-    def anomalies(self) -> list[tuple[str, str]]:
-        return self._notes[1]
+        return found + self.sorted_notes[0]
 
     def appendix(self) -> str:
         return "\n".join(part for part in [

@@ -13,7 +13,7 @@ from ..run.rows import rerun_totals
 from .intervals import Ratio, extremes_text, of_means
 from .janssen import PUBLISHED
 from .scaling import _slug
-from .section import Deviation, Section, _read, fmt, sorted_out, split_bullets
+from .section import Deviation, Section, _read, fmt
 from .verdict import (
     Judgement,
     Verdict,
@@ -529,22 +529,15 @@ class Qin(Section):
                   "Success rate": "parameters chosen by us", "Precision": "left unstated by the paper",
                   "Stopping": "implementation"}
 
-    @cached_property
-    def _notes(self) -> tuple[list[Deviation], list[tuple[str, str]]]:
-        return sorted_out(split_bullets(self._differences()), self.DEVIATIONS)
-
     def deviations(self) -> list[Deviation]:
-        return self._notes[0]
-
-    def anomalies(self) -> list[tuple[str, str]]:
-        return self._notes[1]
+        return self.sorted_notes[0]
 
     def appendix(self) -> str:
         return "\n".join(part for part in [
             "### Tables 1-3 in full", "", self.tables() if self.summary() else "",
             self.statistics_block(), self.sources()] if part)
 
-    def _differences(self) -> str:
+    def notes(self) -> str:
         return "\n".join(["""* **Hardware.** The paper ran on an NVIDIA GTX560 (compute capability 2.1, 7 SMs) with an
   Intel Xeon E5410, CUDA 4.0; ours on """ + (self.machine or "-") + """. Launch latency and occupancy, which set
   the observations, differ by an order of magnitude between the two GPUs.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -191,10 +192,24 @@ class Section:
             found.append(Deviation("trials", f"n per cell: {self.trials_per_cell()}."))
         return found
 
+    #: which labels of the section's notes (:meth:`notes`) are deviations from the paper's setup, by
+    #: topic of :data:`DEVIATION_TOPICS`; the other notes are its anomalies
+    DEVIATIONS: dict[str, str] = {}
+
+    def notes(self) -> str:
+        """The section's '* **Label.** text' notes on what differs from the paper and why (Markdown); none
+        in the generic section."""
+        return ""
+
+    @cached_property
+    def sorted_notes(self) -> tuple[list[Deviation], list[tuple[str, str]]]:
+        """:meth:`notes` split into deviations (labels of :data:`DEVIATIONS`) and anomalies."""
+        return sorted_out(split_bullets(self.notes()), self.DEVIATIONS)
+
     def anomalies(self) -> list[tuple[str, str]]:
         """Where our results differ from the paper's or from what is expected, each with its check or
-        cause as the section's data say it, as (label, text); none in the generic section."""
-        return []
+        cause as the section's data say it, as (label, text): the notes that are no deviation."""
+        return self.sorted_notes[1]
 
     def cell_checks(self) -> dict[str, str]:
         """The section's own check of single cells it compares with the paper, as {cell label (the
