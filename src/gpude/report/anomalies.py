@@ -302,15 +302,16 @@ def mixed_rows(study: str, cells: pd.DataFrame) -> list[Anomaly]:
     return found
 
 
-def find(sections) -> list[Anomaly]:
+def find(sections, verdicts: dict | None = None) -> list[Anomaly]:
     """Every rule over the report's sections (:class:`gpude.report.section.Section`): rows of one
-    section's tables and the verdicts it says, then the rule across sections."""
+    section's tables and the verdicts it says (``verdicts``: each section's, where already made), then
+    the rule across sections."""
     found = []
     tables = {}
     for s in sections:
         study = str(s.spec.get("name", s.dir.name))
         cells = s.cells_table()
-        found += against_paper(study, s.verdicts(), s.cell_checks())
+        found += against_paper(study, verdicts[s] if verdicts else s.verdicts(), s.cell_checks())
         found += cost_order(study, s.times)
         found += figure_vs_table(study, cells, s.times)
         found += mixed_rows(study, cells)

@@ -218,13 +218,14 @@ def _causes(verdicts: list[Verdict]) -> list[tuple[str, int]]:
     return sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def abstract(rows: list[tuple[str, Verdict]], sections: list[Section], appendix: str) -> str:
+def abstract(rows: list[tuple[str, Verdict]], sections: list[Section], appendix: str,
+             said: dict[Section, list[Verdict]]) -> str:
     """The abstract: what was reproduced, on which machines, and the verdicts' headline counts and
-    causes, all from the data (the verdicts and the sections' machines)."""
+    causes, all from the data (the verdicts, ``said``: each section's, and the sections' machines)."""
     verdicts = [v for _, v in rows]
     studies = list(dict.fromkeys(study for study, v in rows if v.kind == "paper"))
     # a paper is reproduced where a section of it judges one of its tables; the rest are comparisons
-    judged = {str(s.spec.get("name", "")) for s in sections if any(v.kind == "paper" for v in s.verdicts())}
+    judged = {str(s.spec.get("name", "")) for s in sections if any(v.kind == "paper" for v in said[s])}
     compared = {str(s.spec.get("name", "")) for s in sections} - judged
     papers = [p for p in PAPERS if any(p.owns(name) for name in judged)]
     others = [p for p in PAPERS if p not in papers and any(p.owns(name) for name in compared)]
@@ -297,9 +298,10 @@ def build(sections: list[tuple[str, str]], out, gpu_scaling: Path | None = None)
         parts.append((name is None, section))
     parts.sort(key=lambda p: _place(*p))
     ordered = [s for _, s in parts]
-    rows = [(s.study, v) for s in ordered if s.study for v in s.verdicts()]
+    said = {s: s.verdicts() for s in ordered}  # (each section's verdicts, made once for every use below)
+    rows = [(s.study, v) for s in ordered if s.study for v in said[s]]
     text = ["# Reproducing GPU differential evolution studies: the gpude report", "",
-            abstract(rows, ordered, appendix_out.name), render_verdicts(rows), methods(), ""]
+            abstract(rows, ordered, appendix_out.name, said), render_verdicts(rows), methods(), ""]
     appendix = [f"# Appendix to [{out.name}]({out.name})", "",
                 "Per experiment: the tables per cell, the figures of every trial, the statistics and where the "
                 "numbers come from (machine, commit, versions, how the batches shared the machine).", ""]
@@ -316,7 +318,7 @@ def build(sections: list[tuple[str, str]], out, gpu_scaling: Path | None = None)
     # every anomaly a rule finds: counts in the body, the list in the appendix
     from . import anomalies
 
-    found = anomalies.find(ordered)
+    found = anomalies.find(ordered, said)
     text += ["", anomalies.summary_markdown(found, appendix_out.name), conclusion(rows), "", references()]
     appendix.append(anomalies.appendix_markdown(found))
     if gpu_scaling is not None:
