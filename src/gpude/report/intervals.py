@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..stats.bootstrap import ratio_interval
+from ..stats.bootstrap import format_interval, ratio_interval
 
 #: the fewest values a side may have for its ratio to carry an interval
 MIN_N = 3
@@ -50,7 +50,7 @@ class Ratio:
             return f"{point} (n = {self.short}: no interval)"
         if np.isnan(self.lo):  # a point from a table's means, without the trials behind it
             return point
-        return f"{point} [{spec.format(self.lo)}{unit}, {spec.format(self.hi)}{unit}]"
+        return format_interval(self.point, self.lo, self.hi, spec, unit)
 
 
 def ratio(ours, theirs, statistic=np.mean) -> Ratio:

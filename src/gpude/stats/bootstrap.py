@@ -45,8 +45,8 @@ def ratio_interval(ours, theirs, statistic=np.median, level: float = 0.95, resam
     return point, float(min(lo, point)), float(max(hi, point))
 
 
-def format_interval(point: float, lo: float, hi: float, spec: str = "{:.3g}") -> str:
-    """'x [lo, hi]' ('-' where the point is NaN)."""
+def format_interval(point: float, lo: float, hi: float, spec: str = "{:.3g}", unit: str = "") -> str:
+    """'x [lo, hi]', ``unit`` after each number ('-' where the point is NaN)."""
     if np.isnan(point):
         return "-"
-    return f"{spec.format(point)} [{spec.format(lo)}, {spec.format(hi)}]"
+    return f"{spec.format(point)}{unit} [{spec.format(lo)}{unit}, {spec.format(hi)}{unit}]"
