@@ -72,13 +72,18 @@ def timed_rows(trials: pd.DataFrame) -> pd.DataFrame:
     return kept.assign(timed=kept["concurrency"].astype(str).where(~alone[keep], "alone"))
 
 
+def _timed_trials(trials: pd.DataFrame) -> pd.DataFrame:
+    """The finished trials (labelled) whose times the time table averages (:func:`timed_rows`)."""
+    ok = _labelled(trials)
+    return timed_rows(ok[ok["wall_time_s"].notna()])
+
+
 def timing_table(trials: pd.DataFrame, baseline: str = "sequential") -> pd.DataFrame:
     """Long table: machine, implementation, function, n, mean and std of wall time, how the rows were
     timed (``timed``: "alone", or how they shared the machine where no row of the cell was timed alone:
     :func:`timed_rows`), speed-up vs ``baseline`` on the same machine (NaN where the baseline did not
     run that function). Failed trials are not averaged; ``n`` counts the timed trials that finished."""
-    ok = _labelled(trials)
-    ok = timed_rows(ok[ok["wall_time_s"].notna()])
+    ok = _timed_trials(trials)
     t = (ok.groupby(["machine", "implementation", "function"])
          .agg(n=("wall_time_s", "count"), mean_s=("wall_time_s", "mean"), std_s=("wall_time_s", "std"),
               timed=("timed", lambda v: "; ".join(sorted(set(v))))).reset_index())
@@ -92,8 +97,7 @@ def trial_times(trials: pd.DataFrame) -> pd.DataFrame:
     """One row per timed trial behind :func:`timing_table`: machine, implementation, function, trial,
     ``wall_time_s`` and ``timed``, so that a ratio of two cells' times can carry its interval
     (:mod:`gpude.stats.bootstrap`) and say how its rows were timed."""
-    ok = _labelled(trials)
-    ok = timed_rows(ok[ok["wall_time_s"].notna()])
+    ok = _timed_trials(trials)
     keep = [c for c in ("machine", "implementation", "function", "dim", "popsize", "trial", "wall_time_s", "timed")
             if c in ok]
     return ok[keep].sort_values([c for c in ("machine", "implementation", "function", "trial") if c in ok])
