@@ -26,6 +26,17 @@ def test_the_command_line_imports_neither_numba_nor_pandas_before_a_command_need
     assert out.strip() == "[]"
 
 
+def test_the_workflows_report_wiring_imports_no_scipy_stats():
+    # common.smk asks every report section for its outputs at each Snakemake start: the sections load
+    # scipy.stats (about a second) only where a table is made
+    out, _ = python("-c", "import sys, gpude.report.document as d, gpude.study.experiment; d._sections(); "
+                          "import gpude.stats.bootstrap; print('scipy.stats' in sys.modules)")
+    assert out.strip() == "False"
+    out, _ = python("-c", "from gpude.stats import holm, rank_sum_scores; import sys; "
+                          "print(callable(holm) and callable(rank_sum_scores), 'scipy.stats' in sys.modules)")
+    assert out.split() == ["True", "True"]
+
+
 def test_the_cache_keys_are_installed_when_numba_is_imported_after_gpude():
     out, _ = python("-c", "import gpude, numba.cuda; from numba.core import caching; "
                           "from numba.cuda.core import caching as cuda_caching; "

@@ -31,7 +31,6 @@ import numpy as np
 import pandas as pd
 
 from ..core.io import read_csv, write_csv_atomic
-from ..stats.comparisons import holm
 from .intervals import MIN_N, Ratio, of_means, ratio
 from .section import Deviation, Section, _read, fmt
 from .verdict import Judgement, Verdict, span
@@ -123,6 +122,8 @@ def comparison_table(trials: pd.DataFrame) -> pd.DataFrame:
             row["U"], row["p"] = rank_sum(samples["ours"], samples["brest"])
         rows.append(row)
     table = pd.DataFrame(rows, columns=COLUMNS)
+    from ..stats.comparisons import holm  # (scipy: loaded only where a table is made)
+
     for _, part in table.groupby("dim"):
         both = part[part["p"].notna()]
         if len(both):

@@ -39,7 +39,6 @@ import numpy as np
 import pandas as pd
 
 from ..core.io import save_figure, write_csv_atomic
-from ..stats.comparisons import kruskal_by_function, pairwise_mannwhitney
 from .convergence import _best_at, trial_traces
 from .section import Deviation, Section, _read, fmt
 from .verdict import (
@@ -86,6 +85,8 @@ def best_sets(trials: pd.DataFrame, value: str = "best_error") -> tuple[pd.DataF
     ``trials`` has ``cell``, ``competitor`` and ``value``. Returns (per (cell, competitor) rows with
     ``kw_p``, ``leader``, ``best``, ``highlight``; the pairwise table).
     """
+    from ..stats.comparisons import kruskal_by_function, pairwise_mannwhitney  # (scipy: only where used)
+
     frame = trials[["cell", "competitor", value]].rename(columns={"cell": "function"})
     kw = kruskal_by_function(frame, value)
     pairs = pairwise_mannwhitney(frame, value)

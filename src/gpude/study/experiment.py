@@ -177,8 +177,10 @@ def load_experiment(source, *, schema_path=SCHEMA, after_schema=None) -> dict:
     for algorithm, spec in experiment["algorithms"].items():
         for implementation in spec["implementations"]:
             per_launch = per_implementation(experiment, "trials_per_launch", implementation, algorithm)
+            if per_launch == 1:
+                continue  # (no class to import: its module may load numba, a third of a second)
             cls = registry.get(algorithm, implementation).load(check_device=False)
-            if per_launch > 1 and "trials_per_launch" not in inspect.signature(cls.__init__).parameters:
+            if "trials_per_launch" not in inspect.signature(cls.__init__).parameters:
                 raise ExperimentError(f"experiment {experiment['name']}: trials_per_launch {per_launch} for "
                                       f"{algorithm}/{implementation}, which runs one trial at a time; give "
                                       f"trials_per_launch as a mapping {{default: 1, <GPU implementation>: n}}")
