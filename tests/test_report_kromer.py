@@ -110,6 +110,27 @@ def test_etc_table_maps_implementations_to_the_paper_s_columns_and_marks_the_bes
     assert t.loc["cpu", "min_min_makespan"] == 8460675.0  # Braun's u_c_hihi, data/etc/instances.csv
 
 
+def test_etc_ratios_carry_the_bootstrap_interval_of_their_runs_and_the_summary_that_of_the_extremes():
+    sol = json.dumps({"fit": 1.0, "makespan": 1.0, "flowtime": 16.0})
+    fits = [8.0e6, 9.0e6, 1.0e7, 1.1e7, 1.2e7]
+    trials = pd.DataFrame([row("many_threaded", "ThMhCc", t, f, 30.0, 512, 64, sol) for t, f in enumerate(fits)]
+                          + [row("sequential", "ThMhCc", t, 9.0e6, 30.0, 512, 64, sol) for t in range(2)])
+    paper = pd.DataFrame({"etc": ["ThMhCc"] * 2, "popsize": [64] * 2, "implementation": ["cpu_optimized", "gpu"],
+                          "fitness": [9.0e6, 1.0e7]})
+    t = kromer_tables.etc_table(trials, paper).set_index("column")
+    gpu = t.loc["gpu"]
+    assert gpu["ours_over_paper"] == pytest.approx(1.0)
+    # our five runs resampled, the paper's mean fixed: inside the runs' range over it, around 1
+    assert 0.8 <= gpu["ours_over_paper_lo"] < 1.0 < gpu["ours_over_paper_hi"] <= 1.2
+    assert np.isnan(t.loc["cpu_optimized", "ours_over_paper_lo"])  # two runs: no interval
+    assert kromer._with_interval(gpu.to_dict()) == (f"1.00 [{gpu['ours_over_paper_lo']:.2f}, "
+                                                   f"{gpu['ours_over_paper_hi']:.2f}]")
+    assert kromer._with_interval(t.loc["cpu_optimized"].to_dict()) == "1.00 (n = 2: no interval)"
+    one = t.reset_index()
+    assert kromer._extremes(one[one["column"] == "gpu"]) == (
+        f"1.00 (95% CI of the extremes {gpu['ours_over_paper_lo']:.2f}-{gpu['ours_over_paper_hi']:.2f})")
+
+
 def test_rastrigin_table_reads_both_times_and_puts_the_paper_beside():
     trials = pd.DataFrame([row("many_threaded", "N09", 0, 30.0, 27.0, dim=128)])
     traces = {("ref", "de/many_threaded/N09/t0"): {"time_s": np.array([0.1, 0.5, 3.0]),
@@ -139,7 +160,7 @@ def test_section_renders_from_what_write_outputs_wrote(tmp_path):
     text = _both(build([(str(tmp_path / "kromer_etc.yaml"), str(out))], tmp_path / "paper" / "REPORT.md"))
     assert "## Krömer, Platoš" in text and "**Table 4**" in text
     # the row: CPU and CPU opt. did not run; GPU ours (n), paper, ours / paper; the best column, ours and the paper's
-    assert "| ThMhCi | 64 | - | - | - | - | - | - | 5e+06 (2) | 3.18e+06 | 1.57 | GPU | GPU |" in text
+    assert "| ThMhCi | 64 | - | - | - | - | - | - | 5e+06 (2) | 3.18e+06 | 1.57 (n = 2: no interval) | GPU | GPU |" in text
     assert "GPU (many_threaded): GPU X / CPU y" in text
     assert "the paper's CPU = high_level, CPU opt. = sequential, GPU = many_threaded" in text
     assert "figure_etc_progress_Th.png" in text

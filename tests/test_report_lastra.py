@@ -51,6 +51,20 @@ def test_runtime_uses_exclusive_runs_and_extrapolates_the_cpu_linearly(trials):
     assert "C18" not in t.index.get_level_values("function")  # the CEC functions have their own table
 
 
+def test_the_gpu_time_ratio_carries_the_interval_of_the_timed_runs_against_the_papers_fixed_time(trials):
+    timed = [run("L01", 3_000_000, w, 5e5, trial=k) for k, w in enumerate((36.0, 40.0, 44.0))]
+    t = lastra.runtime_table(pd.concat([trials, pd.DataFrame(timed)], ignore_index=True))
+    big = t.set_index(["function", "dim"]).loc[("L01", 3_000_000)].to_dict()
+    # the four timed runs (40, 36, 40, 44 s) resampled, the paper's 8776.9 s fixed
+    assert 36.0 / 8776.9 <= big["ours_over_paper_gpu_lo"] < 40.0 / 8776.9 < big["ours_over_paper_gpu_hi"] <= 44.0 / 8776.9
+    r = lastra.gpu_time_ratio(big)
+    assert r.point == pytest.approx(40.0 / 8776.9) and r.text("{:.2g}").count("x") == 3
+    per_run = lastra.gpu_time_ratio(big, per_run=True)  # the paper's time per stated run: 10 x the ratio
+    assert per_run.lo == pytest.approx(10 * r.lo) and per_run.hi == pytest.approx(10 * r.hi)
+    small = t.set_index(["function", "dim"]).loc[("L01", 100_000)].to_dict()  # two timed runs: no interval
+    assert lastra.gpu_time_ratio(small).text("{:.2g}").endswith("(n = 2: no interval)")
+
+
 def test_the_times_are_of_the_machine_of_most_timed_runs_the_errors_of_every_host_of_its_gpu(trials):
     """Another host of the same GPU (more cores) made more runs, all several per launch: the tables
     still time the machine of the runs made one per launch; those runs' errors count."""

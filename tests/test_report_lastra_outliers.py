@@ -107,7 +107,8 @@ def test_a_trace_whose_first_point_is_after_the_initial_population_gives_no_init
 def test_the_markdown_lists_each_cell_and_explains_each_cause_found_once():
     t = table(*progress_cells((0.1, 0.4, 0.8)), cell("C08", 100_000, 4e8, 4e7, paper_distance=1e4))
     text = outliers_markdown(t, pd.DataFrame({"objective_mean": [1.0] * 5, "paper_mean": [1.0] * 4 + [np.nan]}))
-    assert "(3 of 4)" in text and "| F1 (C01) | 100,000 | 20 | 0.1 |" in text and "| F8 (C08) |" in text
+    assert "(3 of 4)" in text and "| F1 (C01) | 100,000 | 20 | 0.1 (n = 2: no interval) |" in text
+    assert "| F8 (C08) |" in text
     assert text.count(f"* *{PROGRESS}*") == 1 and f"* *{BOUND}*" in text and SPREAD not in text
     assert "within a factor of 2 of the paper's" in outliers_markdown(t.iloc[:0])
     assert outliers_markdown(pd.DataFrame()) == ""  # no table written
@@ -140,3 +141,17 @@ def test_the_reference_lists_exactly_the_cells_outside_the_factor():
     t = outlier_table(lastra.cec_table(trials), lastra.quality_runs(trials), traces)
     assert set(zip(t["function"], t["dim"])) == expected and len(t) == len(expected)
     assert expected  # the reference has cells outside the factor: the test compares something
+
+
+def test_each_ratio_has_the_bootstrap_interval_of_our_runs_against_the_papers_fixed_mean():
+    row, _, _ = cell("C03", 100_000, 50.0, 20.0, std=1.0, paper_std=1.0)
+    errors = [40.0, 45.0, 50.0, 55.0, 60.0]
+    runs = [{"run_id": f"C03/{k}", "function": "C03", "dim": 100_000, "popsize": 60, "best_error": e,
+             "distance_to_optimum": 1.0} for k, e in enumerate(errors)]
+    t = outlier_table(pd.DataFrame([row]), pd.DataFrame(runs), {})
+    r = t.iloc[0]
+    assert r["ratio_runs"] == 5 and r["ratio_lo"] < r["ratio"] == 2.5 < r["ratio_hi"]
+    # ours resampled, the paper's fixed: the interval is that of our mean over 20
+    assert 40.0 / 20 <= r["ratio_lo"] and r["ratio_hi"] <= 60.0 / 20
+    text = outliers_markdown(t)
+    assert f"| 2.5 [{r['ratio_lo']:.2g}, {r['ratio_hi']:.2g}] |" in text and "95 % bootstrap interval" in text

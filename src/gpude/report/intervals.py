@@ -78,22 +78,23 @@ def ratio(ours, theirs, statistic=np.mean) -> Ratio:
     return found if found.short is None else Ratio(point, float("nan"), float("nan"), len(a), n_theirs)
 
 
-def extremes_text(ratios, spec: str = "{:.3g}") -> str:
+def extremes_text(ratios, spec: str = "{:.3g}", unit: str = "x") -> str:
     """'107-204x (95% CI of the extremes 98-221x)': the range of the points over ``ratios`` and the lower
     bound of the smallest's interval and the upper of the largest's; where the smallest or the largest has
-    a short side, '(n = k: no interval)' instead; '-' without a finite point."""
+    a short side, '(n = k: no interval)' instead; '-' without a finite point. ``unit`` follows each
+    range ('' for a plain ratio)."""
     found = [r for r in ratios if not np.isnan(r.point)]
     if not found:
         return "-"
     low, high = min(found, key=lambda r: r.point), max(found, key=lambda r: r.point)
-    points = (f"{spec.format(low.point)}x" if low.point == high.point
-              else f"{spec.format(low.point)}-{spec.format(high.point)}x")
+    points = (f"{spec.format(low.point)}{unit}" if low.point == high.point
+              else f"{spec.format(low.point)}-{spec.format(high.point)}{unit}")
     short = [r.short for r in (low, high) if r.short is not None]
     if short:
         return f"{points} (n = {min(short)}: no interval)"
     if np.isnan(low.lo) or np.isnan(high.hi):
         return points
-    return f"{points} ({LEVEL:.0%} CI of the extremes {spec.format(low.lo)}-{spec.format(high.hi)}x)"
+    return f"{points} ({LEVEL:.0%} CI of the extremes {spec.format(low.lo)}-{spec.format(high.hi)}{unit})"
 
 
 def of_means(point: float, n_ours: int, n_theirs: int | None = None) -> Ratio:

@@ -530,7 +530,7 @@ class CaseStudy2(Section):
             "(Janssen et al. sec. 7.3.5) and the competitors ordered by score (1 = best); the final rank "
             "orders the total scores. Ours from the trials of one machine, "
             f"{self.ranks_machine or '(none)'} (wall-clock times rank only within one machine). Paper: "
-            "`paper/published/janssen_cs2_table4.csv` (RTX 3080).", "",
+            "`paper/published/janssen_cs2_table4.csv` (RTX 3080). " + self.rows_label(), "",
             self.table4(),
             self.figure("error_vs_time", "Fig. 7: final error vs wall-clock time of every trial")])
 

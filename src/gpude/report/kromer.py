@@ -63,6 +63,7 @@ from .kromer_tables import (
     lop_table,
     rastrigin_table,
 )
+from .intervals import Ratio, extremes_text
 from .section import Deviation, Section, _read, fmt
 from .verdict import Judgement, Verdict, cell_labels, coverage_verdict, n_by, numbers_of, paper_n, ratio_span, span
 
@@ -111,6 +112,21 @@ def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list
         if len(checked):
             files.append(write_csv_atomic(checked, out_dir / "claims_check.csv"))
     return files
+
+
+def _ratio_of(row) -> Ratio:
+    """A Table 4 cell's ours / the paper's and its interval (NaN bounds in a table written without them)."""
+    return Ratio(float(row.get("ours_over_paper", np.nan)), float(row.get("ours_over_paper_lo", np.nan)),
+                 float(row.get("ours_over_paper_hi", np.nan)), int(row.get("n", 0)), None)
+
+
+def _with_interval(row) -> str:
+    return _ratio_of(row).text("{:.2f}", unit="")
+
+
+def _extremes(part: pd.DataFrame) -> str:
+    """'0.84-1.99 (95% CI of the extremes 0.80-2.10)': the cells' range of ours / the paper's."""
+    return extremes_text([_ratio_of(r) for r in part.to_dict("records")], "{:.2f}", unit="")
 
 
 def _pct(v) -> str:
@@ -308,9 +324,10 @@ class Kromer(Section):
             return ""
         spans = []
         for c in COLUMNS:
-            r = t.loc[t["column"] == c, "ours_over_paper"].dropna()
-            if len(r):
-                spans.append(f"{COLUMN_NAMES[c]} {r.min():.2f}-{r.max():.2f} (median {r.median():.2f})")
+            part = t[(t["column"] == c) & t["ours_over_paper"].notna()]
+            if len(part):
+                r = part["ours_over_paper"]
+                spans.append(f"{COLUMN_NAMES[c]} {_extremes(part)} (median {r.median():.2f})")
         same = int((t.drop_duplicates(["etc", "popsize"]).pipe(
             lambda d: d["best_by_fit_mean"] == d["paper_best"])).sum()) if "paper_best" in t else 0
         n = span(int(t["n"].min()), int(t["n"].max()))
@@ -345,7 +362,7 @@ class Kromer(Section):
                 if part:
                     cells += ["; ".join(f"{fmt(r['fit_mean'])} ({r['n']})" for r in part),
                               fmt(part[0].get("paper_fit")),
-                              "; ".join(fmt(r.get("ours_over_paper"), "{:.2f}") for r in part)]
+                              "; ".join(_with_interval(r) for r in part)]
                 else:
                     cells += ["-", "-", "-"]
             ours_best = g["best_by_fit_mean"].iloc[0] if "best_by_fit_mean" in g else np.nan

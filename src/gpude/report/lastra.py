@@ -33,6 +33,7 @@ from ..core.io import read_csv, save_figure, write_csv_atomic
 from ..run.rows import one_per_launch, timed_alone
 from . import lastra_profile
 from .lastra_outliers import OUTLIERS_CSV, outliers_markdown, write_outlier_table
+from .intervals import Ratio, extremes_text, ratio
 from .section import Deviation, Section, _read, fmt
 from .verdict import Verdict, cell_labels, coverage_verdict, numbers_of, ratio_span, span
 
@@ -100,6 +101,19 @@ def cpu_rate(sample: pd.DataFrame) -> pd.DataFrame:
             .reset_index())
 
 
+def gpu_time_ratio(row, per_run: bool = False) -> Ratio:
+    """A runtime row's ours / the paper's GPU time (``per_run``: over the printed time divided by the runs the
+    paper states) with its interval (NaN bounds in a table written without them)."""
+    def get(key):
+        value = row.get(key, np.nan) if isinstance(row, dict) else getattr(row, key, np.nan)
+        return np.nan if value is None else value
+    scale = get("paper_runs") if per_run else 1.0
+    over = get("paper_gpu_per_run_over_ours") if per_run else get("paper_gpu_over_ours")
+    n = get("n")
+    return Ratio(1 / float(over), float(get("ours_over_paper_gpu_lo")) * scale,
+                 float(get("ours_over_paper_gpu_hi")) * scale, int(n) if pd.notna(n) else 0, None)
+
+
 def runtime_table(trials: pd.DataFrame, cpu_sample: pd.DataFrame | None = None) -> pd.DataFrame:
     """Our GPU times (exclusive runs of the main machine) beside the paper's, with our CPU extrapolated."""
     runs = _gpu_runs(trials)
@@ -118,6 +132,13 @@ def runtime_table(trials: pd.DataFrame, cpu_sample: pd.DataFrame | None = None) 
         t["paper_gpu_per_run_s"] = t["paper_gpu_s"] / t["paper_runs"]
         t["paper_gpu_over_ours"] = t["paper_gpu_s"] / t["gpu_s"]
         t["paper_gpu_per_run_over_ours"] = t["paper_gpu_per_run_s"] / t["gpu_s"]
+        # ours / the paper's GPU time with its 95 % bootstrap interval: our timed runs resampled, the
+        # paper's printed time fixed (a cell of fewer than 3 runs: none)
+        times = runs.groupby(["function", "dim"])["wall_time_s"]
+        found = [ratio(times.get_group(key).to_numpy(dtype=float), paper_s) if key in times.groups else None
+                 for key, paper_s in zip(zip(t["function"], t["dim"]), t["paper_gpu_s"])]
+        t["ours_over_paper_gpu_lo"] = [r.lo if r is not None else np.nan for r in found]
+        t["ours_over_paper_gpu_hi"] = [r.hi if r is not None else np.nan for r in found]
     if cpu_sample is not None and len(cpu_sample):
         t = t.merge(cpu_rate(cpu_sample), on="function", how="left")
         t["cpu_extrapolated_s"] = t["cpu_rate"] * PROTOCOL_FES * t["dim"]
@@ -387,8 +408,10 @@ class Lastra(Section):
             def rng(v, spec="{:.2g}"):
                 v = v.dropna()
                 return "-" if not len(v) else f"{spec.format(v.min())}-{spec.format(v.max())}"
-            lines.append(f"| {LABELS.get(f, f)} | {rng(1 / g['paper_gpu_over_ours'])}x | "
-                         f"{rng(1 / g['paper_gpu_per_run_over_ours'])}x | {rng(g['paper_speedup'], '{:.0f}')} |"
+            rows = g.to_dict("records")
+            lines.append(f"| {LABELS.get(f, f)} | {extremes_text([gpu_time_ratio(r) for r in rows], '{:.2g}')} | "
+                         f"{extremes_text([gpu_time_ratio(r, per_run=True) for r in rows], '{:.2g}')} | "
+                         f"{rng(g['paper_speedup'], '{:.0f}')} |"
                          + (f" {rng(g['speedup_extrapolated'], '{:.0f}')} |" if has_cpu else ""))
         return "\n".join(lines) + "\n"
 
@@ -408,8 +431,8 @@ class Lastra(Section):
         for r in t.itertuples():
             row = (f"| {LABELS.get(r.function, r.function)} | {r.dim:,} | {fmt(r.n, '{:.0f}')} | "
                    f"{fmt(r.gpu_s, '{:.1f}')} | "
-                   f"{fmt(r.paper_gpu_s, '{:,.0f}')} | {fmt(1 / r.paper_gpu_over_ours, '{:.2g}x')} | "
-                   f"{fmt(1 / r.paper_gpu_per_run_over_ours, '{:.2g}x')} |")
+                   f"{fmt(r.paper_gpu_s, '{:,.0f}')} | {gpu_time_ratio(r).text('{:.2g}')} | "
+                   f"{gpu_time_ratio(r, per_run=True).text('{:.2g}')} |")
             if has_cpu:
                 row += (f" {fmt(r.cpu_extrapolated_s, '{:,.0f}')} | {fmt(r.paper_cpu_s, '{:,.0f}')} | "
                         f"{fmt(r.speedup_extrapolated, '{:.0f}')} | {fmt(r.paper_speedup, '{:.1f}')} |")

@@ -410,7 +410,8 @@ class Nashed(Section):
                  f"the same set of lowest-mean methods in {len(same)}; at least one in common in "
                  f"{len(overlap)}. Cells where each method has the lowest mean: ours "
                  + ", ".join(f"{NAMES[a]} {counts[a]}" for a in ALGORITHMS)
-                 + "; the paper's " + ", ".join(f"{NAMES[a]} {paper_counts[a]}" for a in ALGORITHMS) + ".", "",
+                 + "; the paper's " + ", ".join(f"{NAMES[a]} {paper_counts[a]}" for a in ALGORITHMS) + ". "
+                 + self.rows_label(), "",
                  "**By a test of the medians** (a different rule, compared only with the paper's count by "
                  "its own test): cells where each method is among the best by our test (Kruskal-Wallis, "
                  "Holm-corrected Mann-Whitney U at 0.01, same flooring): "

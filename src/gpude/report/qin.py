@@ -193,7 +193,8 @@ class Qin(Section):
         lines = [f"iDE against the paper per D and function: success rate at NP = {', '.join(map(str, pops))} "
                  f"(paper / ours; ours from n = {span(int(both['n'].min()), int(both['n'].max()))} trials per cell "
                  f"on {self.machine}, {self.dtype}; the paper's on a GTX560, 25 runs), and ours / the paper's "
-                 "mean time and mean error over the NPs (error: where both are above 0).", "",
+                 "mean time and mean error over the NPs (error: where both are above 0). "
+                 + self.rows_label(["ide"]), "",
                  "| D | function | success rate, paper | success rate, ours | time ours / paper | "
                  "error ours / paper |", "|---" * 6 + "|"]
         for (dim, f), g in both.groupby(level=[0, 1]):
