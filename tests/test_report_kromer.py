@@ -160,7 +160,8 @@ def test_section_renders_from_what_write_outputs_wrote(tmp_path):
     text = _both(build([(str(tmp_path / "kromer_etc.yaml"), str(out))], tmp_path / "paper" / "REPORT.md"))
     assert "## Krömer, Platoš" in text and "**Table 4**" in text
     # the row: CPU and CPU opt. did not run; GPU ours (n), paper, ours / paper; the best column, ours and the paper's
-    assert "| ThMhCi | 64 | - | - | - | - | - | - | 5e+06 (2) | 3.18e+06 | 1.57 (n = 2: no interval) | GPU | GPU |" in text
+    assert ("| ThMhCi | 64 | - | - | - | - | - | - | 5e+06 (2) | 3.18e+06 | 1.57 (n = 2: no interval) | GPU | GPU |"
+            in text)
     assert "GPU (many_threaded): GPU X / CPU y" in text
     assert "the paper's CPU = high_level, CPU opt. = sequential, GPU = many_threaded" in text
     assert "figure_etc_progress_Th.png" in text

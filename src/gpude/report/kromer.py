@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.io import write_csv_atomic
+from .intervals import Ratio, extremes_text
 from .kromer_figures import figure_etc_progress, figure_eval_speed, figure_lop_progress
 from .kromer_tables import (
     COLUMN_NAMES,
@@ -63,7 +64,6 @@ from .kromer_tables import (
     lop_table,
     rastrigin_table,
 )
-from .intervals import Ratio, extremes_text
 from .section import Deviation, Section, _read, fmt
 from .verdict import Judgement, Verdict, cell_labels, coverage_verdict, n_by, numbers_of, paper_n, ratio_span, span
 

@@ -32,8 +32,8 @@ import pandas as pd
 from ..core.io import read_csv, save_figure, write_csv_atomic
 from ..run.rows import one_per_launch, timed_alone
 from . import lastra_profile
-from .lastra_outliers import OUTLIERS_CSV, outliers_markdown, write_outlier_table
 from .intervals import Ratio, extremes_text, ratio
+from .lastra_outliers import OUTLIERS_CSV, outliers_markdown, write_outlier_table
 from .section import Deviation, Section, _read, fmt
 from .verdict import Verdict, cell_labels, coverage_verdict, numbers_of, ratio_span, span
 

@@ -206,8 +206,8 @@ def outlier_table(cec: pd.DataFrame, runs: pd.DataFrame, traces: dict | None = N
                      "ratio_lo": found.lo, "ratio_hi": found.hi, "ratio_runs": found.n_ours,
                      "z": cell["z"], "cause": cause.label if cause else UNEXPLAINED,
                      "check": cause.check(cell, cells) if cause else _spread_check(cell, cells)})
-    columns = ["function", "dim", "n", "mean", "paper_mean", "ratio", "ratio_lo", "ratio_hi", "ratio_runs", "z", "cause",
-               "check"]
+    columns = ["function", "dim", "n", "mean", "paper_mean", "ratio", "ratio_lo", "ratio_hi", "ratio_runs", "z",
+               "cause", "check"]
     return pd.DataFrame(rows, columns=columns).sort_values(["function", "dim"], ignore_index=True)
 
 
@@ -220,7 +220,8 @@ def _ratio_text(row) -> str:
     """Ours / the paper's with its interval; a table written before the interval columns: the point alone."""
     lo, hi = getattr(row, "ratio_lo", np.nan), getattr(row, "ratio_hi", np.nan)
     runs = getattr(row, "ratio_runs", row.n)
-    return Ratio(float(row.ratio), float(lo), float(hi), int(runs) if pd.notna(runs) else 0, None).text("{:.2g}", unit="")
+    found = Ratio(float(row.ratio), float(lo), float(hi), int(runs) if pd.notna(runs) else 0, None)
+    return found.text("{:.2g}", unit="")
 
 
 def outliers_markdown(outliers: pd.DataFrame, cec: pd.DataFrame | None = None) -> str:
