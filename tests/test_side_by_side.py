@@ -175,11 +175,23 @@ def test_the_table_divides_ours_by_the_authors_per_device_and_function():
     assert t.loc[("F01", "all_gpu", 1), ["baseline", "n", "failed", "ratio"]].tolist() == ["authors_de", 1, 1, 1.5]
     assert section.baseline_of("all_gpu_x30:graph_generations=32") == "authors_de"
     text = section.render_table(section.side_by_side_table(FAKE))
-    assert "#### NVIDIA H100" in text and "| F01 | 1 (1) | 0.5 (2), 0.50x | 0.05 (1), 0.05x |" in text
-    assert "ide, share of 30/launch: s/run (n), ratio" in text and "3 (1, 1 failed), 1.50x" in text
+    assert "#### NVIDIA H100" in text and ("| F01 | 1 (1) | 0.5 (2), 0.50x (n = 1: no interval) | "
+                                           "0.05 (1), 0.05x (n = 1: no interval) |") in text
+    assert "ide, share of 30/launch: s/run (n), ratio" in text and "3 (1, 1 failed), 1.50x (n = 1: no" in text
     # any second name _x<n> (de/block's at a full H100: 132 a launch) is its implementation's
     assert section.baseline_of("block_x132") == "authors_ide" and section.baseline_of("all_gpu_x264") == "authors_de"
     assert section._label("block_x132", 132) == "block, share of 132/launch"
+
+
+def test_each_ratio_carries_the_bootstrap_interval_of_both_sides_runs():
+    rows = _trials([dict(gpu="NVIDIA H100", function="F01", implementation="authors_ide", wall_time_s=w)
+                    for w in (0.9, 1.0, 1.1)]
+                   + [dict(gpu="NVIDIA H100", function="F01", implementation="ide", wall_time_s=w)
+                      for w in (0.45, 0.5, 0.55)])
+    t = section.side_by_side_table(rows).iloc[0]
+    assert t["ratio"] == pytest.approx(0.5) and 0.45 / 1.1 <= t["ratio_lo"] < 0.5 < t["ratio_hi"] <= 0.55 / 0.9
+    text = section.render_table(section.side_by_side_table(rows))
+    assert f"| F01 | 1 (3) | 0.5 (3), 0.50x [{t['ratio_lo']:.2f}x, {t['ratio_hi']:.2f}x] |" in text
 
 
 def test_the_section_says_what_to_run_without_gpu_rows(tmp_path):
@@ -193,7 +205,7 @@ def test_the_section_says_what_to_run_without_gpu_rows(tmp_path):
     assert "No side-by-side rows from a GPU yet" in text and "benchmarks/" not in text
     section.write_outputs(FAKE, {}, paper)
     text = both(section.SideBySide(spec, paper, tmp_path))
-    assert "| F02 | 1 (1) | 0.5 (1), 0.50x | - |" in text and "No side-by-side rows" not in text
+    assert "| F02 | 1 (1) | 0.5 (1), 0.50x (n = 1: no interval) | - |" in text and "No side-by-side rows" not in text
 
 
 def test_the_workflow_lists_the_programs_jobs(tmp_path, janssen, monkeypatch):

@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..core.io import write_csv_atomic
 from ..core.machines import machine_labels
+from .intervals import Ratio, ratio
 from .section import Deviation, Section, _read, fmt
 from .trial_params import trials_per_launch
 from .verdict import Judgement, Verdict, cell_labels, n_by, n_text, numbers_of, paper_n, ratio_span
@@ -27,7 +28,7 @@ AUTHORS = {"authors_ide": "All-GPU iDE", "authors_de": "All-GPU DE"}
 #: ours measured against the All-GPU DE; every other of ours against the All-GPU iDE
 AGAINST_DE = ("all_gpu",)
 COLUMNS = ["device", "function", "implementation", "trials_per_launch", "baseline", "n", "failed", "mean_s",
-           "authors_mean_s", "authors_n", "ratio", "mean_error"]
+           "authors_mean_s", "authors_n", "ratio", "ratio_lo", "ratio_hi", "mean_error"]
 WHAT_TO_RUN = ("on a GPU host with nvcc, the authors' slim tree in `.authors/` "
                "(`python -m gpude.implementations.janssen pack`), run `bash benchmarks/gpu_checks.sh side_by_side` "
                "(or `snakemake --cores all --configfile config/experiments/side_by_side.yaml`)")
@@ -78,6 +79,21 @@ def side_by_side_table(trials: pd.DataFrame) -> pd.DataFrame:
     ours["authors_mean_s"] = [theirs["mean_s"].get(k) for k in idx]
     ours["authors_n"] = [theirs["n"].get(k) for k in idx]
     ours["ratio"] = ours["mean_s"] / pd.to_numeric(ours["authors_mean_s"])
+    # its 95 % bootstrap interval: our runs and theirs resampled (a side of fewer than 3 runs: none)
+    times = ok.groupby(["device", "function", "implementation", "trials_per_launch"])["wall_time_s"]
+    theirs_times = ok.groupby(["device", "function", "implementation"])["wall_time_s"]
+
+    def interval(row):
+        mine = (row["device"], row["function"], row["implementation"], row["trials_per_launch"])
+        other = (row["device"], row["function"], row["baseline"])
+        if mine not in times.groups or other not in theirs_times.groups:
+            return float("nan"), float("nan")
+        found = ratio(times.get_group(mine).to_numpy(dtype=float), theirs_times.get_group(other).to_numpy(dtype=float))
+        return found.lo, found.hi
+
+    bounds = [interval(r) for r in ours.to_dict("records")]
+    ours["ratio_lo"] = [lo for lo, _ in bounds]
+    ours["ratio_hi"] = [hi for _, hi in bounds]
     return ours[COLUMNS].sort_values(["device", "baseline", "implementation", "trials_per_launch", "function"],
                                      ascending=[True, False, True, True, True]).reset_index(drop=True)
 
@@ -88,6 +104,18 @@ def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list
 
         raise InvalidInputError(f"the side_by_side section reads no study inputs; got {', '.join(inputs)}")
     return [write_csv_atomic(side_by_side_table(trials), Path(out_dir) / "side_by_side.csv")]
+
+
+def _ratio_text(row, theirs) -> str:
+    """Ours / theirs with its interval ('-x' without a ratio; the point alone in a table written without
+    the interval)."""
+    if pd.isna(row["ratio"]):
+        return "-x"
+    n_theirs = theirs["authors_n"]
+    found = Ratio(float(row["ratio"]), float(row.get("ratio_lo", float("nan"))),
+                  float(row.get("ratio_hi", float("nan"))), int(row["n"]),
+                  int(n_theirs) if pd.notna(n_theirs) else None)
+    return found.text("{:.2f}")
 
 
 def render_table(table: pd.DataFrame) -> str:
@@ -115,7 +143,7 @@ def render_table(table: pd.DataFrame) -> str:
                         continue
                     r = by.loc[key]
                     failed = f", {int(r['failed'])} failed" if r["failed"] else ""
-                    cells.append(f"{fmt(r['mean_s'])} ({int(r['n'])}{failed}), {fmt(r['ratio'], '{:.2f}')}x")
+                    cells.append(f"{fmt(r['mean_s'])} ({int(r['n'])}{failed}), {_ratio_text(r, first)}")
                 lines.append("| " + " | ".join(cells) + " |")
             lines.append("")
     return "\n".join(lines)
