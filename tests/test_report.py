@@ -277,6 +277,32 @@ def test_a_references_guest_rows_join_its_machine_without_their_times(tmp_path):
     assert (ide.n, ide.mean_s) == (1, 2.0)
 
 
+def test_a_study_that_compares_each_host_as_measured_keeps_its_guest_rows_times(tmp_path):
+    """The side by side reports a batched share (n runs a launch) as its own column, per host: a launch of
+    132 runs made on another host of the reference's GPU keeps its times there, and counts as run, not
+    as failed (``join_guests = False``); every other study joins such rows to its machine untimed."""
+    from gpude.report.document import section_class
+    from gpude.report.side_by_side import side_by_side_table
+    from gpude.report.sources import load_sources
+
+    base = dict(algorithm="de", function="F01", dim=100, popsize=250, dtype="float32", best_error=1.0,
+                hit_target=False, host="vm", cpu="Xeon", gpu="H100", status="budget")
+    rows = [dict(base, implementation=impl, trial=k, cpu_cores=32, concurrency="exclusive", wall_time_s=w,
+                 params="{}") for k in range(3) for impl, w in (("authors_ide", 0.8), ("ide", 0.7))]
+    rows += [dict(base, implementation="block_x132", trial=k, cpu_cores=16, concurrency="exclusive",
+                  wall_time_s=0.05, params='{"trials_per_launch": 132}') for k in range(132)]
+    path = tmp_path / "trials.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    assert section_class("side_by_side").join_guests is False and section_class("janssen_cs1").join_guests
+    joined, _ = load_sources([path])
+    assert joined.loc[joined.implementation == "block_x132", "wall_time_s"].isna().all()  # a guest, untimed
+    trials, _ = load_sources([path], join_guests=False)
+    table = side_by_side_table(trials)
+    block = table[table.implementation == "block_x132"].iloc[0]
+    assert (block.n, block.failed, block.mean_s) == (132, 0, pytest.approx(0.05))
+    assert block.device == "H100 / Xeon x16" and set(table.device) == {"H100 / Xeon x16", "H100 / Xeon x32"}
+
+
 def test_figures_are_png_unless_more_formats_are_asked_for(tmp_path, monkeypatch):
     """PNG by default (what the REPORT shows); ``--figure-formats png,pdf`` adds the PDF of every
     figure; a list without PNG, or an unknown format, is refused with the formats it takes."""

@@ -55,7 +55,7 @@ def write_paper(trials: list[str], out_dir, *, published: str | None = None, stu
 
     # every input before anything is written
     wanted = section_class(study).generic_outputs  # the study's choice of the generic outputs
-    table, traces = load_sources(trials)
+    table, traces = load_sources(trials, join_guests=section_class(study).join_guests)
     # tables and figures are per competitor: the implementation where only it varies (case study
     # 1), else e.g. algorithm/implementation/popsize (case study 2)
     labelled = with_competitors(table).assign(implementation=lambda d: d["competitor"])

@@ -117,6 +117,10 @@ class Section:
     generic_outputs = GENERIC_OUTPUTS
     #: the study's name in the report's verdict table (None: a section of no study, with no verdicts)
     study: str | None = None
+    #: a reference's guest rows (another host of its GPU, its times uncounted there) join its machine
+    #: with their times dropped (:func:`gpude.report.sources.at_home`); False for a study that compares
+    #: each host's own rows, batched shares included, as measured
+    join_guests = True
 
     @staticmethod
     def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list[Path]:

@@ -155,6 +155,8 @@ class SideBySide(Section):
     write_outputs = staticmethod(write_outputs)
     generic_outputs = ("time",)
     study = "Janssen et al., the authors' code"
+    # each device's rows as measured there: a share of n runs a launch is what its column reports
+    join_guests = False
 
     def __init__(self, spec, paper_dir, report_dir):
         super().__init__(spec, paper_dir, report_dir)

@@ -15,8 +15,9 @@ from ..run.rows import load_traces, one_per_launch, timed_alone
 from .verdict import n_per_cell
 
 
-def load_sources(paths) -> tuple[pd.DataFrame, dict]:
-    """Concatenate trial tables; add ``source`` (the table's path) and ``machine``.
+def load_sources(paths, join_guests: bool = True) -> tuple[pd.DataFrame, dict]:
+    """Concatenate trial tables; add ``source`` (the table's path) and ``machine``; with ``join_guests``,
+    each table's guest rows join its machine (:func:`at_home`).
 
     Returns the trials and ``{(source, run_id): trace}`` for the traces found beside each table.
     """
@@ -32,6 +33,8 @@ def load_sources(paths) -> tuple[pd.DataFrame, dict]:
         raise ValueError("no trial tables given")
     trials = pd.concat(frames, ignore_index=True)
     trials["machine"] = machine_labels(trials)
+    if not join_guests:
+        return trials, traces
     return pd.concat([at_home(part) for _, part in trials.groupby("source", sort=False)]).sort_index(), traces
 
 
