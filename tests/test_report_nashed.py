@@ -132,7 +132,7 @@ def test_gpude_paper_writes_the_wall_time_outputs_only_for_a_study_that_wants_th
     trials = trials.assign(popsize=48 + 48 * (trials["trial"] % 2), hit_target=hit, target_error=0.0,
                            time_to_target_s=trials["wall_time_s"].where(hit),
                            fes_to_target=trials["fes_used"].where(hit))
-    monkeypatch.setattr(sources, "load_sources", lambda paths: (trials, traces))
+    monkeypatch.setattr(sources, "load_sources", lambda paths, join_guests=True: (trials, traces))
     if study:  # the study's own outputs are tested above
         monkeypatch.setattr(section_class(study), "write_outputs", staticmethod(lambda *a, **k: []))
     out = tmp_path / "paper"
