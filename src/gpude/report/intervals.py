@@ -97,6 +97,16 @@ def extremes_text(ratios, spec: str = "{:.3g}", unit: str = "x") -> str:
     return f"{points} ({LEVEL:.0%} CI of the extremes {spec.format(low.lo)}-{spec.format(high.hi)}{unit})"
 
 
+def stored(point, lo, hi, n_ours, n_theirs=None) -> Ratio:
+    """A :class:`Ratio` read back from a table's columns: a missing or empty bound (a table written without
+    the interval columns) or n reads as NaN or 0; ``n_theirs`` None or empty: a fixed number."""
+    def number(v):
+        return float("nan") if v is None or pd.isna(v) else float(v)
+
+    return Ratio(number(point), number(lo), number(hi), 0 if n_ours is None or pd.isna(n_ours) else int(n_ours),
+                 None if n_theirs is None or pd.isna(n_theirs) else int(n_theirs))
+
+
 def of_means(point: float, n_ours: int, n_theirs: int | None = None) -> Ratio:
     """A :class:`Ratio` of two means without the trials behind them (an older paper folder without
     trial_times.csv): its point, and no interval."""

@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.io import write_csv_atomic
-from .intervals import Ratio, extremes_text
+from .intervals import Ratio, extremes_text, stored
 from .kromer_figures import figure_etc_progress, figure_eval_speed, figure_lop_progress
 from .kromer_tables import (
     COLUMN_NAMES,
@@ -116,8 +116,8 @@ def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list
 
 def _ratio_of(row) -> Ratio:
     """A Table 4 cell's ours / the paper's and its interval (NaN bounds in a table written without them)."""
-    return Ratio(float(row.get("ours_over_paper", np.nan)), float(row.get("ours_over_paper_lo", np.nan)),
-                 float(row.get("ours_over_paper_hi", np.nan)), int(row.get("n", 0)), None)
+    return stored(row.get("ours_over_paper"), row.get("ours_over_paper_lo"), row.get("ours_over_paper_hi"),
+                  row.get("n"))
 
 
 def _with_interval(row) -> str:

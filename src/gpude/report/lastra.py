@@ -32,7 +32,7 @@ import pandas as pd
 from ..core.io import read_csv, save_figure, write_csv_atomic
 from ..run.rows import one_per_launch, timed_alone
 from . import lastra_profile
-from .intervals import Ratio, extremes_text, ratio
+from .intervals import Ratio, extremes_text, ratio, stored
 from .lastra_outliers import OUTLIERS_CSV, outliers_markdown, write_outlier_table
 from .section import Deviation, Section, _read, fmt
 from .verdict import Verdict, cell_labels, coverage_verdict, numbers_of, ratio_span, span
@@ -105,13 +105,11 @@ def gpu_time_ratio(row, per_run: bool = False) -> Ratio:
     """A runtime row's ours / the paper's GPU time (``per_run``: over the printed time divided by the runs the
     paper states) with its interval (NaN bounds in a table written without them)."""
     def get(key):
-        value = row.get(key, np.nan) if isinstance(row, dict) else getattr(row, key, np.nan)
+        value = row.get(key) if isinstance(row, dict) else getattr(row, key, None)
         return np.nan if value is None else value
     scale = get("paper_runs") if per_run else 1.0
     over = get("paper_gpu_per_run_over_ours") if per_run else get("paper_gpu_over_ours")
-    n = get("n")
-    return Ratio(1 / float(over), float(get("ours_over_paper_gpu_lo")) * scale,
-                 float(get("ours_over_paper_gpu_hi")) * scale, int(n) if pd.notna(n) else 0, None)
+    return stored(1 / over, get("ours_over_paper_gpu_lo") * scale, get("ours_over_paper_gpu_hi") * scale, get("n"))
 
 
 def runtime_table(trials: pd.DataFrame, cpu_sample: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -336,13 +334,14 @@ class Lastra(Section):
         rows = []
         if len(self.runtime):
             t = self.runtime
-            ratio = 1 / t["paper_gpu_per_run_over_ours"]
+            over_paper = 1 / t["paper_gpu_per_run_over_ours"]
             per_run = extremes_text([gpu_time_ratio(r, per_run=True) for r in t.to_dict("records")], "{:.2g}")
             have, wanted = counts(t)
             rows.append(coverage_verdict(
                 "Tables 1-12 (run time)", have, wanted,
                 f"a GPU run's time {per_run} the paper's GPU time per run ({self.machine} against "
-                "the paper's GTX Titan)", numbers_of(ratio, "another GPU", labels=cell_labels(t, ["function", "dim"])),
+                "the paper's GTX Titan)",
+                numbers_of(over_paper, "another GPU", labels=cell_labels(t, ["function", "dim"])),
                 # a time counts only from a run made alone on its GPU, one per launch (protocol)
                 short_cause="times of runs alone only"))
         for item, t, ours, theirs in (("Tables 15-20 (quality)", self.quality, "distance_mean",
@@ -350,12 +349,12 @@ class Lastra(Section):
                                       ("Tables 21-30 (CEC 2010)", self.cec, "objective_mean", "paper_mean")):
             if not len(t):
                 continue
-            ratio = t[ours] / t[theirs]
+            over_paper = t[ours] / t[theirs]
             have, wanted = counts(t)
             # the paper gives no shift vectors at these D: ours are drawn (docs/functions.md)
             rows.append(coverage_verdict(
-                item, have, wanted, f"mean {ours.split('_')[0]} {ratio_span(ratio)} the paper's ({self.machine})",
-                numbers_of(ratio, "shifts ours", labels=cell_labels(t, ["function", "dim"])),
+                item, have, wanted, f"mean {ours.split('_')[0]} {ratio_span(over_paper)} the paper's ({self.machine})",
+                numbers_of(over_paper, "shifts ours", labels=cell_labels(t, ["function", "dim"])),
                 short_cause="runs not yet made"))
         rows.append(lastra_profile.verdict(self.profile))
         return rows

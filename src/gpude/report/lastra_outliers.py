@@ -24,7 +24,7 @@ from ..core.errors import InvalidInputError
 from ..core.io import write_csv_atomic
 from ..functions.cec2010 import GROUP
 from ..functions.largescale import LARGE_SCALE
-from .intervals import Ratio, ratio
+from .intervals import ratio, stored
 from .section import fmt
 
 #: a cell is listed when our mean is more than FACTOR times the paper's, or less than 1/FACTOR of it
@@ -218,10 +218,8 @@ def write_outlier_table(cec: pd.DataFrame, runs: pd.DataFrame, traces: dict | No
 
 def _ratio_text(row) -> str:
     """Ours / the paper's with its interval; a table written before the interval columns: the point alone."""
-    lo, hi = getattr(row, "ratio_lo", np.nan), getattr(row, "ratio_hi", np.nan)
-    runs = getattr(row, "ratio_runs", row.n)
-    found = Ratio(float(row.ratio), float(lo), float(hi), int(runs) if pd.notna(runs) else 0, None)
-    return found.text("{:.2g}", unit="")
+    return stored(row.ratio, getattr(row, "ratio_lo", None), getattr(row, "ratio_hi", None),
+                  getattr(row, "ratio_runs", row.n)).text("{:.2g}", unit="")
 
 
 def outliers_markdown(outliers: pd.DataFrame, cec: pd.DataFrame | None = None) -> str:

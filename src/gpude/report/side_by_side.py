@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..core.io import write_csv_atomic
 from ..core.machines import machine_labels
-from .intervals import Ratio, ratio
+from .intervals import ratio, stored
 from .section import Deviation, Section, _read, fmt
 from .trial_params import trials_per_launch
 from .verdict import Judgement, Verdict, cell_labels, n_by, n_text, numbers_of, paper_n, ratio_span
@@ -111,11 +111,7 @@ def _ratio_text(row, theirs) -> str:
     the interval)."""
     if pd.isna(row["ratio"]):
         return "-x"
-    n_theirs = theirs["authors_n"]
-    found = Ratio(float(row["ratio"]), float(row.get("ratio_lo", float("nan"))),
-                  float(row.get("ratio_hi", float("nan"))), int(row["n"]),
-                  int(n_theirs) if pd.notna(n_theirs) else None)
-    return found.text("{:.2f}")
+    return stored(row["ratio"], row.get("ratio_lo"), row.get("ratio_hi"), row["n"], theirs["authors_n"]).text("{:.2f}")
 
 
 def render_table(table: pd.DataFrame) -> str:
