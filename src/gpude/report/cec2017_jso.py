@@ -170,9 +170,10 @@ def speed_table(ours: pd.DataFrame, brest: pd.DataFrame) -> pd.DataFrame:
     Brest's, the median of his runs (one process on one core); each side's n and values (``ours_s_all``,
     ``brest_s_all``: space-separated, for the ratio's interval), the ratio Brest's / ours, and the host."""
     o = ours.assign(cec=[_cec17_number(f) for f in ours["function"]])
-    o["ours_s_all"] = [" ".join(f"{v:.6g}" for v in _launch_shares(r)) for r in o.to_dict("records")]
-    o["ours_s"] = [float(np.median(_launch_shares(r))) for r in o.to_dict("records")]
-    o["ours_launches"] = [len(_launch_shares(r)) for r in o.to_dict("records")]
+    shares = [_launch_shares(r) for r in o.to_dict("records")]
+    o["ours_s_all"] = [" ".join(f"{v:.6g}" for v in share) for share in shares]
+    o["ours_s"] = [float(np.median(share)) for share in shares]
+    o["ours_launches"] = [len(share) for share in shares]
     b = brest.assign(cec=[_cec17_number(f) for f in brest["function"]])
     theirs = b.groupby(["cec", "dim"])["time_s"].agg(
         brest_s="median", brest_runs="size", brest_s_all=lambda v: " ".join(f"{x:.6g}" for x in v)).reset_index()
