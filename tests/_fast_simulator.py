@@ -7,10 +7,12 @@ competes for the GIL with the threads doing the work, and it was a third of the 
 simulator tests. Here each thread tells its block's manager when it waits or ends, and the manager
 sleeps on a condition until then: the same rule (release the block when every live thread waits in
 ``syncthreads``; re-raise a thread's exception after telling the others to abort) without the busy
-loop. ``cuda.shared.array`` also identified its allocation site with ``traceback.extract_stack``
-(reading source lines from disk at every call); the caller's file and line come from its frame, and
-the first allocation at a site is made atomically (the stock check-then-set could give two threads
-of a block two different arrays).
+loop. The stock manager also starts an OS thread for every CUDA thread of every block of every launch;
+here a pool of threads serves launch after launch (half the time of kernels of many short launches,
+such as masw/gpu's). ``cuda.shared.array`` also identified its allocation site with
+``traceback.extract_stack`` (reading source lines from disk at every call); the caller's file and line
+come from its frame, and the first allocation at a site is made atomically (the stock check-then-set
+could give two threads of a block two different arrays).
 
 Installed by tests/conftest.py when NUMBA_ENABLE_CUDASIM=1; ``GPUDE_TEST_STOCK_SIMULATOR=1`` keeps
 the stock simulator (to compare the two).
@@ -30,14 +32,41 @@ def install() -> None:
     if getattr(kernel.BlockManager, "_gpude_fast", False):
         return
 
-    class BlockThread(kernel.BlockThread):
+    class PooledThread(kernel.BlockThread):
+        """A simulated CUDA thread that serves launch after launch: starting an OS thread for every
+        CUDA thread of every block was half the simulator's time in kernels of many short launches."""
+
+        def __init__(self):
+            threading.Thread.__init__(self, daemon=True)
+            self.go = threading.Event()
+            self.syncthreads_event = threading.Event()
+            self.task = None
+            self.start()
+
+        def assign(self, task, manager, blockIdx, threadIdx):
+            # the attributes numba's kernelapi reads from threading.current_thread()
+            self.task, self._manager, self.debug = task, manager, False
+            self.blockIdx, self.threadIdx = kernel.Dim3(*blockIdx), kernel.Dim3(*threadIdx)
+            block = kernel.Dim3(*manager._block_dim)
+            self.thread_id = self.threadIdx.x + block.x * (self.threadIdx.y + block.y * self.threadIdx.z)
+            self.exception, self.abort, self.syncthreads_blocked = None, False, False
+            self.syncthreads_event.clear()
+            self.go.set()
+
         def run(self):
-            try:
-                super().run()  # records an exception in self.exception
-            finally:
-                manager = self._manager
+            while True:
+                self.go.wait()
+                self.go.clear()
+                try:
+                    self.task()
+                except Exception as e:  # as the stock BlockThread: the message names the thread
+                    where = f"tid={list(self.threadIdx)} ctaid={list(self.blockIdx)}"
+                    msg = where if str(e) == "" else f"{where}: {e}"
+                    self.exception = (type(e)(msg), sys.exc_info()[2])
+                manager, self.task = self._manager, None
                 with manager.changed:
                     manager.live -= 1
+                    IDLE.append(self)  # before the manager hears of it: it may be taken at once
                     manager.changed.notify()
 
         def syncthreads(self):
@@ -53,10 +82,20 @@ def install() -> None:
             if self.abort:
                 raise RuntimeError("abort flag set on syncthreads clear")
 
+    IDLE: list = []  # list.pop and list.append are atomic under the GIL
+
+    def take():
+        try:
+            return IDLE.pop()
+        except IndexError:
+            return PooledThread()
+
     class BlockManager(kernel.BlockManager):
         _gpude_fast = True
 
         def run(self, grid_point, *args):
+            if self._debug:  # numba's debug wrapper (np.seterr per thread): the stock manager
+                return stock_manager.run(self, grid_point, *args)
             self.changed = threading.Condition()
             self.live = self.blocked = 0
             threads = []
@@ -66,10 +105,10 @@ def install() -> None:
 
             with self.changed:  # no thread reports before all are counted
                 for block_point in np.ndindex(*self._block_dim):
-                    t = BlockThread(target, self, grid_point, block_point, self._debug)
+                    t = take()
                     threads.append(t)
                     self.live += 1
-                    t.start()
+                    t.assign(target, self, grid_point, block_point)
                 while self.live:
                     self.changed.wait()
                     failed = next((t for t in threads if t.exception), None)
@@ -86,7 +125,6 @@ def install() -> None:
                                 t.syncthreads_blocked = False
                                 t.syncthreads_event.set()
             for t in threads:
-                t.join()
                 if t.exception:
                     raise t.exception[0].with_traceback(t.exception[1])
 
@@ -105,6 +143,6 @@ def install() -> None:
         return res
 
     stock_shared_array = kernelapi.FakeCUDAShared.array
-    kernel.BlockThread = BlockThread
+    stock_manager = kernel.BlockManager
     kernel.BlockManager = BlockManager
     kernelapi.FakeCUDAShared.array = shared_array

@@ -109,3 +109,34 @@ def test_threads_allocating_a_shared_array_together_get_one_array(monkeypatch):
     out = np.zeros((2, 8), dtype=np.int64)
     broadcast[2, 8](out)
     np.testing.assert_array_equal(out, np.array([[42] * 8, [43] * 8]))
+
+
+@cuda.jit
+def where_am_i(out):
+    x, y = cuda.threadIdx.x, cuda.threadIdx.y
+    b = cuda.blockIdx.x
+    out[b, y, x, 0] = b
+    out[b, y, x, 1] = y
+    out[b, y, x, 2] = x
+    out[b, y, x, 3] = cuda.laneid
+
+
+@pytest.mark.skipif(os.environ.get("GPUDE_TEST_STOCK_SIMULATOR") == "1", reason="the stock simulator is asked for")
+def test_threads_serve_launch_after_launch_each_knowing_its_place():
+    import threading
+
+    def launch(blocks, shape):
+        out = np.full((blocks, shape[1], shape[0], 4), -1, np.int64)
+        where_am_i[blocks, shape](out)
+        b, y, x = np.meshgrid(np.arange(blocks), np.arange(shape[1]), np.arange(shape[0]), indexing="ij")
+        np.testing.assert_array_equal(out[..., 0], b)
+        np.testing.assert_array_equal(out[..., 1], y)
+        np.testing.assert_array_equal(out[..., 2], x)
+        np.testing.assert_array_equal(out[..., 3], (x + shape[0] * y) % 32)
+
+    launch(2, (8, 5))  # 40 threads a block: lanes wrap at 32
+    before = threading.active_count()
+    for shape in [(3, 1), (8, 5), (16, 2), (1, 1)] * 5:
+        launch(3, shape)
+    # the pool grew to the largest block at most, not by a thread per CUDA thread and launch
+    assert threading.active_count() <= before + 40
