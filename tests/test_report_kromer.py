@@ -68,6 +68,12 @@ def test_lop_error_percent_uses_the_table_s_own_optimum_and_counts_solved_instan
     assert ours["over_paper_5s"] == pytest.approx(0.25 / 2e-3) and ours["over_paper_10s"] == 0.0
     assert (ours["below_paper_5s"], ours["equal_paper_5s"], ours["above_paper_5s"]) == (0, 0, 1)
     assert (ours["below_paper_10s"], ours["equal_paper_10s"], ours["above_paper_10s"]) == (1, 0, 0)
+    # with the runs, each ratio's interval: each instance's runs resampled, the paper's mean fixed
+    # (be75eec's two runs at 5 s: 1 % and 0 %, its mean 0.5 % or 0 % or 1 %; be75np's one run: 0 %)
+    s = kromer_tables.lop_summary(t.reset_index(), paper, kromer_tables.lop_percent(trials, traces))
+    ours = s.set_index(["table", "implementation"]).loc[(2, "many_threaded")]
+    assert ours["over_paper_5s_lo"] == pytest.approx(0.0) and ours["over_paper_5s_hi"] == pytest.approx(0.5 / 2e-3)
+    assert ours["over_paper_10s_lo"] == ours["over_paper_10s_hi"] == 0.0
 
 
 def test_eval_speed_sets_the_cpus_against_the_pre_bound_launch_and_names_the_machine():
@@ -142,6 +148,14 @@ def test_rastrigin_table_reads_both_times_and_puts_the_paper_beside():
     t = kromer_tables.rastrigin_table(trials, traces, paper).iloc[0]
     assert t["mean_0.64s"] == 250.0 and t["mean_27s"] == 30.0
     assert t["paper_0.64s"] == pytest.approx(232.8668) and t["paper_27s"] == pytest.approx(32.98331)
+    # three runs: ours / the paper's with its interval (ours resampled, the paper's fixed)
+    more = pd.DataFrame([row("many_threaded", "N09", k, 30.0 * k, 27.0, dim=128) for k in (1, 2)])
+    t = kromer_tables.rastrigin_table(pd.concat([trials, more]), traces, paper).iloc[0]
+    assert t["mean_27s"] == 40.0
+    assert 30.0 / t["paper_27s"] <= t["ours_over_paper_27s_lo"] < 40.0 / t["paper_27s"] < t["ours_over_paper_27s_hi"]
+    assert t["ours_over_paper_27s_hi"] <= 60.0 / t["paper_27s"]
+    # only the first run has a trace: at 0.64 s the others are NaN, one value: no interval
+    assert np.isnan(t["ours_over_paper_0.64s_lo"])
 
 
 def test_section_renders_from_what_write_outputs_wrote(tmp_path):

@@ -89,6 +89,29 @@ def test_quality_reports_objectives_with_the_bias_and_all_runs(trials):
     assert row["paper_gpu_objective_mean"] == 5.1e5 and row["paper_cpu_distance_mean"] == 3.3e2
 
 
+def test_quality_and_cec_ratios_carry_the_interval_of_our_runs_against_the_papers_fixed_mean(trials):
+    # L01 at D = 1e5: three runs (distances 2, 4, 3; errors 1000, 3000, 2000), the paper's means fixed
+    q = lastra.quality_table(trials).set_index(["function", "dim"])
+    row = q.loc[("L01", 100_000)]
+    paper_distance, paper_error = row["paper_gpu_distance_mean"], row["paper_gpu_objective_mean"] + 330.0
+    assert 2.0 / paper_distance <= row["distance_over_paper_lo"] < 3.0 / paper_distance
+    assert 3.0 / paper_distance < row["distance_over_paper_hi"] <= 4.0 / paper_distance
+    assert 1000.0 / paper_error <= row["error_over_paper_lo"] < 2000.0 / paper_error < row["error_over_paper_hi"]
+    # one run: no interval, and the text says why
+    assert np.isnan(q.loc[("L01", 3_000_000), "distance_over_paper_lo"])
+    c = lastra.cec_table(trials).set_index(["function", "dim"])
+    assert np.isnan(c.loc[("C18", 3_000_000), "objective_over_paper_lo"])
+    more = [run("C18", 3_000_000, 90.0, e, trial=k) for k, e in enumerate((0.8e16, 1.2e16), start=1)]
+    c = lastra.cec_table(pd.concat([trials, pd.DataFrame(more)], ignore_index=True)).set_index(["function", "dim"])
+    row = c.loc[("C18", 3_000_000)]
+    assert 0.8e16 / 1.3e16 <= row["objective_over_paper_lo"] < 1e16 / 1.3e16 < row["objective_over_paper_hi"]
+    assert row["objective_over_paper_hi"] <= 1.2e16 / 1.3e16
+    ours = c[c["n"].notna()]
+    text = lastra._extremes(ours, ours["objective_mean"] / ours["paper_mean"], "objective_over_paper", unit="x")
+    assert text == (f"{1e16 / 1.3e16:.2g}x (95% CI of the extremes {row['objective_over_paper_lo']:.2g}-"
+                    f"{row['objective_over_paper_hi']:.2g}x)")
+
+
 def test_cec_table_maps_ids_to_the_paper_functions(trials):
     c = lastra.cec_table(trials).set_index(["function", "dim"])
     row = c.loc[("C18", 3_000_000)]

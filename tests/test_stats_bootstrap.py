@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from gpude.stats.bootstrap import format_interval, ratio_interval
+from gpude.stats.bootstrap import format_interval, mean_of_means_ratio_interval, ratio_interval
 
 
 def test_seeded_deterministic_and_holding_its_point():
@@ -26,3 +26,15 @@ def test_empty_side_and_format():
     assert np.isnan(ratio_interval([], [1.0])[0])
     assert format_interval(*ratio_interval([], [1.0])) == "-"
     assert format_interval(2.0, 1.5, 2.5) == "2 [1.5, 2.5]"
+
+
+def test_a_mean_of_group_means_resamples_each_group_on_its_own():
+    # group means 2 and 10 over a fixed 2: 3; the first group's resampled mean is 1, 2 or 3 and the second
+    # stays 10, so every resample lies in [2.75, 3.25] (a pooled resample could drop the second group)
+    point, lo, hi = mean_of_means_ratio_interval([[1.0, 3.0], [10.0, 10.0, 10.0]], 2.0)
+    assert point == 3.0 and 2.75 <= lo < point < hi <= 3.25
+    assert mean_of_means_ratio_interval([[1.0, 3.0], [10.0, 10.0, 10.0]], 2.0) == (point, lo, hi)  # seeded
+    # NaN runs and empty groups are left out; no group or no denominator: NaN
+    assert mean_of_means_ratio_interval([[1.0, np.nan, 3.0], [], [10.0]], 2.0)[0] == 3.0
+    assert all(np.isnan(v) for v in mean_of_means_ratio_interval([[], [np.nan]], 2.0))
+    assert all(np.isnan(v) for v in mean_of_means_ratio_interval([[1.0]], 0.0))

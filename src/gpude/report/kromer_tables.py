@@ -82,30 +82,47 @@ def rastrigin_table(trials: pd.DataFrame, traces: dict, published: pd.DataFrame 
                                         *[f"{k}_{t:g}s" for t in RASTRIGIN_TIMES for k in ("mean", "best")]])
     if published is not None and len(table):
         k = published[published["source"] == "kromer"]
+        groups = runs.groupby(["implementation", "dim", "machine"])
         for t in RASTRIGIN_TIMES:  # the paper's value at the time closest to t (0.66 s, 27.0 s)
             near = k.loc[(k["time_s"] - t).abs() < 0.1 * t].set_index("variables")["value"]
             table[f"paper_{t:g}s"] = table["dim"].map(near)
+            # ours / the paper's mean with its 95 % bootstrap interval (our runs resampled, the paper's
+            # printed value fixed)
+            found = [ratio(groups.get_group(key)[f"at_{t:g}"], paper) if pd.notna(paper) and paper else None
+                     for key, paper in zip(zip(table["implementation"], table["dim"], table["machine"]),
+                                           table[f"paper_{t:g}s"])]
+            for bound in ("lo", "hi"):
+                table[f"ours_over_paper_{t:g}s_{bound}"] = [getattr(r, bound) if r is not None else np.nan
+                                                            for r in found]
     return table
 
 
 # --- Tables 2-3 and Fig. 6 ------------------------------------------------------------------------
 
-def lop_table(trials: pd.DataFrame, traces: dict, published: dict[int, pd.DataFrame]) -> pd.DataFrame:
-    """Tables 2-3: per (implementation, instance, machine) the best and mean error % after 5 s and 10 s,
-    whether every run was at the optimum, and the paper's values (``published``: table number -> table)."""
+def lop_percent(trials: pd.DataFrame, traces: dict) -> pd.DataFrame:
+    """The LOP runs with ``pct_<t>``: each run's error after t seconds in % of its instance's optimum."""
     from ..problems.instances import catalog
     from ..problems.lop import optima
 
     runs = paper_runs(trials)
-    runs = runs[runs["function"].isin(list(catalog("lop")))]
-    runs = values_at(runs, traces, LOP_TIMES)
+    runs = values_at(runs[runs["function"].isin(list(catalog("lop")))], traces, LOP_TIMES)
+    opt = runs["function"].map(optima()["optimum"]).astype(float)
+    return runs.assign(**{f"pct_{t:g}": 100.0 * runs[f"at_{t:g}"] / opt for t in LOP_TIMES})
+
+
+def lop_table(trials: pd.DataFrame, traces: dict, published: dict[int, pd.DataFrame]) -> pd.DataFrame:
+    """Tables 2-3: per (implementation, instance, machine) the best and mean error % after 5 s and 10 s,
+    whether every run was at the optimum, and the paper's values (``published``: table number -> table)."""
+    from ..problems.lop import optima
+
+    runs = lop_percent(trials, traces)
     opt = optima()["optimum"]
     rows = []
     for (impl, instance, machine), g in runs.groupby(["implementation", "function", "machine"]):
         row = {"implementation": impl, "instance": instance, "table": 3 if instance.startswith("N-") else 2,
                "machine": machine, "n": len(g), "optimum": int(opt[instance])}
         for t in LOP_TIMES:
-            pct = 100.0 * g[f"at_{t:g}"] / opt[instance]
+            pct = g[f"pct_{t:g}"]
             row[f"best_{t:g}s"], row[f"avg_{t:g}s"] = pct.min(), pct.mean()
         # the paper's "global optimum in all test runs": every run at 0 after 5 s and after 10 s
         row["solved_every_run"] = bool(all((g[f"at_{t:g}"] == 0).all() for t in LOP_TIMES))
@@ -121,11 +138,16 @@ def lop_table(trials: pd.DataFrame, traces: dict, published: dict[int, pd.DataFr
     return table
 
 
-def lop_summary(table: pd.DataFrame, published: dict[int, pd.DataFrame]) -> pd.DataFrame:
+def lop_summary(table: pd.DataFrame, published: dict[int, pd.DataFrame],
+                percent: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per table and implementation: instances, runs, mean of the per-instance mean error % after 5 s
     and 10 s, instances solved in every run; the paper's own numbers beside (from its table), ours
     over the paper's means, and the instances where our mean error is below, equal to or above the
-    paper's (after 5 s and 10 s: the REPORT says by how much ours differs, and over how many)."""
+    paper's (after 5 s and 10 s: the REPORT says by how much ours differs, and over how many). With
+    the runs (``percent``: :func:`lop_percent`), ``over_paper_<t>s_lo`` and ``_hi``: the ratio's 95 %
+    bootstrap interval, each instance's runs resampled on their own, the paper's mean fixed."""
+    from ..stats.bootstrap import mean_of_means_ratio_interval
+
     rows = []
     paper_mean = {n: {t: p[f"avg_{t:g}s"].mean() for t in LOP_TIMES} for n, p in published.items()}
     for (number, impl), g in table.groupby(["table", "implementation"]):
@@ -135,6 +157,13 @@ def lop_summary(table: pd.DataFrame, published: dict[int, pd.DataFrame]) -> pd.D
         for t in LOP_TIMES:
             paper = paper_mean.get(number, {}).get(t, np.nan)
             row[f"over_paper_{t:g}s"] = row[f"mean_avg_{t:g}s"] / paper if paper else np.nan
+            if percent is not None:
+                mine = percent[(percent["implementation"] == impl)
+                               & percent["function"].isin(list(g["instance"]))]
+                # one group per instance and machine: the rows of the table's mean of means
+                _, lo, hi = mean_of_means_ratio_interval(
+                    [v.to_numpy() for _, v in mine.groupby(["function", "machine"])[f"pct_{t:g}"]], paper)
+                row[f"over_paper_{t:g}s_lo"], row[f"over_paper_{t:g}s_hi"] = lo, hi
             if f"paper_avg_{t:g}s" in g:
                 both = g.dropna(subset=[f"paper_avg_{t:g}s", f"avg_{t:g}s"])
                 ours, theirs = both[f"avg_{t:g}s"], both[f"paper_avg_{t:g}s"]

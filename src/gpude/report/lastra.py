@@ -35,7 +35,7 @@ from . import lastra_profile
 from .intervals import Ratio, extremes_text, ratio, stored
 from .lastra_outliers import OUTLIERS_CSV, outliers_markdown, write_outlier_table
 from .section import Deviation, Section, _read, fmt
-from .verdict import Verdict, cell_labels, coverage_verdict, numbers_of, ratio_span, span
+from .verdict import Verdict, cell_labels, coverage_verdict, numbers_of, span
 
 PUBLISHED_DIR = Path(__file__).resolve().parents[3] / "paper" / "published"
 #: gpude id -> the paper's function (the id column of paper/published/lastra_*.csv)
@@ -155,6 +155,25 @@ def _stats(runs: pd.DataFrame, bias: float, machine: str | None) -> pd.DataFrame
             .reset_index())
 
 
+def _over_paper(t: pd.DataFrame, runs: pd.DataFrame, values: pd.Series, paper: str, name: str) -> pd.DataFrame:
+    """``<name>_lo``, ``<name>_hi``: the 95 % bootstrap interval of our mean of ``values`` (one per row of
+    ``runs``) over the paper's printed ``paper`` column, per (function, D) of ``t`` (ours resampled, the
+    paper's fixed; a cell of fewer than 3 runs or without the paper's number: NaN)."""
+    groups = values.groupby([runs["function"], runs["dim"]])
+    found = [ratio(groups.get_group(key).to_numpy(dtype=float), theirs)
+             if key in groups.groups and pd.notna(theirs) else None
+             for key, theirs in zip(zip(t["function"], t["dim"]), t[paper])]
+    return t.assign(**{f"{name}_lo": [r.lo if r is not None else np.nan for r in found],
+                       f"{name}_hi": [r.hi if r is not None else np.nan for r in found]})
+
+
+def _extremes(t: pd.DataFrame, points: pd.Series, name: str, spec: str = "{:.2g}", unit: str = "") -> str:
+    """:func:`extremes_text` of the ratios ``points`` of ``t``'s rows with their intervals ``<name>_lo`` and
+    ``<name>_hi`` (a table written without them: the points alone)."""
+    lo, hi = (t[c] if c in t else pd.Series(np.nan, index=t.index) for c in (f"{name}_lo", f"{name}_hi"))
+    return extremes_text([stored(*r) for r in zip(points, lo, hi, t["n"])], spec, unit)
+
+
 def _partial(t: pd.DataFrame) -> pd.DataFrame:
     """``partial``: a cell of ours with fewer runs than the paper states for it."""
     return t.assign(partial=t["n"].notna() & t["paper_runs"].notna() & (t["n"] < t["paper_runs"]))
@@ -163,7 +182,8 @@ def _partial(t: pd.DataFrame) -> pd.DataFrame:
 def quality_table(trials: pd.DataFrame) -> pd.DataFrame:
     """Objective (error + fBias) and distance to the optimum of the six functions, ours and the paper's."""
     runs = quality_runs(trials)
-    t = _stats(runs[runs["function"].isin(list(PAPER_NAMES))], BIAS, main_machine(trials))
+    runs = runs[runs["function"].isin(list(PAPER_NAMES))]
+    t = _stats(runs, BIAS, main_machine(trials))
     paper = _published("quality")
     if len(paper):
         wide = paper.pivot_table(index=["function", "dim"], columns=["device", "measure"],
@@ -174,19 +194,23 @@ def quality_table(trials: pd.DataFrame) -> pd.DataFrame:
         t = t.merge(wide, on=["function", "dim"], how="outer")
         runs_stated = paper.groupby("function")["runs"].max()
         t["paper_runs"] = t["function"].map(lambda f: runs_stated.get(PAPER_NAMES.get(f), np.nan))
-        t = _partial(t)
+        t = _over_paper(t, runs, runs["distance_to_optimum"], "paper_gpu_distance_mean", "distance_over_paper")
+        t = _partial(_over_paper(t.assign(paper_gpu_error_mean=t["paper_gpu_objective_mean"] - BIAS), runs,
+                                 runs["best_error"], "paper_gpu_error_mean", "error_over_paper"))
     return t.sort_values(["function", "dim"], ignore_index=True)
 
 
 def cec_table(trials: pd.DataFrame) -> pd.DataFrame:
     """The CEC 2010 subset (optimum 0, so objective = error), ours beside Tables 21-30."""
     runs = quality_runs(trials)
-    t = _stats(runs[runs["function"].isin(list(CEC_NAMES))], 0.0, main_machine(trials))
+    runs = runs[runs["function"].isin(list(CEC_NAMES))]
+    t = _stats(runs, 0.0, main_machine(trials))
     paper = _published("cec2010")
     if len(paper):
         paper = paper.rename(columns={c: f"paper_{c}" for c in ("mean", "std", "median", "distance", "runs")})
         paper["function"] = paper["function"].map({v: k for k, v in CEC_NAMES.items()})
-        t = _partial(t.merge(paper.drop(columns="table"), on=["function", "dim"], how="outer"))
+        t = t.merge(paper.drop(columns="table"), on=["function", "dim"], how="outer")
+        t = _partial(_over_paper(t, runs, runs["best_error"], "paper_mean", "objective_over_paper"))
     return t.sort_values(["function", "dim"], key=lambda c: c.str[1:].astype(int) if c.name == "function" else c,
                          ignore_index=True)
 
@@ -344,16 +368,18 @@ class Lastra(Section):
                 numbers_of(over_paper, "another GPU", labels=cell_labels(t, ["function", "dim"])),
                 # a time counts only from a run made alone on its GPU, one per launch (protocol)
                 short_cause="times of runs alone only"))
-        for item, t, ours, theirs in (("Tables 15-20 (quality)", self.quality, "distance_mean",
-                                       "paper_gpu_distance_mean"),
-                                      ("Tables 21-30 (CEC 2010)", self.cec, "objective_mean", "paper_mean")):
+        for item, t, ours, theirs, name in (("Tables 15-20 (quality)", self.quality, "distance_mean",
+                                             "paper_gpu_distance_mean", "distance_over_paper"),
+                                            ("Tables 21-30 (CEC 2010)", self.cec, "objective_mean", "paper_mean",
+                                             "objective_over_paper")):
             if not len(t):
                 continue
             over_paper = t[ours] / t[theirs]
             have, wanted = counts(t)
             # the paper gives no shift vectors at these D: ours are drawn (docs/functions.md)
             rows.append(coverage_verdict(
-                item, have, wanted, f"mean {ours.split('_')[0]} {ratio_span(over_paper)} the paper's ({self.machine})",
+                item, have, wanted,
+                f"mean {ours.split('_')[0]} {_extremes(t, over_paper, name, unit='x')} the paper's ({self.machine})",
                 numbers_of(over_paper, "shifts ours", labels=cell_labels(t, ["function", "dim"])),
                 short_cause="runs not yet made"))
         rows.append(lastra_profile.verdict(self.profile))
@@ -487,12 +513,12 @@ class Lastra(Section):
         err = (t["objective_mean"] - BIAS) / (t["paper_gpu_objective_mean"] - BIAS)
         dist = t["distance_mean"] / t["paper_gpu_distance_mean"]
         return (f"\nOurs / the paper's GPU, as errors (objective + 330): median {err.median():.2f} "
-                f"(range {err.min():.2g}-{err.max():.2g}); distances: median {dist.median():.2f} "
-                f"(range {dist.min():.2f}-{dist.max():.2f}). The paper gives no shift and no domain: ours are "
-                "o ~ U[-1, 1]^D in the box [-1, 1] (`docs/functions.md`), chosen because the paper's distances "
-                "(about 0.9 per coordinate at every D) and objectives fit a small box around o; another choice "
-                "changes every number of this table, so it compares orders of magnitude and the growth with D, "
-                "not digits.\n")
+                f"(range {_extremes(t, err, 'error_over_paper')}); distances: median {dist.median():.2f} "
+                f"(range {_extremes(t, dist, 'distance_over_paper', '{:.2f}')}). The paper gives no shift and no "
+                "domain: ours are o ~ U[-1, 1]^D in the box [-1, 1] (`docs/functions.md`), chosen because the "
+                "paper's distances (about 0.9 per coordinate at every D) and objectives fit a small box around o; "
+                "another choice changes every number of this table, so it compares orders of magnitude and the "
+                "growth with D, not digits.\n")
 
     def cec_summary(self) -> str:
         """Tables 21-30 in brief: ours / the paper's mean objective over the cells (the table: the appendix)."""
@@ -502,7 +528,8 @@ class Lastra(Section):
         r = t["objective_mean"] / t["paper_mean"]
         return (f"**CEC 2010 functions** (Tables 21-30; n = {span(int(t['n'].min()), int(t['n'].max()))} runs a "
                 f"cell on {self.machine.split(' / ')[0]} hosts; the table: the appendix): ours / the paper's mean "
-                f"objective, median {r.median():.2g} (range {r.min():.2g}-{r.max():.2g}) over {len(t)} cells.\n")
+                f"objective, median {r.median():.2g} (range {_extremes(t, r, 'objective_over_paper')}) over "
+                f"{len(t)} cells.\n")
 
     def cec_markdown(self) -> str:
         t = self.cec

@@ -45,6 +45,36 @@ def ratio_interval(ours, theirs, statistic=np.median, level: float = 0.95, resam
     return point, float(min(lo, point)), float(max(hi, point))
 
 
+def mean_of_means_ratio_interval(groups, theirs: float, level: float = 0.95, resamples: int = RESAMPLES,
+                                 seed: int = SEED) -> tuple[float, float, float]:
+    """The ratio of the mean over ``groups`` of each group's mean to a fixed number ``theirs`` (a paper's
+    mean over the same groups), and its percentile bootstrap interval: each group resampled on its own
+    (a stratified bootstrap: every resample keeps every group, as the statistic does).
+
+    Parameters
+    ----------
+    groups : iterable of array_like
+        Per-trial values of each group (e.g. the runs of each instance; NaN dropped, empty groups left out).
+    theirs : float
+        The fixed denominator.
+
+    Returns
+    -------
+    (point, lo, hi) : tuple of float
+        NaN throughout without a group or with a zero or NaN ``theirs``.
+    """
+    found = [g[~np.isnan(g)] for g in (np.asarray(v, dtype=float).ravel() for v in groups)]
+    found = [g for g in found if len(g)]
+    if not found or not np.isfinite(theirs) or theirs == 0:
+        return float("nan"), float("nan"), float("nan")
+    point = float(np.mean([g.mean() for g in found]) / theirs)
+    rng = np.random.default_rng(seed)
+    means = np.mean([g[rng.integers(0, len(g), (resamples, len(g)))].mean(axis=-1) for g in found], axis=0)
+    tail = (1 - level) / 2 * 100
+    lo, hi = np.percentile(means / theirs, [tail, 100 - tail])
+    return point, float(min(lo, point)), float(max(hi, point))
+
+
 def format_interval(point: float, lo: float, hi: float, spec: str = "{:.3g}", unit: str = "") -> str:
     """'x [lo, hi]', ``unit`` after each number ('-' where the point is NaN)."""
     if np.isnan(point):
