@@ -183,7 +183,7 @@ def test_the_table_divides_ours_by_the_authors_per_device_and_function():
     assert section._label("block_x132", 132) == "block, share of 132/launch"
 
 
-def test_each_ratio_carries_the_bootstrap_interval_of_both_sides_runs():
+def test_each_ratio_carries_the_bootstrap_interval_of_both_sides_runs(tmp_path):
     rows = _trials([dict(gpu="NVIDIA H100", function="F01", implementation="authors_ide", wall_time_s=w)
                     for w in (0.9, 1.0, 1.1)]
                    + [dict(gpu="NVIDIA H100", function="F01", implementation="ide", wall_time_s=w)
@@ -192,6 +192,12 @@ def test_each_ratio_carries_the_bootstrap_interval_of_both_sides_runs():
     assert t["ratio"] == pytest.approx(0.5) and 0.45 / 1.1 <= t["ratio_lo"] < 0.5 < t["ratio_hi"] <= 0.55 / 0.9
     text = section.render_table(section.side_by_side_table(rows))
     assert f"| F01 | 1 (3) | 0.5 (3), 0.50x [{t['ratio_lo']:.2f}x, {t['ratio_hi']:.2f}x] |" in text
+    # and the verdict's headline: the range of the ratios with the interval of its extremes
+    paper = tmp_path / "paper" / "side_by_side"
+    section.write_outputs(rows, {}, paper)
+    headline = section.SideBySide(yaml.safe_load(EXPERIMENT.read_text()), paper, tmp_path).verdicts()[0].headline
+    assert (f"ide 0.5x (95% CI of the extremes {t['ratio_lo']:.2g}-{t['ratio_hi']:.2g}x) (NVIDIA H100)"
+            in headline), headline
 
 
 def test_the_section_says_what_to_run_without_gpu_rows(tmp_path):

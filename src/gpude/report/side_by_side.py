@@ -15,10 +15,10 @@ import pandas as pd
 
 from ..core.io import write_csv_atomic
 from ..core.machines import machine_labels
-from .intervals import ratio, stored
+from .intervals import extremes_text, ratio, stored
 from .section import Deviation, Section, _read, fmt
 from .trial_params import trials_per_launch
-from .verdict import Judgement, Verdict, cell_labels, n_by, n_text, numbers_of, paper_n, ratio_span
+from .verdict import Judgement, Verdict, cell_labels, n_by, n_text, numbers_of, paper_n
 
 #: case study 1's trials per cell (Janssen et al., Table 3), the n a comparison in its setting stands beside
 PAPER_TRIALS = 30
@@ -169,7 +169,11 @@ class SideBySide(Section):
         if not len(single):
             return [Verdict(item, "0", str(PAPER_TRIALS), "-", Judgement(
                 "none", cause="no function with both the authors' runs and ours"), kind="comparison")]
-        parts = [f"{impl} {ratio_span(g['ratio'])} ({device.split(' / ')[0]})"
+        def extremes(g):  # each ratio with both sides' runs resampled (none where a side has < 3 runs)
+            return extremes_text([stored(r["ratio"], r.get("ratio_lo"), r.get("ratio_hi"), r["n"], r["authors_n"])
+                                  for r in g.to_dict("records")], "{:.2g}")
+
+        parts = [f"{impl} {extremes(g)} ({device.split(' / ')[0]})"
                  for (device, impl), g in single.groupby(["device", "implementation"], sort=False)]
         theirs = {k: (int(r["min"]), int(r["max"]))
                   for k, r in single.groupby("baseline")["authors_n"].agg(["min", "max"]).iterrows()}
