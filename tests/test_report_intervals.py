@@ -111,3 +111,20 @@ def test_the_time_figure_has_error_bars(tmp_path):
         segments = [seg for seg in c.errorbar.lines[2][0].get_segments() if len(seg)]  # none where no cell
         assert len(segments) == len(table[table.implementation == c.get_label()])
     assert (tmp_path / "figure_time.png").is_file()
+
+
+def test_the_time_tables_speed_ups_carry_the_interval_of_both_sides():
+    from gpude.report.timing import markdown
+
+    rows = [dict(implementation=impl, function="F01", trial=k, wall_time_s=w, machine="M", best_error=1.0,
+                 hit_target=False, concurrency="exclusive", run_id=f"{impl}/{k}")
+            for impl, times in (("sequential", [1.0, 1.1, 0.9, 1.0]), ("master_slave", [0.5, 0.55, 0.45]),
+                                ("naive_gpu", [0.2])) for k, w in enumerate(times)]
+    t = timing_table(pd.DataFrame(rows)).set_index("implementation")
+    ms = t.loc["master_slave"]
+    # both sides resampled: the bounds lie between the extreme runs' ratios, the point inside
+    assert ms["speedup"] == pytest.approx(2.0) and 0.9 / 0.55 <= ms["speedup_lo"] < 2.0 < ms["speedup_hi"] <= 1.1 / 0.45
+    assert ms["baseline_n"] == 4 and np.isnan(t.loc["sequential", "speedup_lo"])
+    text = markdown(t.reset_index())
+    assert f"| | speed-up | 2.0x [{ms['speedup_lo']:.1f}x, {ms['speedup_hi']:.1f}x] |" in text
+    assert "| | speed-up | 1.0x |" in text and "| | speed-up | 5.0x (n = 1: no interval) |" in text

@@ -89,6 +89,17 @@ def timing_table(trials: pd.DataFrame, baseline: str = "sequential") -> pd.DataF
               timed=("timed", lambda v: "; ".join(sorted(set(v))))).reset_index())
     base = t[t.implementation == baseline].set_index(["machine", "function"])["mean_s"]
     t["speedup"] = [base.get((m, f), np.nan) / v for m, f, v in zip(t.machine, t.function, t.mean_s)]
+    # the speed-up's 95 % bootstrap interval, the baseline's runs and the cell's each resampled (none for
+    # the baseline itself, 1 by definition, nor where a side has fewer than 3 runs: intervals.MIN_N)
+    from .intervals import ratio
+
+    times = ok.groupby(["machine", "implementation", "function"])["wall_time_s"]
+    found = [ratio(times.get_group((m, baseline, f)), times.get_group((m, i, f))) if i != baseline
+             and (m, baseline, f) in times.groups else None for m, i, f in zip(t.machine, t.implementation, t.function)]
+    t["speedup_lo"] = [r.lo if r is not None else np.nan for r in found]
+    t["speedup_hi"] = [r.hi if r is not None else np.nan for r in found]
+    base_n = t[t.implementation == baseline].set_index(["machine", "function"])["n"]
+    t["baseline_n"] = [int(base_n.get((m, f), 0)) for m, f in zip(t.machine, t.function)]
     t["implementation"] = pd.Categorical(t["implementation"], _ordered(t["implementation"].unique()))
     return t.sort_values(["machine", "implementation", "function"]).reset_index(drop=True)
 
@@ -160,12 +171,28 @@ def _per_machine(table: pd.DataFrame):
         yield machine, part
 
 
-def markdown(table: pd.DataFrame) -> str:
+def _speedups(part: pd.DataFrame, baseline: str) -> pd.DataFrame:
+    """The speed-up cells of one machine's table: '2.0x [1.8x, 2.2x]' (its 95 % interval), '(n = k: no
+    interval)' where a side has fewer runs than an interval needs, '1.0x' for the baseline."""
+    from .intervals import stored
+
+    def text(r):
+        if pd.isna(r["speedup"]):
+            return "-"
+        if r["implementation"] == baseline or "speedup_lo" not in r:  # (a table written without intervals)
+            return f"{r['speedup']:.1f}x"
+        return stored(r["speedup"], r["speedup_lo"], r["speedup_hi"], r["n"], r.get("baseline_n")).text("{:.1f}")
+
+    cells = part.assign(text=[text(r) for r in part.to_dict("records")])
+    return cells.pivot(index="implementation", columns="function", values="text").fillna("-")
+
+
+def markdown(table: pd.DataFrame, baseline: str = "sequential") -> str:
     blocks = []
     for machine, part in _per_machine(table):
         times = _wide(part, "mean_s", lambda v: f"{v:.3g}")
         n = part.pivot(index="implementation", columns="function", values="n")
-        speed = _wide(part, "speedup", lambda v: f"{v:.1f}x")
+        speed = _speedups(part, baseline)
         cols = list(times.columns)
         has_speedup = part["speedup"].notna().any()  # no `sequential` on this machine: no speed-up rows
         lines = ["Mean wall time in seconds (n trials)"
