@@ -128,3 +128,23 @@ def test_the_time_tables_speed_ups_carry_the_interval_of_both_sides():
     text = markdown(t.reset_index())
     assert f"| | speed-up | 2.0x [{ms['speedup_lo']:.1f}x, {ms['speedup_hi']:.1f}x] |" in text
     assert "| | speed-up | 1.0x |" in text and "| | speed-up | 5.0x (n = 1: no interval) |" in text
+
+
+def test_a_mean_error_over_a_papers_carries_the_interval_of_our_runs(tmp_path):
+    from gpude.report.timing import trial_errors
+
+    rows = pd.DataFrame([dict(implementation="ide", function="Q01", trial=k, best_error=e, machine=MACHINE,
+                              wall_time_s=1.0) for k, e in enumerate([1.0, 2.0, 3.0])]
+                        + [dict(implementation="ide", function="Q02", trial=0, best_error=5.0, machine=MACHINE,
+                                wall_time_s=1.0),
+                           dict(implementation="ide", function="Q02", trial=1, best_error=None, machine=MACHINE,
+                                wall_time_s=None)])
+    errors = trial_errors(rows)
+    assert len(errors) == 4 and list(errors.columns) == ["machine", "implementation", "function", "trial", "best_error"]
+    s = _section(tmp_path, pd.DataFrame({"machine": [MACHINE], "implementation": ["ide"]}))
+    errors.to_csv(s.dir / "trial_errors.csv", index=False)
+    s = Section({"name": "x"}, s.dir, tmp_path / "paper")
+    r = s.error_ratio("ide", "Q01", 4.0, MACHINE)  # our mean 2 over the paper's 4, ours resampled
+    assert r.point == 0.5 and 0.25 <= r.lo < 0.5 < r.hi <= 0.75 and r.n_theirs is None
+    assert s.error_ratio("ide", "Q02", 4.0).text() == "1.25x (n = 1: no interval)"
+    assert np.isnan(s.error_ratio("ide", "Q03", 4.0).point)

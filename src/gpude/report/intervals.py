@@ -113,13 +113,15 @@ def of_means(point: float, n_ours: int, n_theirs: int | None = None) -> Ratio:
     return Ratio(float(point), float("nan"), float("nan"), int(n_ours), n_theirs)
 
 
-def samples(trial_times: pd.DataFrame, implementation: str, function: str, machine: str | None = None) -> np.ndarray:
+def samples(trial_times: pd.DataFrame, implementation: str, function: str, machine: str | None = None,
+            column: str = "wall_time_s") -> np.ndarray:
     """The wall times of one cell of ``trial_times.csv`` (:func:`gpude.report.timing.trial_times`): the very
-    rows its time table averages (on ``machine``, or every machine of the table)."""
+    rows its time table averages (on ``machine``, or every machine of the table); with ``column``
+    "best_error", the final errors of a cell of ``trial_errors.csv`` (:func:`gpude.report.timing.trial_errors`)."""
     t = trial_times
     if not len(t):
         return np.array([])
     keep = (t["implementation"].astype(str) == str(implementation)) & (t["function"].astype(str) == str(function))
     if machine is not None:
         keep &= t["machine"].astype(str) == str(machine)
-    return t.loc[keep, "wall_time_s"].to_numpy(dtype=float)
+    return t.loc[keep, column].to_numpy(dtype=float)

@@ -141,6 +141,7 @@ class Section:
         self.provenance = _read(self.dir / "provenance.csv")
         #: one row per timed trial behind table_time.csv (how each was timed: ``timed``), for intervals
         self.trial_times = _read(self.dir / "trial_times.csv")
+        self.trial_errors = _read(self.dir / "trial_errors.csv")
         listed = self.times if len(self.times) else self.errors  # a study without wall-time tables
         self.machines = sorted(listed["machine"].unique()) if len(listed) else []
         #: the appendix file the body links to (:func:`gpude.report.document.build` names it)
@@ -315,6 +316,12 @@ class Section:
         if isinstance(theirs, str):
             return of_means(mean(implementation) / mean(theirs), n(implementation), n(theirs))
         return of_means(mean(implementation) / float(theirs), n(implementation))
+
+    def error_ratio(self, implementation: str, function: str, theirs: float, machine: str | None = None) -> Ratio:
+        """``implementation``'s mean final error on ``function`` over a fixed number ``theirs`` (a paper's mean),
+        with its bootstrap interval over the rows of trial_errors.csv (none where it lacks the cell)."""
+        ours = samples(self.trial_errors, implementation, function, machine, column="best_error")
+        return ratio(ours, float(theirs)) if len(ours) else of_means(float("nan"), 0)
 
     def rows_label(self, implementations=None) -> str:
         """What a ratio or table of ``implementations`` (labels, or their first part: ``many_threaded``

@@ -114,6 +114,15 @@ def trial_times(trials: pd.DataFrame) -> pd.DataFrame:
     return ok[keep].sort_values([c for c in ("machine", "implementation", "function", "trial") if c in ok])
 
 
+def trial_errors(trials: pd.DataFrame) -> pd.DataFrame:
+    """One row per finished trial behind :func:`error_table`: machine, implementation, function, trial and
+    ``best_error``, so that a ratio of mean errors can carry its interval (:mod:`gpude.stats.bootstrap`)."""
+    ok = _labelled(trials)
+    ok = ok[ok["best_error"].notna()] if len(ok) else ok
+    keep = [c for c in ("machine", "implementation", "function", "trial", "best_error") if c in ok]
+    return ok[keep].sort_values([c for c in ("machine", "implementation", "function", "trial") if c in ok])
+
+
 def error_table(trials: pd.DataFrame) -> pd.DataFrame:
     """Long table: machine, implementation, function, n, mean / median best error, success rate."""
     t = (_labelled(trials).groupby(["machine", "implementation", "function"])
@@ -311,6 +320,7 @@ def write_all(trials: pd.DataFrame, out_dir, published: pd.DataFrame | None = No
     LaTeX), its figure (PNG, PDF) and, given the paper's numbers, the comparison."""
     out = Path(out_dir)
     files = {"errors": write_csv_atomic(error_table(trials), out / "table_error.csv"),
+             "trial_errors": write_csv_atomic(trial_errors(trials), out / "trial_errors.csv"),
              "agreement": write_csv_atomic(agreement_table(trials), out / "table_agreement.csv"),
              "provenance": write_csv_atomic(provenance_table(trials), out / "provenance.csv")}
     if not time:  # e.g. a study with a time budget, where every run's wall time is the budget
