@@ -79,6 +79,25 @@ def test_two_commits_or_machines_in_one_cell_are_flagged():
     assert len(A.mixed_rows("s", joined)) == 1
 
 
+def test_a_cell_of_several_sessions_gives_each_sessions_time_from_table_cells():
+    from gpude.report.scaling import cell_table
+
+    def trial(k, wall, boot, commit="aaaaaaa"):
+        return {"machine": M, "algorithm": "de", "implementation": "gpu", "function": "F1", "dim": 10,
+                "popsize": 20, "dtype": "float32", "best_error": 1.0, "wall_time_s": wall, "git_commit": commit,
+                "boot_id": boot, "trial": k}
+
+    rows = [trial(k, 9.0, "boot-2") for k in range(3)] + [trial(3, 7.5, None, "bbbbbbb")]
+    cells = cell_table(pd.DataFrame(rows))
+    assert cells.loc[0, "session"] == "boot-2;commit bbbbbbb"
+    assert (cells.loc[0, "session_n"], cells.loc[0, "session_mean_time_s"]) == ("3;1", "9;7.5")
+    found = A.mixed_rows("s", cells)
+    assert len(found) == 1 and found[0].explanation == A.UNEXPLAINED
+    assert "boot-2: n = 3, 9 s; commit bbbbbbb: n = 1, 7.5 s; slowest / fastest session 1.2x" in found[0].numbers
+    close = cell_table(pd.DataFrame(rows[:3] + [trial(3, 8.8, "boot-3")]))
+    assert A.mixed_rows("s", close)[0].explanation.startswith("the sessions' mean times agree within 1.1x")
+
+
 def test_two_sections_disagreeing_on_a_cell_are_flagged_and_explained_by_their_specs():
     a = pd.DataFrame([_cells()])
     same = {"max_fes": 100, "seed": 1, "trials": 5}

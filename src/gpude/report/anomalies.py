@@ -266,6 +266,16 @@ def sections_disagree(tables: dict[str, tuple[pd.DataFrame, dict]],
     return found
 
 
+def _sessions(row) -> list[tuple[str, int, float]]:
+    """(session, n, mean time) of each session of a ``table_cells.csv`` row (its ``session``, ``session_n``
+    and ``session_mean_time_s``, ';'-separated in one order); [] for a table written without them."""
+    try:
+        names, ns, times = (str(getattr(row, c)).split(";") for c in ("session", "session_n", "session_mean_time_s"))
+        return [(s.strip(), int(n), float(t)) for s, n, t in zip(names, ns, times, strict=True)]
+    except (AttributeError, TypeError, ValueError):
+        return []
+
+
 def mixed_rows(study: str, cells: pd.DataFrame) -> list[Anomaly]:
     """Rule "mixed rows": a cell of ``cells`` (``table_cells.csv``) with rows of more than one commit or
     session (boot) of its machine: each part's n and mean time. Explained where the parts' mean times agree
@@ -277,8 +287,6 @@ def mixed_rows(study: str, cells: pd.DataFrame) -> list[Anomaly]:
     for key, cell in cells.groupby(CELL_KEYS, sort=True, dropna=False):
         commits = {c.strip() for v in cell["git_commit"].astype(str) for c in v.split(";")}
         sessions = {c.strip() for v in cell.get("session", pd.Series(dtype=str)).astype(str) for c in v.split(";")}
-        if len(cell) < 2 and len(commits) < 2:
-            continue
         if len(commits) < 2 and len(sessions) < 2:
             continue
         def short(v):  # commit hashes as git abbreviates them; '+dirty' kept
@@ -287,7 +295,17 @@ def mixed_rows(study: str, cells: pd.DataFrame) -> list[Anomaly]:
         parts = [f"commits {short(r.git_commit)}, sessions {short(getattr(r, 'session', ''))}: n = {int(r.n)}, "
                  f"{_g(r.mean_time_s)} s" for r in cell.itertuples()]
         timed = cell["mean_time_s"].dropna()
-        if len(cell) == 1:
+        split = _sessions(cell.iloc[0]) if len(cell) == 1 else []
+        if len(split) > 1:  # the cell's one row, told apart by session (boot, or commit where none)
+            times = [t for _, _, t in split]
+            parts = [f"commits {short(cell.iloc[0].git_commit)}"] + [f"{s}: n = {n}, {_g(t)} s" for s, n, t in split]
+            if _apart(min(times), max(times)):
+                parts.append(f"slowest / fastest session {max(times) / min(times):.3g}x")
+                explanation = UNEXPLAINED
+            else:
+                explanation = (f"the sessions' mean times agree within {TOLERANCE:g}x "
+                               f"({max(times) / min(times):.3g}x)")
+        elif len(cell) == 1:
             parts.append("one row of table_cells.csv: no time per commit")
             explanation = UNEXPLAINED
         elif len(timed) < len(cell):

@@ -38,6 +38,12 @@ def cell_table(trials: pd.DataFrame) -> pd.DataFrame:
                 **({k: (k, lambda c: ";".join(sorted(set(map(str, c))))) for k in ("git_commit", "session")
                     if k in t}))
            .reset_index())
+    if "session" in t and len(out):  # each session's n and mean time, in the order of ``session``
+        per = t.groupby([*cols, "session"], observed=True)["wall_time_s"].agg(["size", "mean"]).reset_index()
+        parts = per.groupby(cols, observed=True).agg(
+            session_n=("size", lambda v: ";".join(str(int(x)) for x in v)),
+            session_mean_time_s=("mean", lambda v: ";".join(f"{x:.6g}" for x in v))).reset_index()
+        out = out.merge(parts, on=cols, how="left")
     out["implementation"] = pd.Categorical(out["implementation"], _ordered(out["implementation"].unique()))
     return out.sort_values(cols).reset_index(drop=True)
 
