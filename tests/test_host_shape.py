@@ -82,12 +82,30 @@ def test_no_second_gpu_batch_on_a_cluster_or_without_gpus():
         HostShape(cores=4, gpus=1, prefetch_setting="yes")
 
 
+@pytest.mark.parametrize("setting", ["auto", "1"])
 @pytest.mark.parametrize("cores", CORES)
-def test_without_listed_gpus_there_is_one_simulated_device_and_no_lane(cores):
-    host = HostShape(cores=cores, gpus=0, lane_setting="1")
-    assert not host.cpu_lane and host.gpu_limit == 1
+def test_without_listed_gpus_single_threaded_batches_run_a_core_each(cores, setting):
+    # one simulated device, no lane beside GPU batches; the CPU's single-threaded batches a core each
+    host = HostShape(cores=cores, gpus=0, lane_setting=setting)
+    assert not host.cpu_lane and host.gpu_limit == 1 and host.cpu_only_lanes == cores
     assert host.timing_slot("exclusive", *GPU_BATCH) == TIMING_SLOTS
-    assert host.concurrency("exclusive", *GPU_BATCH) == host.concurrency("exclusive", *SEQUENTIAL_BATCH) == "exclusive"
+    assert host.concurrency("exclusive", *GPU_BATCH) == "exclusive"
+    assert host.timing_slot("exclusive", *SEQUENTIAL_BATCH) == TIMING_SLOTS // cores
+    assert cores * host.timing_slot("exclusive", *SEQUENTIAL_BATCH) <= TIMING_SLOTS
+    assert host.concurrency("exclusive", *SEQUENTIAL_BATCH) == f"exclusive-cpu:{cores}"
+    # a thread pool, and a shared or host batch, as before
+    assert host.timing_slot("exclusive", *POOL_BATCH) == TIMING_SLOTS and host.concurrency(
+        "exclusive", *POOL_BATCH) == "exclusive"
+    assert host.timing_slot("shared", *SEQUENTIAL_BATCH) == 1 and host.concurrency("host", *SEQUENTIAL_BATCH) == "host"
+
+
+def test_without_listed_gpus_one_core_or_lanes_off_times_every_batch_alone():
+    for host in (HostShape(cores=16, gpus=0, lane_setting="0"), HostShape(cores=1, gpus=0),
+                 HostShape(cores=16, gpus=0, on_cluster=True)):
+        assert host.cpu_only_lanes == 0
+        for batch in (GPU_BATCH, SEQUENTIAL_BATCH, POOL_BATCH):
+            assert host.timing_slot("exclusive", *batch) == TIMING_SLOTS
+            assert host.concurrency("exclusive", *batch) == "exclusive"
 
 
 def test_a_cluster_run_has_no_lane_and_leaves_host_batches_to_exclusive_nodes():

@@ -14,7 +14,9 @@ shared
 exclusive
     every slot: alone on the machine; except a GPU batch on a host of N GPUs, which takes 1/N of
     them (alone on its GPU, the host's cores shared with the other GPUs' batches), and, where the
-    host has a CPU lane, 1/(N + 1) for a GPU batch and for a single-threaded CPU batch.
+    host has a CPU lane, 1/(N + 1) for a GPU batch and for a single-threaded CPU batch. On a host
+    without GPUs of C >= 2 cores, a single-threaded CPU batch takes 1/C: up to C of them at once,
+    each on a core of its own (:attr:`HostShape.cpu_only_lanes`); a multi-threaded one runs alone.
 host
     every slot and every GPU: alone on the machine.
 
@@ -34,7 +36,9 @@ GPUDE_HOST_CORES
     dry run's labels do not depend on the machine that makes it.
 GPUDE_CPU_LANE
     ``0``: no CPU lane; ``1``: a CPU lane wherever GPUs are listed; unset or ``auto``: a lane where
-    the cores are at least the GPUs + 2.
+    the cores are at least the GPUs + 2. On a host without GPUs: ``0`` times every CPU batch alone,
+    else single-threaded ones run a core each (two standard-DE batches at once on the 2 cores of a
+    VM: the same trial times as alone, ratio 0.99; results/benchmarks/cpu_lanes_cpu-2core.csv).
 GPUDE_GPU_PREFETCH
     ``0``: no second batch per GPU; ``1``: one wherever GPUs are listed; unset or ``auto``: where the
     cores are at least twice the GPUs + 2.
@@ -148,6 +152,15 @@ class HostShape:
         return self.lane_setting == "1" or self.cores >= self.gpus + 2
 
     @property
+    def cpu_only_lanes(self) -> int:
+        """On a host without listed GPUs: how many single-threaded CPU batches timed ``exclusive`` run
+        at once, each on a core of its own (every core where there are two or more; 0: one batch alone).
+        Not on a cluster, nor with ``GPUDE_CPU_LANE=0``; 0 wherever GPUs are listed (:attr:`cpu_lane`)."""
+        if self.on_cluster or self.lane_setting == "0" or self.gpus or self.cores < 2:
+            return 0
+        return self.cores
+
+    @property
     def timed_lanes(self) -> int:
         """Batches timed ``exclusive`` at once beside each other: one per GPU, and the CPU lane."""
         return self.gpu_limit + (1 if self.cpu_lane else 0)
@@ -166,6 +179,8 @@ class HostShape:
         """A batch's share of the :data:`TIMING_SLOTS` under its timing mode (module docstring)."""
         if timing == "shared":
             return 1
+        if timing == "exclusive" and self.cpu_only_lanes and not on_gpu and threads == 1:
+            return TIMING_SLOTS // self.cpu_only_lanes
         if timing == "exclusive" and (on_gpu or self.in_cpu_lane(on_gpu, threads)):
             return TIMING_SLOTS // self.slot_shares
         return TIMING_SLOTS
@@ -175,11 +190,15 @@ class HostShape:
 
         ``exclusive-gpu:N`` for a GPU batch timed ``exclusive`` beside the batches on the other
         GPUs of N, ``exclusive-gpu:N+cpu`` with a CPU lane's batch beside them too,
-        ``exclusive-cpu:N+1`` for the CPU lane's batch (at most N + 1 batches timed at once); else
-        the timing mode itself (``exclusive`` alone on a one-GPU host without a lane).
+        ``exclusive-cpu:N+1`` for the CPU lane's batch (at most N + 1 batches timed at once),
+        ``exclusive-cpu:C`` for a single-threaded batch on a host without GPUs of C cores (at most C at
+        once, a core each); else the timing mode itself (``exclusive`` alone on a one-GPU host without a
+        lane).
         """
         if timing != "exclusive":
             return timing
+        if self.cpu_only_lanes and not on_gpu and threads == 1:
+            return f"exclusive-cpu:{self.cpu_only_lanes}"
         if on_gpu and (self.gpu_limit > 1 or self.cpu_lane):
             return f"exclusive-gpu:{self.gpu_limit}" + ("+cpu" if self.cpu_lane else "")
         if self.in_cpu_lane(on_gpu, threads):

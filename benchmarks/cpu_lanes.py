@@ -1,0 +1,69 @@
+"""Can single-threaded timed batches share a CPU-only host, one per core, without slowing down?
+
+Runs the README main job's standard-DE batch (config/experiments/default.yaml: de/sequential, D=30,
+NP=50, 300,000 FEs, 5 trials) alone, then k copies at once (k = the host's cores), in alternating
+rounds, and writes each batch's mean per-trial wall time with the round's mode to a CSV: the ratio
+"at once / alone" decides whether the workflow may time CPU batches in lanes on such a host.
+
+    python benchmarks/cpu_lanes.py --rounds 3 --function F08 --out results/benchmarks/cpu_lanes_<host>.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+
+def batch(out: Path, function: str, trials: int) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "gpude", "run", "--algorithm", "de", "--implementation", "sequential",
+           "--function", function, "--dim", "30", "--popsize", "50", "--dtype", "float64", "--F", "0.5",
+           "--CR", "0.3", "--max-fes", "300000", "--target", "1e-08", "--seed", "20261121", "--first-trial", "0",
+           "--trials", str(trials), "--suite", "default", "--concurrency", "exclusive", "--out-csv", str(out),
+           "--out-traces", str(out.with_suffix(".npz"))]
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--function", default="F08")
+    ap.add_argument("--trials", type=int, default=5)
+    ap.add_argument("--lanes", type=int, default=len(os.sched_getaffinity(0)))
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args(argv)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(args.rounds):
+            for mode, k in (("alone", 1), ("at_once", args.lanes)):
+                outs = [Path(tmp) / f"r{r}_{mode}_{i}.csv" for i in range(k)]
+                procs = [batch(o, args.function, args.trials) for o in outs]
+                for p in procs:
+                    _, err = p.communicate()
+                    if p.returncode:
+                        raise SystemExit(f"gpude run failed: {err[-2000:]}")
+                for i, o in enumerate(outs):
+                    t = pd.read_csv(o)
+                    rows.append({"round": r, "mode": mode, "batches_at_once": k, "batch": i,
+                                 "function": args.function, "trials": len(t),
+                                 "mean_trial_s": t["wall_time_s"].mean(), "cpu": t["cpu"].iloc[0],
+                                 "host_cores": len(os.sched_getaffinity(0)), "python": platform.python_version(),
+                                 "git_commit": t["git_commit"].iloc[0] if "git_commit" in t else ""})
+    df = pd.DataFrame(rows)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(args.out, index=False)
+    alone = df[df["mode"] == "alone"]["mean_trial_s"].mean()
+    both = df[df["mode"] == "at_once"]["mean_trial_s"].mean()
+    print(df.to_string(index=False))
+    print(f"mean trial: alone {alone:.3f} s, {args.lanes} at once {both:.3f} s: ratio {both / alone:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
