@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.io import save_figure, write_atomic, write_csv_atomic
+from .intervals import ratio, stored
 from .trial_params import trials_per_launch
 
 ORDER = ["sequential", "master_slave", "naive_gpu", "all_gpu", "ide"]
@@ -91,8 +92,6 @@ def timing_table(trials: pd.DataFrame, baseline: str = "sequential") -> pd.DataF
     t["speedup"] = [base.get((m, f), np.nan) / v for m, f, v in zip(t.machine, t.function, t.mean_s)]
     # the speed-up's 95 % bootstrap interval, the baseline's runs and the cell's each resampled (none for
     # the baseline itself, 1 by definition, nor where a side has fewer than 3 runs: intervals.MIN_N)
-    from .intervals import ratio
-
     times = ok.groupby(["machine", "implementation", "function"])["wall_time_s"]
     found = [ratio(times.get_group((m, baseline, f)), times.get_group((m, i, f))) if i != baseline
              and (m, baseline, f) in times.groups else None for m, i, f in zip(t.machine, t.implementation, t.function)]
@@ -183,8 +182,6 @@ def _per_machine(table: pd.DataFrame):
 def _speedups(part: pd.DataFrame, baseline: str) -> pd.DataFrame:
     """The speed-up cells of one machine's table: '2.0x [1.8x, 2.2x]' (its 95 % interval), '(n = k: no
     interval)' where a side has fewer runs than an interval needs, '1.0x' for the baseline."""
-    from .intervals import stored
-
     def text(r):
         if pd.isna(r["speedup"]):
             return "-"
