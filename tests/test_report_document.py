@@ -76,6 +76,9 @@ def test_case_study_1_section_puts_paper_authors_and_ours_side_by_side(paper_dir
     assert "largest relative difference between implementations over" in text and "is 0.0e+00" in text
     # F05's error is 100x the authors' in this synthetic table: named as a difference
     assert "They differ on F05" in text and "within a factor of 2 on 2 of 3 functions" in text
+    # ours / theirs per function with the interval of our runs (three ide trials a function: one interval)
+    ratios = next(line for line in text.splitlines() if line.startswith("| ours / authors' (95 % CI"))
+    assert ratios.count("[") == 3 and ratios.count("(n = ") == 0, ratios
     assert "Left out of the scores for having fewer trials" in text
     assert "(janssen_cs1/figure_time.png)" in text
     # the results and their anomalies in the body, the statistics and where the numbers come from in the appendix
