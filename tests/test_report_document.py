@@ -1,5 +1,7 @@
 """paper/REPORT.md: sections assembled from what `gpude paper` wrote, and the statistics files."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -330,7 +332,11 @@ def test_qin_section_tables_and_observations(tmp_path, monkeypatch):
     assert "**(1) Similar comparisons on every problem: holds.**" in text
     assert ("**(2) iDE fastest at every NP and D: holds in part.** iDE has the lowest mean time in 6 of 8 "
             "(function, D, NP) cells; elsewhere sDE at Q01 D=10 NP=50 (6.67x faster)") in text
-    assert "cudaDE 4-4x; FPDE 8-8x." in text
+    # (each ratio with the interval of both sides' trials: 4x and 8x within a few per cent)
+    found = re.search(r"cudaDE 4x \(95% CI of the extremes ([\d.]+)-([\d.]+)x\); FPDE 8x \(95% CI of the extremes "
+                      r"([\d.]+)-([\d.]+)x\)\.", text)
+    assert found, text
+    assert 3.5 < float(found[1]) <= 4 <= float(found[2]) < 4.5 and 7 < float(found[3]) <= 8 <= float(found[4]) < 9
     assert ("**(3) Time falls as NP grows, most for FPDE, then cudaDE, then iDE: holds in part.** Mean time "
             "falls monotonically from the smallest to the largest NP in 12 of 12") in text
     assert "iDE 20.0x, cudaDE 20.0x, FPDE 20.0x" in text

@@ -127,7 +127,7 @@ class Qin(Section):
     def _time_ratios(self, both: pd.DataFrame) -> list[Ratio]:
         """iDE's mean time over the paper's per row of ``both`` (dim, function, popsize, the paper's
         ``mean_time_s_paper``), our trials of the cell (trial_times.csv, on :attr:`machine`) resampled."""
-        return [self.time_ratio(f"ide/{int(r['popsize'])}/{self.dtype}", f"{r['function']}/d{int(r['dim'])}",
+        return [self.time_ratio(self._competitor("ide", r["popsize"]), f"{r['function']}/d{int(r['dim'])}",
                                 float(r["mean_time_s_paper"]), self.machine) if pd.notna(r["mean_time_s_paper"])
                 else of_means(float("nan"), 0) for r in both.to_dict("records")]
 
@@ -204,7 +204,7 @@ class Qin(Section):
             times = extremes_text(self._time_ratios(g.reset_index().assign(dim=dim, function=f)), "{:.2g}")
             # ours resampled against the paper's fixed mean (a folder without trial_errors.csv: the points)
             error_ratios = extremes_text([
-                self.error_ratio(f"ide/{int(p)}/{self.dtype}", f"{f}/d{int(dim)}", r["mean_error_paper"], self.machine)
+                self.error_ratio(self._competitor("ide", p), f"{f}/d{int(dim)}", r["mean_error_paper"], self.machine)
                 if len(self.trial_errors) else of_means(r["mean_error"] / r["mean_error_paper"], int(r["n"]))
                 for p, r in errors.iterrows()], "{:.2g}")
             lines.append(f"| {dim} | {f} | {' / '.join(r[0] for r in rates)} | {' / '.join(r[1] for r in rates)} | "
@@ -261,10 +261,23 @@ class Qin(Section):
             text += ("; elsewhere " + ", ".join(
                 f"{self._name(fastest[k])} at {k[0]} D={k[1]} NP={k[2]} ({v:.2f}x faster)"
                 for k, v in list(worst.items())[:6]) + (" ..." if len(worst) > 6 else ""))
-        ratio = {i: (data[i] / data["ide"]) for i in impls if i != "ide"}
-        text += ". Mean time over iDE's, range over the cells: " + "; ".join(
-            f"{self._name(i)} {r.min():.2g}-{r.max():.2g}x" for i, r in ratio.items()) + "."
+        text += (". Mean time over iDE's, range over the cells (both sides' trials resampled): " + "; ".join(
+            f"{self._name(i)} {extremes_text(self._pair_ratios(data.index, i), '{:.2g}')}"
+            for i in impls if i != "ide") + ".")
         return verdict, text
+
+    def _pair_ratios(self, cells, impl: str, base: str = "ide") -> list[Ratio]:
+        """``impl``'s mean time over ``base``'s in each (function, D, NP) of ``cells``, with the interval of both
+        sides' trials (:meth:`time_ratio`: trial_times.csv on :attr:`machine`, else the time table's means)."""
+        return [self.time_ratio(self._competitor(impl, p), f"{f}/d{int(d)}", self._competitor(base, p), self.machine)
+                for f, d, p in cells]
+
+    def _competitor(self, impl: str, popsize) -> str:
+        """The tables' label of ``impl`` at ``popsize``: with the floating type where the trials have several
+        (``gpude.stats.tables.with_competitors``), else without it."""
+        label = f"{impl}/{int(popsize)}"
+        have = set(self.trial_times["implementation"].astype(str)) if len(self.trial_times) else set()
+        return label if label in have else f"{label}/{self.dtype}"
 
     def _obs3(self, w):
         gpu = [i for i in GPU if i in w.columns]
@@ -354,8 +367,9 @@ class Qin(Section):
         verdict = "holds" if near.median() < rest.median() else "does not hold"
         return verdict, (f"* **(5) The gap between cudaDE and iDE narrows at D={idx['dim'].max()} "
                 f"with NP 500 and 1000: {verdict}.** cudaDE's time over iDE's there: median "
-                f"{near.median():.2f}x (range {near.min():.2f}-{near.max():.2f}x); in the other cells: median "
-                f"{rest.median():.2f}x (range {rest.min():.2f}-{rest.max():.2f}x).")
+                f"{near.median():.2f}x (range {extremes_text(self._pair_ratios(near.index, 'cudade'))}); in the "
+                f"other cells: median {rest.median():.2f}x "
+                f"(range {extremes_text(self._pair_ratios(rest.index, 'cudade'))}).")
 
     def missing(self) -> str:
         """The cells of the experiment's grid without results: whole functions, then per
