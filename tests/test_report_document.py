@@ -232,6 +232,13 @@ def test_trials_run_alone_beside_the_same_trials_run_in_batches(tmp_path):
     assert table.loc["50", "ratio_min"] == pytest.approx(10) and table.loc["50", "ratio_max"] == pytest.approx(20)
     assert table.loc["50", "max_rel_diff"] == pytest.approx(0.5 / 2.5)
     assert table.loc["100", "ratio_median"] == pytest.approx(5)
+    # two pairs a cell: too few for the median's interval
+    assert table[["ratio_median_lo", "ratio_median_hi"]].isna().all().all()
+    # three pairs (lone 1, 2 and 4 s against 0.1 s): the median 20, its interval within the pairs' range
+    three = batched[batched.popsize == 50].drop(columns=["params"]).assign(wall_time_s=[1.0, 2.0, 4.0])
+    row = alone_vs_batched(with_competitors(batched), three).set_index("competitor").loc["50"]
+    assert row["ratio_median"] == pytest.approx(20)
+    assert 10 <= row["ratio_median_lo"] <= 20 <= row["ratio_median_hi"] <= 40
     # the FEs each bought (what differs under a time budget): median of 1 and 3
     assert table.loc["50", "fes_ratio_median"] == pytest.approx(2) and table.loc["100", "fes_ratio_median"] == 1
     with pytest.raises(InvalidInputError, match=r"lack the columns \['seed'\]"):

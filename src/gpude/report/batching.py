@@ -7,14 +7,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .intervals import ratio as ratio_of
 from .timing import _ordered
 from .trial_params import trials_per_launch  # noqa: F401  (imported from here too)
 
 # what makes two rows the same trial
 KEYS = ["algorithm", "implementation", "function", "dim", "popsize", "dtype", "trial", "seed"]
 COLUMNS = ["competitor", "function", "paired", "same_final_error", "max_rel_diff", "batched_median_s",
-           "alone_median_s", "ratio_min", "ratio_median", "ratio_max", "batched_median_fes", "alone_median_fes",
-           "fes_ratio_median"]
+           "alone_median_s", "ratio_min", "ratio_median", "ratio_median_lo", "ratio_median_hi", "ratio_max",
+           "batched_median_fes", "alone_median_fes", "fes_ratio_median"]
 
 
 def alone_vs_batched(batched: pd.DataFrame, alone: pd.DataFrame) -> pd.DataFrame:
@@ -38,6 +39,7 @@ def alone_vs_batched(batched: pd.DataFrame, alone: pd.DataFrame) -> pd.DataFrame
     rows = []
     for (competitor, function), part in m.groupby(["competitor", "function"], sort=True):
         ratio = part["wall_time_s_alone"] / part["wall_time_s"]
+        median = ratio_of(ratio.to_numpy(dtype=float), 1.0, statistic=np.median)
         scale = np.maximum(np.abs(part["best_error"]), np.abs(part["best_error_alone"])).clip(lower=1e-300)
         rows.append({"competitor": competitor, "function": function, "paired": len(part),
                      "same_final_error": int((part["best_error"] == part["best_error_alone"]).sum()),
@@ -45,6 +47,8 @@ def alone_vs_batched(batched: pd.DataFrame, alone: pd.DataFrame) -> pd.DataFrame
                      "batched_median_s": float(part["wall_time_s"].median()),
                      "alone_median_s": float(part["wall_time_s_alone"].median()),
                      "ratio_min": float(ratio.min()), "ratio_median": float(ratio.median()),
+                     # the median paired ratio's 95 % bootstrap interval (the pairs resampled; < 3 pairs: NaN)
+                     "ratio_median_lo": median.lo, "ratio_median_hi": median.hi,
                      "ratio_max": float(ratio.max()),
                      **({"batched_median_fes": float(part["fes_used"].median()),
                          "alone_median_fes": float(part["fes_used_alone"].median()),

@@ -12,7 +12,7 @@ import pandas as pd
 from ..run.rows import timed_alone
 from ..stats.bootstrap import RESAMPLES
 from . import scaling_curves as gpu_scaling
-from .intervals import MIN_N, Ratio, extremes_text
+from .intervals import MIN_N, Ratio, extremes_text, stored
 from .section import TIME_BARS, Deviation, Section, _order, _read, fmt
 from .verdict import (
     Judgement,
@@ -492,13 +492,14 @@ class CaseStudy2(Section):
                          f"{(work[common] * ratio[common]).sum() / 60 + work.drop(common).sum() / 60:.0f}, if each "
                          f"competitor's median lone/batched ratio on {probed} held on every function "
                          "(process start and compilation excluded from both).")
+        medians = [stored(r.get("ratio_median"), r.get("ratio_median_lo"), r.get("ratio_median_hi"), r.get("paired"))
+                   for r in alone.to_dict("records")]  # the pairs resampled
         text += (f" The probe (`{self.spec.get('report', {}).get('alone', 'one-at-a-time trials')}`) ran "
                  f"{int(alone.paired.sum())} of the same trials (same seeds) one at a time on "
                  f"{probed}: {int(alone.same_final_error.sum())} of them end "
                  f"on exactly the same final error, and a lone trial took {alone.ratio_min.min():.1f}-"
                  f"{alone.ratio_max.max():.1f}x its batched share (median per cell "
-                 f"{alone.ratio_median.min():.1f}-{alone.ratio_median.max():.1f}x; most at small NP, where "
-                 "launches dominate).")
+                 f"{extremes_text(medians, '{:.1f}')}; most at small NP, where launches dominate).")
         for f, part in alone.groupby("function"):
             hit = part[[self._reached(c, f) for c in part.competitor]]
             if len(hit) < 2:
