@@ -456,8 +456,15 @@ class Qin(Section):
             worse = m[m["success_rate"] < m["success_rate_main"]]
             both = (m["mean_error"] > 0) & (m["mean_error_main"] > 0)
             error_ratio = (m["mean_error"] / m["mean_error_main"])[both].median()
+            # each cell's ratio with the interval of both types' trials (the time table's means where
+            # trial_times.csv lacks a cell)
+            ratios = [self.time_ratio(f"{r.implementation}/{int(r.popsize)}/{dtype}", f"{r.function}/d{int(r.dim)}",
+                                      f"{r.implementation}/{int(r.popsize)}/{self.dtype}", self.machine)
+                      for r in m.itertuples()]
+            spread = extremes_text(ratios, "{:.2f}") if any(pd.notna(r.point) for r in ratios) else (
+                f"{ratio.min():.2f}-{ratio.max():.2f}x")
             text += (f" {impls} also ran in {dtype} ({len(m)} cells): its mean time over {self.dtype}'s is "
-                     f"{ratio.median():.2f}x (median; {ratio.min():.2f}-{ratio.max():.2f}x; the time stamps of "
+                     f"{ratio.median():.2f}x (median; {spread}; the time stamps of "
                      "each type's runs are in the provenance table, and runs of different sessions carry the "
                      f"instances' speed difference, see Sessions); its success rate is lower in {len(worse)} of "
                      f"{len(m)} cells" + (": " + ", ".join(
