@@ -398,12 +398,14 @@ def claims_check(claims: pd.DataFrame, etc: pd.DataFrame | None = None, publishe
             f = fe_rate[fe_rate["problem"].astype(str).str.startswith(("Th", "Tl"))]
             col = "gpu_over_cpu" if which == "gpu_over_cpu_speed" else "gpu_over_cpu_optimized"
             if col in f and f[col].notna().any():
-                parts.append(("whole DE, FE rate (ETC, NP "
-                              + "/".join(str(int(n)) for n in f["popsize"]) + ")", f[col].min(), f[col].max()))
+                # one timed run a cell (fe_rate.csv): a ratio without an interval, and the text says so
+                parts.append(("whole DE, FE rate (ETC, NP " + "/".join(str(int(n)) for n in f["popsize"])
+                              + "; one run a cell: no interval)", f[col].min(), f[col].max()))
         if which == "gpu_over_cpu_opt_speed" and speed is not None and len(speed) and "cpu_over_gpu" in speed:
             e = speed[(speed["problem"] == "etc") & speed["popsize"].between(64, 1024)]
             if len(e):
-                parts.append(("evaluation alone, one compiled thread (eval_speed, NP 64-1024)",
+                parts.append(("evaluation alone, one compiled thread (eval_speed, NP 64-1024; medians of repeated "
+                              "timings, no interval)",
                               e["cpu_over_gpu"].min(), e["cpu_over_gpu"].max()))
         return parts
 
