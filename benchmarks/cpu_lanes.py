@@ -21,10 +21,10 @@ from pathlib import Path
 import pandas as pd
 
 
-def batch(out: Path, function: str, trials: int) -> subprocess.Popen:
+def batch(out: Path, function: str, trials: int, max_fes: int) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "gpude", "run", "--algorithm", "de", "--implementation", "sequential",
            "--function", function, "--dim", "30", "--popsize", "50", "--dtype", "float64", "--F", "0.5",
-           "--CR", "0.3", "--max-fes", "300000", "--target", "1e-08", "--seed", "20261121", "--first-trial", "0",
+           "--CR", "0.3", "--max-fes", str(max_fes), "--target", "1e-08", "--seed", "20261121", "--first-trial", "0",
            "--trials", str(trials), "--suite", "default", "--concurrency", "exclusive", "--out-csv", str(out),
            "--out-traces", str(out.with_suffix(".npz"))]
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -35,6 +35,7 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--function", default="F08")
     ap.add_argument("--trials", type=int, default=5)
+    ap.add_argument("--max-fes", type=int, default=300_000, help="the main job's budget (smaller: a quick check)")
     ap.add_argument("--lanes", type=int, default=len(os.sched_getaffinity(0)))
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
@@ -43,7 +44,7 @@ def main(argv=None) -> int:
         for r in range(args.rounds):
             for mode, k in (("alone", 1), ("at_once", args.lanes)):
                 outs = [Path(tmp) / f"r{r}_{mode}_{i}.csv" for i in range(k)]
-                procs = [batch(o, args.function, args.trials) for o in outs]
+                procs = [batch(o, args.function, args.trials, args.max_fes) for o in outs]
                 for p in procs:
                     _, err = p.communicate()
                     if p.returncode:
@@ -51,7 +52,7 @@ def main(argv=None) -> int:
                 for i, o in enumerate(outs):
                     t = pd.read_csv(o)
                     rows.append({"round": r, "mode": mode, "batches_at_once": k, "batch": i,
-                                 "function": args.function, "trials": len(t),
+                                 "function": args.function, "max_fes": args.max_fes, "trials": len(t),
                                  "mean_trial_s": t["wall_time_s"].mean(), "cpu": t["cpu"].iloc[0],
                                  "host_cores": len(os.sched_getaffinity(0)), "python": platform.python_version(),
                                  "git_commit": t["git_commit"].iloc[0] if "git_commit" in t else ""})
