@@ -10,6 +10,7 @@ import yaml
 
 from gpude.report import kromer, kromer_tables
 from gpude.report.document import build
+from gpude.report.intervals import column_extremes
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 GPU, CPU = "GPU X / CPU y", "GPU X / CPU y"
@@ -133,7 +134,8 @@ def test_etc_ratios_carry_the_bootstrap_interval_of_their_runs_and_the_summary_t
                                                    f"{gpu['ours_over_paper_hi']:.2f}]")
     assert kromer._with_interval(t.loc["cpu_optimized"].to_dict()) == "1.00 (n = 2: no interval)"
     one = t.reset_index()
-    assert kromer._extremes(one[one["column"] == "gpu"]) == (
+    gpu_part = one[one["column"] == "gpu"]
+    assert column_extremes(gpu_part, gpu_part["ours_over_paper"], "ours_over_paper", spec="{:.2f}", unit="") == (
         f"1.00 (95% CI of the extremes {gpu['ours_over_paper_lo']:.2f}-{gpu['ours_over_paper_hi']:.2f})")
 
 

@@ -9,6 +9,7 @@ import yaml
 
 from gpude.report import lastra
 from gpude.report.document import section_class
+from gpude.report.intervals import column_extremes
 from gpude.report.sources import load_sources
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,7 +108,7 @@ def test_quality_and_cec_ratios_carry_the_interval_of_our_runs_against_the_paper
     assert 0.8e16 / 1.3e16 <= row["objective_over_paper_lo"] < 1e16 / 1.3e16 < row["objective_over_paper_hi"]
     assert row["objective_over_paper_hi"] <= 1.2e16 / 1.3e16
     ours = c[c["n"].notna()]
-    text = lastra._extremes(ours, ours["objective_mean"] / ours["paper_mean"], "objective_over_paper", unit="x")
+    text = column_extremes(ours, ours["objective_mean"] / ours["paper_mean"], "objective_over_paper")
     assert text == (f"{1e16 / 1.3e16:.2g}x (95% CI of the extremes {row['objective_over_paper_lo']:.2g}-"
                     f"{row['objective_over_paper_hi']:.2g}x)")
 

@@ -107,6 +107,32 @@ def stored(point, lo, hi, n_ours, n_theirs=None) -> Ratio:
                  None if n_theirs is None or pd.isna(n_theirs) else int(n_theirs))
 
 
+def bounds_over_fixed(groups, keys, theirs) -> tuple[list[float], list[float]]:
+    """Per key of ``keys`` beside its fixed number of ``theirs`` (a paper's): the bounds of the interval of
+    the key's values in ``groups`` (a one-column pandas GroupBy) over that number (:func:`ratio`: ours
+    resampled); NaN where the key has no values or the number is missing or 0. Returns (lows, highs), in the
+    keys' order: the ``*_lo`` and ``*_hi`` columns of a table."""
+    lows, highs = [], []
+    for key, fixed in zip(keys, theirs):
+        if key in groups.groups and pd.notna(fixed) and fixed != 0:
+            found = ratio(groups.get_group(key).to_numpy(dtype=float), float(fixed))
+            lows.append(found.lo)
+            highs.append(found.hi)
+        else:
+            lows.append(float("nan"))
+            highs.append(float("nan"))
+    return lows, highs
+
+
+def column_extremes(table: pd.DataFrame, points, name: str, n: str = "n", spec: str = "{:.2g}",
+                    unit: str = "x") -> str:
+    """:func:`extremes_text` of the ratios ``points`` (one per row of ``table``) with their bounds from the
+    columns ``<name>_lo`` and ``<name>_hi`` (a table written without them: the points alone) and our n from
+    the column ``n`` (:func:`stored`)."""
+    lo, hi = (table[c] if c in table else pd.Series(np.nan, index=table.index) for c in (f"{name}_lo", f"{name}_hi"))
+    return extremes_text([stored(*r) for r in zip(points, lo, hi, table[n])], spec, unit)
+
+
 def of_means(point: float, n_ours: int, n_theirs: int | None = None) -> Ratio:
     """A :class:`Ratio` of two means without the trials behind them (an older paper folder without
     trial_times.csv): its point, and no interval."""

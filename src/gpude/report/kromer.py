@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.io import write_csv_atomic
-from .intervals import Ratio, extremes_text, stored
+from .intervals import Ratio, column_extremes, stored
 from .kromer_figures import figure_etc_progress, figure_eval_speed, figure_lop_progress
 from .kromer_tables import (
     COLUMN_NAMES,
@@ -126,24 +126,8 @@ def _with_interval(row) -> str:
     return _ratio_of(row).text("{:.2f}", unit="")
 
 
-def _extremes(part: pd.DataFrame) -> str:
-    """'0.84-1.99 (95% CI of the extremes 0.80-2.10)': the cells' range of ours / the paper's."""
-    return extremes_text([_ratio_of(r) for r in part.to_dict("records")], "{:.2f}", unit="")
-
-
 def _pct(v) -> str:
     return fmt(v, "{:.2e}")
-
-
-def _over_paper(t: pd.DataFrame, points, name: str, n: str) -> str:
-    """:func:`extremes_text` of ours / the paper's ``points`` (one per row of ``t``) with their intervals
-    (columns ``<name>_lo`` and ``<name>_hi``, or ``lo`` and ``hi`` where ``name`` is empty; absent: the
-    points alone) and our n (column ``n``)."""
-    def column(bound):
-        c = f"{name}_{bound}" if name else bound
-        return t[c] if c in t else pd.Series(np.nan, index=t.index)
-
-    return extremes_text([stored(*r) for r in zip(points, column("lo"), column("hi"), t[n])], "{:.2g}")
 
 
 class Kromer(Section):
@@ -185,7 +169,7 @@ class Kromer(Section):
             late = gpu["mean_27s"] / gpu["paper_27s"]
             rows.append(coverage_verdict(
                 "Table 1", n_by(t), wanted,
-                f"many-threaded DE's mean error at 0.64 s {_over_paper(gpu, early, 'ours_over_paper_0.64s', 'n')} "
+                f"many-threaded DE's mean error at 0.64 s {column_extremes(gpu, early, 'ours_over_paper_0.64s')} "
                 "the paper's, at 27 s "
                 f"{', '.join(fmt(v, '{:.3g}') for v in gpu['mean_27s'])} (paper "
                 f"{', '.join(fmt(v, '{:.3g}') for v in gpu['paper_27s'])}; D = {', '.join(map(str, gpu['dim']))}; "
@@ -197,14 +181,15 @@ class Kromer(Section):
             above = int(ours[["above_paper_5s", "above_paper_10s"]].sum().sum())
             ratios = list(ours["over_paper_5s"]) + list(ours["over_paper_10s"])
             both = pd.concat([ours.assign(point=ours[f"over_paper_{t}"],
-                                          lo=ours.get(f"over_paper_{t}_lo", np.nan),
-                                          hi=ours.get(f"over_paper_{t}_hi", np.nan)) for t in ("5s", "10s")])
+                                          over_paper_lo=ours.get(f"over_paper_{t}_lo", np.nan),
+                                          over_paper_hi=ours.get(f"over_paper_{t}_hi", np.nan))
+                              for t in ("5s", "10s")])
             runs = self.lop.groupby(["implementation", "instance"])["n"].min().reset_index() \
                 if len(self.lop) and "instance" in self.lop and "n" in self.lop else pd.DataFrame()
             rows.append(coverage_verdict(
                 "Tables 2-3, Fig. 6", n_by(runs) if len(runs) else {"many_threaded": (wanted, wanted)}, wanted,
-                f"many-threaded DE's mean error % {_over_paper(both, both['point'], '', 'runs')} the paper's "
-                "(5 s and 10 s); above the "
+                f"many-threaded DE's mean error % {column_extremes(both, both['point'], 'over_paper', n='runs')} "
+                "the paper's (5 s and 10 s); above the "
                 f"paper's on {above} instances ({machines})", numbers_of(ratios, tuned, "instance-times", labels=[
                     f"Table {tab} mean at {t}" for t in ("5 s", "10 s") for tab in ours["table"]])))
         if len(self.claims_check):
@@ -347,7 +332,8 @@ class Kromer(Section):
             part = t[(t["column"] == c) & t["ours_over_paper"].notna()]
             if len(part):
                 r = part["ours_over_paper"]
-                spans.append(f"{COLUMN_NAMES[c]} {_extremes(part)} (median {r.median():.2f})")
+                spread = column_extremes(part, r, "ours_over_paper", spec="{:.2f}", unit="")
+                spans.append(f"{COLUMN_NAMES[c]} {spread} (median {r.median():.2f})")
         same = int((t.drop_duplicates(["etc", "popsize"]).pipe(
             lambda d: d["best_by_fit_mean"] == d["paper_best"])).sum()) if "paper_best" in t else 0
         n = span(int(t["n"].min()), int(t["n"].max()))

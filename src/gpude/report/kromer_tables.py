@@ -17,7 +17,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from .intervals import ratio
+from .intervals import bounds_over_fixed
 
 #: gpude implementation -> the paper's column (Table 4: "CPU", "CPU opt.", "GPU"; sec. 5.3: a simple,
 #: high-level CPU program, an optimised low-level one identical to the GPU's but for CUDA, the GPU's)
@@ -88,12 +88,9 @@ def rastrigin_table(trials: pd.DataFrame, traces: dict, published: pd.DataFrame 
             table[f"paper_{t:g}s"] = table["dim"].map(near)
             # ours / the paper's mean with its 95 % bootstrap interval (our runs resampled, the paper's
             # printed value fixed)
-            found = [ratio(groups.get_group(key)[f"at_{t:g}"], paper) if pd.notna(paper) and paper else None
-                     for key, paper in zip(zip(table["implementation"], table["dim"], table["machine"]),
-                                           table[f"paper_{t:g}s"])]
-            for bound in ("lo", "hi"):
-                table[f"ours_over_paper_{t:g}s_{bound}"] = [getattr(r, bound) if r is not None else np.nan
-                                                            for r in found]
+            table[f"ours_over_paper_{t:g}s_lo"], table[f"ours_over_paper_{t:g}s_hi"] = bounds_over_fixed(
+                groups[f"at_{t:g}"], zip(table["implementation"], table["dim"], table["machine"]),
+                table[f"paper_{t:g}s"])
     return table
 
 
@@ -209,11 +206,9 @@ def etc_table(trials: pd.DataFrame, published: pd.DataFrame | None) -> pd.DataFr
                               zip(table["etc"], table["popsize"], table["column"])]
         table["ours_over_paper"] = table["fit_mean"] / table["paper_fit"]
         # its 95 % bootstrap interval: the cell's runs resampled, the paper's mean fixed
-        fits = runs.rename(columns={"function": "etc"}).groupby(KEYS)["best_error"]
-        found = [ratio(fits.get_group(key).to_numpy(dtype=float), paper)
-                 for key, paper in zip(table[KEYS].itertuples(index=False, name=None), table["paper_fit"])]
-        table["ours_over_paper_lo"] = [r.lo for r in found]
-        table["ours_over_paper_hi"] = [r.hi for r in found]
+        table["ours_over_paper_lo"], table["ours_over_paper_hi"] = bounds_over_fixed(
+            runs.rename(columns={"function": "etc"}).groupby(KEYS)["best_error"],
+            table[KEYS].itertuples(index=False, name=None), table["paper_fit"])
         best = published.loc[published.groupby(["etc", "popsize"])["fitness"].idxmin()]
         best = best.set_index(["etc", "popsize"])["implementation"]
         table["paper_best"] = [best.get((e, n), np.nan) for e, n in zip(table["etc"], table["popsize"])]

@@ -32,7 +32,7 @@ import pandas as pd
 from ..core.io import read_csv, save_figure, write_csv_atomic
 from ..run.rows import one_per_launch, timed_alone
 from . import lastra_profile
-from .intervals import Ratio, extremes_text, ratio, stored
+from .intervals import Ratio, bounds_over_fixed, column_extremes, extremes_text, stored
 from .lastra_outliers import OUTLIERS_CSV, outliers_markdown, write_outlier_table
 from .section import Deviation, Section, _read, fmt
 from .verdict import Verdict, cell_labels, coverage_verdict, numbers_of, span
@@ -132,11 +132,8 @@ def runtime_table(trials: pd.DataFrame, cpu_sample: pd.DataFrame | None = None) 
         t["paper_gpu_per_run_over_ours"] = t["paper_gpu_per_run_s"] / t["gpu_s"]
         # ours / the paper's GPU time with its 95 % bootstrap interval: our timed runs resampled, the
         # paper's printed time fixed (a cell of fewer than 3 runs: none)
-        times = runs.groupby(["function", "dim"])["wall_time_s"]
-        found = [ratio(times.get_group(key).to_numpy(dtype=float), paper_s) if key in times.groups else None
-                 for key, paper_s in zip(zip(t["function"], t["dim"]), t["paper_gpu_s"])]
-        t["ours_over_paper_gpu_lo"] = [r.lo if r is not None else np.nan for r in found]
-        t["ours_over_paper_gpu_hi"] = [r.hi if r is not None else np.nan for r in found]
+        t["ours_over_paper_gpu_lo"], t["ours_over_paper_gpu_hi"] = bounds_over_fixed(
+            runs.groupby(["function", "dim"])["wall_time_s"], zip(t["function"], t["dim"]), t["paper_gpu_s"])
     if cpu_sample is not None and len(cpu_sample):
         t = t.merge(cpu_rate(cpu_sample), on="function", how="left")
         t["cpu_extrapolated_s"] = t["cpu_rate"] * PROTOCOL_FES * t["dim"]
@@ -159,19 +156,8 @@ def _over_paper(t: pd.DataFrame, runs: pd.DataFrame, values: pd.Series, paper: s
     """``<name>_lo``, ``<name>_hi``: the 95 % bootstrap interval of our mean of ``values`` (one per row of
     ``runs``) over the paper's printed ``paper`` column, per (function, D) of ``t`` (ours resampled, the
     paper's fixed; a cell of fewer than 3 runs or without the paper's number: NaN)."""
-    groups = values.groupby([runs["function"], runs["dim"]])
-    found = [ratio(groups.get_group(key).to_numpy(dtype=float), theirs)
-             if key in groups.groups and pd.notna(theirs) else None
-             for key, theirs in zip(zip(t["function"], t["dim"]), t[paper])]
-    return t.assign(**{f"{name}_lo": [r.lo if r is not None else np.nan for r in found],
-                       f"{name}_hi": [r.hi if r is not None else np.nan for r in found]})
-
-
-def _extremes(t: pd.DataFrame, points: pd.Series, name: str, spec: str = "{:.2g}", unit: str = "") -> str:
-    """:func:`extremes_text` of the ratios ``points`` of ``t``'s rows with their intervals ``<name>_lo`` and
-    ``<name>_hi`` (a table written without them: the points alone)."""
-    lo, hi = (t[c] if c in t else pd.Series(np.nan, index=t.index) for c in (f"{name}_lo", f"{name}_hi"))
-    return extremes_text([stored(*r) for r in zip(points, lo, hi, t["n"])], spec, unit)
+    lo, hi = bounds_over_fixed(values.groupby([runs["function"], runs["dim"]]), zip(t["function"], t["dim"]), t[paper])
+    return t.assign(**{f"{name}_lo": lo, f"{name}_hi": hi})
 
 
 def _partial(t: pd.DataFrame) -> pd.DataFrame:
@@ -379,7 +365,7 @@ class Lastra(Section):
             # the paper gives no shift vectors at these D: ours are drawn (docs/functions.md)
             rows.append(coverage_verdict(
                 item, have, wanted,
-                f"mean {ours.split('_')[0]} {_extremes(t, over_paper, name, unit='x')} the paper's ({self.machine})",
+                f"mean {ours.split('_')[0]} {column_extremes(t, over_paper, name)} the paper's ({self.machine})",
                 numbers_of(over_paper, "shifts ours", labels=cell_labels(t, ["function", "dim"])),
                 short_cause="runs not yet made"))
         rows.append(lastra_profile.verdict(self.profile))
@@ -512,9 +498,11 @@ class Lastra(Section):
             return ""
         err = (t["objective_mean"] - BIAS) / (t["paper_gpu_objective_mean"] - BIAS)
         dist = t["distance_mean"] / t["paper_gpu_distance_mean"]
+        err_range = column_extremes(t, err, "error_over_paper", unit="")
+        dist_range = column_extremes(t, dist, "distance_over_paper", spec="{:.2f}", unit="")
         return (f"\nOurs / the paper's GPU, as errors (objective + 330): median {err.median():.2f} "
-                f"(range {_extremes(t, err, 'error_over_paper')}); distances: median {dist.median():.2f} "
-                f"(range {_extremes(t, dist, 'distance_over_paper', '{:.2f}')}). The paper gives no shift and no "
+                f"(range {err_range}); distances: median {dist.median():.2f} "
+                f"(range {dist_range}). The paper gives no shift and no "
                 "domain: ours are o ~ U[-1, 1]^D in the box [-1, 1] (`docs/functions.md`), chosen because the "
                 "paper's distances (about 0.9 per coordinate at every D) and objectives fit a small box around o; "
                 "another choice changes every number of this table, so it compares orders of magnitude and the "
@@ -526,10 +514,10 @@ class Lastra(Section):
         if not len(t):
             return ""
         r = t["objective_mean"] / t["paper_mean"]
+        spread = column_extremes(t, r, "objective_over_paper", unit="")
         return (f"**CEC 2010 functions** (Tables 21-30; n = {span(int(t['n'].min()), int(t['n'].max()))} runs a "
                 f"cell on {self.machine.split(' / ')[0]} hosts; the table: the appendix): ours / the paper's mean "
-                f"objective, median {r.median():.2g} (range {_extremes(t, r, 'objective_over_paper')}) over "
-                f"{len(t)} cells.\n")
+                f"objective, median {r.median():.2g} (range {spread}) over {len(t)} cells.\n")
 
     def cec_markdown(self) -> str:
         t = self.cec
