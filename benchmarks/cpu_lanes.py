@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from gpude.core.io import write_csv_atomic
+
 
 def batch(out: Path, function: str, trials: int, max_fes: int) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "gpude", "run", "--algorithm", "de", "--implementation", "sequential",
@@ -57,8 +59,7 @@ def main(argv=None) -> int:
                                  "host_cores": len(os.sched_getaffinity(0)), "python": platform.python_version(),
                                  "git_commit": t["git_commit"].iloc[0] if "git_commit" in t else ""})
     df = pd.DataFrame(rows)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    df.to_csv(args.out, index=False)
+    write_csv_atomic(df, args.out)
     alone = df[df["mode"] == "alone"]["mean_trial_s"].mean()
     both = df[df["mode"] == "at_once"]["mean_trial_s"].mean()
     print(df.to_string(index=False))

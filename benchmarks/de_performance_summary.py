@@ -42,7 +42,7 @@ DTYPES = ["float32", "float64"]
 ANCHOR_GPU = "H200"          # the anchors apply to devices whose GPU name contains this
 ANCHOR_DTYPE = "float32"
 ANCHOR_SETTING = dict(dim=100, popsize=250, F=0.5, CR=0.3, max_fes=10_000_000)
-ANCHOR_SOURCE = ("shared/anchors/README.md, section 1: the authors' CUDA/C++ code "
+ANCHOR_SOURCE = ("paper/published/janssen_cs1_authors_code_h200.csv: the authors' CUDA/C++ code "
                  "(DylanJanssen/GPU-Accelerated-Evolutionary-Optimisation @ c2b3ef8) on an "
                  "NVIDIA H200 with a 16-core Intel Xeon host, float32, D=100, NP=250, F=0.5, "
                  "CR=0.3, 1e7 FEs, seed 0 (GPU models: mean of 3 runs; CPU models: 1 run)")
@@ -57,7 +57,7 @@ def _published(suffix: str = "") -> dict:
 
 ANCHOR_WALL_S = _published()
 ANCHOR_IDE_ERROR = _published("_errors")["ide"]
-# shared/anchors/README.md, section 2: the paper's Table 3 (RTX 3080 + i9-10900F, same setting).
+# paper/published/janssen_cs1_table3.csv: the paper's Table 3 (RTX 3080 + i9-10900F, same setting).
 PAPER_TABLE3 = ("standard 80.8-434 s, master-slave (20 threads) 22-55 s, naive 14.0-15.6 s, "
                 "All-GPU 1.33-2.57 s, iDE 0.60-1.85 s; iDE speed-up over standard DE 121x-235x")
 
@@ -270,7 +270,7 @@ def main_section(main: pd.DataFrame) -> list[str]:
              "where several files hold one implementation and dtype, the newest is shown here "
              "and the others are listed under Variants.", "",
              f"For reference, the paper's Table 3 (RTX 3080 + i9-10900F, same setting; "
-             f"shared/anchors/README.md section 2): {PAPER_TABLE3}.", ""]
+             f"paper/published/janssen_cs1_table3.csv): {PAPER_TABLE3}.", ""]
     if main.empty:
         return lines + ["Not measured: no successful run in the anchors' setting.", ""]
     for device, d in main.groupby("device", sort=False):
@@ -359,7 +359,7 @@ def target_section(main: pd.DataFrame) -> list[str]:
 def error_section(main: pd.DataFrame) -> list[str]:
     lines = ["## Final error: our mean best error beside the authors' iDE", "",
              "Mean best error f(x) - f(x*) at the end of the run. Authors' iDE: "
-             "shared/anchors/README.md section 1 (H200, float32, 3 runs all with seed 0; their GPU "
+             "paper/published/janssen_cs1_authors_code_h200_errors.csv (H200, float32, 3 runs all with seed 0; their GPU "
              "models stop at an error below 1e-7, ours at 1e-8; ours use seeds 0..n-1). Quality "
              "comes from the algorithm: any DE/rand/1/bin implementation should land in the same "
              "range.", ""]

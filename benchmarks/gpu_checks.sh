@@ -7,8 +7,8 @@
 #   source .whl-slim/activate.sh .whl-slim >/dev/null && export NUMBA_ENABLE_CUDASIM=0 GPUDE_GIT_COMMIT=<sha>
 #   benchmarks/gpu_checks.sh STAGE [STAGE ...]
 # Stages: tests, fullsuite, gpu_scaling, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor,
-# main_job, scaling_curves, masw_floor_{L,C,count,quality}, cec2017_jso, jso_brest, lastra_profile (see each
-# below). Instance files
+# main_job, scaling_curves, cec2017_jso, jso_brest, lastra_profile (see each below; the masw floor's
+# stages, done: `git show e4573c2:benchmarks/gpu_checks.sh`). Instance files
 # (speed) come from .carry/kromer_instances.tgz, a .tgz of <set>/<file> (etc/, lolib/) of the LOP and ETC
 # instances (`gpude fetch-data lolib|etc` fetches them; `python -m gpude.campaign pack` packs an experiment's),
 # the authors' code (side_by_side) from .authors/GPU-Accelerated-Evolutionary-Optimisation (`python -m
@@ -29,12 +29,6 @@ step() {  # step NAME SECONDS COMMAND...: run, log, never stop the stage
   local rc=$?
   echo "== $name: exit $rc after $((SECONDS - t0)) s" | tee -a "$dir/steps.log"
   tail -5 "$dir/$name.log"
-}
-
-before() {  # the 'before' tree of masw_perf: .carry/before/src from .carry/before.tgz, with this tree's data
-  # (under a lock: two stages may start together, one per GPU)
-  flock .carry/before.tgz bash -c 'if [ ! -d .carry/before/src ]; then
-    mkdir -p .carry/before && tar xzf .carry/before.tgz -C .carry/before; fi; ln -sfn "$PWD/data" .carry/before/data'
 }
 
 instances() {
@@ -132,26 +126,6 @@ for stage in "$@"; do
       step side_by_side 560 python3 -m gpude.campaign interleave --max-seconds "${BLOCK_MAX_SECONDS:-420}" \
         --experiment config/experiments/side_by_side.yaml --implementations "${BLOCK_IMPLEMENTATIONS:-authors_ide,block_x132,block}"
       keep side_by_side ;;
-    masw_floor_L|masw_floor_C)  # before (.carry/before.tgz: `git archive -o .carry/before.tgz 6358c87 src`) and
-      # after at D = 1e5, 1e6, 3e6 for two function kinds each (L01 pointwise, L06 scan; C04 rotated head,
-      # C13 Rosenbrock's next), C13 and L01 also with the GA's children evaluated as made. On a host with
-      # two GPUs run both stages at once, one per GPU (CUDA_VISIBLE_DEVICES=0 / =1): ~5 minutes each
-      before
-      case "$stage" in masw_floor_L) fns=L01,L06 ;; *) fns=C04,C13 ;; esac
-      step masw_perf 420 python3 benchmarks/masw_perf.py --out "$dir/masw_perf" --dims 100000,1000000,3000000 \
-        --functions "$fns" --cycles 3 --before-src .carry/before --before-functions "$fns"
-      step masw_perf_gafused 120 python3 benchmarks/masw_perf.py --out "$dir/masw_perf" --dims 3000000 \
-        --functions "${fns%%,*}" --cycles 3 --variant gafused:ga_mode=fused ;;
-    masw_floor_count)  # the kernels' DRAM bytes (ncu) beside the model, one cycle, 1e6 and 3e6
-      step masw_count 540 python3 benchmarks/masw_perf.py --out "$dir/masw_perf" --dims 1000000 \
-        --functions L01,C04,C13 --cycles 3 --count-bytes --count-dims 1000000,3000000 --count-cycles 1 \
-        --count-ls-mode fused ;;
-    masw_floor_quality)  # the committed reference's D = 1e5 cells, 5 runs each, this tree
-      for f in L01 L06 C04 C13; do
-        step "quality_$f" 110 gpude run --algorithm masw --implementation gpu --function "$f" --dim 100000 \
-          --popsize 60 --max-fes 500000 --seed 20261122 --trials 5 --suite lastra \
-          --out-csv "$dir/quality_$f.csv" --out-traces "$dir/quality_$f.npz"
-      done ;;
     lastra_profile)  # Lastra et al.'s Tables 13-14 on the GPU: one profiled masw/gpu run of L01 (the lastra
       # experiment's 500,000 FEs, popsize and seed) at D = 1e5, 5e5 and 1e6, each module timed, then the same with
       # the local search as separate kernels (ls_mode=steps: the Solis-Wets change and its evaluations apart, as
@@ -169,7 +143,7 @@ for stage in "$@"; do
       step campaign 540 python3 -m gpude.campaign run --experiment config/experiments/cec2017_jso.yaml \
         --reference "results/reference/$device/cec2017_jso" --implementations brest --jobs 15 --default-run-s 1 \
         --setup-s 2 --max-seconds 420 --out "$dir/camp" ;;
-    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, gpu_scaling, cec2017_jso, jso_brest, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor, main_job, scaling_curves, masw_floor_L, masw_floor_C, masw_floor_count, masw_floor_quality, lastra_profile)" >&2; exit 2 ;;
+    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, gpu_scaling, cec2017_jso, jso_brest, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor, main_job, scaling_curves, lastra_profile)" >&2; exit 2 ;;
   esac
   tar czf "$OUT/$stage.tar.gz" -C "$OUT" "$stage" && rm -rf "$dir"
 done

@@ -41,7 +41,7 @@ from gpude.core.io import write_csv_atomic  # noqa: E402
 from gpude.functions import DIMS, get_function, gpu, list_functions  # noqa: E402
 
 SEED = 20261121
-TOL64 = 1e-9  # relative, with the same absolute floor (shared/cec_reference/README.md)
+TOL64 = 1e-9  # relative, with the same absolute floor (tests/reference/cec/README.md)
 
 
 def accuracy_rows(fid, dim, reference, n_random, rng):
