@@ -359,8 +359,8 @@ def target_section(main: pd.DataFrame) -> list[str]:
 def error_section(main: pd.DataFrame) -> list[str]:
     lines = ["## Final error: our mean best error beside the authors' iDE", "",
              "Mean best error f(x) - f(x*) at the end of the run. Authors' iDE: "
-             "paper/published/janssen_cs1_authors_code_h200_errors.csv (H200, float32, 3 runs all with seed 0; their GPU "
-             "models stop at an error below 1e-7, ours at 1e-8; ours use seeds 0..n-1). Quality "
+             "paper/published/janssen_cs1_authors_code_h200_errors.csv (H200, float32, 3 runs all with seed 0; "
+             "their GPU models stop at an error below 1e-7, ours at 1e-8; ours use seeds 0..n-1). Quality "
              "comes from the algorithm: any DE/rand/1/bin implementation should land in the same "
              "range.", ""]
     rows = [["authors' iDE (H200)", "float32", "3"] + [fmt_err(ANCHOR_IDE_ERROR[f])
