@@ -120,10 +120,9 @@ def test_unknown_section_names_the_known_ones():
         section_class("nashd")
 
 
-@pytest.mark.parametrize("study", ["nashed", "kromer", None])
-def test_gpude_paper_writes_the_wall_time_outputs_only_for_a_study_that_wants_them(tmp_path, monkeypatch, study):
-    # Nashed's and Kromer's runs have a time budget: wall-time tables and time against NP say nothing
-    # there and are not written; a fixed-FE experiment (the generic section) still gets them
+def _paper(tmp_path, monkeypatch, study, *flags) -> set[str]:
+    """The files `gpude paper` writes for synthetic trials of Nashed et al.'s methods under ``study``
+    (its own outputs left out: tested above)."""
     from gpude import cli
     from gpude.report import sources
 
@@ -133,17 +132,51 @@ def test_gpude_paper_writes_the_wall_time_outputs_only_for_a_study_that_wants_th
                            time_to_target_s=trials["wall_time_s"].where(hit),
                            fes_to_target=trials["fes_used"].where(hit))
     monkeypatch.setattr(sources, "load_sources", lambda paths, join_guests=True: (trials, traces))
-    if study:  # the study's own outputs are tested above
+    if study:
         monkeypatch.setattr(section_class(study), "write_outputs", staticmethod(lambda *a, **k: []))
     out = tmp_path / "paper"
     (tmp_path / "trials.csv").write_text("run_id\n")  # read by the patched load_sources; the CLI checks it is there
     assert cli.main(["paper", "--trials", str(tmp_path / "trials.csv"), "--out-dir", str(out)]
-                    + (["--study", study] if study else [])) == 0
-    written = {p.name for p in out.iterdir()}
-    assert {"table_error.csv", "convergence.png", "convergence_time.png", "ecdf.png", "error_vs_time.png",
-            "table_cells.csv", "provenance.csv"} <= written
+                    + (["--study", study] if study else []) + list(flags)) == 0
+    return {p.name for p in out.iterdir()}
+
+
+FIGURE_FILES = {"convergence.png", "convergence_time.png", "ecdf.png", "error_vs_time.png"}
+
+
+@pytest.mark.parametrize("study", ["nashed", "kromer", None])
+def test_gpude_paper_writes_the_wall_time_outputs_only_for_a_study_that_wants_them(tmp_path, monkeypatch, study):
+    # Nashed's and Kromer's runs have a time budget: wall-time tables and time against NP say nothing
+    # there and are not written; a fixed-FE experiment (the generic section) still gets them. The
+    # figures of every trial: only where the section shows them (the generic one does, these two not)
+    written = _paper(tmp_path, monkeypatch, study)
+    assert {"table_error.csv", "table_cells.csv", "provenance.csv"} <= written
+    assert (FIGURE_FILES <= written) if study is None else not (FIGURE_FILES & written), sorted(written)
     wall_time = {"table_time.csv", "table_time.md", "table_time.tex", "figure_time.png", "time_vs_popsize_N09.png"}
     assert (wall_time <= written) if study is None else not (wall_time & written), sorted(written)
+
+
+@pytest.mark.parametrize("study, figures, expected", [
+    ("nashed", "all", "tables and figures"), (None, "none", "tables"), ("nashed", "only", "figures"),
+    (None, "only", "figures")])
+def test_gpude_paper_draws_the_figures_of_every_trial_on_request(tmp_path, monkeypatch, study, figures, expected):
+    written = _paper(tmp_path, monkeypatch, study, "--figures", figures)
+    assert ("table_error.csv" in written) == ("tables" in expected), sorted(written)
+    if "figures" in expected:
+        assert FIGURE_FILES <= written, sorted(written)
+    else:
+        assert not FIGURE_FILES & written, sorted(written)
+    if figures == "only":
+        assert written == FIGURE_FILES, sorted(written)
+
+
+def test_write_paper_refuses_an_unknown_figures_choice(tmp_path):
+    from gpude.core.errors import InvalidInputError
+    from gpude.report.paper import write_paper
+
+    with pytest.raises(InvalidInputError, match="figures='some'.*study, all, none, only"):
+        write_paper([str(tmp_path / "trials.csv")], tmp_path / "out", figures="some")
+    assert not (tmp_path / "out").exists()
 
 
 def test_ours_and_the_paper_s_marks_are_two_rules_side_by_side(tmp_path):

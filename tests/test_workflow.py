@@ -110,7 +110,27 @@ def test_wall_time_tables_only_for_experiments_whose_report_wants_them(smoke_dry
         timed = experiment in TIME_BUDGET_STUDIES
         assert job.startswith("paper_tables_time_budget:" if timed else "paper_tables:"), job
         assert ("table_time.md" in job and "figure_time.png" in job) != timed, job
-        assert "table_error.csv" in job and "convergence_time.png" in job
+        assert "table_error.csv" in job and "convergence_time.png" not in job  # paper_figures draws it
+
+
+def test_figures_of_every_trial_only_for_experiments_whose_report_shows_them(smoke_dry_run):
+    # the figures of every trial cost most of a paper job: drawn (before the report, which shows them)
+    # for the experiments whose section shows them; any other's on request
+    from gpude.report.document import section_class
+
+    code, out = smoke_dry_run("gpu=no")
+    assert code == 0, out[-3000:]
+    shows = {"smoke"} | {study for study in REFERENCE_STUDIES if "figures" in section_class(
+        yaml.safe_load((ROOT / f"config/experiments/{study}.yaml").read_text()).get("report", {}).get("section")).generic_outputs}
+    assert {"janssen_cs1", "lastra_cpu"} <= shows and "nashed" not in shows and "qin" not in shows
+    jobs = {re.search(r"wildcards: experiment=(\w+)", j).group(1): j for j in out.split("\nrule ")
+            if j.startswith("paper_figures")}
+    assert set(jobs) == shows
+    for experiment, job in jobs.items():
+        assert "convergence.png" in job and "ecdf.png" in job and "table_error.csv" not in job.split("output:")[1]
+        assert "--figures only" in job, job
+    report = next(j for j in out.split("\nrule ") if j.startswith("report:"))
+    assert all(f"paper/{e}/error_vs_time.png" in report.split("output:")[0] for e in shows), report[:3000]
 
 
 def job_resources(text):

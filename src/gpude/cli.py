@@ -289,7 +289,7 @@ def _cmd_paper(args) -> int:
     compare = _pairs(args.compare, "--compare", "LABEL")
     inputs = _pairs(args.study_input, "--study-input", "NAME")
     files = write_paper(args.trials, args.out_dir, published=args.published, study=args.study, study_inputs=inputs,
-                        alone=args.alone, compare=compare, time_budget=args.time_budget)
+                        alone=args.alone, compare=compare, time_budget=args.time_budget, figures=args.figures)
     print("wrote", ", ".join(str(p) for v in files.values() for p in (v if isinstance(v, list) else [v])))
     return 0
 
@@ -456,6 +456,9 @@ def build_parser() -> argparse.ArgumentParser:
     pp.add_argument("--time-budget", action="store_true", default=None,
                     help="the runs had a wall-clock budget (the experiment's max_time_s): write no time-based score. "
                          "Without it, read from the trials (max_time_s set, or a run stopped by the time budget)")
+    pp.add_argument("--figures", choices=("study", "all", "none", "only"), default="study",
+                    help="the figures of every trial (convergence, ECDF, error vs time): where the study's section "
+                         "shows them (study, the default), all, none, or only them and nothing else")
     pp.set_defaults(func=_cmd_paper)
 
     gs = sub.add_parser("paper-gpu-scaling", help="runs per hour against GPUs (the committed scaling runs) and the "

@@ -3,6 +3,7 @@
 import sys
 
 from gpude.report.document import section_class
+from gpude.report.section import FIGURES
 from gpude.study import batch_inputs, batch_resources, cluster, gpu_scaling
 from gpude.study import experiment as experiment_model
 from gpude.study.experiment import Experiment
@@ -141,6 +142,7 @@ LOCAL_TARGETS = PAPER.local_targets
 if PAPER.notice():
     print(PAPER.notice(), file=sys.stderr)
 WALL_TIME_EXPERIMENTS = PAPER.wall_time_experiments
+FIGURE_EXPERIMENTS = PAPER.figure_experiments
 GPU_SCALING_RUNS = gpu_scaling_runs()
 PROJECTED_EXPERIMENTS = PAPER.projected_experiments
 

@@ -9,6 +9,13 @@
 PAPER_OUTPUTS = dict(
     errors="paper/{experiment}/table_error.csv",
     agreement="paper/{experiment}/table_agreement.csv",
+    ranks="paper/{experiment}/stats/ranks_time.csv",
+    scores=report("paper/{experiment}/stats/rank_sum_time.csv", caption="../report/rank_sum.rst",
+                  category="Tables", subcategory="{experiment}"),
+)
+# The figures of every trial, a job of their own: drawn for the experiments whose report section shows
+# them (FIGURE_EXPERIMENTS, common.smk), and for any other on request (`snakemake paper/qin/ecdf.png`)
+FIGURE_OUTPUTS = dict(
     convergence=report("paper/{experiment}/convergence.png", caption="../report/convergence.rst",
                        category="Figures", subcategory="{experiment}"),
     **prints("convergence", "paper/{experiment}/convergence"),
@@ -21,9 +28,6 @@ PAPER_OUTPUTS = dict(
     scatter=report("paper/{experiment}/error_vs_time.png", caption="../report/error_vs_time.rst",
                    category="Figures", subcategory="{experiment}"),
     **prints("scatter", "paper/{experiment}/error_vs_time"),
-    ranks="paper/{experiment}/stats/ranks_time.csv",
-    scores=report("paper/{experiment}/stats/rank_sum_time.csv", caption="../report/rank_sum.rst",
-                  category="Tables", subcategory="{experiment}"),
 )
 WALL_TIME_OUTPUTS = dict(
     table=report("paper/{experiment}/table_time.md", caption="../report/table_time.rst", category="Tables",
@@ -56,11 +60,12 @@ rule paper_tables:
     params:
         trials=lambda wildcards, input: " ".join(f"--trials {p}" for p in input.trials),
         published=published_args,
+        figures="none",  # drawn by paper_figures
     conda:
         "../envs/gpude.yaml"
     shell:
         "python3 -m gpude paper {params.trials} --out-dir paper/{wildcards.experiment} {params.published} "
-        f"--figure-formats {','.join(FIGURE_FORMATS)} "
+        f"--figures {{params.figures}} --figure-formats {','.join(FIGURE_FORMATS)} "
         "> {log} 2>&1"
 
 
@@ -70,6 +75,20 @@ use rule paper_tables as paper_tables_time_budget with:
         **PAPER_OUTPUTS,
     wildcard_constraints:
         experiment=one_of(set(EXPERIMENT_FILES) - set(WALL_TIME_EXPERIMENTS)),
+
+
+# The figures of every trial of an experiment (FIGURE_OUTPUTS), from the same trials as its tables
+use rule paper_tables as paper_figures with:
+    output:
+        **FIGURE_OUTPUTS,
+    wildcard_constraints:
+        experiment=one_of(EXPERIMENT_FILES),
+    log:
+        "logs/{experiment}/paper_figures.log",
+    params:
+        trials=lambda wildcards, input: " ".join(f"--trials {p}" for p in input.trials),
+        published=published_args,
+        figures="only",
 
 
 # Runs per hour against the number of GPUs: every committed scaling run, and the papers' GPU
@@ -101,6 +120,8 @@ rule paper_gpu_scaling:
 rule report:
     input:
         tables=expand("paper/{experiment}/table_error.csv", experiment=REPORTED),
+        # the figures the report shows (the other experiments' are drawn on request)
+        figures=expand("paper/{experiment}/{figure}.png", experiment=FIGURE_EXPERIMENTS, figure=FIGURES),
         experiments=[EXPERIMENT_FILES[e] for e in REPORTED],
         gpu_scaling=["paper/gpu_scaling/table_scaling.csv"] if GPU_SCALING_RUNS else [],
     output:

@@ -218,8 +218,9 @@ class Cec2017Jso(Section):
     """Ours against Brest's jSO on CEC 2017: final errors per function, rank-sum tests, Holm."""
 
     write_outputs = staticmethod(write_outputs)
-    # the generic outputs stay (gpude paper's wall-time tables are per machine, each of one side alone);
-    # the section shows none of them: the two sides ran on different machines
+    # the wall-time outputs stay (gpude paper's wall-time tables are per machine, each of one side alone);
+    # the section shows none of them: the two sides ran on different machines; no figures of every trial
+    generic_outputs = ("time", "time_vs_popsize")
     study = "jSO (Brest et al.), his C++ beside ours"
 
     def __init__(self, spec, paper_dir, report_dir):

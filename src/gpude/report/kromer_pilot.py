@@ -534,7 +534,9 @@ class KromerPilot(Section):
     """An experiment of the Krömer parameter pilot: its settings and its summary (the choices per
     class at each readout), below the experiment's generic tables."""
 
-    generic_outputs = ()  # every run takes its time budget: wall-time tables say nothing
+    # every run takes its time budget: no wall-time tables, which say nothing; the generic appendix
+    # shows the figures of every trial
+    generic_outputs = ("figures",)
     write_outputs = staticmethod(write_outputs)
 
     def body(self) -> str:

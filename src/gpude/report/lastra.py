@@ -306,6 +306,8 @@ class Lastra(Section):
 
     write_outputs = staticmethod(write_outputs)
     study = "Lastra et al."
+    # the figures of every trial are left out: the section shows the paper's own (time against D)
+    generic_outputs = ("time", "time_vs_popsize")
 
     def __init__(self, spec, paper_dir, report_dir):
         super().__init__(spec, paper_dir, report_dir)

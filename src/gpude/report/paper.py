@@ -1,8 +1,8 @@
 """``gpude paper``: the tables, figures and statistics of one experiment's trials, in one folder.
 
-The generic outputs (time and error tables beside the published numbers, convergence and error-vs-time
-figures, the per-cell table, time vs NP, the statistics) are written for every experiment, as far as
-its study wants them (:attr:`gpude.report.section.Section.generic_outputs`); then the study's own
+The generic outputs (time and error tables beside the published numbers, the figures of every trial,
+the per-cell table, time vs NP, the statistics) are written for every experiment, as far as its
+study wants them (:attr:`gpude.report.section.Section.generic_outputs`); then the study's own
 (e.g. Nashed et al.'s Table 2 and Fig. 2), the rerun check beside the trials and, given trials run one
 per launch, how they compare with the same trials run several per launch. ``gpude report`` assembles
 ``paper/REPORT.md`` from these folders.
@@ -12,10 +12,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..core.errors import InvalidInputError
+
+#: ``write_paper``'s choices of the figures of every trial
+FIGURE_CHOICES = ("study", "all", "none", "only")
+
 
 def write_paper(trials: list[str], out_dir, *, published: str | None = None, study: str | None = None,
                 study_inputs: dict[str, str] | None = None, alone: str | None = None,
-                compare: dict[str, str] | None = None, time_budget: bool | None = None) -> dict:
+                compare: dict[str, str] | None = None, time_budget: bool | None = None,
+                figures: str = "study") -> dict:
     """Write an experiment's tables, figures and statistics into ``out_dir``.
 
     Parameters
@@ -36,6 +42,10 @@ def write_paper(trials: list[str], out_dir, *, published: str | None = None, stu
         ``label -> path``: other measured tables in the published layout (e.g. the authors' code).
     time_budget
         The runs had a wall-clock budget: no time-based score. None: read it from the trials.
+    figures
+        The figures of every trial (:data:`gpude.report.section.FIGURES`): ``"study"`` where the study's
+        section shows them, ``"all"``, ``"none"``, or ``"only"`` (those figures and nothing else: the
+        workflow draws them in a job of their own, for the studies that show them and on request).
 
     Returns
     -------
@@ -46,25 +56,27 @@ def write_paper(trials: list[str], out_dir, *, published: str | None = None, stu
 
     from ..core.io import read_csv, write_csv_atomic
     from ..stats.tables import with_competitors, write_statistics
-    from .convergence import figures
     from .document import section_class
     from .scaling import cell_table, time_vs_popsize
-    from .scatter import error_vs_time
     from .sources import load_sources
     from .timing import write_all
 
+    if figures not in FIGURE_CHOICES:
+        raise InvalidInputError(f"figures={figures!r}: one of {', '.join(FIGURE_CHOICES)}")
     # every input before anything is written
     wanted = section_class(study).generic_outputs  # the study's choice of the generic outputs
     table, traces = load_sources(trials, join_guests=section_class(study).join_guests)
     # tables and figures are per competitor: the implementation where only it varies (case study
     # 1), else e.g. algorithm/implementation/popsize (case study 2)
     labelled = with_competitors(table).assign(implementation=lambda d: d["competitor"])
+    if figures == "only":
+        return write_figures(labelled, traces, out_dir)
     published = read_csv(published, comment="#") if published else None
     others = {label: read_csv(path, comment="#") for label, path in (compare or {}).items()}
     alone = read_csv(alone) if alone else None
     files = write_all(labelled, out_dir, published, others, time="time" in wanted)
-    files["convergence"] = figures(labelled, traces, out_dir)
-    files["scatter"] = error_vs_time(labelled, out_dir)
+    if figures == "all" or (figures == "study" and "figures" in wanted):
+        files.update(write_figures(labelled, traces, out_dir))
     cells = cell_table(table)  # per implementation, function, D and NP (Qin et al.'s Tables 1-3)
     files["cells"] = write_csv_atomic(cells, Path(out_dir) / "table_cells.csv")
     if "time_vs_popsize" in wanted:
@@ -83,3 +95,12 @@ def write_paper(trials: list[str], out_dir, *, published: str | None = None, stu
         files["alone"] = write_csv_atomic(alone_vs_batched(with_competitors(table), alone),
                                           Path(out_dir) / "table_alone_vs_batched.csv")
     return files
+
+
+def write_figures(labelled, traces, out_dir) -> dict:
+    """The figures of every trial (:data:`gpude.report.section.FIGURES`) of trials labelled by
+    competitor, by kind: convergence (against FEs and time) and ECDF, and final error against time."""
+    from .convergence import figures
+    from .scatter import error_vs_time
+
+    return {"convergence": figures(labelled, traces, out_dir), "scatter": error_vs_time(labelled, out_dir)}

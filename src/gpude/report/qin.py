@@ -45,6 +45,8 @@ def _verdict(hits: int, total: int) -> str:
 class Qin(Section):
 
     study = "Qin et al."
+    # the figures of every trial are left out: the section shows the paper's own (time against NP)
+    generic_outputs = ("time", "time_vs_popsize")
 
     def __init__(self, spec, paper_dir, report_dir):
         super().__init__(spec, paper_dir, report_dir)

@@ -104,8 +104,12 @@ TIME_BARS = "error bars: +-1 standard deviation over the trials of the cell, non
 
 #: the generic outputs of ``gpude paper`` a section may leave out (the others are always written):
 #: "time", the wall-time tables and figure (table_time.csv/.md/.tex, figure_time, the comparison
-#: with a published time table); "time_vs_popsize", the mean wall time against NP per function
-GENERIC_OUTPUTS = ("time", "time_vs_popsize")
+#: with a published time table); "time_vs_popsize", the mean wall time against NP per function;
+#: "figures", the figures of every trial (FIGURES: convergence against FEs and time, ECDF, final error
+#: against time), drawn for a study whose section shows them and on request for any other
+GENERIC_OUTPUTS = ("time", "time_vs_popsize", "figures")
+#: the figures of every trial, by file stem (written by :func:`gpude.report.paper.write_figures`)
+FIGURES = ("convergence", "convergence_time", "ecdf", "error_vs_time")
 
 
 class Section:

@@ -165,6 +165,12 @@ class PaperTargets:
         return sorted(e for e in self.files if "time" in self.generic_outputs(e))
 
     @functools.cached_property
+    def figure_experiments(self) -> list[str]:
+        """The reported experiments whose section shows the figures of every trial (the others' are
+        drawn on request: ``snakemake paper/<experiment>/convergence.png``)."""
+        return [e for e in self.reported if "figures" in self.generic_outputs(e)]
+
+    @functools.cached_property
     def projected_experiments(self) -> list[str]:
         """The papers' experiments with committed references, whose GPU runs ``gpude
         paper-gpu-scaling`` projects onto 1, 2, 4, 8 GPUs."""
