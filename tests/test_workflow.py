@@ -120,13 +120,15 @@ def test_figures_of_every_trial_only_for_experiments_whose_report_shows_them(smo
 
     code, out = smoke_dry_run("gpu=no")
     assert code == 0, out[-3000:]
-    shows = {"smoke"} | {study for study in REFERENCE_STUDIES if "figures" in section_class(
-        yaml.safe_load((ROOT / f"config/experiments/{study}.yaml").read_text()).get("report", {}).get("section")).generic_outputs}
+    def section(study):
+        return yaml.safe_load((ROOT / f"config/experiments/{study}.yaml").read_text()).get("report", {}).get("section")
+
+    shows = {"smoke"} | {s for s in REFERENCE_STUDIES if "figures" in section_class(section(s)).generic_outputs}
     assert {"janssen_cs1", "lastra_cpu"} <= shows and "nashed" not in shows and "qin" not in shows
     jobs = {re.search(r"wildcards: experiment=(\w+)", j).group(1): j for j in out.split("\nrule ")
             if j.startswith("paper_figures")}
     assert set(jobs) == shows
-    for experiment, job in jobs.items():
+    for job in jobs.values():
         assert "convergence.png" in job and "ecdf.png" in job and "table_error.csv" not in job.split("output:")[1]
         assert "--figures only" in job, job
     report = next(j for j in out.split("\nrule ") if j.startswith("report:"))
