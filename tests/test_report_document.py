@@ -346,7 +346,10 @@ def test_qin_section_tables_and_observations(tmp_path, monkeypatch):
     assert 3.5 < float(found[1]) <= 4 <= float(found[2]) < 4.5 and 7 < float(found[3]) <= 8 <= float(found[4]) < 9
     assert ("**(3) Time falls as NP grows, most for FPDE, then cudaDE, then iDE: holds in part.** Mean time "
             "falls monotonically from the smallest to the largest NP in 12 of 12") in text
-    assert "iDE 20.0x, cudaDE 20.0x, FPDE 20.0x" in text
+    # (the median drop with the interval of both ends' trials, which holds it)
+    drops = re.search(r"iDE 20\.0x \[([\d.]+)x, ([\d.]+)x\], cudaDE 20\.0x \[[\d.]+x, [\d.]+x\], FPDE 20\.0x "
+                      r"\[[\d.]+x, [\d.]+x\]\.", text)
+    assert drops and float(drops[1]) <= 20 <= float(drops[2]), text
     assert "holds in part** (3 of 6 parts hold everywhere)" in text
     assert "iDE faster than sDE at D=10, NP<=100: 0 of 2 cells" in text
     assert "**(5) The gap between cudaDE and iDE narrows at D=100 with NP 500 and 1000: does not hold.**" in text

@@ -2,7 +2,12 @@
 
 import numpy as np
 
-from gpude.stats.bootstrap import format_interval, mean_of_means_ratio_interval, ratio_interval
+from gpude.stats.bootstrap import (
+    format_interval,
+    mean_of_means_ratio_interval,
+    median_of_ratios_interval,
+    ratio_interval,
+)
 
 
 def test_seeded_deterministic_and_holding_its_point():
@@ -38,3 +43,21 @@ def test_a_mean_of_group_means_resamples_each_group_on_its_own():
     assert mean_of_means_ratio_interval([[1.0, np.nan, 3.0], [], [10.0]], 2.0)[0] == 3.0
     assert all(np.isnan(v) for v in mean_of_means_ratio_interval([[], [np.nan]], 2.0))
     assert all(np.isnan(v) for v in mean_of_means_ratio_interval([[1.0]], 0.0))
+
+
+def test_a_median_of_ratios_of_means_resamples_every_side_of_every_pair():
+    # three pairs whose ratios of means are 4, 2 and 10 (hand-computed): the median is 4
+    pairs = [([3.0, 5.0], [1.0, 1.0]), ([2.0, 2.0, 2.0], [0.5, 1.5]), ([10.0], [1.0, 1.0, 1.0])]
+    point, lo, hi = median_of_ratios_interval(pairs)
+    assert point == 4.0 and lo <= 4.0 <= hi
+    # the spread comes from the trials: constant samples give a point interval
+    assert median_of_ratios_interval([([2.0, 2.0], [1.0, 1.0]), ([6.0], [2.0, 2.0])]) == (2.5, 2.5, 2.5)
+    # more trials, the same ratios: a narrower interval
+    rng = np.random.default_rng(5)
+    def made(n):
+        return [(rng.lognormal(np.log(r), 0.2, n), rng.lognormal(0, 0.2, n)) for r in (2, 4, 8)]
+    few, many = median_of_ratios_interval(made(5)), median_of_ratios_interval(made(500))
+    assert many[2] - many[1] < few[2] - few[1]
+    # a pair with an empty side: no number rather than one from fewer pairs
+    assert all(np.isnan(v) for v in median_of_ratios_interval([([1.0], [1.0]), ([], [1.0])]))
+    assert all(np.isnan(v) for v in median_of_ratios_interval([]))

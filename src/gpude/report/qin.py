@@ -10,7 +10,8 @@ from functools import cached_property
 import pandas as pd
 
 from ..run.rows import rerun_totals
-from .intervals import Ratio, extremes_text, of_means
+from ..stats.bootstrap import format_interval, median_of_ratios_interval
+from .intervals import Ratio, extremes_text, of_means, samples
 from .janssen import PUBLISHED
 from .scaling import _slug
 from .section import Deviation, Section, _read, fmt
@@ -285,10 +286,10 @@ class Qin(Section):
         gpu = [i for i in GPU if i in w.columns]
         if not gpu:
             return NO_DATA, "* **(3) Time falls as NP grows:** no GPU results."
-        falling, total, drop, rising = 0, 0, {}, []
+        falling, total, drop, rising, text = 0, 0, {}, [], {}
         for impl in gpu:
             series = w[impl].dropna()
-            drops = []
+            drops, pairs = [], []
             for (function, dim), part in series.groupby(level=["function", "dim"]):
                 part = part.droplevel([0, 1]).sort_index()
                 if len(part) < 2:
@@ -298,7 +299,13 @@ class Qin(Section):
                 if not part.is_monotonic_decreasing:
                     rising.append((impl, function, dim))
                 drops.append(part.iloc[0] / part.iloc[-1])
+                pairs.append([samples(self.trial_times, self._competitor(impl, p), f"{function}/d{int(dim)}",
+                                      self.machine) for p in (part.index[0], part.index[-1])])
             drop[impl] = pd.Series(drops).median() if drops else float("nan")
+            # the interval resamples every series' trials at both ends (none where a cell lacks its trials)
+            point, lo, hi = median_of_ratios_interval(pairs)
+            text[impl] = (format_interval(point, lo, hi, "{:.1f}", "x") if pd.notna(point)
+                          else f"{drop[impl]:.1f}x (no trials per cell: no interval)")
         order = [i for i in sorted(drop, key=lambda i: -drop[i]) if pd.notna(drop[i])]
         claimed = [i for i in ("fpde", "cudade", "ide") if i in order]
         verdict = ("holds" if falling == total and order == claimed
@@ -306,7 +313,8 @@ class Qin(Section):
         return verdict, (f"* **(3) Time falls as NP grows, most for FPDE, then cudaDE, then iDE: {verdict}.** "
                 f"Mean time falls monotonically from the smallest to the largest NP in {falling} of {total} "
                 "(implementation, function, D) series; time at the smallest NP over time at the largest (median over "
-                "functions and D): " + ", ".join(f"{self._name(i)} {drop[i]:.1f}x" for i in order) + "."
+                "functions and D; 95% bootstrap interval over the trials of both ends): "
+                + ", ".join(f"{self._name(i)} {text[i]}" for i in order) + "."
                 + self._rising_text(rising))
 
     def _rising_text(self, rising) -> str:

@@ -75,6 +75,38 @@ def mean_of_means_ratio_interval(groups, theirs: float, level: float = 0.95, res
     return point, float(min(lo, point)), float(max(hi, point))
 
 
+def median_of_ratios_interval(pairs, level: float = 0.95, resamples: int = RESAMPLES,
+                              seed: int = SEED) -> tuple[float, float, float]:
+    """The median over ``pairs`` of each pair's ratio of means (numerator's mean over denominator's), and
+    its percentile bootstrap interval: every sample of every pair resampled on its own (stratified: each
+    resample keeps every pair, as the statistic does).
+
+    Parameters
+    ----------
+    pairs : iterable of (array_like, array_like)
+        Per-trial values of each pair's numerator and denominator (e.g. the times of one series at its
+        smallest and its largest NP; NaN dropped).
+
+    Returns
+    -------
+    (point, lo, hi) : tuple of float
+        NaN throughout where a pair has an empty side or there is no pair.
+    """
+    found = []
+    for a, b in pairs:
+        a, b = (np.asarray(v, dtype=float).ravel() for v in (a, b))
+        found.append((a[~np.isnan(a)], b[~np.isnan(b)]))
+    if not found or any(not len(a) or not len(b) for a, b in found):
+        return float("nan"), float("nan"), float("nan")
+    point = float(np.median([a.mean() / b.mean() for a, b in found]))
+    rng = np.random.default_rng(seed)
+    ratios = [a[rng.integers(0, len(a), (resamples, len(a)))].mean(axis=-1)
+              / b[rng.integers(0, len(b), (resamples, len(b)))].mean(axis=-1) for a, b in found]
+    tail = (1 - level) / 2 * 100
+    lo, hi = np.percentile(np.median(ratios, axis=0), [tail, 100 - tail])
+    return point, float(min(lo, point)), float(max(hi, point))
+
+
 def format_interval(point: float, lo: float, hi: float, spec: str = "{:.3g}", unit: str = "") -> str:
     """'x [lo, hi]', ``unit`` after each number ('-' where the point is NaN)."""
     if np.isnan(point):
