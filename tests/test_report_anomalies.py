@@ -148,3 +148,24 @@ def test_the_real_paper_folders_anomalies_each_have_a_rule_a_cell_and_an_explana
         assert k == sum(a.rule == "paper 2x" and a.study == s.spec["name"] for a in found)
     text = A.appendix_markdown(found)
     assert text.count("\n| ") == len(found) + 1
+
+
+def test_the_weighted_means_of_all_cells_at_once_are_each_cells_own():
+    # sections_disagree weighs every cell's rows by their n in one pass: the same numbers as cell by cell,
+    # rows without a value or an n left out, and no number for a cell without one
+    import numpy as np
+    import pandas as pd
+
+    from gpude.report.anomalies import CELL_KEYS, _weighted, _weighted_by
+
+    base = {k: "x" for k in CELL_KEYS}
+    rows = [dict(base, function="F01", mean_time_s=1.0, n=3), dict(base, function="F01", mean_time_s=2.0, n=1),
+            dict(base, function="F01", mean_time_s=np.nan, n=5), dict(base, function="F02", mean_time_s=np.nan, n=2),
+            dict(base, function="F03", mean_time_s=4.0, n=0)]
+    cells = pd.DataFrame(rows)
+    found = _weighted_by(cells, "mean_time_s")
+    assert len(found) == 3
+    for (key, value), (_, cell) in zip(found.items(), cells.groupby(CELL_KEYS, sort=True, dropna=False)):
+        own = _weighted(cell, "mean_time_s")
+        assert (np.isnan(value) and np.isnan(own)) or value == own, key
+    assert found.iloc[0] == 1.25 and np.isnan(found.iloc[1]) and np.isnan(found.iloc[2])

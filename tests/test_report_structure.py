@@ -108,3 +108,14 @@ def test_the_appendix_holds_what_the_body_leaves_and_every_link_resolves(report)
             assert target == appendix.name and anchor in anchors, (target, anchor)
     # every section of the body links to its part of the appendix
     assert len(re.findall(rf"\]\({appendix.name}#appendix-", text)) >= len(EXPERIMENTS) - 1
+
+
+def test_a_report_written_outside_the_paper_folder_links_up_to_its_files(tmp_path):
+    # `gpude report --out` anywhere: the figures' and files' links climb to the section's folder
+    from gpude.report.section import Section
+
+    paper = tmp_path / "paper" / "exp"
+    paper.mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    assert Section({"name": "exp"}, paper, tmp_path / "paper").rel == "exp"
+    assert Section({"name": "exp"}, paper, tmp_path / "elsewhere").rel == "../paper/exp"

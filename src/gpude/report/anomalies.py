@@ -161,6 +161,14 @@ def _weighted(cells: pd.DataFrame, value: str) -> float:
     return float((v[value] * v["n"]).sum() / v["n"].sum()) if len(v) and v["n"].sum() else float("nan")
 
 
+def _weighted_by(cells: pd.DataFrame, value: str) -> pd.Series:
+    """:func:`_weighted` of every cell (:data:`CELL_KEYS`) of ``cells`` at once, indexed by the cells."""
+    ok = cells[value].notna() & cells["n"].notna()
+    parts = pd.DataFrame({"sum": (cells[value] * cells["n"]).where(ok, 0.0), "n": cells["n"].where(ok, 0.0)})
+    totals = parts.groupby([cells[k] for k in CELL_KEYS], sort=True, dropna=False).sum()
+    return (totals["sum"] / totals["n"]).where(totals["n"] != 0)
+
+
 def _labels(row) -> list[str]:
     """The labels a table may give a cell's implementation (the paper tables add what varies)."""
     a, i, p, d = str(row["algorithm"]), str(row["implementation"]), str(row["popsize"]), str(row["dtype"])
@@ -237,9 +245,12 @@ def sections_disagree(tables: dict[str, tuple[pd.DataFrame, dict]],
     for study, (cells, spec) in tables.items():
         if not len(cells) or not set(CELL_KEYS) <= set(cells):
             continue
-        for key, cell in cells.groupby(CELL_KEYS, sort=True, dropna=False):
+        n = cells.groupby(CELL_KEYS, sort=True, dropna=False)["n"].sum()
+        time_s, error = (_weighted_by(cells, value) for value in ("mean_time_s", "mean_error"))
+        # the three share the grouping's order (a lookup by a key that holds NaN would not find it)
+        for key, n_cell, t, e in zip(n.index, n.to_numpy(), time_s.to_numpy(), error.to_numpy()):
             summary.setdefault((*key, repr(spec.get("max_fes"))), []).append(
-                (study, spec, int(cell["n"].sum()), _weighted(cell, "mean_time_s"), _weighted(cell, "mean_error")))
+                (study, spec, int(n_cell), float(t), float(e)))
     for key, seen in summary.items():
         for k, (a, spec_a, n_a, t_a, e_a) in enumerate(seen):
             for b, spec_b, n_b, t_b, e_b in seen[k + 1:]:

@@ -139,15 +139,31 @@ def of_means(point: float, n_ours: int, n_theirs: int | None = None) -> Ratio:
     return Ratio(float(point), float("nan"), float("nan"), int(n_ours), n_theirs)
 
 
+class Samples:
+    """The values of one column of ``trial_times.csv`` or ``trial_errors.csv`` by cell, indexed once for the
+    many lookups of a report section: ``Samples(table)(implementation, function, machine)`` is
+    :func:`samples` of the same arguments (the cell's rows in the table's order)."""
+
+    def __init__(self, table: pd.DataFrame, column: str = "wall_time_s"):
+        self._any, self._on = {}, {}
+        if not len(table):
+            return
+        values = table[column].to_numpy(dtype=float)
+        keys = [table["implementation"].astype(str), table["function"].astype(str)]
+        self._any = {k: values[i] for k, i in table.groupby(keys, sort=False).indices.items()}
+        if "machine" in table:
+            by = [*keys, table["machine"].astype(str)]
+            self._on = {k: values[i] for k, i in table.groupby(by, sort=False).indices.items()}
+
+    def __call__(self, implementation: str, function: str, machine: str | None = None) -> np.ndarray:
+        key = (str(implementation), str(function))
+        found = self._any.get(key) if machine is None else self._on.get((*key, str(machine)))
+        return np.array([]) if found is None else found
+
+
 def samples(trial_times: pd.DataFrame, implementation: str, function: str, machine: str | None = None,
             column: str = "wall_time_s") -> np.ndarray:
     """The wall times of one cell of ``trial_times.csv`` (:func:`gpude.report.timing.trial_times`): the very
     rows its time table averages (on ``machine``, or every machine of the table); with ``column``
     "best_error", the final errors of a cell of ``trial_errors.csv`` (:func:`gpude.report.timing.trial_errors`)."""
-    t = trial_times
-    if not len(t):
-        return np.array([])
-    keep = (t["implementation"].astype(str) == str(implementation)) & (t["function"].astype(str) == str(function))
-    if machine is not None:
-        keep &= t["machine"].astype(str) == str(machine)
-    return t.loc[keep, column].to_numpy(dtype=float)
+    return Samples(trial_times, column)(implementation, function, machine)

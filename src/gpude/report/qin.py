@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..run.rows import rerun_totals
 from ..stats.bootstrap import format_interval, median_of_ratios_interval
-from .intervals import Ratio, extremes_text, of_means, samples
+from .intervals import Ratio, extremes_text, of_means
 from .janssen import PUBLISHED
 from .scaling import _slug
 from .section import Deviation, Section, _read, fmt
@@ -279,8 +279,12 @@ class Qin(Section):
         """The tables' label of ``impl`` at ``popsize``: with the floating type where the trials have several
         (``gpude.stats.tables.with_competitors``), else without it."""
         label = f"{impl}/{int(popsize)}"
-        have = set(self.trial_times["implementation"].astype(str)) if len(self.trial_times) else set()
-        return label if label in have else f"{label}/{self.dtype}"
+        return label if label in self._trial_labels else f"{label}/{self.dtype}"
+
+    @cached_property
+    def _trial_labels(self) -> set[str]:
+        """The competitors' labels in trial_times.csv."""
+        return set(self.trial_times["implementation"].astype(str)) if len(self.trial_times) else set()
 
     def _obs3(self, w):
         gpu = [i for i in GPU if i in w.columns]
@@ -299,8 +303,8 @@ class Qin(Section):
                 if not part.is_monotonic_decreasing:
                     rising.append((impl, function, dim))
                 drops.append(part.iloc[0] / part.iloc[-1])
-                pairs.append([samples(self.trial_times, self._competitor(impl, p), f"{function}/d{int(dim)}",
-                                      self.machine) for p in (part.index[0], part.index[-1])])
+                pairs.append([self.time_samples(self._competitor(impl, p), f"{function}/d{int(dim)}", self.machine)
+                              for p in (part.index[0], part.index[-1])])
             drop[impl] = pd.Series(drops).median() if drops else float("nan")
             # the interval resamples every series' trials at both ends (none where a cell lacks its trials)
             point, lo, hi = median_of_ratios_interval(pairs)

@@ -9,6 +9,7 @@ other in a circle.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -19,7 +20,7 @@ import pandas as pd
 
 from ..core.io import read_csv
 from ..implementations import registry
-from .intervals import Ratio, of_means, ratio, samples
+from .intervals import Ratio, Samples, of_means, ratio
 from .timing import _ordered
 from .verdict import n_per_cell, span
 
@@ -139,7 +140,8 @@ class Section:
 
     def __init__(self, spec: dict, paper_dir: Path, report_dir: Path):
         self.spec, self.dir = spec, Path(paper_dir)
-        self.rel = Path(paper_dir).resolve().relative_to(report_dir.resolve()).as_posix()
+        # the links from the report to the section's files (a report written elsewhere: '../' up to them)
+        self.rel = Path(os.path.relpath(Path(paper_dir).resolve(), Path(report_dir).resolve())).as_posix()
         self.times = _read(self.dir / "table_time.csv")
         self.errors = _read(self.dir / "table_error.csv")
         self.provenance = _read(self.dir / "provenance.csv")
@@ -298,14 +300,24 @@ class Section:
                 "(while k trials still run, each is charged 1/k of the time): throughput, not the latency of one "
                 "run; a time of one run a launch is the latency.\n")
 
+    @cached_property
+    def time_samples(self) -> Samples:
+        """``time_samples(implementation, function, machine)``: a cell's wall times in trial_times.csv."""
+        return Samples(self.trial_times)
+
+    @cached_property
+    def error_samples(self) -> Samples:
+        """``error_samples(implementation, function, machine)``: a cell's final errors in trial_errors.csv."""
+        return Samples(self.trial_errors, "best_error")
+
     def time_ratio(self, implementation: str, function: str, theirs, machine: str | None = None,
                    statistic=np.mean) -> Ratio:
         """The ratio of ``implementation``'s wall time on ``function`` to ``theirs`` (another of our
         implementations, whose trials are resampled too, or a fixed number such as a paper's), with its
         bootstrap interval over the rows of trial_times.csv (:mod:`gpude.report.intervals`); from the
         time table's means, without an interval, where trial_times.csv lacks the cell."""
-        ours = samples(self.trial_times, implementation, function, machine)
-        other = samples(self.trial_times, theirs, function, machine) if isinstance(theirs, str) else theirs
+        ours = self.time_samples(implementation, function, machine)
+        other = self.time_samples(theirs, function, machine) if isinstance(theirs, str) else theirs
         if len(ours) and (not isinstance(theirs, str) or len(other)):
             return ratio(ours, other, statistic)
         t = self.times
@@ -324,7 +336,7 @@ class Section:
     def error_ratio(self, implementation: str, function: str, theirs: float, machine: str | None = None) -> Ratio:
         """``implementation``'s mean final error on ``function`` over a fixed number ``theirs`` (a paper's mean),
         with its bootstrap interval over the rows of trial_errors.csv (none where it lacks the cell)."""
-        ours = samples(self.trial_errors, implementation, function, machine, column="best_error")
+        ours = self.error_samples(implementation, function, machine)
         return ratio(ours, float(theirs)) if len(ours) else of_means(float("nan"), 0)
 
     def rows_label(self, implementations=None) -> str:
