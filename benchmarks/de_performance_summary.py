@@ -8,13 +8,8 @@ variant runs; failed configurations.
 
     python benchmarks/de_performance_summary.py [--results DIR] [--out FILE]
 
-Selection rules (stated in the output as well):
-
-* files whose tag contains ``poll`` are variant runs: the Variants table, never the main one;
-* a configuration whose setting differs from the anchors' (D, NP, F, CR, FEs): the Variants table;
-* several main files of the same (device, implementation, dtype): the newest ``timestamp_utc`` is
-  the main row, the others go to Variants;
-* rows whose ``status`` starts with ``error:`` are failed configurations, in their own section.
+Which rows are main, variant or failed: :func:`split_main_variants` and :func:`load_results` (the
+output states the rules too).
 """
 
 from __future__ import annotations

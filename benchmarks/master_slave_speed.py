@@ -2,24 +2,16 @@
 time goes (Kromer et al.'s columns are ``high_level``, ``sequential`` and ``many_threaded``:
 docs/kromer.md).
 
-For each problem and population size: ``de/sequential`` and ``de/master_slave`` with each number
-of workers, each a time-budgeted DE run of ``--seconds`` (JIT compilation excluded: every runner
-is warmed up first), one after the other and ``--repeats`` rounds of them in turn, so that a load
-that comes and goes (a shared machine) hits every implementation alike; a row gives the median
-FEs per second and seconds per generation over its rounds, and the best round. Beside them, per
-implementation, the median seconds of the three steps of a generation timed apart over
-``--phase-generations`` generations: the master's operators (``make_trials``), the evaluation
-(one thread, or numba's pool of ``workers``) and the replacement; ``master_slave``'s runs overlap
-the first two where ``pipelined`` (see :mod:`gpude.implementations.master_slave`). ``speedup`` is
-a row's median FEs per second over ``de/sequential``'s at the same problem and NP.
-
-Defaults: the ETC instance ThMhCi (512 tasks; F = 0.5, CR = 0.1 as
-``config/experiments/kromer_etc.yaml``), F01 and F10 at D = 100, NP 16, 64, 256, 1024, workers
-1, 2, 4, 8, ... below the cores and the cores. The ETC files come from ``gpude fetch-data etc`` or
-``GPUDE_INSTANCE_DATA``. One CSV row per (problem, NP, implementation, workers), with the
-machine, host, CPU, core count, the process's CPU seconds per wall second in the runs
-(``cpu_per_wall``: below ``workers``, other jobs took cores) and the 1-minute load average after
-the cell, numba's version and threading layer, and the commit, written atomically:
+Per problem and NP: ``de/sequential`` and ``de/master_slave`` at each worker count, each a warmed-up
+run of ``--seconds``, ``--repeats`` rounds taken in turn (a passing load hits all alike); a row: median
+FEs per second and seconds per generation over the rounds, the best round, ``speedup`` over sequential's
+FEs per second, and the median seconds of a generation's steps timed apart over ``--phase-generations``
+generations (the master's ``make_trials``, the evaluation, the replacement; overlapped where
+``pipelined``: :mod:`gpude.implementations.master_slave`). Defaults: the ETC instance ThMhCi (F = 0.5,
+CR = 0.1 as ``config/experiments/kromer_etc.yaml``; ``gpude fetch-data etc`` or ``GPUDE_INSTANCE_DATA``),
+F01 and F10 at D = 100, NP 16-1024, workers 1, 2, 4, ... and the cores. Each row has the machine's
+provenance, ``cpu_per_wall`` (below ``workers``: other jobs took cores), the load average, numba's
+threading layer and the commit; the CSV is written atomically:
 
     python benchmarks/master_slave_speed.py --machine cpu-2core
     python3 benchmarks/master_slave_speed.py --machine nvidia-h100 \\
