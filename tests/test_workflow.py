@@ -192,12 +192,21 @@ def test_each_timed_batch_depends_on_its_warm_up_which_takes_no_exclusive_resour
     jobs = out.split("\nrule ")
     warmups = {re.search(r"output: (\S+)", j).group(1): j for j in jobs if j.startswith("warmup:")}
     batches = [j for j in jobs if j.startswith(("run_batch:", "run_batch_gpu:"))]
-    assert len(batches) == 20 and len(warmups) == 20
+    # a GPU batch has a warm-up of its own (kernels built per function); the CPU batches of an
+    # implementation share the first one's (its compiled code serves every function, D and chunk)
+    assert len(batches) == 20 and len(warmups) == 12 + 2
+    shared = {}
     for batch in batches:
         csv = re.search(r"output: (\S+)\.csv,", batch).group(1)
-        marker = f"{csv}.warmup.json"
-        assert re.search(rf"input: .*{re.escape(marker)}", batch), batch  # runs after its warm-up
+        marker = re.search(r"input: .*?(\S+\.warmup\.json)", batch).group(1)  # runs after that warm-up
         assert marker in warmups
+        if batch.startswith("run_batch_gpu:"):
+            assert marker == f"{csv}.warmup.json"
+        else:
+            implementation = csv.split("/batches/de/")[1].split("/")[0]
+            assert f"/batches/de/{implementation}/" in marker
+            shared.setdefault(implementation, set()).add(marker)
+    assert sorted(len(m) for m in shared.values()) == [1, 1] and len(shared) == 2
     resources = job_resources(out)
     assert resources["warmup"] == {"gpu=0, timing_slot=1"}  # never the exclusive slot, never a GPU lease
     assert resources["run_batch"] == {"gpu=0, timing_slot=1000"}
@@ -580,13 +589,17 @@ def test_smoke_experiment_end_to_end(smoke_run):
     # a second run has nothing to do: outputs are complete and up to date
     code, out = snakemake(workdir, "--cores", "2", *SMOKE, "--config", "gpu=no")
     assert code == 0 and "Nothing to be done" in out, out
-    # every batch was compiled by its warm-up, before it and outside its timed window
-    markers = sorted((workdir / "results/smoke/batches").rglob("*.warmup.json"))
-    assert len(markers) == len(list((workdir / "results/smoke/batches").rglob("chunk*.csv"))) == 8
-    for marker in markers:
-        log = (workdir / "logs/smoke/run_batch" / marker.relative_to(workdir / "results/smoke/batches")
-               .with_suffix("").with_suffix(".log")).read_text()
-        assert marker.stat().st_mtime <= (marker.parent / marker.name.replace(".warmup.json", ".csv")).stat().st_mtime
+    # every batch was compiled by its implementation's warm-up (one for its functions and chunks),
+    # before it and outside its timed window
+    batches = workdir / "results/smoke/batches"
+    markers = sorted(batches.rglob("*.warmup.json"))
+    csvs = sorted(batches.rglob("chunk*.csv"))
+    assert len(csvs) == 8 and len(markers) == 2
+    for csv in csvs:
+        implementation = csv.relative_to(batches).parts[1]
+        (marker,) = [m for m in markers if m.relative_to(batches).parts[1] == implementation]
+        assert marker.stat().st_mtime <= csv.stat().st_mtime
+        log = (workdir / "logs/smoke/run_batch" / csv.relative_to(batches).with_suffix(".log")).read_text()
         assert "trials, setup" in log
 
 

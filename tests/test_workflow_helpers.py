@@ -118,6 +118,36 @@ def test_the_warmup_marker_only_where_it_exists_or_the_batch_is_to_make_here(tmp
     assert batch_inputs.warmup_marker(batch, can_make=False) == f"{batch}.warmup.json"
 
 
+def test_a_cpu_batch_asks_for_the_shared_warm_up_unless_it_has_its_own(tmp_path):
+    first, other = str(tmp_path / "F01_chunk0"), str(tmp_path / "F02_chunk1")
+    assert batch_inputs.warmup_marker(other, can_make=True, shared=first) == f"{first}.warmup.json"
+    assert batch_inputs.warmup_marker(other, can_make=False, shared=first) is None
+    Path(f"{other}.csv").touch()
+    Path(f"{other}.npz").touch()  # finished after the shared warm-up: keeps asking for it while it is there
+    Path(f"{first}.warmup.json").touch()
+    assert batch_inputs.warmup_marker(other, can_make=False, shared=first) == f"{first}.warmup.json"
+    Path(f"{other}.warmup.json").touch()  # warmed up alone before: its own marker stays its input
+    assert batch_inputs.warmup_marker(other, can_make=True, shared=first) == f"{other}.warmup.json"
+
+
+def test_the_cpu_batches_of_an_implementation_and_kind_share_the_first_ones_warm_up():
+    from gpude.study.experiment import Batch
+
+    def batch(implementation, function, chunk=0, dim="30", dtype="float64"):
+        return Batch("de", implementation, function, dim, "50", dtype, chunk)
+
+    grid = [batch("sequential", "F01"), batch("sequential", "F01", 1), batch("sequential", "F02", dim="50"),
+            batch("sequential", "F03", dtype="float32"), batch("sequential", "be75eec", dim="instance"),
+            batch("sequential", "L01", dim="1000"), batch("ide", "F01"), batch("ide", "F02")]
+    shared = batch_inputs.shared_warmups(grid, "e", on_gpu=lambda algorithm, implementation: implementation == "ide")
+    first = grid[0].path("e")
+    assert [shared[b.path("e")] for b in grid[:3]] == [first, first, first]  # function, chunk, D alike
+    # another floating type, an instance set, the large-scale functions: warm-ups of their own
+    assert [shared[b.path("e")] for b in grid[3:6]] == [b.path("e") for b in grid[3:6]]
+    assert not {b.path("e") for b in grid[6:]} & set(shared)  # GPU batches: each its own, not mapped
+    assert batch_inputs.problem_kind("F07") == "benchmark" and batch_inputs.problem_kind("C13") == "large-scale"
+
+
 def test_instance_data_for_a_lop_instance_and_none_for_a_function(monkeypatch, tmp_path):
     monkeypatch.setenv("GPUDE_INSTANCE_DATA", str(tmp_path))
     assert batch_inputs.instance_root() == str(tmp_path)

@@ -54,6 +54,8 @@ if SCALING_FILE:
     SCALING_BATCHES = gpu_scaling.set_batches(SCALING_SET)
     SCALING_TARGET = gpu_scaling.target(SCALING_FILE)
 BATCH = experiment_model.batch_path(PARAM_GRID)
+# a CPU batch's warm-up: the first batch's of its implementation and kind of problem (gpude.study.batch_inputs)
+SHARED_WARMUP = batch_inputs.shared_warmups(GRID, EXP, batch_resources.on_gpu)
 # a batch's warm-up marker (gpude.study.batch_inputs)
 WARMUP = f"{BATCH}.warmup.json"
 
@@ -91,9 +93,11 @@ def instance_data(wildcards):
 
 
 def warmup_marker(wildcards):
-    """The batch's warm-up marker, `ancient` (a warm-up re-run never re-runs a finished batch), or nothing."""
-    marker = batch_inputs.warmup_marker(BATCH.format(**dict(wildcards.items())),
-                                        can_make=not ON_CLUSTER and not workflow.remote_exec)
+    """The batch's warm-up marker, `ancient` (a warm-up re-run never re-runs a finished batch), or nothing:
+    a CPU batch's is the first of its kind's (SHARED_WARMUP)."""
+    batch = BATCH.format(**dict(wildcards.items()))
+    marker = batch_inputs.warmup_marker(batch, can_make=not ON_CLUSTER and not workflow.remote_exec,
+                                        shared=SHARED_WARMUP.get(batch))
     return [ancient(marker)] if marker else []
 
 
