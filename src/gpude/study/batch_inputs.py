@@ -70,7 +70,7 @@ def shared_warmups(grid, experiment: str, on_gpu) -> dict[str, str]:
 
     numba's CPU code of an implementation depends on neither the function (of one :func:`problem_kind`),
     D, NP nor the chunk: the first batch of each (algorithm, implementation, floating type, setting, kind)
-    compiles it into the cache for all of them, instead of a process a batch that only loads it. A GPU
+    compiles it into the cache for all of them, instead of a process per batch that only loads it. A GPU
     batch, whose kernels are built per function and shape, keeps a warm-up of its own (not in the map).
     """
     first, shared = {}, {}
