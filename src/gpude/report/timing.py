@@ -88,8 +88,8 @@ def timing_table(trials: pd.DataFrame, baseline: str = "sequential") -> pd.DataF
     t = (ok.groupby(["machine", "implementation", "function"])
          .agg(n=("wall_time_s", "count"), mean_s=("wall_time_s", "mean"), std_s=("wall_time_s", "std"),
               timed=("timed", lambda v: "; ".join(sorted(set(v))))).reset_index())
-    base = t[t.implementation == baseline].set_index(["machine", "function"])["mean_s"]
-    t["speedup"] = [base.get((m, f), np.nan) / v for m, f, v in zip(t.machine, t.function, t.mean_s)]
+    base = t[t.implementation == baseline].set_index(["machine", "function"])
+    t["speedup"] = [base["mean_s"].get((m, f), np.nan) / v for m, f, v in zip(t.machine, t.function, t.mean_s)]
     # the speed-up's 95 % bootstrap interval, the baseline's runs and the cell's each resampled (none for
     # the baseline itself, 1 by definition, nor where a side has fewer than 3 runs: intervals.MIN_N)
     times = ok.groupby(["machine", "implementation", "function"])["wall_time_s"]
@@ -97,8 +97,7 @@ def timing_table(trials: pd.DataFrame, baseline: str = "sequential") -> pd.DataF
              and (m, baseline, f) in times.groups else None for m, i, f in zip(t.machine, t.implementation, t.function)]
     t["speedup_lo"] = [r.lo if r is not None else np.nan for r in found]
     t["speedup_hi"] = [r.hi if r is not None else np.nan for r in found]
-    base_n = t[t.implementation == baseline].set_index(["machine", "function"])["n"]
-    t["baseline_n"] = [int(base_n.get((m, f), 0)) for m, f in zip(t.machine, t.function)]
+    t["baseline_n"] = [int(base["n"].get((m, f), 0)) for m, f in zip(t.machine, t.function)]
     t["implementation"] = pd.Categorical(t["implementation"], _ordered(t["implementation"].unique()))
     return t.sort_values(["machine", "implementation", "function"]).reset_index(drop=True)
 

@@ -9,6 +9,29 @@ RESAMPLES = 2000
 SEED = 20261121
 
 
+#: what an interval function returns where it has nothing to resample
+NO_INTERVAL = (float("nan"), float("nan"), float("nan"))
+
+
+def _values(sample) -> np.ndarray:
+    """A sample as a flat float array, NaN dropped."""
+    v = np.asarray(sample, dtype=float).ravel()
+    return v[~np.isnan(v)]
+
+
+def _resampled(rng, values: np.ndarray, resamples: int, statistic=np.mean) -> np.ndarray:
+    """``statistic`` of each of ``resamples`` resamples of ``values`` (with replacement, its own length)."""
+    return statistic(values[rng.integers(0, len(values), (resamples, len(values)))], axis=-1)
+
+
+def _holding(point: float, resampled: np.ndarray, level: float) -> tuple[float, float, float]:
+    """(point, lo, hi): the percentile interval of ``resampled`` at ``level``, widened to hold ``point``
+    (a percentile interval of a skewed statistic may miss the point by a hair)."""
+    tail = (1 - level) / 2 * 100
+    lo, hi = np.percentile(resampled, [tail, 100 - tail])
+    return point, float(min(lo, point)), float(max(hi, point))
+
+
 def ratio_interval(ours, theirs, statistic=np.median, level: float = 0.95, resamples: int = RESAMPLES,
                    seed: int = SEED) -> tuple[float, float, float]:
     """The ratio ``statistic(ours) / statistic(theirs)`` and its percentile bootstrap interval.
@@ -30,19 +53,13 @@ def ratio_interval(ours, theirs, statistic=np.median, level: float = 0.95, resam
     (point, lo, hi) : tuple of float
         NaN throughout where a side has no value.
     """
-    a = np.asarray(ours, dtype=float)
-    b = np.asarray(theirs, dtype=float)
-    a, b = a[~np.isnan(a)], b[~np.isnan(b)]
+    a, b = _values(ours), _values(theirs)
     if not len(a) or not len(b):
-        return float("nan"), float("nan"), float("nan")
-    point = float(statistic(a) / statistic(b))
+        return NO_INTERVAL
     rng = np.random.default_rng(seed)
-    ra = statistic(a[rng.integers(0, len(a), (resamples, len(a)))], axis=-1)
-    rb = statistic(b[rng.integers(0, len(b), (resamples, len(b)))], axis=-1)
-    tail = (1 - level) / 2 * 100
-    lo, hi = np.percentile(ra / rb, [tail, 100 - tail])
-    # a percentile interval of a skewed statistic may miss the point by a hair: widen it to hold it
-    return point, float(min(lo, point)), float(max(hi, point))
+    ra = _resampled(rng, a, resamples, statistic)
+    rb = _resampled(rng, b, resamples, statistic)
+    return _holding(float(statistic(a) / statistic(b)), ra / rb, level)
 
 
 def mean_of_means_ratio_interval(groups, theirs: float, level: float = 0.95, resamples: int = RESAMPLES,
@@ -63,16 +80,12 @@ def mean_of_means_ratio_interval(groups, theirs: float, level: float = 0.95, res
     (point, lo, hi) : tuple of float
         NaN throughout without a group or with a zero or NaN ``theirs``.
     """
-    found = [g[~np.isnan(g)] for g in (np.asarray(v, dtype=float).ravel() for v in groups)]
-    found = [g for g in found if len(g)]
+    found = [g for g in map(_values, groups) if len(g)]
     if not found or not np.isfinite(theirs) or theirs == 0:
-        return float("nan"), float("nan"), float("nan")
-    point = float(np.mean([g.mean() for g in found]) / theirs)
+        return NO_INTERVAL
     rng = np.random.default_rng(seed)
-    means = np.mean([g[rng.integers(0, len(g), (resamples, len(g)))].mean(axis=-1) for g in found], axis=0)
-    tail = (1 - level) / 2 * 100
-    lo, hi = np.percentile(means / theirs, [tail, 100 - tail])
-    return point, float(min(lo, point)), float(max(hi, point))
+    means = np.mean([_resampled(rng, g, resamples) for g in found], axis=0)
+    return _holding(float(np.mean([g.mean() for g in found]) / theirs), means / theirs, level)
 
 
 def median_of_ratios_interval(pairs, level: float = 0.95, resamples: int = RESAMPLES,
@@ -92,19 +105,12 @@ def median_of_ratios_interval(pairs, level: float = 0.95, resamples: int = RESAM
     (point, lo, hi) : tuple of float
         NaN throughout where a pair has an empty side or there is no pair.
     """
-    found = []
-    for a, b in pairs:
-        a, b = (np.asarray(v, dtype=float).ravel() for v in (a, b))
-        found.append((a[~np.isnan(a)], b[~np.isnan(b)]))
+    found = [(_values(a), _values(b)) for a, b in pairs]
     if not found or any(not len(a) or not len(b) for a, b in found):
-        return float("nan"), float("nan"), float("nan")
-    point = float(np.median([a.mean() / b.mean() for a, b in found]))
+        return NO_INTERVAL
     rng = np.random.default_rng(seed)
-    ratios = [a[rng.integers(0, len(a), (resamples, len(a)))].mean(axis=-1)
-              / b[rng.integers(0, len(b), (resamples, len(b)))].mean(axis=-1) for a, b in found]
-    tail = (1 - level) / 2 * 100
-    lo, hi = np.percentile(np.median(ratios, axis=0), [tail, 100 - tail])
-    return point, float(min(lo, point)), float(max(hi, point))
+    ratios = [_resampled(rng, a, resamples) / _resampled(rng, b, resamples) for a, b in found]
+    return _holding(float(np.median([a.mean() / b.mean() for a, b in found])), np.median(ratios, axis=0), level)
 
 
 def format_interval(point: float, lo: float, hi: float, spec: str = "{:.3g}", unit: str = "") -> str:
