@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpude.report.intervals import extremes_text, of_means, ratio, samples
+from gpude.report.intervals import Samples, extremes_text, of_means, ratio
 from gpude.report.section import Section
 from gpude.report.timing import bar_chart, timing_table
 
@@ -24,7 +24,8 @@ def _trial_times():
 
 def test_a_ratio_of_two_samples_and_to_a_fixed_number_holds_its_point():
     t = _trial_times()
-    seq, ide = samples(t, "sequential", "F01"), samples(t, "ide", "F01")
+    samples = Samples(t)
+    seq, ide = samples("sequential", "F01"), samples("ide", "F01")
     speedup = ratio(seq, ide)
     assert speedup.point == pytest.approx(seq.mean() / ide.mean())
     assert speedup.lo < speedup.point < speedup.hi and (speedup.n_ours, speedup.n_theirs) == (4, 30)
@@ -38,7 +39,8 @@ def test_a_ratio_of_two_samples_and_to_a_fixed_number_holds_its_point():
 
 def test_a_short_side_prints_its_n_and_no_interval():
     t = _trial_times()
-    short = ratio(samples(t, "ide", "F02"), samples(t, "ide", "F01"))
+    samples = Samples(t)
+    short = ratio(samples("ide", "F02"), samples("ide", "F01"))
     assert short.short == 2 and np.isnan(short.lo)
     assert short.text("{:.2f}") == f"{short.point:.2f}x (n = 2: no interval)"
     assert of_means(120.0, 1, 30).text() == "120x (n = 1: no interval)"
@@ -48,7 +50,7 @@ def test_a_short_side_prints_its_n_and_no_interval():
 
 def test_the_extremes_carry_the_bounds_of_the_smallest_and_the_largest():
     t = _trial_times()
-    ide = samples(t, "ide", "F01")
+    ide = Samples(t)("ide", "F01")
     low, high = ratio(ide, 1.0), ratio(ide, 0.25)
     text = extremes_text([high, low])
     assert text == f"{low.point:.3g}-{high.point:.3g}x (95% CI of the extremes {low.lo:.3g}-{high.hi:.3g}x)"

@@ -16,7 +16,6 @@ from gpude.report.verdict import (
     finding_of,
     n_text,
     numbers_of,
-    ratio_span,
     render,
 )
 from gpude.stats.tables import write_statistics
@@ -89,7 +88,6 @@ def test_the_numbers_are_within_a_factor_of_two_either_way_and_counted_outside()
     assert finding_of(3, 3, "c") == Judgement("holds") and finding_of(0, 0, "c") == Judgement("n.a.")
     assert finding_of(2, 3, "another GPU", "cells") == Judgement("in part", "2 of 3 cells", "another GPU")
     assert finding_of(0, 3, "c").value == "not"
-    assert ratio_span([0.2, 1.5, float("nan")]) == "0.2-1.5x" and ratio_span([]) == "-"
     assert n_text({"a": (10, 10), "b": (10, 10)}) == "10" and n_text({}) == "0"
 
 

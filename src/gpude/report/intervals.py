@@ -140,9 +140,10 @@ def of_means(point: float, n_ours: int, n_theirs: int | None = None) -> Ratio:
 
 
 class Samples:
-    """The values of one column of ``trial_times.csv`` or ``trial_errors.csv`` by cell, indexed once for the
-    many lookups of a report section: ``Samples(table)(implementation, function, machine)`` is
-    :func:`samples` of the same arguments (the cell's rows in the table's order)."""
+    """The values of one column of ``trial_times.csv`` (:func:`gpude.report.timing.trial_times`: the rows its
+    time table averages) or ``trial_errors.csv`` (``column`` "best_error") by cell, indexed once for the many
+    lookups of a report section: ``Samples(table)(implementation, function, machine)`` is the cell's values in
+    the table's order, on ``machine`` or on every machine of the table (empty where it has none)."""
 
     def __init__(self, table: pd.DataFrame, column: str = "wall_time_s"):
         self._any, self._on = {}, {}
@@ -159,11 +160,3 @@ class Samples:
         key = (str(implementation), str(function))
         found = self._any.get(key) if machine is None else self._on.get((*key, str(machine)))
         return np.array([]) if found is None else found
-
-
-def samples(trial_times: pd.DataFrame, implementation: str, function: str, machine: str | None = None,
-            column: str = "wall_time_s") -> np.ndarray:
-    """The wall times of one cell of ``trial_times.csv`` (:func:`gpude.report.timing.trial_times`): the very
-    rows its time table averages (on ``machine``, or every machine of the table); with ``column``
-    "best_error", the final errors of a cell of ``trial_errors.csv`` (:func:`gpude.report.timing.trial_errors`)."""
-    return Samples(trial_times, column)(implementation, function, machine)

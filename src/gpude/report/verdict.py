@@ -194,11 +194,6 @@ def coverage_of(counts: dict[str, tuple[int, int]], wanted: int, cause: str = ""
     return Judgement("short", ", ".join(short), cause or "fewer runs made") if short else Judgement("complete")
 
 
-def _finite(values) -> pd.Series:
-    v = pd.Series(values, dtype=float)
-    return v[v.notna() & (v > 0) & (v < float("inf"))]
-
-
 def outside(ratio: float) -> bool:
     """Whether ours / the paper's lies outside :data:`SAME_MAGNITUDE` either way (0 and inf do)."""
     return bool(ratio > SAME_MAGNITUDE or ratio < 1 / SAME_MAGNITUDE)
@@ -251,14 +246,6 @@ def coverage_verdict(item: str, counts: dict[str, tuple[int, int]], wanted: int,
         return Verdict(item, "0", str(wanted), headline or "-", coverage_of({}, wanted), kind=kind)
     return Verdict(item, n_text(counts), str(wanted), headline, coverage_of(counts, wanted, short_cause),
                    numbers or Judgement("n.a."), finding or Judgement("n.a."), kind)
-
-
-def ratio_span(values) -> str:
-    """'0.59-1.39x' over the finite values ('-' without any)."""
-    v = _finite(values)
-    if not len(v):
-        return "-"
-    return f"{v.min():.2g}x" if v.min() == v.max() else f"{v.min():.2g}-{v.max():.2g}x"
 
 
 def render(rows: list[tuple[str, Verdict]]) -> str:
