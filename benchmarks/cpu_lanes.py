@@ -11,8 +11,10 @@ rounds, and writes each batch's mean per-trial wall time with the round's mode t
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import platform
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -21,13 +23,17 @@ from pathlib import Path
 import pandas as pd
 
 from gpude.core.io import write_csv_atomic
+from gpude.study.experiment import Batch, Experiment
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
-def batch(out: Path, function: str, trials: int, max_fes: int) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "gpude", "run", "--algorithm", "de", "--implementation", "sequential",
-           "--function", function, "--dim", "30", "--popsize", "50", "--dtype", "float64", "--F", "0.5",
-           "--CR", "0.3", "--max-fes", str(max_fes), "--target", "1e-08", "--seed", "20261121", "--first-trial", "0",
-           "--trials", str(trials), "--suite", "default", "--concurrency", "exclusive", "--out-csv", str(out),
+def batch(experiment: Experiment, out: Path, function: str, trials: int, max_fes: int) -> subprocess.Popen:
+    """The main job's standard-DE batch of ``function`` (``experiment``'s command line, ``max_fes`` aside)."""
+    cell = Batch("de", "sequential", function, experiment.spec["dims"][0], experiment.spec["popsizes"][0],
+                 experiment.spec["dtypes"][0], 0)
+    spec = dataclasses.replace(experiment.run_spec(cell, 0, trials, "exclusive"), max_fes=max_fes)
+    cmd = [sys.executable, "-m", "gpude", "run", *shlex.split(spec.to_args()), "--out-csv", str(out),
            "--out-traces", str(out.with_suffix(".npz"))]
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
@@ -41,12 +47,13 @@ def main(argv=None) -> int:
     ap.add_argument("--lanes", type=int, default=len(os.sched_getaffinity(0)))
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
+    experiment = Experiment.load(ROOT / "config" / "experiments" / "default.yaml")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(args.rounds):
             for mode, k in (("alone", 1), ("at_once", args.lanes)):
                 outs = [Path(tmp) / f"r{r}_{mode}_{i}.csv" for i in range(k)]
-                procs = [batch(o, args.function, args.trials, args.max_fes) for o in outs]
+                procs = [batch(experiment, o, args.function, args.trials, args.max_fes) for o in outs]
                 for p in procs:
                     _, err = p.communicate()
                     if p.returncode:
