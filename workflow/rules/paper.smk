@@ -86,8 +86,6 @@ use rule paper_tables as paper_figures with:
     log:
         "logs/{experiment}/paper_figures.log",
     params:
-        trials=lambda wildcards, input: " ".join(f"--trials {p}" for p in input.trials),
-        published=published_args,
         figures="only",
 
 
