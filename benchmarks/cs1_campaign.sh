@@ -23,7 +23,9 @@
 #
 # and here, after it: tar xzf <files_at>/campaign.tar.gz; python -m gpude.campaign merge \
 #   --experiment config/experiments/janssen_cs1.yaml --reference results/reference/nvidia-h200/janssen_cs1 \
-#   --out .campaign/janssen_cs1
+#   --out .campaign/janssen_cs1 --alone 5 --alone-lanes 4
+# (the merge takes the run's --alone and --alone-lanes: under them the shared-timed trial-0 rows are the
+# stale ones the lane runs replace)
 set -u
 implementations=${1:-sequential,master_slave,naive_gpu}
 seconds=${2:-540}

@@ -87,7 +87,8 @@ def merge(reference_dir: Path, experiment: dict, cells: list[Cell], found, trace
         cell = by_key.get(row_key(r))
         if cell is None or stale_reason(r, experiment, cell, machine) is None:
             raise GpudeError(f"{rid} is in the reference and counts as it is: the campaign must not replace it "
-                             "(nothing was merged)")
+                             "(nothing was merged; if the campaign ran with --alone K, --alone-lanes L or "
+                             "--per-launch B, give the merge the same options)")
         replaced.append(rid)
     keep = old[~old["run_id"].isin(replaced)]
     new_ids = set(new["run_id"])
