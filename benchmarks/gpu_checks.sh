@@ -7,7 +7,7 @@
 #   source .whl-slim/activate.sh .whl-slim >/dev/null && export NUMBA_ENABLE_CUDASIM=0 GPUDE_GIT_COMMIT=<sha>
 #   benchmarks/gpu_checks.sh STAGE [STAGE ...]
 # Stages: tests, fullsuite, gpu_scaling, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor,
-# main_job, scaling_curves, cec2017_jso, jso_brest, lastra_profile (see each below; the masw floor's
+# main_job, scaling_curves, cec2017_jso, jso_brest, lastra_profile, block_profile (see each below; the masw floor's
 # stages, done: `git show e4573c2:benchmarks/gpu_checks.sh`). Instance files
 # (speed) come from .carry/kromer_instances.tgz, a .tgz of <set>/<file> (etc/, lolib/) of the LOP and ETC
 # instances (`gpude fetch-data lolib|etc` fetches them; `python -m gpude.campaign pack` packs an experiment's),
@@ -134,6 +134,21 @@ for stage in "$@"; do
       step profile 300 python3 benchmarks/lastra_profile.py --device gpu --out "$dir/lastra_profile"
       step profile_steps 240 python3 benchmarks/lastra_profile.py --device gpu --ls-mode steps \
         --out "$dir/lastra_profile" ;;
+    block_profile)  # Nsight Compute on de/block's kernel, F01 and F10 at D 100, NP 250, float32, 132-1056
+      # trials a launch (BLOCK_PROFILE_FUNCTIONS, _SIZES): one launch after two (a wall-clock budget makes the run
+      # chunks of 64 generations a launch: the profiled one is a chunk after the warm-up's and the first); speed
+      # of light, occupancy, warp stalls, pipes, memory and source counters, each report as .ncu-rep and CSV
+      ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
+      for f in ${BLOCK_PROFILE_FUNCTIONS:-F01 F10}; do for k in ${BLOCK_PROFILE_SIZES:-132 264 528 1056}; do
+        step "ncu_${f}_$k" 200 "$ncu" --clock-control none --kernel-name regex:block_kernel --launch-skip 2 \
+          --launch-count 1 --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+          --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats \
+          --section InstructionStats --section SourceCounters -f -o "$dir/ncu_${f}_$k" \
+          python3 -m gpude run --implementation block --function "$f" --dim 100 --popsize 250 --max-fes 1000000 \
+          --max-time-s 600 --dtype float32 --seed 1 --trials "$k" --trials-per-launch "$k" --out-csv "$dir/run_${f}_$k.csv" \
+          --out-traces "/tmp/block_profile_${f}_$k.npz"
+        "$ncu" --import "$dir/ncu_${f}_$k.ncu-rep" --csv --page details > "$dir/ncu_${f}_$k.csv" 2>&1
+      done; done ;;
     cec2017_jso)  # the cec2017_jso reference's jso/block cells it lacks (~14 s a cell, its kernel's compile); then
       # here: python -m gpude.campaign merge --experiment config/experiments/cec2017_jso.yaml
       # --reference results/reference/nvidia-h100/cec2017_jso --out <files_at>/cec2017_jso/camp
@@ -143,7 +158,7 @@ for stage in "$@"; do
       step campaign 540 python3 -m gpude.campaign run --experiment config/experiments/cec2017_jso.yaml \
         --reference "results/reference/$device/cec2017_jso" --implementations brest --jobs 15 --default-run-s 1 \
         --setup-s 2 --max-seconds 420 --out "$dir/camp" ;;
-    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, gpu_scaling, cec2017_jso, jso_brest, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor, main_job, scaling_curves, lastra_profile)" >&2; exit 2 ;;
+    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, gpu_scaling, cec2017_jso, jso_brest, verify, speed, cpu_speed, side_by_side, block_side_by_side, block_profile, naive_floor, main_job, scaling_curves, lastra_profile)" >&2; exit 2 ;;
   esac
   tar czf "$OUT/$stage.tar.gz" -C "$OUT" "$stage" && rm -rf "$dir"
 done
