@@ -60,6 +60,19 @@ def test_agreement_table_measures_paired_trials():
     assert a.loc["F10", "max_rel_diff"] == 2.0 / 42.0
 
 
+def test_agreement_table_tells_cpu_and_gpu_groups_apart():
+    """Two CPU implementations identical, two GPU ones identical, the groups apart on one trial."""
+    from gpude.report.timing import agreement_table
+
+    rows = [{"implementation": impl, "function": "F01", "trial": t, "machine": "M", "gpu": gpu,
+             "best_error": 10.0 + t + (0.5 if gpu != "none" and t == 2 else 0.0)}
+            for impl, gpu in (("sequential", "none"), ("master_slave", "none"), ("ide", "H200"), ("all_gpu", "H200"))
+            for t in range(4)]
+    a = agreement_table(pd.DataFrame(rows)).iloc[0]
+    assert a.cpu_max_rel_diff == 0.0 and a.gpu_max_rel_diff == 0.0
+    assert a.max_rel_diff == pytest.approx(0.5 / 12.5) and a.same_share == 0.75
+
+
 @pytest.mark.io
 def test_outputs_name_the_device_and_compare_with_the_paper(tmp_path):
     published = pd.read_csv(ROOT / "paper/published/janssen_cs1_table3.csv", comment="#")

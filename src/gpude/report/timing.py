@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.io import save_figure, write_atomic, write_csv_atomic
+from ..core.machines import names_a_gpu
 from .intervals import ratio, stored
 from .trial_params import trials_per_launch
 
@@ -131,20 +132,43 @@ def error_table(trials: pd.DataFrame) -> pd.DataFrame:
     return t.sort_values(["machine", "implementation", "function"]).reset_index(drop=True)
 
 
+AGREEMENT_COLUMNS = ["machine", "function", "paired_trials", "implementations", "max_rel_diff", "same_share",
+                     "cpu_max_rel_diff", "gpu_max_rel_diff"]
+
+
+def _spread(wide: pd.DataFrame) -> pd.Series:
+    """Per trial: the largest final error's distance from the smallest, relative to the largest."""
+    return (wide.max(axis=1) - wide.min(axis=1)) / wide.abs().max(axis=1).clip(lower=1e-300)
+
+
 def agreement_table(trials: pd.DataFrame) -> pd.DataFrame:
     """Per machine and function: how far apart the implementations' final errors are on the same
-    trial (same seed). Every implementation draws the same random numbers, so 0 is expected up to
-    floating-point differences between CPU and GPU arithmetic."""
+    trial (same seed): over all of them (``max_rel_diff``; ``same_share``: the share of paired trials
+    on which all end on the same error), and among the CPU implementations and among the GPU ones
+    apart (NaN with fewer than two). Every implementation draws the same random numbers and builds
+    the same trial vectors, so 0 is expected within a group; across the groups a function's value may
+    differ in its last bits (the GPU's transcendental functions and order of sums), and one such
+    difference in a selection sends the two runs apart."""
     rows = []
-    for (machine, function), part in _labelled(trials).groupby(["machine", "function"]):
+    t = _labelled(trials)
+    on_gpu = t["gpu"].map(names_a_gpu) if "gpu" in t else pd.Series(False, index=t.index)
+    for (machine, function), part in t.groupby(["machine", "function"]):
         wide = part.pivot_table(index="trial", columns="implementation", values="best_error", observed=True)
         shared = wide.dropna(thresh=2)
         if not len(shared):
             continue
-        spread = (shared.max(axis=1) - shared.min(axis=1)) / shared.abs().max(axis=1).clip(lower=1e-300)
+        spread = _spread(shared)
+        gpu_impls = set(part.loc[on_gpu.loc[part.index], "implementation"])
+        within = {}
+        groups = {"cpu": [c for c in wide if c not in gpu_impls], "gpu": [c for c in wide if c in gpu_impls]}
+        for group, cols in groups.items():
+            pair = wide[cols].dropna(thresh=2) if len(cols) > 1 else pd.DataFrame()
+            within[group] = float(_spread(pair).max()) if len(pair) else float("nan")
         rows.append({"machine": machine, "function": function, "paired_trials": len(shared),
-                     "implementations": wide.shape[1], "max_rel_diff": float(spread.max())})
-    return pd.DataFrame(rows, columns=["machine", "function", "paired_trials", "implementations", "max_rel_diff"])
+                     "implementations": wide.shape[1], "max_rel_diff": float(spread.max()),
+                     "same_share": float((spread == 0).mean()), "cpu_max_rel_diff": within["cpu"],
+                     "gpu_max_rel_diff": within["gpu"]})
+    return pd.DataFrame(rows, columns=AGREEMENT_COLUMNS)
 
 
 def provenance_table(trials: pd.DataFrame) -> pd.DataFrame:
