@@ -15,6 +15,10 @@ os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 # the workflow's CPU lane (gpude.study.host_shape) would depend on the machine's GPUs and cores; the tests
 # that want it set the host's shape themselves (GPUDE_HOST_CORES, GPUDE_FAKE_GPUS, GPUDE_CPU_LANE)
 os.environ.setdefault("GPUDE_CPU_LANE", "0")
+# the suite runs more workers than CI's cores: numba's OpenMP threads (master_slave's parallel regions) must
+# sleep at a barrier, not spin, or a spinning thread holds up one that shares its core for a time slice at
+# every generation (docs/implementations.md, master_slave); results do not depend on it
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 if os.environ["NUMBA_ENABLE_CUDASIM"] == "1":
     if os.environ.get("GPUDE_TEST_STOCK_SIMULATOR") != "1":
         # the same simulator with a scheduler that neither polls nor starts a thread per CUDA thread
