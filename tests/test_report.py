@@ -259,8 +259,8 @@ def test_a_cells_times_are_those_of_its_runs_timed_alone_where_it_has_any():
 
 
 def test_a_references_guest_rows_join_its_machine_without_their_times(tmp_path):
-    """Rows made on another host of the reference's GPU (or CPU model) whose times did not count there
-    either (several per launch, or side by side) join the reference machine's cells with no time;
+    """Rows made on another host of the reference's GPU (a CPU run's: any host) whose times did not count
+    there either (several per launch, or side by side) join the reference machine's cells with no time;
     a row of another machine timed alone stays that machine's."""
     from gpude.report.sources import load_sources
 
@@ -275,16 +275,16 @@ def test_a_references_guest_rows_join_its_machine_without_their_times(tmp_path):
             dict(base, implementation="sequential", trial=1, gpu="none", cpu_cores=64, concurrency="shared:60",
                  wall_time_s=120.0),  # side by side on another host of the CPU model: a guest
             dict(base, implementation="sequential", trial=2, gpu="none", cpu="EPYC", cpu_cores=64,
-                 concurrency="shared:60", wall_time_s=80.0),  # another CPU model: not a guest
+                 concurrency="shared:60", wall_time_s=80.0),  # another CPU model, side by side: a guest
             dict(base, implementation="ide", trial=2, gpu="H100", cpu_cores=32, concurrency="exclusive",
                  wall_time_s=3.0)]  # another machine timed alone: its own
     path = tmp_path / "trials.csv"
     pd.DataFrame(rows).to_csv(path, index=False)
     trials, _ = load_sources([path])
     home = "H200 / Xeon x16"
-    assert list(trials["machine"]) == [home, home, home, home, "EPYC x64", "H100 / Xeon x32"]
-    assert list(trials["made_on"].fillna("")) == ["", "H200 / Xeon x64", "", "H200 / Xeon x64", "", ""]
-    assert trials["wall_time_s"].isna().tolist() == [False, True, False, True, False, False]
+    assert list(trials["machine"]) == [home, home, home, home, home, "H100 / Xeon x32"]
+    assert list(trials["made_on"].fillna("")) == ["", "H200 / Xeon x64", "", "H200 / Xeon x64", "EPYC x64", ""]
+    assert trials["wall_time_s"].isna().tolist() == [False, True, False, True, True, False]
     table = timing_table(trials)
     ide = table[(table.machine == home) & (table.implementation == "ide")].iloc[0]
     assert (ide.n, ide.mean_s) == (1, 2.0)

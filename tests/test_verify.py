@@ -147,6 +147,17 @@ def test_a_distance_within_its_summation_rounding_is_the_same_and_said(cpu_table
     assert pd.isna(outcomes.loc[2, "detail"]) or outcomes.loc[2, "detail"] == ""
 
 
+def test_a_row_made_before_the_distance_was_recorded_is_compared_without_it(cpu_table, tmp_path, capsys):
+    """An empty distance and solution (a row older than those columns) are not a difference; an empty
+    best error is."""
+    table = read_csv(cpu_table)
+    table.loc[0, ["distance_to_optimum", "solution"]] = np.nan
+    table.loc[1, "best_error"] = np.nan
+    write_csv_atomic(table, tmp_path / "old.csv")
+    code, outcomes, _ = verified(capsys, tmp_path / "old.csv", "--rows", "3")
+    assert code == 1 and list(outcomes["outcome"]) == ["same", "differs", "same"]
+
+
 @pytest.mark.parametrize("dim, ulps, within",
                          [(10, 6, True), (10, 7, False), (1000, 749, True), (1000, 750, False), (1, 1, False)])
 def test_distance_rounding_bound(dim, ulps, within):

@@ -41,9 +41,11 @@ def load_sources(paths, join_guests: bool = True) -> tuple[pd.DataFrame, dict]:
 def at_home(table: pd.DataFrame) -> pd.DataFrame:
     """One reference table's rows with its *guests* moved to its machine. A reference holds one machine's
     times: the machine with the most runs timed alone, one per launch. A guest is a row made on another
-    host of the same GPU (a CPU run: the same CPU model) whose time did not count where it was made either
+    host of the same GPU (a CPU run: any host) whose time did not count where it was made either
     (several per launch, or side by side with other runs): its error joins the home machine's cells (a
-    run's result does not depend on the host; ``gpude verify --any-gpu``), its time is dropped
+    run's result does not depend on the host: ``gpude verify --any-gpu`` re-makes GPU rows on another
+    host of the GPU, and CPU rows made on an Intel Xeon were re-made on an AMD EPYC to the same bits,
+    results/reference/nvidia-h200/janssen_cs1/README.md), its time is dropped
     (``wall_time_s`` empty) and ``made_on`` names its host. Rows of another machine timed alone stay
     that machine's."""
     if "concurrency" not in table or not len(table):
@@ -54,8 +56,7 @@ def at_home(table: pd.DataFrame) -> pd.DataFrame:
     home = table.loc[counted, "machine"].value_counts().index[0]
     at = table[counted & (table["machine"] == home)].iloc[0]
     gpus = table["gpu"].astype(str) if "gpu" in table else pd.Series("none", index=table.index)
-    same_device = [(g == str(at.get("gpu"))) if names_a_gpu(g) else (str(c) == str(at.get("cpu")))
-                   for g, c in zip(gpus, table.get("cpu", pd.Series("", index=table.index)))]
+    same_device = [(g == str(at.get("gpu"))) if names_a_gpu(g) else True for g in gpus]
     guest = (table["machine"] != home) & ~counted & pd.Series(same_device, index=table.index)
     if not guest.any():
         return table

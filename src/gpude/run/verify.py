@@ -34,6 +34,8 @@ from ..core.errors import GpudeError, InvalidInputError
 #: the columns of a row that a seed fixes (times and provenance are the machine's)
 RESULT_COLUMNS = ("best_error", "fes_used", "generations", "hit_target", "fes_to_target", "status",
                   "distance_to_optimum", "solution")
+#: result columns added after the first rows were made: empty in those rows, which are compared without them
+UNRECORDED_BEFORE = ("distance_to_optimum", "solution")
 #: the columns a row needs to be re-made
 NEEDED = ("run_id", "algorithm", "implementation", "function", "dim", "popsize", "dtype", "seed", "max_fes",
           "trial", "status")
@@ -237,6 +239,8 @@ def compare(row, remade: dict) -> list[str]:
     found = []
     for column in RESULT_COLUMNS:
         if column not in row.index:  # an older table without the column
+            continue
+        if column in UNRECORDED_BEFORE and _missing(row[column]):  # a row made before the column was written
             continue
         same, text = _same_value(column, row[column], remade.get(column))
         if not same and column == "distance_to_optimum" and distance_rounding(
