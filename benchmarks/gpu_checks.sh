@@ -7,7 +7,7 @@
 #   source .whl-slim/activate.sh .whl-slim >/dev/null && export NUMBA_ENABLE_CUDASIM=0 GPUDE_GIT_COMMIT=<sha>
 #   benchmarks/gpu_checks.sh STAGE [STAGE ...]
 # Stages: tests, fullsuite, gpu_scaling, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor,
-# main_job, scaling_curves, cec2017_jso, jso_brest, lastra_profile, block_profile (see each below; the masw floor's
+# main_job, scaling_curves, cec2017_jso, jso_brest, lastra_profile, block_profile, master_slave_wait (see each below; the masw floor's
 # stages, done: `git show e4573c2:benchmarks/gpu_checks.sh`). Instance files
 # (speed) come from .carry/kromer_instances.tgz, a .tgz of <set>/<file> (etc/, lolib/) of the LOP and ETC
 # instances (`gpude fetch-data lolib|etc` fetches them; `python -m gpude.campaign pack` packs an experiment's),
@@ -149,6 +149,21 @@ for stage in "$@"; do
           --out-traces "/tmp/block_profile_${f}_$k.npz"
         "$ncu" --import "$dir/ncu_${f}_$k.ncu-rep" --csv --page details > "$dir/ncu_${f}_$k.csv" 2>&1
       done; done ;;
+    master_slave_wait)  # master_slave on the host's cores: today's code under libgomp's default wait policy,
+      # OMP_WAIT_POLICY=PASSIVE and 15 workers, beside 22d492b's build-then-evaluate version (its src/ carried as
+      # .carry/ms22/src: `git archive 22d492b src | tar x -C .carry/ms22`), F09 and F10 at D 100, NP 250,
+      # float32, 2e6 FEs, two trials a process, interleaved (~4 minutes; the wheelhouse installed as for every
+      # stage); the rows say whether the errors agree
+      lscpu > "$dir/lscpu.txt"; uptime >> "$dir/lscpu.txt"
+      for rep in 1 2; do for v in old new passive w15; do for f in F09 F10; do
+        src=src; extra=""; policy=()
+        [ $v = old ] && src=.carry/ms22/src
+        [ $v = passive ] && policy=(OMP_WAIT_POLICY=PASSIVE)
+        [ $v = w15 ] && extra="--workers 15"
+        PYTHONPATH=$HOME/.cache/gpude-site:$PWD/$src step "${v}_${f}_$rep" 200 env "${policy[@]}" python3 -m gpude run \
+          --implementation master_slave --function $f --dim 100 --popsize 250 --max-fes 2000000 --dtype float32 \
+          --seed 1 --trials 2 $extra --out-csv "$dir/${v}_${f}_$rep.csv" --out-traces "/tmp/ms_${v}_${f}_$rep.npz"
+      done; done; done ;;
     cec2017_jso)  # the cec2017_jso reference's jso/block cells it lacks (~14 s a cell, its kernel's compile); then
       # here: python -m gpude.campaign merge --experiment config/experiments/cec2017_jso.yaml
       # --reference results/reference/nvidia-h100/cec2017_jso --out <files_at>/cec2017_jso/camp
@@ -158,7 +173,7 @@ for stage in "$@"; do
       step campaign 540 python3 -m gpude.campaign run --experiment config/experiments/cec2017_jso.yaml \
         --reference "results/reference/$device/cec2017_jso" --implementations brest --jobs 15 --default-run-s 1 \
         --setup-s 2 --max-seconds 420 --out "$dir/camp" ;;
-    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, gpu_scaling, cec2017_jso, jso_brest, verify, speed, cpu_speed, side_by_side, block_side_by_side, block_profile, naive_floor, main_job, scaling_curves, lastra_profile)" >&2; exit 2 ;;
+    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, gpu_scaling, cec2017_jso, jso_brest, verify, speed, cpu_speed, side_by_side, block_side_by_side, block_profile, master_slave_wait, naive_floor, main_job, scaling_curves, lastra_profile)" >&2; exit 2 ;;
   esac
   tar czf "$OUT/$stage.tar.gz" -C "$OUT" "$stage" && rm -rf "$dir"
 done
