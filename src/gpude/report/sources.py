@@ -56,8 +56,9 @@ def at_home(table: pd.DataFrame) -> pd.DataFrame:
     home = table.loc[counted, "machine"].value_counts().index[0]
     at = table[counted & (table["machine"] == home)].iloc[0]
     gpus = table["gpu"].astype(str) if "gpu" in table else pd.Series("none", index=table.index)
-    same_device = [(g == str(at.get("gpu"))) if names_a_gpu(g) else True for g in gpus]
-    guest = (table["machine"] != home) & ~counted & pd.Series(same_device, index=table.index)
+    # a GPU row of the home machine's GPU, or a CPU row of any host (its result is the same bits)
+    may_join = [not names_a_gpu(g) or g == str(at.get("gpu")) for g in gpus]
+    guest = (table["machine"] != home) & ~counted & pd.Series(may_join, index=table.index)
     if not guest.any():
         return table
     table = table.assign(made_on=table["machine"].where(guest))
