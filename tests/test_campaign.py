@@ -456,3 +456,24 @@ def test_exclusive_gpu_launches_start_longest_first(monkeypatch, tmp_path):
     stats = run_module.run(experiment, plan, tmp_path / "out", max_seconds=10, jobs=1, setup_s=0, gpus=2)
     assert stats["ran"] == 3 and stats["skipped_time"] == 0
     assert started[0] == ("N09", 0.0) and started[1][1] == 0.0 and started[2][1] == pytest.approx(4.5, abs=0.3)
+
+
+def test_a_cell_timed_only_side_by_side_is_projected_by_its_peers_ratio_of_alone_to_shared():
+    # standard DE's F09 takes 4-5x F01's: a cell without exclusive rows but with shared:60 ones is expected
+    # at its shared median times its peers' (exclusive / shared:60), not at any function's median
+    experiment = {"algorithms": {"de": {"implementations": ["sequential"]}}, "max_fes": 60}
+    row = lambda f, conc, w: {  # noqa: E731
+        "algorithm": "de", "implementation": "sequential", "function": f, "dim": 100, "popsize": 250,
+        "dtype": "float32", "concurrency": conc, "status": "ok", "wall_time_s": w}
+    table = pd.DataFrame([row("F01", "exclusive-cpu:4", 60.0), row("F01", "shared:60", 120.0),
+                          row("F02", "exclusive-cpu:4", 70.0), row("F02", "shared:60", 100.0),
+                          row("F09", "shared:60", 550.0), row("F09", "shared:60", 450.0),
+                          row("F10", "shared:48", 600.0),  # no peer with both at shared:48
+                          {**row("F03", "shared:60", 1.0), "status": "error: boom"}])
+    cell = lambda f: campaign.Cell("de", "sequential", f, 100, 250, "float32", 5, timing="shared")  # noqa: E731
+    cells = [cell("F01"), cell("F09"), cell("F10"), cell("F03")]
+    expected = campaign.projections(experiment, cells, [table], default_s=99.0)
+    assert expected[cells[0].key()] == 60.0  # its own exclusive rows
+    assert expected[cells[1].key()] == pytest.approx(65.0 * 500.0 / 110.0)  # peers' 65 s x 500 / 110
+    assert expected[cells[2].key()] == 65.0  # no peer timed both ways at shared:48: any function's median
+    assert expected[cells[3].key()] == 65.0  # a failed row tells nothing

@@ -12,8 +12,10 @@ another instance of the same machine kind:
   row whose algorithm parameters, budget or target differ from the experiment's, or that was timed
   ``shared`` where the experiment says ``exclusive`` (its wall time measured time-slicing); each with
   the seconds it is expected to take (a FE-budgeted run: the median of the same cell's exclusive rows
-  in the reference or the campaign's folder; else, where other functions of the same algorithm,
-  implementation, popsize and dtype have rows at that D, their median there times the function's
+  in the reference or the campaign's folder; else, where it has rows timed side by side (``shared:N``)
+  and other functions of the same D have both kinds, those rows' median times the others' ratio of the
+  two; else, where other functions of the same algorithm, implementation, popsize and dtype have rows
+  at that D, their median there times the function's
   ratio to theirs at the nearest D where both have rows (time need not be linear in D: Lastra's
   MA-SW-Chains runs have a large fixed part); else any function's median at that D; else the same
   function's nearest D scaled linearly; else ``--default-run-s``; a time-budgeted run: its budget),

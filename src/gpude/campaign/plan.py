@@ -142,13 +142,40 @@ def campaign_rows(out: Path, experiment: dict, cells: list[Cell]) -> list[tuple[
 
 # --- how long a run takes -----------------------------------------------------------------------------
 
-def _exclusive_ok(tables: list[pd.DataFrame]) -> pd.DataFrame | None:
-    """The tables' rows together, less the failed ones and those not timed exclusive (None: no rows)."""
+def _ok(tables: list[pd.DataFrame], exclusive: bool = True) -> pd.DataFrame | None:
+    """The tables' rows together, less the failed ones and those timed (``exclusive=False``: not timed)
+    otherwise than exclusive (None: no rows)."""
     rows = pd.concat([t for t in tables if len(t)], ignore_index=True) if any(len(t) for t in tables) else None
     if rows is None:
         return None
-    return rows[rows["concurrency"].astype(str).str.startswith("exclusive")
-                & ~rows["status"].astype(str).str.startswith("error")]
+    alone = rows["concurrency"].astype(str).str.startswith("exclusive")
+    return rows[(alone if exclusive else ~alone) & ~rows["status"].astype(str).str.startswith("error")]
+
+
+def _shared_medians(tables: list[pd.DataFrame]) -> dict:
+    """``{(cell key, concurrency): median wall time}`` of the rows timed otherwise than exclusive."""
+    rows = _ok(tables, exclusive=False)
+    if rows is None:
+        return {}
+    return {(row_key(dict(zip(CELL, key[:-1]))), key[-1]): float(g["wall_time_s"].median())
+            for key, g in rows.groupby(CELL + ["concurrency"])}
+
+
+def _by_shared_rows(cell_key: tuple, med: dict, shared: dict) -> float | None:
+    """A cell without exclusive rows, from its rows timed side by side (``shared:N``): their median
+    times the ratio (exclusive / the same ``shared:N``) of its peers that have both, the other functions
+    of the same algorithm, implementation, D, popsize and dtype (a standard DE run on F09 takes 4-5x
+    one on F01: any function's median would start runs a call cannot finish). None: no such peers."""
+    best = None
+    for (key, tag), own in shared.items():
+        if key != cell_key:
+            continue
+        peers = [k for (k, t) in shared if t == tag and k in med and k[2] != key[2]
+                 and k[:2] == key[:2] and k[3:] == key[3:]]
+        if peers and (best is None or len(peers) > best[0]):
+            ratio = own / float(np.median([shared[(k, tag)] for k in peers]))
+            best = (len(peers), float(np.median([med[k] for k in peers])) * ratio)
+    return None if best is None else best[1]
 
 
 def projections(experiment: dict, cells: list[Cell], tables: list[pd.DataFrame], default_s: float) -> dict:
@@ -156,7 +183,7 @@ def projections(experiment: dict, cells: list[Cell], tables: list[pd.DataFrame],
     if experiment.get("max_time_s"):
         return {c.key(): float(experiment["max_time_s"]) / (c.per_launch if c.per_launch > 1 else 1) + 0.5
                 for c in cells}
-    ok = _exclusive_ok(tables)
+    ok = _ok(tables)
     med = {}
     if ok is not None:
         for key, g in ok.groupby(CELL):
@@ -164,10 +191,14 @@ def projections(experiment: dict, cells: list[Cell], tables: list[pd.DataFrame],
                 one = g[[launch_size(r) == 1 for r in g.to_dict("records")]]
                 g = one if len(one) else g
             med[row_key(dict(zip(CELL, key)))] = float(g["wall_time_s"].median())
+    side_by_side = _shared_medians(tables)
     out = {}
     for c in cells:
         if c.key() in med:
             out[c.key()] = med[c.key()]
+            continue
+        if (by_shared := _by_shared_rows(c.key(), med, side_by_side)) is not None:
+            out[c.key()] = by_shared
             continue
         same_function = {k[3]: v for k, v in med.items() if k[:3] == c.key()[:3] and k[4:] == c.key()[4:]}
         same_dim = [v for k, v in med.items() if k[3] == c.dim and k[:2] == c.key()[:2]]
@@ -200,7 +231,7 @@ def batch_share(tables: list[pd.DataFrame]) -> dict:
     rotated ones, measured), by D the median over the cells of that D, and by ``None`` every D's
     median (``1.0`` where no cell has both: a batch then is expected to take its trials' time alone,
     an upper bound)."""
-    rows = _exclusive_ok(tables)
+    rows = _ok(tables)
     if rows is None or "params" not in rows:
         return {None: 1.0}
     rows = rows.assign(_size=[launch_size(r) for r in rows.to_dict("records")])
