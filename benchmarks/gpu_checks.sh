@@ -7,8 +7,8 @@
 #   source .whl-slim/activate.sh .whl-slim >/dev/null && export NUMBA_ENABLE_CUDASIM=0 GPUDE_GIT_COMMIT=<sha>
 #   benchmarks/gpu_checks.sh STAGE [STAGE ...]
 # Stages: tests, fullsuite, gpu_scaling, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor,
-# main_job, scaling_curves, cec2017_jso, jso_brest, lastra_profile, block_profile, master_slave_wait (see each below; the masw floor's
-# stages, done: `git show e4573c2:benchmarks/gpu_checks.sh`). Instance files
+# main_job, scaling_curves, cec2017_jso, jso_brest, lastra_profile, block_profile, block_profile_export, master_slave_wait
+# (see each below; the masw floor's stages, done: `git show e4573c2:benchmarks/gpu_checks.sh`). Instance files
 # (speed) come from .carry/kromer_instances.tgz, a .tgz of <set>/<file> (etc/, lolib/) of the LOP and ETC
 # instances (`gpude fetch-data lolib|etc` fetches them; `python -m gpude.campaign pack` packs an experiment's),
 # the authors' code (side_by_side) from .authors/GPU-Accelerated-Evolutionary-Optimisation (`python -m
@@ -29,6 +29,13 @@ step() {  # step NAME SECONDS COMMAND...: run, log, never stop the stage
   local rc=$?
   echo "== $name: exit $rc after $((SECONDS - t0)) s" | tee -a "$dir/steps.log"
   tail -5 "$dir/$name.log"
+}
+
+ncu_export() {  # ncu_export REPORT.ncu-rep: its details page as REPORT.csv, raw as _raw.csv, source as _sass.csv
+  local rep=$1 base=${1%.ncu-rep}
+  "$ncu" --import "$rep" --csv --page details > "$base.csv" 2>&1
+  "$ncu" --import "$rep" --csv --page raw --print-metric-instances values > "${base}_raw.csv" 2>&1
+  "$ncu" --import "$rep" --csv --page source --print-source cuda,sass > "${base}_sass.csv" 2>&1
 }
 
 instances() {
@@ -137,8 +144,12 @@ for stage in "$@"; do
     block_profile)  # Nsight Compute on de/block's kernel, F01 and F10 at D 100, NP 250, float32, 132-1056
       # trials a launch (BLOCK_PROFILE_FUNCTIONS, _SIZES): one launch after two (a wall-clock budget makes the run
       # chunks of 64 generations a launch: the profiled one is a chunk after the warm-up's and the first); speed
-      # of light, occupancy, warp stalls, pipes, memory and source counters, each report as .ncu-rep and CSV
+      # of light, occupancy, warp stalls, pipes, memory and source counters, each report as .ncu-rep and CSV (the
+      # details page; the raw page's metrics, per-opcode counts among them; the source page, SASS beside the
+      # Python lines: the kernel is built with line tables, GPUDE_CUDA_LINEINFO, in a cache of its own).
+      # Summary: python benchmarks/block_profile_summary.py --profiles <unpacked>/block_profile --out ...
       ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
+      export GPUDE_CUDA_LINEINFO=1 NUMBA_CACHE_DIR=/tmp/block_profile_cache
       for f in ${BLOCK_PROFILE_FUNCTIONS:-F01 F10}; do for k in ${BLOCK_PROFILE_SIZES:-132 264 528 1056}; do
         step "ncu_${f}_$k" 200 "$ncu" --clock-control none --kernel-name regex:block_kernel --launch-skip 2 \
           --launch-count 1 --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
@@ -147,8 +158,15 @@ for stage in "$@"; do
           python3 -m gpude run --implementation block --function "$f" --dim 100 --popsize 250 --max-fes 1000000 \
           --max-time-s 600 --dtype float32 --seed 1 --trials "$k" --trials-per-launch "$k" --out-csv "$dir/run_${f}_$k.csv" \
           --out-traces "/tmp/block_profile_${f}_$k.npz"
-        "$ncu" --import "$dir/ncu_${f}_$k.ncu-rep" --csv --page details > "$dir/ncu_${f}_$k.csv" 2>&1
-      done; done ;;
+        ncu_export "$dir/ncu_${f}_$k.ncu-rep"
+      done; done
+      unset GPUDE_CUDA_LINEINFO NUMBA_CACHE_DIR ;;
+    block_profile_export)  # the pages of reports made before (BLOCK_PROFILE_REPORTS, default .carry/block_profile:
+      # carry the .ncu-rep files): details, raw (per-opcode counts) and source, as block_profile writes them
+      ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
+      for rep in "${BLOCK_PROFILE_REPORTS:-.carry/block_profile}"/*.ncu-rep; do
+        cp "$rep" "$dir/" && ncu_export "$dir/$(basename "$rep")" && rm "$dir/$(basename "$rep")"
+      done ;;
     master_slave_wait)  # master_slave on the host's cores: today's code under libgomp's default wait policy,
       # OMP_WAIT_POLICY=PASSIVE and 15 workers, beside 22d492b's build-then-evaluate version (its src/ carried as
       # .carry/ms22/src: `git archive 22d492b src | tar x -C .carry/ms22`), F09 and F10 at D 100, NP 250,
@@ -173,7 +191,7 @@ for stage in "$@"; do
       step campaign 540 python3 -m gpude.campaign run --experiment config/experiments/cec2017_jso.yaml \
         --reference "results/reference/$device/cec2017_jso" --implementations brest --jobs 15 --default-run-s 1 \
         --setup-s 2 --max-seconds 420 --out "$dir/camp" ;;
-    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, gpu_scaling, cec2017_jso, jso_brest, verify, speed, cpu_speed, side_by_side, block_side_by_side, block_profile, master_slave_wait, naive_floor, main_job, scaling_curves, lastra_profile)" >&2; exit 2 ;;
+    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, gpu_scaling, cec2017_jso, jso_brest, verify, speed, cpu_speed, side_by_side, block_side_by_side, block_profile, block_profile_export, master_slave_wait, naive_floor, main_job, scaling_curves, lastra_profile)" >&2; exit 2 ;;
   esac
   tar czf "$OUT/$stage.tar.gz" -C "$OUT" "$stage" && rm -rf "$dir"
 done

@@ -35,6 +35,7 @@ memory holds a warp's trial vector and evaluation buffers: ``W = min(16, NP, wha
 from __future__ import annotations
 
 import math
+import os
 from functools import cache
 
 import numpy as np
@@ -102,6 +103,10 @@ def build_block_kernel(warp_evaluate, dtype, threads, buf, dim):
 
     # a block's threads share an SM's 65,536 registers (float64 needs more than 128 a thread at 512)
     options = {} if SIM else {"max_registers": 65536 // P}
+    if not SIM and os.environ.get("GPUDE_CUDA_LINEINFO"):
+        # source lines for Nsight Compute's source counters (benchmarks/gpu_checks.sh block_profile):
+        # line tables only, the same machine code
+        options["lineinfo"] = True
 
     @cuda.jit(cache=True, **options)
     def block_kernel(pop, fit, keys, lower, upper, F, CR, mode, shift, rot_t, perm, trace, hit_gen,
