@@ -1,0 +1,26 @@
+"""benchmarks/rotation_prototype.py (issue 67's prototype) on the simulator: de/block's matrix-vector
+rotation and the register-tiled product give numpy's sums of z^2 (float64) to float32 rounding, with
+partial tiles and a padded second K-chunk."""
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("rotation_prototype", ROOT / "benchmarks" / "rotation_prototype.py")
+bench = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(bench)
+
+
+def test_both_kernels_agree_with_numpy(capsys):
+    assert bench.check() == 0
+    assert capsys.readouterr().out.count(": ok") == 5
+
+
+def test_the_reference_sees_a_wrong_rotation():
+    # the check could fail: the transposed matrix gives other sums
+    pop, shift, rot_t = bench.inputs(1, 4, 10)
+    right = bench.expected(pop, shift, rot_t, 1)
+    wrong = bench.expected(pop, shift, np.ascontiguousarray(rot_t.T), 1)
+    assert not np.allclose(right, wrong, rtol=1e-4)
