@@ -9,7 +9,7 @@ Brest's per-run times come from ``benchmarks/jso_brest_runs.py speed`` (one core
 section sets the two side by side (``gpude.report.cec2017_jso.speed_table``: ratio = Brest's median seconds a
 run / ours; study inputs ``speed_ours``, ``speed_brest``).
 
-    python benchmarks/jso_speed.py --out OUT.csv [--functions CEC17_F05,...] [--dims 30,100] [--trials 51]
+    python benchmarks/jso_speed.py --out OUT.csv [--functions CEC17_F05,...] [--dims 30,100] [--trials 51,132]
 """
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--functions", default="CEC17_F01,CEC17_F05,CEC17_F10,CEC17_F20,CEC17_F30")
     ap.add_argument("--dims", default="30,100")
-    ap.add_argument("--trials", type=int, default=51)
+    ap.add_argument("--trials", default="51", help="runs a launch, comma-separated (51: the CEC protocol's; 132: "
+                    "a block an SM of an H100 or H200)")
     ap.add_argument("--repeats", type=int, default=2)
     a = ap.parse_args(argv)
     import pandas as pd
@@ -59,12 +60,13 @@ def main(argv=None) -> int:
     rows = []
     for dim in (int(d) for d in a.dims.split(",")):
         for function in a.functions.split(","):
-            r = cell(function, dim, a.trials, a.repeats)
-            r.update(provenance.record(uses_gpu=True))  # after the cell: the process has its CUDA context
-            print({k: r[k] for k in ("function", "dim", "launch_s", "per_run_s", "first_batch_s", "fes_used_min",
-                                     "median_error", "warps")}, flush=True)
-            rows.append(r)
-            write_csv_atomic(pd.DataFrame(rows), a.out)  # after every cell: a call cut short keeps them
+            for trials in (int(t) for t in a.trials.split(",")):
+                r = cell(function, dim, trials, a.repeats)
+                r.update(provenance.record(uses_gpu=True))  # after the cell: the process has its CUDA context
+                print({k: r[k] for k in ("function", "dim", "trials", "launch_s", "per_run_s", "first_batch_s",
+                                         "fes_used_min", "median_error", "warps")}, flush=True)
+                rows.append(r)
+                write_csv_atomic(pd.DataFrame(rows), a.out)  # after every cell: a call cut short keeps them
     return 0
 
 

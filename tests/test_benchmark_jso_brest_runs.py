@@ -1,0 +1,19 @@
+"""benchmarks/jso_brest_runs.py's host mode refuses more lanes than the process has cores, before it
+builds anything (Brest's tree is fetched, not committed: its runs are the GPU host's)."""
+
+import importlib.util
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("jso_brest_runs", ROOT / "benchmarks" / "jso_brest_runs.py")
+bench = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(bench)
+
+
+def test_more_lanes_than_cores_is_refused_by_name(tmp_path, capsys):
+    cores = len(os.sched_getaffinity(0))
+    args = ["host", "--lanes", str(cores + 1), "--out", str(tmp_path / "x.csv"), "--build", str(tmp_path / "b")]
+    assert bench.main(args) == 1
+    assert f"--lanes {cores + 1}: this process may use {cores} core(s); give 1 to {cores}" in capsys.readouterr().err
+    assert not (tmp_path / "x.csv").exists() and not (tmp_path / "b").exists()
