@@ -48,6 +48,40 @@ def test_cost_order_flags_a_cell_out_of_its_functions_order():
     assert "shared:8" in found[0].explanation
 
 
+def test_cost_order_explains_a_cell_by_its_runs_fes_only_where_its_time_per_fe_is_in_order():
+    # c's F1 took 20x its cost: its runs made 20x the FEs of c's other functions (the others stopped at
+    # the target) -> per FE in order, explained; the same time with the same FEs stays unexplained
+    cost = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    wide = {"a": cost, "b": 3 * cost, "c": 10 * cost, "d": 0.5 * cost}
+    wide["c"] = wide["c"].copy()
+    wide["c"][0] = 10 * 20.0
+    fes = {(i, f): 1000.0 for i in wide for f in ["F1", "F2", "F3", "F4", "F5"]}
+
+    def trial_times(fes):
+        return pd.DataFrame([{"machine": M, "implementation": i, "function": f, "trial": t, "wall_time_s": 1.0,
+                              "fes_used": fes[(i, f)] + t, "timed": "alone"} for (i, f) in fes for t in (-1, 1)])
+
+    assert A.cost_order("s", _times(wide), trial_times(fes))[0].explanation == A.UNEXPLAINED
+    fes[("c", "F1")] = 20_000.0
+    found = A.cost_order("s", _times(wide), trial_times(fes))
+    assert [a.cell for a in found] == [f"table_time: c F1 ({M})"]
+    assert found[0].explanation.startswith("its runs' FEs: 2e+04 a run, 20x what the FEs of its implementation")
+
+
+def test_cost_order_explains_a_cell_in_the_order_its_device_gives():
+    # F1 is the dearest function on both CPU implementations and the cheapest on the three GPU ones: each
+    # CPU cell is out of the order of the others' median, but in its own device's order
+    cost = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    cpu = np.array([40.0, 2.0, 4.0, 8.0, 16.0])
+    wide = {"sequential/50/float64": cpu * 10, "sequential/100/float64": cpu * 20, "ide/50/float32": cost,
+            "all_gpu": cost * 2, "naive_gpu": cost * 3}
+    found = {a.cell: a.explanation for a in A.cost_order("s", _times(wide))}
+    assert set(found) == {f"table_time: sequential/50/float64 F1 ({M})", f"table_time: sequential/100/float64 F1 ({M})"}
+    assert all(e.startswith("in the order of its function's cost on the CPU: rank 5, median 5") for e in found.values())
+    assert A.device_of("sequential/1000/float64") == "cpu" and A.device_of("pso/gpu") == "gpu"
+    assert A.device_of("nonsense") is None
+
+
 def _cells(**over):
     row = {"machine": M, "algorithm": "de", "implementation": "gpu", "function": "F1", "dim": 10, "popsize": 50,
            "dtype": "float64", "n": 5, "mean_error": 1.0, "std_error": 0.1, "mean_time_s": 2.0, "std_time_s": 0.1,

@@ -112,7 +112,51 @@ def median_polish(table: pd.DataFrame, sweeps: int = 10) -> pd.DataFrame:
     return pd.DataFrame(r, index=table.index, columns=table.columns)
 
 
-def cost_order(study: str, times: pd.DataFrame) -> list[Anomaly]:
+def _fes_per_cell(trial_times: pd.DataFrame | None) -> pd.Series | None:
+    """Mean FEs a run per (machine, implementation, function) of ``trial_times.csv``; None without them."""
+    if trial_times is None or not len(trial_times) or "fes_used" not in trial_times:
+        return None
+    return trial_times.groupby(["machine", "implementation", "function"])["fes_used"].mean()
+
+
+def device_of(label: str) -> str | None:
+    """"cpu" or "gpu" for a time table's implementation label (``sequential/1000/float64``, ``pso/gpu``,
+    ``all_gpu``): the device of the first part that names registered implementations of one device only;
+    None where none does."""
+    from ..implementations.registry import entries
+
+    devices: dict[str, set] = {}
+    for e in entries():
+        devices.setdefault(e.implementation, set()).add(e.device)
+    for part in str(label).split("/"):
+        if len(devices.get(part, ())) == 1:
+            return next(iter(devices[part]))
+    return None
+
+
+def _by_fes(time_residual: float, per_fe_residual: float, fe_residual: float) -> bool:
+    """A time off its fit explained by its runs' FEs: per FE within :data:`COST_FACTOR` of the fit, and the
+    FEs off their own fit in the same direction by at least half the time's deviation (log scale)."""
+    if any(pd.isna(v) for v in (time_residual, per_fe_residual, fe_residual)):
+        return False
+    return (abs(per_fe_residual) <= math.log(COST_FACTOR) and fe_residual * time_residual > 0
+            and abs(fe_residual) >= abs(time_residual) / 2)
+
+
+def _same_device_rank(ranks: pd.DataFrame, impl: str, function: str):
+    """(device, median rank) where ``impl``'s rank of ``function`` is within :data:`RANK_SHIFT` of the
+    median rank in the other implementations of its device (at least one); else None."""
+    device = device_of(impl)
+    if device is None:
+        return None
+    peers = [i for i in ranks.index if i != impl and device_of(i) == device]
+    others = ranks.loc[peers, function].dropna() if peers else pd.Series(dtype=float)
+    if not len(others) or abs(ranks.loc[impl, function] - float(others.median())) >= RANK_SHIFT:
+        return None
+    return device, float(others.median())
+
+
+def cost_order(study: str, times: pd.DataFrame, trial_times: pd.DataFrame | None = None) -> list[Anomaly]:
     """Rule "cost order", per machine of ``times`` (``table_time.csv``) with at least 3 implementations
     and 3 functions: the log mean times, implementation x function, are fitted as an implementation's
     level plus a function's cost by median polish; a cell is out of order where its time is more than
@@ -120,16 +164,26 @@ def cost_order(study: str, times: pd.DataFrame) -> list[Anomaly]:
     (by time) lies :data:`RANK_SHIFT` or more places from the function's median rank in the other
     implementations. Both are asked: near-equal times (launch-bound GPU runs) swap ranks without meaning,
     and a level shared by a whole implementation moves no rank. Explained where the cell was timed
-    otherwise than the rest of its implementation (its ``timed`` column) or has one trial."""
+    otherwise than the rest of its implementation (its ``timed`` column), has one trial, lies in the order
+    the other implementations of its device give (:func:`device_of`: a function's cost on a CPU is not its
+    cost on a GPU), or, given the
+    trials' FEs (``trial_times``' ``fes_used``), where its time *per FE* is in order by the same fit: its
+    runs made fewer or more FEs than its function's cost predicts (runs that stop at the target)."""
     found = []
     if not len(times) or not {"machine", "implementation", "function", "mean_s"} <= set(times):
         return found
+    fes = _fes_per_cell(trial_times)
     for machine, part in times.groupby("machine", sort=True):
         wide = part.pivot_table(index="implementation", columns="function", values="mean_s", observed=True)
         wide = wide[wide > 0]
         if wide.shape[0] < 3 or wide.shape[1] < 3:
             continue
         residual = median_polish(np.log(wide))
+        per_fe = fe_fit = None
+        if fes is not None and machine in fes.index.get_level_values(0):
+            runs = fes.loc[machine].unstack("function").reindex(index=wide.index, columns=wide.columns)
+            runs = runs.where(runs > 0)
+            per_fe, fe_fit = median_polish(np.log(wide / runs)), median_polish(np.log(runs))
         ranks = wide.rank(axis=1)
         for impl in wide.index:
             for function in wide.columns:
@@ -149,6 +203,15 @@ def cost_order(study: str, times: pd.DataFrame) -> list[Anomaly]:
                                    f"'{'; '.join(sorted(set(rest['timed'].astype(str))))}' (its timed column)")
                 elif n == 1:
                     explanation = "one trial (n = 1)"
+                elif (same := _same_device_rank(ranks, impl, function)) is not None:
+                    explanation = (f"in the order of its function's cost on the {same[0].upper()}: rank {rank:g}, "
+                                   f"median {same[1]:g} in the other {same[0].upper()} implementations (a function's "
+                                   "cost is not the same on a CPU and a GPU)")
+                elif per_fe is not None and _by_fes(e, per_fe.loc[impl, function], fe_fit.loc[impl, function]):
+                    explanation = (f"its runs' FEs: {_g(fes.loc[(machine, impl, function)])} a run, "
+                                   f"{math.exp(fe_fit.loc[impl, function]):.2g}x what the FEs of its implementation "
+                                   f"and function predict (runs stop at the target); per FE its time is "
+                                   f"{math.exp(per_fe.loc[impl, function]):.2g}x the fit")
                 found.append(Anomaly(
                     study, "cost order", f"table_time: {impl} {function} ({machine})",
                     f"{_g(row['mean_s'])} s, {math.exp(e):.2g}x the fit; rank {rank:g} of {wide.shape[1]} in "
@@ -341,7 +404,7 @@ def find(sections, verdicts: dict | None = None) -> list[Anomaly]:
         study = str(s.spec.get("name", s.dir.name))
         cells = s.cells_table()
         found += against_paper(study, verdicts[s] if verdicts else s.verdicts(), s.cell_checks())
-        found += cost_order(study, s.times)
+        found += cost_order(study, s.times, s.trial_times)
         found += figure_vs_table(study, cells, s.times)
         found += mixed_rows(study, cells)
         tables[study] = (cells, s.spec)

@@ -105,11 +105,12 @@ def timing_table(trials: pd.DataFrame, baseline: str = "sequential") -> pd.DataF
 
 def trial_times(trials: pd.DataFrame) -> pd.DataFrame:
     """One row per timed trial behind :func:`timing_table`: machine, implementation, function, trial,
-    ``wall_time_s`` and ``timed``, so that a ratio of two cells' times can carry its interval
-    (:mod:`gpude.stats.bootstrap`) and say how its rows were timed."""
+    ``wall_time_s``, ``fes_used`` and ``timed``, so that a ratio of two cells' times can carry its interval
+    (:mod:`gpude.stats.bootstrap`) and say how its rows were timed (and a time out of order, how many FEs
+    its runs made: :func:`gpude.report.anomalies.cost_order`)."""
     ok = _timed_trials(trials)
-    keep = [c for c in ("machine", "implementation", "function", "dim", "popsize", "trial", "wall_time_s", "timed")
-            if c in ok]
+    keep = [c for c in ("machine", "implementation", "function", "dim", "popsize", "trial", "wall_time_s", "fes_used",
+                        "timed") if c in ok]
     return ok[keep].sort_values([c for c in ("machine", "implementation", "function", "trial") if c in ok])
 
 
