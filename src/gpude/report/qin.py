@@ -188,7 +188,8 @@ class Qin(Section):
         ours = self.cells[self.cells["implementation"] == "ide"].set_index(["dim", "function", "popsize"])
         if not len(ours) or not len(self.published):
             return ""
-        both = ours.join(self.published.set_index(["dim", "function", "popsize"]), rsuffix="_paper", how="inner")
+        both = ours.merge(self.published.set_index(["dim", "function", "popsize"]), left_index=True, right_index=True,
+                          how="inner", suffixes=("", "_paper"))
         if not len(both):
             return ""
         pops = sorted(set(both.index.get_level_values(2)))
