@@ -1,5 +1,6 @@
 """The anomaly rules (gpude.report.anomalies) on tiny hand-made tables, and the list on the real paper folders."""
 
+import json
 import os
 from pathlib import Path
 
@@ -130,6 +131,30 @@ def test_a_cell_of_several_sessions_gives_each_sessions_time_from_table_cells():
     assert "boot-2: n = 3, 9 s; commit bbbbbbb: n = 1, 7.5 s; slowest / fastest session 1.2x" in found[0].numbers
     close = cell_table(pd.DataFrame(rows[:3] + [trial(3, 8.8, "boot-3")]))
     assert A.mixed_rows("s", close)[0].explanation.startswith("the sessions' mean times agree within 1.1x")
+
+
+def test_sessions_are_compared_on_the_runs_timed_alone_one_a_launch():
+    # Lastra's protocol: 3 runs a cell alone, one a launch (boot-1, 12 s), the rest ten a launch on another
+    # boot (each a share of its launch, 5 s): the runs the time tables use are of one session -> explained;
+    # two sessions of runs alone 1.5x apart stay unexplained
+    from gpude.report.scaling import cell_table
+
+    def trial(k, wall, boot, per_launch=1, concurrency="exclusive"):
+        params = json.dumps({"trials_per_launch": per_launch} if per_launch > 1 else {})
+        return {"machine": M, "algorithm": "masw", "implementation": "gpu", "function": "C01", "dim": 10,
+                "popsize": 60, "dtype": "float64", "best_error": 1.0, "wall_time_s": wall, "git_commit": "a" * 40,
+                "boot_id": boot, "trial": k, "params": params, "concurrency": concurrency}
+
+    rows = [trial(k, 12.0, "boot-1") for k in range(3)] + [trial(k, 5.0, "boot-2", 10) for k in range(3, 20)]
+    cells = cell_table(pd.DataFrame(rows))
+    assert (cells.loc[0, "session_n"], cells.loc[0, "session_rows"]) == ("3", "alone")
+    found = A.mixed_rows("s", cells)
+    assert len(found) == 1 and found[0].explanation.startswith(
+        "the runs timed alone, one a launch (the ones the time tables use), are all of boot-1; the other 17")
+    apart = cell_table(pd.DataFrame(rows[:2] + [trial(2, 18.0, "boot-3")] + rows[3:]))
+    assert apart.loc[0, "session_n"] == "2;1" and A.mixed_rows("s", apart)[0].explanation == A.UNEXPLAINED
+    shared = cell_table(pd.DataFrame([trial(k, 9.0, f"boot-{k % 2}", concurrency="shared:4") for k in range(4)]))
+    assert shared.loc[0, "session_rows"] == "all"  # no run alone: every row compared
 
 
 def test_two_sections_disagreeing_on_a_cell_are_flagged_and_explained_by_their_specs():

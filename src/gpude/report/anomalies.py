@@ -341,10 +341,12 @@ def sections_disagree(tables: dict[str, tuple[pd.DataFrame, dict]],
 
 
 def _sessions(row) -> list[tuple[str, int, float]]:
-    """(session, n, mean time) of each session of a ``table_cells.csv`` row (its ``session``, ``session_n``
-    and ``session_mean_time_s``, ';'-separated in one order); [] for a table written without them."""
+    """(session, n, mean time) of each session of a ``table_cells.csv`` row's like rows (its
+    ``session_timed``, else ``session``, ``session_n`` and ``session_mean_time_s``, ';'-separated in one
+    order); [] for a table written without them."""
+    names = "session_timed" if isinstance(getattr(row, "session_timed", None), str) else "session"
     try:
-        names, ns, times = (str(getattr(row, c)).split(";") for c in ("session", "session_n", "session_mean_time_s"))
+        names, ns, times = (str(getattr(row, c)).split(";") for c in (names, "session_n", "session_mean_time_s"))
         return [(s.strip(), int(n), float(t)) for s, n, t in zip(names, ns, times, strict=True)]
     except (AttributeError, TypeError, ValueError):
         return []
@@ -352,9 +354,11 @@ def _sessions(row) -> list[tuple[str, int, float]]:
 
 def mixed_rows(study: str, cells: pd.DataFrame) -> list[Anomaly]:
     """Rule "mixed rows": a cell of ``cells`` (``table_cells.csv``) with rows of more than one commit or
-    session (boot) of its machine: each part's n and mean time. Explained where the parts' mean times agree
-    within :data:`TOLERANCE` (the mix moves no time) or a part has no time (rows of a guest host joined
-    without their times); else unexplained."""
+    session (boot) of its machine: each part's n and mean time, over the runs timed alone and one a launch
+    where the cell has any (``session_rows``: :func:`gpude.report.scaling.cell_table`). Explained where the
+    parts' mean times agree within :data:`TOLERANCE` (the mix moves no time), where the runs timed alone
+    are all of one session (the others' times are shares of a launch or of the host, never compared), or a
+    part has no time (rows of a guest host joined without their times); else unexplained."""
     found = []
     if not len(cells) or not {*CELL_KEYS, "git_commit"} <= set(cells):  # (no commits: nothing to tell apart)
         return found
@@ -370,7 +374,14 @@ def mixed_rows(study: str, cells: pd.DataFrame) -> list[Anomaly]:
                  f"{_g(r.mean_time_s)} s" for r in cell.itertuples()]
         timed = cell["mean_time_s"].dropna()
         split = _sessions(cell.iloc[0]) if len(cell) == 1 else []
-        if len(split) > 1:  # the cell's one row, told apart by session (boot, or commit where none)
+        alone_only = len(cell) == 1 and str(getattr(cell.iloc[0], "session_rows", "")) == "alone"
+        if len(split) == 1 and alone_only and int(cell.iloc[0].n) > split[0][1]:
+            s, n, t = split[0]
+            parts.append(f"timed alone, one a launch: {s}: n = {n}, {_g(t)} s")
+            explanation = (f"the runs timed alone, one a launch (the ones the time tables use), are all of {s}; "
+                           f"the other {int(cell.iloc[0].n) - n} were made several to a launch or side by side "
+                           "(their times are shares, not compared)")
+        elif len(split) > 1:  # the cell's one row, told apart by session (boot, or commit where none)
             times = [t for _, _, t in split]
             parts = [f"commits {short(cell.iloc[0].git_commit)}"] + [f"{s}: n = {n}, {_g(t)} s" for s, n, t in split]
             if _apart(min(times), max(times)):

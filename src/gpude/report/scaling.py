@@ -38,14 +38,33 @@ def cell_table(trials: pd.DataFrame) -> pd.DataFrame:
                 **({k: (k, lambda c: ";".join(sorted(set(map(str, c))))) for k in ("git_commit", "session")
                     if k in t}))
            .reset_index())
-    if "session" in t and len(out):  # each session's n and mean time, in the order of ``session``
-        per = t.groupby([*cols, "session"], observed=True)["wall_time_s"].agg(["size", "mean"]).reset_index()
+    if "session" in t and len(out):
+        # each session's n and mean time (``session_timed``: the sessions, in that order) over like rows
+        # only: the runs timed alone and one a launch where the cell has any (the rows its time tables
+        # use; ``session_rows`` "alone"), else all ("all")
+        like = _timed_like(t, cols)
+        per = like.groupby([*cols, "session"], observed=True)["wall_time_s"].agg(["size", "mean"]).reset_index()
         parts = per.groupby(cols, observed=True).agg(
+            session_timed=("session", lambda v: ";".join(map(str, v))),
             session_n=("size", lambda v: ";".join(str(int(x)) for x in v)),
             session_mean_time_s=("mean", lambda v: ";".join(f"{x:.6g}" for x in v))).reset_index()
-        out = out.merge(parts, on=cols, how="left")
+        kinds = like.groupby(cols, observed=True)["_alone"].all().rename("session_rows").reset_index()
+        kinds["session_rows"] = kinds["session_rows"].map({True: "alone", False: "all"})
+        out = out.merge(parts, on=cols, how="left").merge(kinds, on=cols, how="left")
     out["implementation"] = pd.Categorical(out["implementation"], _ordered(out["implementation"].unique()))
     return out.sort_values(cols).reset_index(drop=True)
+
+
+def _timed_like(t: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
+    """The rows of ``t`` timed alone and made one a launch (``_alone`` True) in the cells that have any,
+    all rows (``_alone`` False) in the others."""
+    from ..run.rows import one_per_launch, timed_alone
+
+    alone = (timed_alone(t["concurrency"]) if "concurrency" in t else pd.Series(True, index=t.index)) \
+        & one_per_launch(t).astype(bool)
+    t = t.assign(_alone=alone)
+    has = t.groupby(cols, observed=True)["_alone"].transform("any")
+    return t[t["_alone"] | ~has]
 
 
 def _slug(text: str) -> str:
