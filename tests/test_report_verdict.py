@@ -77,6 +77,18 @@ def test_coverage_is_complete_or_short_by_who_and_n():
     assert (empty.status, empty.coverage.value, empty.headline, empty.ours_n) == ("not", "none", "-", "0")
 
 
+def test_coverage_counts_every_run_and_names_times_from_fewer():
+    # 30 runs a cell, 5 of standard DE's timed alone by the protocol: complete, and it says whose times
+    runs, timed = {"ide": (30, 30), "sequential": (30, 30)}, {"ide": (30, 30), "sequential": (5, 5)}
+    c = coverage_of(runs, 30, "slow runs", timed, "by the protocol")
+    assert c == Judgement("complete", "times from sequential 5 runs a cell", "by the protocol")
+    assert c.text() == "complete: times from sequential 5 runs a cell — by the protocol"
+    v = coverage_verdict("T", runs, 30, "h", numbers=Judgement("within"), timed=timed, timed_cause="by the protocol")
+    assert (v.status, v.ours_n) == ("reproduced", "30")
+    # a cell short of runs is short whatever was timed
+    assert coverage_of({"sequential": (13, 30)}, 30, "slow runs", {"sequential": (1, 5)}).value == "short"
+
+
 def test_the_numbers_are_within_a_factor_of_two_either_way_and_counted_outside():
     assert numbers_of([0.5, 1.0, 2.0], "c") == Judgement("within")
     outside = numbers_of([0.49, 1.0, 2.1, float("nan")], "another GPU")

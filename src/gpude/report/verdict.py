@@ -185,13 +185,20 @@ def short_of(counts: dict[str, tuple[int, int]], wanted: int) -> list[str]:
     return [f"{k} {span(lo, hi)}" for k, (lo, hi) in counts.items() if lo < wanted]
 
 
-def coverage_of(counts: dict[str, tuple[int, int]], wanted: int, cause: str = "") -> Judgement:
+def coverage_of(counts: dict[str, tuple[int, int]], wanted: int, cause: str = "",
+                timed: dict[str, tuple[int, int]] | None = None, timed_cause: str = "") -> Judgement:
     """"none" without counts; "short" (the keys below ``wanted``, with ``cause``) where a cell has fewer
-    trials than ``wanted``; else "complete"."""
+    trials than ``wanted``; else "complete", saying (with ``timed_cause``) whose times come from fewer
+    runs (``timed``: the runs timed alone per key, where a protocol times a subset of a cell's runs)."""
     if not counts:
         return Judgement("none", cause="no results")
     short = short_of(counts, wanted)
-    return Judgement("short", ", ".join(short), cause or "fewer runs made") if short else Judgement("complete")
+    if short:
+        return Judgement("short", ", ".join(short), cause or "fewer runs made")
+    fewer = [f"{k} {span(lo, hi)}" for k, (lo, hi) in (timed or {}).items() if k in counts and lo < counts[k][0]]
+    if fewer:
+        return Judgement("complete", f"times from {', '.join(fewer)} runs a cell", timed_cause)
+    return Judgement("complete")
 
 
 def outside(ratio: float) -> bool:
@@ -239,12 +246,15 @@ def finding_of(holds: int, of: int, cause: str, unit: str = "") -> Judgement:
 
 def coverage_verdict(item: str, counts: dict[str, tuple[int, int]], wanted: int, headline: str,
                      numbers: Judgement | None = None, finding: Judgement | None = None,
-                     short_cause: str = "", kind: str = "paper") -> Verdict:
-    """The usual row: coverage from ``counts`` against ``wanted`` (:func:`coverage_of`), with the
-    section's ``numbers`` and ``finding`` (both "n.a." where not given or without results)."""
+                     short_cause: str = "", kind: str = "paper", timed: dict[str, tuple[int, int]] | None = None,
+                     timed_cause: str = "") -> Verdict:
+    """The usual row: coverage from ``counts`` against ``wanted`` (:func:`coverage_of`, with ``timed``
+    and ``timed_cause`` where the times come from a subset of the runs), with the section's ``numbers``
+    and ``finding`` (both "n.a." where not given or without results)."""
     if not counts:
         return Verdict(item, "0", str(wanted), headline or "-", coverage_of({}, wanted), kind=kind)
-    return Verdict(item, n_text(counts), str(wanted), headline, coverage_of(counts, wanted, short_cause),
+    return Verdict(item, n_text(counts), str(wanted), headline,
+                   coverage_of(counts, wanted, short_cause, timed, timed_cause),
                    numbers or Judgement("n.a."), finding or Judgement("n.a."), kind)
 
 
