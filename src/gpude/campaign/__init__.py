@@ -15,11 +15,10 @@ another instance of the same machine kind:
   in the reference or the campaign's folder; else, where it has rows timed side by side (``shared:N``)
   and other functions of the same D have both kinds, those rows' median times the others' ratio of the
   two; else, where other functions of the same algorithm, implementation, popsize and dtype have rows
-  at that D, their median there times the function's
-  ratio to theirs at the nearest D where both have rows (time need not be linear in D: Lastra's
-  MA-SW-Chains runs have a large fixed part); else any function's median at that D; else the same
-  function's nearest D scaled linearly; else ``--default-run-s``; a time-budgeted run: its budget),
-  and the total;
+  at that D, their median there times the function's ratio to theirs at the nearest D where both have
+  rows (time need not be linear in D: Lastra's MA-SW-Chains runs have a large fixed part); else any
+  function's median at that D; else the same function's nearest D scaled linearly; else
+  ``--default-run-s``; a time-budgeted run: its budget), and the total;
 * ``run`` (on the GPU host): runs them with the workflow rule's own ``python3 -m gpude run`` command
   line (the same arguments and seeds; :func:`gpude.campaign.cells.gpude_command`), contiguous trials of a
   cell in one process (``--group``, or the experiment's ``trials_per_launch``), into ``--out``.

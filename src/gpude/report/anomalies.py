@@ -166,9 +166,8 @@ def cost_order(study: str, times: pd.DataFrame, trial_times: pd.DataFrame | None
     and a level shared by a whole implementation moves no rank. Explained where the cell was timed
     otherwise than the rest of its implementation (its ``timed`` column), has one trial, lies in the order
     the other implementations of its device give (:func:`device_of`: a function's cost on a CPU is not its
-    cost on a GPU), or, given the
-    trials' FEs (``trial_times``' ``fes_used``), where its time *per FE* is in order by the same fit: its
-    runs made fewer or more FEs than its function's cost predicts (runs that stop at the target)."""
+    cost on a GPU), or, given the trials' FEs (``trial_times``' ``fes_used``), where its time *per FE* is
+    in order by the same fit and its runs' FEs are off their own fit (runs that stop at the target)."""
     found = []
     if not len(times) or not {"machine", "implementation", "function", "mean_s"} <= set(times):
         return found
