@@ -194,3 +194,27 @@ def test_the_speed_ratio_is_the_median_on_both_sides_with_its_n(tmp_path):
     t2 = Cec2017Jso(_spec(dims=(30,)), out, tmp_path / "paper")
     t2.speed = two
     assert "(n = 2: no interval)" in t2.speed_block()
+
+
+def test_the_speed_table_sets_the_gpu_beside_every_core_of_the_host(tmp_path):
+    # ours at 51 and 132 a launch; Brest's 16 runs side by side on 16 cores in 2.4 s: 0.15 s a run of the host
+    ours = pd.DataFrame({"function": ["F01", "F01"], "dim": [30, 30], "trials": [51, 132],
+                         "per_run_s": [0.002, 0.0015], "gpu": "GPU X", "cpu": "x", "cpu_cores": 16, "host": "vm",
+                         "boot_id": "boot-1"})
+    brest = pd.DataFrame({"function": ["cec17_f3"] * 3, "dim": [30] * 3, "time_s": [0.8, 0.9, 1.0], "cpu": "x",
+                          "host": "vm", "compiler": "g++", "cxx_flags": "-O2"})
+    host = pd.DataFrame({"function": ["cec17_f03"] * 16, "dim": [30] * 16, "time_s": [2.0] * 16, "lanes": 16,
+                         "batch_wall_s": 2.4, "cpu": "x"})
+    t = speed_table(ours, brest, host)
+    assert list(t["ours_per_launch"]) == [51, 132]
+    assert t["host_s"].tolist() == pytest.approx([0.15, 0.15])
+    assert t["host_ratio"].tolist() == pytest.approx([75.0, 100.0]) and t["ratio"].tolist() == pytest.approx([450, 600])
+    out = tmp_path / "paper" / "cec2017_jso"
+    write_outputs(_trials({("CEC17_F03", 30): ([1.0] * 51, [1.0] * 51)}), {}, out)
+    t.to_csv(out / "jso_speed.csv", index=False)
+    text = Cec2017Jso(_spec(dims=(30,)), out, tmp_path / "paper").speed_block()
+    assert "every core of the host at once (16 runs side by side" in text
+    assert "| F3 | 30 | 132 | 0.0015 |" in text and "| 0.15 | 100x (n = 1: no interval) |" in text
+    # without the host's runs: no host columns
+    alone = speed_table(ours, brest)
+    assert "host_s" not in alone

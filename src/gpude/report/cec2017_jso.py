@@ -47,6 +47,8 @@ RUNS = 51
 #: (at least 27 of the 29)
 MAY_DIFFER = 2
 STUDY_INPUTS = ("speed_ours", "speed_brest")
+#: optional: Brest's runs on every core of the host at once (benchmarks/jso_brest_runs.py host)
+OPTIONAL_INPUTS = ("speed_brest_host",)
 COLUMNS = ["dim", "function", "brest_n", "brest_mean", "brest_std", "brest_median", "ours_n", "ours_mean",
            "ours_std", "ours_median", "U", "p", "p_holm", "verdict", "brest_machines", "ours_machines"]
 #: the GPU of the speed rows when they do not name it: benchmarks/jso_speed.py at 0665a78 read the
@@ -164,11 +166,14 @@ def _launch_shares(row) -> list[float]:
     return [v / float(row["trials"]) for v in listed] if listed else [float(row["per_run_s"])]
 
 
-def speed_table(ours: pd.DataFrame, brest: pd.DataFrame) -> pd.DataFrame:
-    """Per (CEC 2017 function, D) of both CSVs, the same statistic on both sides: our seconds a run, the
-    median over the timed launches of a launch's share (a launch of ``trials`` runs / trials), and
-    Brest's, the median of his runs (one process on one core); each side's n and values (``ours_s_all``,
-    ``brest_s_all``: space-separated, for the ratio's interval), the ratio Brest's / ours, and the host."""
+def speed_table(ours: pd.DataFrame, brest: pd.DataFrame, brest_host: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per (CEC 2017 function, D) of both CSVs, and per runs a launch of ours, the same statistic on both
+    sides: our seconds a run, the median over the timed launches of a launch's share (a launch of
+    ``trials`` runs / trials), and Brest's, the median of his runs (one process on one core); each side's n
+    and values (``ours_s_all``, ``brest_s_all``: space-separated, for the ratio's interval), the ratio
+    Brest's / ours, and the host. With ``brest_host`` (his runs on every core at once, one batch a cell:
+    ``batch_wall_s`` over ``lanes``), the host's seconds a run (``host_s``, ``host_lanes``) and the host
+    against the GPU, ``host_ratio`` = host_s / ours_s (runs a second of the GPU over the whole CPU's)."""
     o = ours.assign(cec=[_cec17_number(f) for f in ours["function"]])
     shares = [_launch_shares(r) for r in o.to_dict("records")]
     o["ours_s_all"] = [" ".join(f"{v:.6g}" for v in share) for share in shares]
@@ -181,6 +186,13 @@ def speed_table(ours: pd.DataFrame, brest: pd.DataFrame) -> pd.DataFrame:
         columns={"function": "ours_function", "trials": "ours_per_launch"})
     table = table.merge(theirs, on=["cec", "dim"], how="inner")
     table["ratio"] = table["brest_s"] / table["ours_s"]
+    if brest_host is not None and len(brest_host):
+        h = brest_host.assign(cec=[_cec17_number(f) for f in brest_host["function"]])
+        host = h.groupby(["cec", "dim"]).agg(host_wall_s=("batch_wall_s", "max"), host_lanes=("lanes", "max"),
+                                              host_cpu=("cpu", "first")).reset_index()
+        host["host_s"] = host["host_wall_s"] / host["host_lanes"]
+        table = table.merge(host, on=["cec", "dim"], how="left")
+        table["host_ratio"] = table["host_s"] / table["ours_s"]
 
     def one(frame, column):
         v = frame[column].dropna().astype(str).unique() if column in frame else []
@@ -196,20 +208,21 @@ def speed_table(ours: pd.DataFrame, brest: pd.DataFrame) -> pd.DataFrame:
     table["brest_host"] = one(b, "host")
     table["brest_compiler"] = one(b, "compiler")
     table["brest_flags"] = one(b, "cxx_flags")
-    return table.sort_values(["dim", "cec"], ignore_index=True)
+    return table.sort_values(["dim", "cec", "ours_per_launch"], ignore_index=True)
 
 
 def write_outputs(trials: pd.DataFrame, traces: dict, out_dir, **inputs) -> list[Path]:
-    unknown = set(inputs) - set(STUDY_INPUTS)
+    unknown = set(inputs) - set(STUDY_INPUTS) - set(OPTIONAL_INPUTS)
     if unknown:
         from ..core.errors import InvalidInputError
 
         raise InvalidInputError(f"the cec2017_jso section reads no study input {', '.join(sorted(unknown))}; "
-                                f"its inputs (report: study_inputs:): {', '.join(STUDY_INPUTS)}")
+                                f"its inputs (report: study_inputs:): {', '.join(STUDY_INPUTS + OPTIONAL_INPUTS)}")
     out_dir = Path(out_dir)
     files = [write_csv_atomic(comparison_table(trials), out_dir / "cec2017_jso.csv")]
     if all(inputs.get(k) for k in STUDY_INPUTS):
-        speed = speed_table(read_csv(inputs["speed_ours"]), read_csv(inputs["speed_brest"]))
+        host = read_csv(inputs["speed_brest_host"]) if inputs.get("speed_brest_host") else None
+        speed = speed_table(read_csv(inputs["speed_ours"]), read_csv(inputs["speed_brest"]), host)
         files.append(write_csv_atomic(speed, out_dir / "jso_speed.csv"))
     return files
 
@@ -374,21 +387,32 @@ class Cec2017Jso(Section):
         # a table written before both sides' values were kept holds our fastest launch, not the median
         median = "ours_s_all" in s
         ours_stat = "the median over the timed launches" if median else "the fastest of the timed launches"
+        per_launch = ", ".join(str(int(k)) for k in sorted(s["ours_per_launch"].unique()))
+        with_host = "host_s" in s and s["host_s"].notna().any()
         lines = ["### Time per run (one host)", "",
                  f"Seconds a run on one machine: {gpu}, host CPU {first['cpu']} x{first['cpu_cores']} ({host}); ours "
-                 f"`jso/block`, {int(first['ours_per_launch'])} runs in one launch (a run's share of the launch: "
+                 f"`jso/block`, {per_launch} runs in one launch (a run's share of the launch: "
                  f"throughput), {ours_stat}; Brest's C++ (`jso/brest`, "
                  f"{first['brest_compiler']} `{first['brest_flags']}`) one process on one pinned core of the "
                  f"same host ({first['brest_cpu']}, host `{first['brest_host']}`), the median of n runs; ratio "
                  "= Brest's / ours" + (", the median on both sides, with its 95 % bootstrap interval where each "
                                        f"side has {MIN_N} or more values" if median else "")
+                 + (f". Host against host: Brest's C++ on every core of the host at once ({int(s['host_lanes'].max())} "
+                    "runs side by side, one a core: the batch's wall time over its runs, one batch a cell, n = 1), "
+                    "against ours; ratio = the host's seconds a run / ours" if with_host else "")
                  + " (`results/benchmarks/jso_speed/`, its README says how they were made).", "",
-                 f"| function | D | ours, s a run ({int(first['ours_per_launch'])} a launch) | ours: launches | "
-                 "Brest's, s a run | Brest's n | ratio |", "|---" * 7 + "|"]
+                 "| function | D | ours: runs a launch | ours, s a run | ours: launches | Brest's, s a run "
+                 "(one core) | Brest's n | ratio (a core) |"
+                 + (" Brest's on all cores, s a run | ratio (host) |" if with_host else ""),
+                 "|---" * (10 if with_host else 8) + "|"]
         for r in s.to_dict("records"):
             launches = int(r["ours_launches"]) if median else "-"
-            lines.append(f"| F{int(r['cec'])} | {int(r['dim'])} | {fmt(r['ours_s'])} | {launches} | "
-                         f"{fmt(r['brest_s'])} | {int(r['brest_runs'])} | {speed_ratio(r).text('{:.0f}')} |")
+            row = (f"| F{int(r['cec'])} | {int(r['dim'])} | {int(r['ours_per_launch'])} | {fmt(r['ours_s'])} | "
+                   f"{launches} | {fmt(r['brest_s'])} | {int(r['brest_runs'])} | {speed_ratio(r).text('{:.0f}')} |")
+            if with_host:
+                row += (f" {fmt(r['host_s'])} | {r['host_ratio']:.0f}x (n = 1: no interval) |"
+                        if pd.notna(r.get("host_s")) else " - | - |")
+            lines.append(row)
         return "\n".join(lines) + "\n"
 
     def body(self) -> str:
