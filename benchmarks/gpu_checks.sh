@@ -178,9 +178,20 @@ for stage in "$@"; do
         --trials 51,132,264 --repeats 2 --out "$dir/jso_block_${device}.csv" ;;
     jso_brest_host)  # issue 67, step 4, the host side: Brest's C++ on every core at once, a run a core
       # (benchmarks/jso_brest_runs.py host; carry .authors/jso: `python -m gpude.implementations.jso_brest
-      # pack`), the same functions and D (~2 minutes)
-      step brest_host 300 python3 benchmarks/jso_brest_runs.py host --functions 3,5,10,22 --dims 30,100 \
-        --out "$dir/brest_host_${device}.csv" ;;
+      # pack`), the same functions and D; then his one-core speed again with three runs a cell (the committed
+      # one has two: no interval), a process a cell pinned to its own core as before (~6 minutes)
+      step brest_host 200 python3 benchmarks/jso_brest_runs.py host --functions 3,5,10,22 --dims 30,100 \
+        --out "$dir/brest_host_${device}.csv"
+      core=2
+      for cell in 3:30 5:30 10:30 22:30 3:100 5:100 10:100 22:100; do
+        timeout 240 python3 benchmarks/jso_brest_runs.py speed --functions "${cell%%:*}" --dims "${cell##*:}" \
+          --runs 3 --core $core --build "/tmp/jso_brest_core$core" --out "$dir/brest_core_${cell/:/_}.csv" \
+          > "$dir/brest_core_${cell/:/_}.log" 2>&1 &
+        core=$((core + 1))
+      done
+      wait
+      python3 -c "import glob, pandas as pd; pd.concat([pd.read_csv(f) for f in sorted(glob.glob('$dir/brest_core_*.csv'))]).to_csv('$dir/brest_one_core_${device}.csv', index=False)" \
+        && rm "$dir"/brest_core_*.csv ;;
     block_profile_export)  # the pages of reports made before (BLOCK_PROFILE_REPORTS, default .carry/block_profile:
       # carry the .ncu-rep files): details, raw (per-opcode counts) and source, as block_profile writes them
       ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
