@@ -5,9 +5,9 @@ The paper: "The GPU implementation was 25.2 - 216.5 times faster than CPU implem
 12.5 times faster than optimized CPU implementation" (task scheduling). Measured here, not tuned:
 for each case (the ETC instance ThMhCi at NP 64, 512 and 1024 with CR 0.01; the LOLIB instance
 be75eec at NP 256 with CR 0.005; Rastrigin at D = 512, NP 256, CR 0.001: the experiments'
-parameters) each implementation makes one time-budgeted run of ``--seconds`` after a warm-up (JIT
-compilation excluded), one run at a time; a row gives the FEs, the seconds and FEs per second, with
-the machine's provenance. The instance files come from ``gpude fetch-data`` or
+parameters) each implementation makes ``--repeats`` time-budgeted runs of ``--seconds`` (seeds 1, 2, ...)
+after a warm-up (JIT compilation excluded), one run at a time; a row gives the run, its FEs, the seconds
+and FEs per second, with the machine's provenance (three runs a cell give the ratios an interval). The instance files come from ``gpude fetch-data`` or
 ``GPUDE_INSTANCE_DATA``.
 
     python3 benchmarks/kromer_fe_rate.py --out $OUT/kromer_fe_rate_nvidia-h100.csv
@@ -25,7 +25,7 @@ IMPLEMENTATIONS = ("high_level", "sequential", "many_threaded")
 #: (problem, dim, NP, CR): the parameters of kromer_etc, kromer_lop and kromer_rastrigin
 CASES = (("ThMhCi", "instance", 64, 0.01), ("ThMhCi", "instance", 512, 0.01), ("ThMhCi", "instance", 1024, 0.01),
          ("be75eec", "instance", 256, 0.005), ("N09", 512, 256, 0.001))
-COLUMNS = ("problem", "dim", "popsize", "implementation", "F", "CR", "seconds", "fes", "wall_time_s", "fes_per_s",
+COLUMNS = ("problem", "dim", "popsize", "implementation", "run", "F", "CR", "seconds", "fes", "wall_time_s", "fes_per_s",
            "generations", "gpu", "cpu", "cpu_cores", "host", "boot_id", "numba", "numba_cuda", "numpy", "git_commit",
            "timestamp_utc")
 
@@ -40,7 +40,8 @@ def measure(problem, dim, popsize, CR, implementation, seconds, seed=1) -> dict:
                          max_time_s=seconds, target=0.0)
     r = runner.run(seed)
     prov = record()
-    row = {"problem": problem, "dim": instance.dim, "popsize": popsize, "implementation": implementation, "F": 0.5,
+    row = {"problem": problem, "dim": instance.dim, "popsize": popsize, "implementation": implementation,
+           "run": seed, "F": 0.5,
            "CR": CR, "seconds": seconds, "fes": r.fes_used, "wall_time_s": r.wall_time_s,
            "fes_per_s": r.fes_used / r.wall_time_s, "generations": r.generations}
     row.update({k: prov.get(k) for k in COLUMNS if k not in row})
@@ -52,6 +53,7 @@ def main(argv=None) -> int:
     p.add_argument("--out", type=Path, required=True, help="the CSV to write (atomically)")
     p.add_argument("--seconds", type=float, default=4.0, help="wall-clock budget of each run")
     p.add_argument("--implementations", default=",".join(IMPLEMENTATIONS))
+    p.add_argument("--repeats", type=int, default=3, help="runs a case and implementation, one after another")
     args = p.parse_args(argv)
     import pandas as pd
 
@@ -61,10 +63,11 @@ def main(argv=None) -> int:
     try:
         for problem, dim, popsize, CR in CASES:
             for implementation in args.implementations.split(","):
-                rows.append(measure(problem, dim, popsize, CR, implementation, args.seconds))
-                r = rows[-1]
-                print(f"kromer_fe_rate: {problem} NP={popsize} {implementation}: {r['fes_per_s']:.4g} FEs/s",
-                      flush=True)
+                for seed in range(1, args.repeats + 1):
+                    rows.append(measure(problem, dim, popsize, CR, implementation, args.seconds, seed))
+                    r = rows[-1]
+                    print(f"kromer_fe_rate: {problem} NP={popsize} {implementation} run {seed}: "
+                          f"{r['fes_per_s']:.4g} FEs/s", flush=True)
     except GpudeError as exc:
         print(f"kromer_fe_rate: {exc}", file=sys.stderr)
         return 1

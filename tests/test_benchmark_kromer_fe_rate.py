@@ -18,7 +18,8 @@ spec.loader.exec_module(bench)
 def test_a_row_per_case_and_implementation(tmp_path, monkeypatch):
     monkeypatch.setattr(bench, "CASES", (("N09", 10, 8, 0.5), ("F01", 10, 6, 0.9)))
     out = tmp_path / "rate.csv"
-    assert bench.main(["--out", str(out), "--seconds", "0.05", "--implementations", "high_level,sequential"]) == 0
+    assert bench.main(["--out", str(out), "--seconds", "0.05", "--implementations", "high_level,sequential",
+                       "--repeats", "1"]) == 0
     t = read_csv(out)
     assert list(t.columns) == list(bench.COLUMNS)
     assert list(zip(t["problem"], t["implementation"])) == [("N09", "high_level"), ("N09", "sequential"),
@@ -35,3 +36,12 @@ def test_an_unknown_implementation_is_named_and_nothing_is_written(tmp_path, mon
     out = tmp_path / "rate.csv"
     assert bench.main(["--out", str(out), "--seconds", "0.05", "--implementations", "turbo"]) == 1
     assert "unknown implementation 'turbo'" in capsys.readouterr().err and not out.exists()
+
+
+def test_repeats_make_runs_of_seeds_one_after_another(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench, "CASES", (("N09", 10, 8, 0.5),))
+    out = tmp_path / "rate.csv"
+    assert bench.main(["--out", str(out), "--seconds", "0.05", "--implementations", "sequential",
+                       "--repeats", "3"]) == 0
+    t = read_csv(out)
+    assert list(t["run"]) == [1, 2, 3] and (t["implementation"] == "sequential").all()

@@ -218,6 +218,23 @@ def test_fe_rate_table_puts_the_columns_side_by_side_with_the_paper_s_ratios():
     assert np.isnan(t.loc[64, "reference_over_alone_high_level"])
 
 
+def test_fe_rate_table_takes_a_cells_median_and_gives_its_ratios_an_interval_from_three_runs():
+    rows = [rate_row("ThMhCi", 64, impl, v) for impl, vs in
+            (("high_level", (1.0e4, 1.1e4, 0.9e4)), ("sequential", (5.0e5, 5.5e5, 4.5e5)),
+             ("many_threaded", (8.0e5, 7.0e5, 9.0e5))) for v in vs]
+    t = kromer_tables.fe_rate_table(pd.DataFrame(rows)).iloc[0]
+    assert t["runs"] == 3 and t["high_level"] == pytest.approx(1.0e4) and t["gpu_over_cpu"] == pytest.approx(80.0)
+    assert t["gpu_over_cpu_lo"] < 80.0 < t["gpu_over_cpu_hi"]
+    one = kromer_tables.fe_rate_table(pd.DataFrame(rows[::3])).iloc[0]  # a run a cell: no interval
+    assert one["runs"] == 1 and np.isnan(one["gpu_over_cpu_lo"])
+    claims = pd.read_csv(ROOT / "paper/published/kromer_claims.csv", comment="#")
+    paper4 = pd.read_csv(ROOT / "paper/published/kromer_table4.csv", comment="#")
+    ours = paper4.rename(columns={"fitness": "fit_mean", "implementation": "column"})
+    c = kromer_tables.claims_check(claims, ours, paper4, kromer_tables.fe_rate_table(pd.DataFrame(rows)))
+    text = c.set_index("check").loc["gpu_over_cpu_speed", "ours"]
+    assert text.startswith("80-80x (whole DE, FE rate (ETC, NP 64; 3 runs a cell, 95% CI of the extremes")
+
+
 def run_row(impl, trial, fes, end, boot="boot-a", at_once=None, concurrency="shared", function="ThMhCc", wall=30.0):
     r = {"run_id": f"de/{impl}/{function}/t{trial}", "implementation": impl, "function": function, "dim": 512,
          "popsize": 64, "dtype": "float64", "trial": trial, "fes_used": fes, "wall_time_s": wall, "status": "time",

@@ -17,7 +17,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from .intervals import bounds_over_fixed
+from .intervals import MIN_N, bounds_over_fixed, ratio
 
 #: gpude implementation -> the paper's column (Table 4: "CPU", "CPU opt.", "GPU"; sec. 5.3: a simple,
 #: high-level CPU program, an optimised low-level one identical to the GPU's but for CUDA, the GPU's)
@@ -260,8 +260,12 @@ def fe_rate_table(rate: pd.DataFrame, trials: pd.DataFrame | None = None) -> pd.
 
     rate = rate.assign(machine=[machine_label(r) for r in rate.to_dict("records")])
     keys = ["problem", "dim", "popsize", "CR", "machine"]
-    t = rate.pivot_table(index=keys, columns="implementation", values="fes_per_s", sort=False).reset_index()
+    # the median of a cell's runs (one run a cell in older files); the ratios' intervals resample the runs
+    t = rate.pivot_table(index=keys, columns="implementation", values="fes_per_s", aggfunc="median",
+                         sort=False).reset_index()
     t.columns.name = None
+    runs = rate.groupby(keys + ["implementation"], sort=False)["fes_per_s"]
+    t["runs"] = [int(runs.size().loc[tuple(r[k] for k in keys)].min()) for r in t.to_dict("records")]
     early = rate[rate["wall_time_s"] < 0.99 * rate["seconds"]]
     stopped = early.groupby(keys)["implementation"].agg(lambda v: ", ".join(sorted(v)))
     t["stopped_early"] = [stopped.get(tuple(r[k] for k in keys), "") for r in t.to_dict("records")]
@@ -269,6 +273,10 @@ def fe_rate_table(rate: pd.DataFrame, trials: pd.DataFrame | None = None) -> pd.
     for name, a, b in (("gpu_over_cpu", gpu, cpu), ("gpu_over_cpu_optimized", gpu, opt),
                        ("cpu_optimized_over_cpu", opt, cpu)):
         t[name] = t[a] / t[b] if a in t and b in t else np.nan
+        found = [ratio(runs.get_group((*[r[k] for k in keys], a)), runs.get_group((*[r[k] for k in keys], b)),
+                       np.median) if a in t and b in t else None for r in t.to_dict("records")]
+        t[f"{name}_lo"] = [f.lo if f is not None else np.nan for f in found]
+        t[f"{name}_hi"] = [f.hi if f is not None else np.nan for f in found]
     if trials is not None and len(trials) and {"function", "popsize", "fes_used", "max_time_s"} <= set(trials):
         ok = trials[~trials["status"].astype(str).str.startswith("error")] if "status" in trials else trials
         median = ok.groupby(["implementation", "function", "popsize"])[["fes_used", "max_time_s"]].median()
@@ -393,9 +401,16 @@ def claims_check(claims: pd.DataFrame, etc: pd.DataFrame | None = None, publishe
             f = fe_rate[fe_rate["problem"].astype(str).str.startswith(("Th", "Tl"))]
             col = "gpu_over_cpu" if which == "gpu_over_cpu_speed" else "gpu_over_cpu_optimized"
             if col in f and f[col].notna().any():
-                # one timed run a cell (fe_rate.csv): a ratio without an interval, and the text says so
+                # a cell's runs (fe_rate.csv's runs): the extremes' interval where each has 3 or more, else
+                # the text says why there is none
+                n = int(f["runs"].min()) if "runs" in f else 1
+                lo, hi = f.loc[f[col].idxmin()], f.loc[f[col].idxmax()]
+                bounds = (lo.get(f"{col}_lo", np.nan), hi.get(f"{col}_hi", np.nan))
+                how = (f"{n} runs a cell, 95% CI of the extremes {bounds[0]:.3g}-{bounds[1]:.3g}x"
+                       if n >= MIN_N and not any(pd.isna(b) for b in bounds)
+                       else ("one run a cell" if n == 1 else f"n = {n} runs a cell") + ": no interval")
                 parts.append(("whole DE, FE rate (ETC, NP " + "/".join(str(int(n)) for n in f["popsize"])
-                              + "; one run a cell: no interval)", f[col].min(), f[col].max()))
+                              + f"; {how})", f[col].min(), f[col].max()))
         if which == "gpu_over_cpu_opt_speed" and speed is not None and len(speed) and "cpu_over_gpu" in speed:
             e = speed[(speed["problem"] == "etc") & speed["popsize"].between(64, 1024)]
             if len(e):
