@@ -26,3 +26,15 @@ def test_out_must_be_given():
     res = subprocess.run(["bash", str(SCRIPT), "tests"], cwd=ROOT, capture_output=True, text=True,
                          env={"PATH": "/usr/bin:/bin"})
     assert res.returncode != 0 and "OUT must name" in res.stderr
+
+
+def test_the_header_and_the_refusal_list_every_stage_it_has():
+    text = SCRIPT.read_text()
+    start = text.index('case "$stage" in')
+    body = text[start:text.index("\n  esac", start)]
+    stages = set(re.findall(r"^    (\w+)\)", body, flags=re.M))
+    header = text[text.index("# Stages:"):text.index("(see each below")]
+    listed = set(re.findall(r"\w+", header.replace("# Stages:", "").replace("#", "")))
+    refusal = re.search(r"unknown stage \$stage \(([^)]*)\)", text).group(1)
+    assert len(stages) >= 20
+    assert listed == stages and set(re.findall(r"\w+", refusal)) == stages
