@@ -12,8 +12,10 @@ another, into a CSV that names the host's CPU model, cores, compiler and flags::
 
 ``host``: the whole host at once, as a user running Brest's code on a CPU host would: for each (function,
 D), ``--lanes`` runs side by side (default: every core this process may use), each process pinned to its
-own core, seeds as ``speed``'s; each row has its run's time and the batch's wall time (``batch_wall_s``: the
-first start to the last end), so that a host's seconds a run are ``batch_wall_s / lanes``::
+own core, seeds as ``speed``'s; each row has its run's time (``time_s``, the driver's clock around his run;
+``process_wall_s`` runs until the process was waited for, in lane order) and the batch's wall time
+(``batch_wall_s``: the first start to the last end), so that a host's seconds a run are
+``batch_wall_s / lanes``::
 
     python3 benchmarks/jso_brest_runs.py host --out results/benchmarks/jso_brest_host_<host>.csv
 
