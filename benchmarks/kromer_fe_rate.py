@@ -7,8 +7,8 @@ for each case (the ETC instance ThMhCi at NP 64, 512 and 1024 with CR 0.01; the 
 be75eec at NP 256 with CR 0.005; Rastrigin at D = 512, NP 256, CR 0.001: the experiments'
 parameters) each implementation makes ``--repeats`` time-budgeted runs of ``--seconds`` (seeds 1, 2, ...)
 after a warm-up (JIT compilation excluded), one run at a time; a row gives the run, its FEs, the seconds
-and FEs per second, with the machine's provenance (three runs a cell give the ratios an interval). The instance files come from ``gpude fetch-data`` or
-``GPUDE_INSTANCE_DATA``.
+and FEs per second, with the machine's provenance (three runs a cell give the ratios an interval). The
+instance files come from ``gpude fetch-data`` or ``GPUDE_INSTANCE_DATA``.
 
     python3 benchmarks/kromer_fe_rate.py --out $OUT/kromer_fe_rate_nvidia-h100.csv
 """
@@ -25,9 +25,9 @@ IMPLEMENTATIONS = ("high_level", "sequential", "many_threaded")
 #: (problem, dim, NP, CR): the parameters of kromer_etc, kromer_lop and kromer_rastrigin
 CASES = (("ThMhCi", "instance", 64, 0.01), ("ThMhCi", "instance", 512, 0.01), ("ThMhCi", "instance", 1024, 0.01),
          ("be75eec", "instance", 256, 0.005), ("N09", 512, 256, 0.001))
-COLUMNS = ("problem", "dim", "popsize", "implementation", "run", "F", "CR", "seconds", "fes", "wall_time_s", "fes_per_s",
-           "generations", "gpu", "cpu", "cpu_cores", "host", "boot_id", "numba", "numba_cuda", "numpy", "git_commit",
-           "timestamp_utc")
+COLUMNS = ("problem", "dim", "popsize", "implementation", "run", "F", "CR", "seconds", "fes", "wall_time_s",
+           "fes_per_s", "generations", "gpu", "cpu", "cpu_cores", "host", "boot_id", "numba", "numba_cuda", "numpy",
+           "git_commit", "timestamp_utc")
 
 
 def measure(problem, dim, popsize, CR, implementation, seconds, seed=1) -> dict:
