@@ -47,6 +47,7 @@ from numba import cuda, float32  # noqa: E402
 
 from gpude.core import provenance  # noqa: E402
 from gpude.core.gpu_runtime import simulator_enabled  # noqa: E402
+from gpude.core.gpu_runtime import warp_barrier as make_warp_barrier  # noqa: E402
 from gpude.core.io import write_csv_atomic  # noqa: E402
 
 KC = 16  # a K-chunk: columns of X (rows of M^T) staged in shared memory at a time
@@ -57,14 +58,7 @@ def build_matvec(dim: int, popsize: int, warps: int):
     """de/block's rotation: warp w rotates individuals w, w + warps, ..., lanes over the rows."""
     D, NP, W = dim, popsize, warps
     D8 = D - D % 8
-    SIM = simulator_enabled()  # the simulator has no syncwarp: the block's barrier there (equal rounds)
-
-    @cuda.jit(device=True, inline=True)
-    def warp_barrier():
-        if SIM:
-            cuda.syncthreads()
-        else:
-            cuda.syncwarp(0xFFFFFFFF)
+    warp_barrier = make_warp_barrier()  # (the block's on the simulator: every warp makes equal rounds there)
 
     @cuda.jit
     def kernel(pop, shift, rot_t, generations, out):

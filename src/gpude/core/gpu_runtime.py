@@ -8,6 +8,7 @@ imports ``numba.cuda`` itself, so it is imported where a GPU path is taken, not 
 from __future__ import annotations
 
 import os
+from functools import cache
 
 from numba import cuda
 
@@ -19,6 +20,23 @@ def simulator_enabled() -> bool:
     return bool(getattr(cuda, "simulator_enabled", False)) or os.environ.get(
         "NUMBA_ENABLE_CUDASIM", "0"
     ) == "1"
+
+
+@cache
+def warp_barrier(warp: bool = True):
+    """A device function that waits for one warp (``syncwarp``) where ``warp``, else for the block
+    (``syncthreads``). numba's CUDA simulator has no ``syncwarp``: there it is the block's barrier, so
+    every warp of the block must call it the same number of times."""
+    sync_warp = bool(warp) and not simulator_enabled()
+
+    @cuda.jit(device=True, inline=True)
+    def barrier():
+        if sync_warp:
+            cuda.syncwarp(0xFFFFFFFF)
+        else:
+            cuda.syncthreads()
+
+    return barrier
 
 
 def require_gpu() -> None:

@@ -44,7 +44,7 @@ from numba.core.errors import NumbaPerformanceWarning
 from ..core.errors import InvalidInputError
 
 # require_gpu: below the problems layer (also imported from here by older code)
-from ..core.gpu_runtime import require_gpu, simulator_enabled
+from ..core.gpu_runtime import require_gpu, simulator_enabled, warp_barrier
 from ..core.prebound import PreboundLaunch
 from . import basic
 from .program import FEATURES_TRIG, Program
@@ -156,14 +156,7 @@ def make_block_evaluator(prog: Program, threads: int, dtype, warp: bool = False)
     SHUFFLE = P >= 32 and not simulator_enabled()
     TREE_STOP = 16 if SHUFFLE else 0
     FULL_MASK = 0xFFFFFFFF
-    WARP_SYNC = bool(warp) and not simulator_enabled()
-
-    @cuda.jit(device=True, inline=True)
-    def barrier():
-        if WARP_SYNC:
-            cuda.syncwarp(FULL_MASK)
-        else:
-            cuda.syncthreads()
+    barrier = warp_barrier(warp)
 
     @cuda.jit(device=True)
     def reduce4(red, tid, row3_sum):

@@ -44,6 +44,7 @@ from numba import cuda
 from ..algorithms.de import build_de_ops
 from ..core.errors import InvalidInputError
 from ..core.gpu_runtime import simulator_enabled
+from ..core.gpu_runtime import warp_barrier as make_warp_barrier
 from ..functions import gpu
 from .device_loop import NO_HIT, mark_hit
 from .resident import CHUNK_GENERATIONS, ResidentDE
@@ -86,12 +87,7 @@ def build_block_kernel(warp_evaluate, dtype, threads, buf, dim):
     SIM = simulator_enabled()
     INF = math.inf
 
-    @cuda.jit(device=True, inline=True)
-    def warp_barrier():
-        if SIM:
-            cuda.syncthreads()
-        else:
-            cuda.syncwarp(0xFFFFFFFF)
+    warp_barrier = make_warp_barrier()
 
     @cuda.jit(device=True, inline=True)
     def record(trace, hit_gen, target, b, g, best, lane):

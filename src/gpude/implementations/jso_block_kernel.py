@@ -37,6 +37,7 @@ from numba import cuda
 
 from ..algorithms.jso import build_jso_ops
 from ..core.gpu_runtime import simulator_enabled
+from ..core.gpu_runtime import warp_barrier as make_warp_barrier
 from .device_loop import NO_HIT, mark_hit
 
 #: the int64 state of a trial (global memory between launches)
@@ -87,12 +88,7 @@ def build_jso_block_kernel(warp_evaluate, dtype, warps: int, buf: int, dim: int,
     rank_of, removal_rank, memory_update = ops.rank_of, ops.removal_rank, ops.memory_update
     I0 = 2 * F64_ARRAYS * NPI  # where the int32 arrays start, in int32 units
 
-    @cuda.jit(device=True, inline=True)
-    def warp_barrier():
-        if SIM:
-            cuda.syncthreads()
-        else:
-            cuda.syncwarp(0xFFFFFFFF)
+    warp_barrier = make_warp_barrier()
 
     @cuda.jit(device=True)
     def exclusive_prefix(flags, n, place, counts, tid, w, lane):
