@@ -1,19 +1,16 @@
 """benchmarks/block_profile_summary.py (issue 67): the FMA bound and the instruction ratio it derives from
 a report's details page, computed by hand on a made-up profile, and its refusal of incomplete input."""
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from _benchmarks import load_benchmark
 
 from gpude.core.errors import GpudeError
 
-ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("block_profile_summary", ROOT / "benchmarks" / "block_profile_summary.py")
-bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bench)
+bench = load_benchmark("block_profile_summary")
 
 
 def _profile(folder: Path, function: str, k: int, drop: str | None = None) -> None:

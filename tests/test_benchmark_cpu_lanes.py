@@ -1,16 +1,11 @@
 """benchmarks/cpu_lanes.py at a tiny budget: a row per batch, alone then k at once, per round, and a
 failed batch named."""
 
-import importlib.util
-from pathlib import Path
-
 import pandas as pd
 import pytest
+from _benchmarks import load_benchmark
 
-ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("cpu_lanes", ROOT / "benchmarks" / "cpu_lanes.py")
-bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bench)
+bench = load_benchmark("cpu_lanes")
 
 
 def test_rows_alone_then_at_once_each_with_its_trials(tmp_path, capsys):

@@ -1,18 +1,14 @@
 """benchmarks/generation_time.py on the simulator at tiny sizes: a row per timed run with its span,
 single launches for the implementations without graphs, and clear refusals of bad cases."""
 
-import importlib.util
 import os
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from _benchmarks import load_benchmark
 
-ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("generation_time", ROOT / "benchmarks" / "generation_time.py")
-bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bench)
+bench = load_benchmark("generation_time")
 
 
 @pytest.mark.cudasim

@@ -1,14 +1,11 @@
 """benchmarks/jso_brest_runs.py's host mode refuses more lanes than the process has cores, before it
 builds anything (Brest's tree is fetched, not committed: its runs are the GPU host's)."""
 
-import importlib.util
 import os
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("jso_brest_runs", ROOT / "benchmarks" / "jso_brest_runs.py")
-bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bench)
+from _benchmarks import load_benchmark
+
+bench = load_benchmark("jso_brest_runs")
 
 
 def test_more_lanes_than_cores_is_refused_by_name(tmp_path, capsys):

@@ -1,20 +1,15 @@
 """benchmarks/kromer_eval_speed.py (Kromer et al.'s Figs. 5 and 7) on tiny hand-made instances: its
 rows, and its refusal to time evaluators that disagree."""
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
+from _benchmarks import load_benchmark
 
 from gpude.core.errors import GpudeError
 from gpude.problems import LinearOrdering, TaskScheduling
 
-ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("kromer_eval_speed", ROOT / "benchmarks" / "kromer_eval_speed.py")
-bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bench)
+bench = load_benchmark("kromer_eval_speed")
 RNG = np.random.default_rng(3)
 SMALL = {"lop": LinearOrdering.from_matrix(RNG.integers(0, 9, (6, 6)), name="lop6"),
          "etc": TaskScheduling.from_matrix(RNG.uniform(1, 50, (10, 3)), name="etc10x3")}

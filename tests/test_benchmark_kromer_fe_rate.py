@@ -2,17 +2,12 @@
 row per case and implementation, FEs per second that are the run's FEs over its seconds, and a
 clear error for an unknown implementation (no half-written CSV)."""
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
+from _benchmarks import load_benchmark
 
 from gpude.core.io import read_csv
 
-ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("kromer_fe_rate", ROOT / "benchmarks" / "kromer_fe_rate.py")
-bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bench)
+bench = load_benchmark("kromer_fe_rate")
 
 
 def test_a_row_per_case_and_implementation(tmp_path, monkeypatch):

@@ -1,19 +1,14 @@
 """benchmarks/master_slave_speed.py (issue 25: master_slave against sequential) at tiny sizes: its
 rows and columns, and its refusal of bad input."""
 
-import importlib.util
-from pathlib import Path
-
 import numba
 import pandas as pd
 import pytest
+from _benchmarks import load_benchmark
 
 from gpude.core.errors import GpudeError, InvalidInputError
 
-ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("master_slave_speed", ROOT / "benchmarks" / "master_slave_speed.py")
-bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bench)
+bench = load_benchmark("master_slave_speed")
 WORKERS = [1, 2] if numba.config.NUMBA_NUM_THREADS >= 2 else [1]
 
 

@@ -2,19 +2,17 @@
 protocol bookkeeping, and gpude.core.ncu's reading of its counted runs (no GPU: the measurements themselves
 run on the GPU host)."""
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 import yaml
+from _benchmarks import load_benchmark
 
 from gpude.core import gpu_runtime, ncu
 from gpude.implementations.masw_gpu.traffic import traffic_rows
 
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("masw_perf", ROOT / "benchmarks" / "masw_perf.py")
-masw_perf = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(masw_perf)
+masw_perf = load_benchmark("masw_perf")
 
 
 def test_every_lastra_function_has_a_kind_and_its_runs():

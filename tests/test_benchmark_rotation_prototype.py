@@ -2,15 +2,10 @@
 rotation and the register-tiled product give numpy's sums of z^2 (float64) to float32 rounding, with
 partial tiles and a padded second K-chunk."""
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
+from _benchmarks import load_benchmark
 
-ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("rotation_prototype", ROOT / "benchmarks" / "rotation_prototype.py")
-bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bench)
+bench = load_benchmark("rotation_prototype")
 
 
 def test_both_kernels_agree_with_numpy(capsys):

@@ -1,20 +1,13 @@
 """benchmarks/de_performance_summary.py on small synthetic CSVs (no GPU)."""
 
-import importlib.util
-from pathlib import Path
-
 import pandas as pd
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "de_performance_summary.py"
+from _benchmarks import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def summary():
-    spec = importlib.util.spec_from_file_location("de_performance_summary", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("de_performance_summary")
 
 
 PROV = dict(gpu="NVIDIA H200", compute_capability="9.0", gpu_sms=132, cuda_driver="13.0",

@@ -1,16 +1,11 @@
 """benchmarks/sync_prototype.py (issue 67, step 3) on the simulator: its barriers lose no write, and its
 check counts a read that misses one."""
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
+from _benchmarks import load_benchmark
 from numba import cuda
 
-ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("sync_prototype", ROOT / "benchmarks" / "sync_prototype.py")
-bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bench)
+bench = load_benchmark("sync_prototype")
 
 
 def test_no_barrier_loses_a_write(capsys):

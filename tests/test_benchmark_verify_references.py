@@ -1,18 +1,13 @@
 """benchmarks/verify_references.py (issue 47 item 4): `gpude verify` over every reference of a folder,
 an outcome CSV per reference and device, and the Markdown table made from them."""
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+from _benchmarks import load_benchmark
 
 from gpude import cli
 from gpude.core.io import read_csv
 
-ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("verify_references", ROOT / "benchmarks" / "verify_references.py")
-bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bench)
+bench = load_benchmark("verify_references")
 
 pytestmark = pytest.mark.io
 

@@ -2,21 +2,19 @@
 run's time (masw/sequential; masw/gpu on the simulator), the split CPU kernels compute MA-SW-Chains'
 numbers, benchmarks/lastra_profile.py's rows, and the REPORT's tables beside the paper's."""
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from _benchmarks import load_benchmark
 
 from gpude.implementations.masw_profile import MODULES, OTHER, ModuleClock, shares
 from gpude.report import lastra_profile
 from gpude.run.trial import make_runner
 
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("lastra_profile_bench", ROOT / "benchmarks" / "lastra_profile.py")
-bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bench)
+bench = load_benchmark("lastra_profile")
 
 # two cycles of 32 FEs: GA steps of 4 children, Solis-Wets applications of 16 evaluations
 PARAMS = dict(ls_intensity=16, offspring=4)

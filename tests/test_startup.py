@@ -83,11 +83,9 @@ def test_warmup_of_a_gpu_implementation_on_the_simulator_writes_its_marker(tmp_p
 
 def test_import_time_split_by_package():
     # benchmarks/startup.py: `python -X importtime`'s own times summed per top-level package
-    import importlib.util
+    from _benchmarks import load_benchmark
 
-    spec = importlib.util.spec_from_file_location("startup_bench", HERE.parent / "benchmarks" / "startup.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_benchmark("startup")
     report = """import time: self [us] | cumulative | imported package
 import time:       120 |        120 |   numpy._core._exceptions
 import time:      1000 |       1120 | numpy
