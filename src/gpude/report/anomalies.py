@@ -23,6 +23,7 @@ The rules (:data:`RULES`):
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -119,15 +120,22 @@ def _fes_per_cell(trial_times: pd.DataFrame | None) -> pd.Series | None:
     return trial_times.groupby(["machine", "implementation", "function"])["fes_used"].mean()
 
 
-def device_of(label: str) -> str | None:
-    """"cpu" or "gpu" for a time table's implementation label (``sequential/1000/float64``, ``pso/gpu``,
-    ``all_gpu``): the device of the first part that names registered implementations of one device only;
-    None where none does."""
+@functools.cache
+def _devices_by_name() -> dict[str, frozenset]:
+    """Each registered implementation name's devices (``gpu`` is pso's and ss's name, for one)."""
     from ..implementations.registry import entries
 
     devices: dict[str, set] = {}
     for e in entries():
         devices.setdefault(e.implementation, set()).add(e.device)
+    return {name: frozenset(d) for name, d in devices.items()}
+
+
+def device_of(label: str) -> str | None:
+    """"cpu" or "gpu" for a time table's implementation label (``sequential/1000/float64``, ``pso/gpu``,
+    ``all_gpu``): the device of the first part that names registered implementations of one device only;
+    None where none does."""
+    devices = _devices_by_name()
     for part in str(label).split("/"):
         if len(devices.get(part, ())) == 1:
             return next(iter(devices[part]))

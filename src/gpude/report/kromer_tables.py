@@ -265,7 +265,8 @@ def fe_rate_table(rate: pd.DataFrame, trials: pd.DataFrame | None = None) -> pd.
                          sort=False).reset_index()
     t.columns.name = None
     runs = rate.groupby(keys + ["implementation"], sort=False)["fes_per_s"]
-    t["runs"] = [int(runs.size().loc[tuple(r[k] for k in keys)].min()) for r in t.to_dict("records")]
+    sizes = runs.size()
+    t["runs"] = [int(sizes.loc[tuple(r[k] for k in keys)].min()) for r in t.to_dict("records")]
     early = rate[rate["wall_time_s"] < 0.99 * rate["seconds"]]
     stopped = early.groupby(keys)["implementation"].agg(lambda v: ", ".join(sorted(v)))
     t["stopped_early"] = [stopped.get(tuple(r[k] for k in keys), "") for r in t.to_dict("records")]
