@@ -219,7 +219,8 @@ for stage in "$@"; do
       lscpu > "$dir/lscpu.txt"; uptime >> "$dir/lscpu.txt"
       for rep in 1 2; do for v in old new passive w15; do for f in F09 F10; do
         src=src; extra=""; policy=()
-        [ $v = old ] && src=.carry/ms22/src
+        # the old tree reads its own CEC data (`git archive 22d492b data/cec | tar x -C .carry/ms22`)
+        [ $v = old ] && src=.carry/ms22/src && policy=(GPUDE_DATA_DIR=$PWD/.carry/ms22/data/cec)
         [ $v = passive ] && policy=(OMP_WAIT_POLICY=PASSIVE)
         [ $v = w15 ] && extra="--workers 15"
         PYTHONPATH=$HOME/.cache/gpude-site:$PWD/$src step "${v}_${f}_$rep" 200 env "${policy[@]}" python3 -m gpude run \
