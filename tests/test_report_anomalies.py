@@ -157,6 +157,51 @@ def test_sessions_are_compared_on_the_runs_timed_alone_one_a_launch():
     assert shared.loc[0, "session_rows"] == "all"  # no run alone: every row compared
 
 
+def test_a_slower_session_that_shared_more_of_its_host_is_explained_by_its_sharing():
+    # Lastra's runs alone: two on a boot of a two-GPU host beside the other GPU's batches (exclusive-gpu:2,
+    # 9 s), one on a boot alone on the host (exclusive, 6 s): explained; the other way round it is not
+    from gpude.report.scaling import cell_table
+
+    def trial(k, wall, boot, concurrency):
+        return {"machine": M, "algorithm": "masw", "implementation": "gpu", "function": "L01", "dim": 10,
+                "popsize": 60, "dtype": "float64", "best_error": 1.0, "wall_time_s": wall, "git_commit": "a" * 40,
+                "boot_id": boot, "trial": k, "params": "{}", "concurrency": concurrency}
+
+    rows = [trial(0, 9.0, "boot-1", "exclusive-gpu:2"), trial(1, 9.2, "boot-1", "exclusive-gpu:2"),
+            trial(2, 6.0, "boot-2", "exclusive")]
+    cells = cell_table(pd.DataFrame(rows))
+    assert cells.loc[0, "session_concurrency"] == "exclusive-gpu:2;exclusive"
+    found = A.mixed_rows("s", cells)
+    assert len(found) == 1 and found[0].explanation.startswith("the slower session(s) shared more of the host")
+    assert "boot-1 (exclusive-gpu:2): n = 2, 9.1 s" in found[0].numbers
+    reverse = [trial(0, 6.0, "boot-1", "exclusive-gpu:2"), trial(1, 9.0, "boot-2", "exclusive")]
+    assert A.mixed_rows("s", cell_table(pd.DataFrame(reverse)))[0].explanation == A.UNEXPLAINED
+    same = [trial(0, 9.0, "boot-1", "exclusive-gpu:2"), trial(1, 6.0, "boot-2", "exclusive-gpu:2")]
+    assert A.mixed_rows("s", cell_table(pd.DataFrame(same)))[0].explanation == A.UNEXPLAINED
+
+
+def test_an_outside_program_of_one_source_in_one_session_is_explained_across_commits():
+    from gpude.report.scaling import cell_table
+
+    def trial(k, commit, source="b1ed90b4d7bc6608", boot="boot-1"):
+        return {"machine": M, "algorithm": "jso", "implementation": "brest", "function": "F3", "dim": 10,
+                "popsize": 182, "dtype": "float64", "best_error": 1.0, "wall_time_s": 0.5, "git_commit": commit,
+                "boot_id": boot, "trial": k, "concurrency": "shared:2",
+                "params": json.dumps({"program": "brest", "source_sha256": source})}
+
+    cells = cell_table(pd.DataFrame([trial(0, "a" * 40), trial(1, "b" * 40)]))
+    assert cells.loc[0, "program_source"] == "b1ed90b4d7bc"
+    found = A.mixed_rows("s", cells)
+    assert len(found) == 1 and found[0].explanation.startswith("one session (boot-1: one instance) and one program")
+    two_sources = cell_table(pd.DataFrame([trial(0, "a" * 40), trial(1, "b" * 40, source="ffff")]))
+    assert A.mixed_rows("s", two_sources)[0].explanation == A.UNEXPLAINED
+    slower = {**trial(1, "b" * 40, boot="boot-2"), "wall_time_s": 0.8}
+    two_boots = cell_table(pd.DataFrame([trial(0, "a" * 40), slower]))
+    assert A.mixed_rows("s", two_boots)[0].explanation == A.UNEXPLAINED
+    ours = cell_table(pd.DataFrame([{**trial(0, "a" * 40), "params": "{}"}]))
+    assert "program_source" not in ours  # no outside program: no column
+
+
 def test_two_sections_disagreeing_on_a_cell_are_flagged_and_explained_by_their_specs():
     a = pd.DataFrame([_cells()])
     same = {"max_fes": 100, "seed": 1, "trials": 5}

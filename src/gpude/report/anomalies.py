@@ -347,16 +347,46 @@ def sections_disagree(tables: dict[str, tuple[pd.DataFrame, dict]],
     return found
 
 
-def _sessions(row) -> list[tuple[str, int, float]]:
-    """(session, n, mean time) of each session of a ``table_cells.csv`` row's like rows (its
-    ``session_timed``, else ``session``, ``session_n`` and ``session_mean_time_s``, ';'-separated in one
-    order); [] for a table written without them."""
+def _sessions(row) -> list[tuple[str, int, float, str]]:
+    """(session, n, mean time, sharing) of each session of a ``table_cells.csv`` row's like rows (its
+    ``session_timed``, else ``session``, ``session_n``, ``session_mean_time_s`` and
+    ``session_concurrency``, ';'-separated in one order; sharing '' where the table has none); [] for a
+    table written without them."""
     names = "session_timed" if isinstance(getattr(row, "session_timed", None), str) else "session"
     try:
         names, ns, times = (str(getattr(row, c)).split(";") for c in (names, "session_n", "session_mean_time_s"))
-        return [(s.strip(), int(n), float(t)) for s, n, t in zip(names, ns, times, strict=True)]
+        sharing = getattr(row, "session_concurrency", None)
+        sharing = str(sharing).split(";") if isinstance(sharing, str) else [""] * len(names)
+        return [(s.strip(), int(n), float(t), c.strip())
+                for s, n, t, c in zip(names, ns, times, sharing, strict=True)]
     except (AttributeError, TypeError, ValueError):
         return []
+
+
+#: how much of the host a row's batch shared while timed (its ``concurrency``): 0 the whole host, 1 alone
+#: on its GPU or core but beside other batches on the host's other GPUs or cores, 2 side by side
+def _sharing_level(concurrency: str) -> int | None:
+    levels = []
+    for c in filter(None, concurrency.split("+")):
+        if c in ("exclusive", "host"):
+            levels.append(0)
+        elif c.startswith(("exclusive-gpu:", "exclusive-cpu:", "cpu")):
+            levels.append(1)
+        elif c.startswith("shared"):
+            levels.append(2)
+        else:
+            return None
+    return max(levels) if levels else None
+
+
+def _slower_shared_more(split: list[tuple[str, int, float, str]]) -> bool:
+    """Whether every session more than :data:`TOLERANCE` slower than the fastest shared more of its host
+    (:func:`_sharing_level`) than the fastest did."""
+    fastest = min(split, key=lambda p: p[2])
+    base = _sharing_level(fastest[3])
+    slower = [p for p in split if _apart(fastest[2], p[2])]
+    return base is not None and bool(slower) and all(
+        (lvl := _sharing_level(p[3])) is not None and lvl > base for p in slower)
 
 
 def mixed_rows(study: str, cells: pd.DataFrame) -> list[Anomaly]:
@@ -364,7 +394,9 @@ def mixed_rows(study: str, cells: pd.DataFrame) -> list[Anomaly]:
     session (boot) of its machine: each part's n and mean time, over the runs timed alone and one a launch
     where the cell has any (``session_rows``: :func:`gpude.report.scaling.cell_table`). Explained where the
     parts' mean times agree within :data:`TOLERANCE` (the mix moves no time), where the runs timed alone
-    are all of one session (the others' times are shares of a launch or of the host, never compared), or a
+    are all of one session (the others' times are shares of a launch or of the host, never compared), where
+    every slower session shared more of its host than the fastest (its rows' ``concurrency``), where an
+    outside program's rows of one source are all of one session (the commits are gpude's driver only), or a
     part has no time (rows of a guest host joined without their times); else unexplained."""
     found = []
     if not len(cells) or not {*CELL_KEYS, "git_commit"} <= set(cells):  # (no commits: nothing to tell apart)
@@ -383,23 +415,34 @@ def mixed_rows(study: str, cells: pd.DataFrame) -> list[Anomaly]:
         split = _sessions(cell.iloc[0]) if len(cell) == 1 else []
         alone_only = len(cell) == 1 and str(getattr(cell.iloc[0], "session_rows", "")) == "alone"
         if len(split) == 1 and alone_only and int(cell.iloc[0].n) > split[0][1]:
-            s, n, t = split[0]
+            s, n, t, _ = split[0]
             parts.append(f"timed alone, one a launch: {s}: n = {n}, {_g(t)} s")
             explanation = (f"the runs timed alone, one a launch (the ones the time tables use), are all of {s}; "
                            f"the other {int(cell.iloc[0].n) - n} were made several to a launch or side by side "
                            "(their times are shares, not compared)")
         elif len(split) > 1:  # the cell's one row, told apart by session (boot, or commit where none)
-            times = [t for _, _, t in split]
-            parts = [f"commits {short(cell.iloc[0].git_commit)}"] + [f"{s}: n = {n}, {_g(t)} s" for s, n, t in split]
+            times = [t for _, _, t, _ in split]
+            parts = [f"commits {short(cell.iloc[0].git_commit)}"] + [
+                f"{s}{f' ({c})' if c else ''}: n = {n}, {_g(t)} s" for s, n, t, c in split]
             if _apart(min(times), max(times)):
                 parts.append(f"slowest / fastest session {max(times) / min(times):.3g}x")
                 explanation = UNEXPLAINED
+                if _slower_shared_more(split):
+                    fastest = min(split, key=lambda p: p[2])
+                    explanation = (f"the slower session(s) shared more of the host while timed than the fastest "
+                                   f"({fastest[0]}, {fastest[3]}): alone on a GPU beside the host's other GPUs' "
+                                   "batches, or side by side; each session's sharing is its rows' `concurrency`")
             else:
                 explanation = (f"the sessions' mean times agree within {TOLERANCE:g}x "
                                f"({max(times) / min(times):.3g}x)")
         elif len(cell) == 1:
             parts.append("one row of table_cells.csv: no time per commit")
             explanation = UNEXPLAINED
+            source = str(getattr(cell.iloc[0], "program_source", "") or "")
+            if len(sessions) == 1 and source and ";" not in source and source != "nan":
+                explanation = (f"one session ({next(iter(sessions))}: one instance) and one program source "
+                               f"(sha256 {source}...): the commits differ only in gpude's driver around the "
+                               "outside program, whose runs these are")
         elif len(timed) < len(cell):
             explanation = "rows without a time (guest rows: their times are not counted in the cell)"
         elif len(timed) and not _apart(float(timed.min()), float(timed.max())):

@@ -4,6 +4,7 @@ per implementation."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -20,7 +21,9 @@ def cell_table(trials: pd.DataFrame) -> pd.DataFrame:
     """Per (machine, algorithm, implementation, function, D, NP, dtype): n, mean and standard
     deviation (n-1) of the final error and of the wall time, the success rate (final error below
     1e-8, whatever the experiment's stopping target), the fraction that stopped at the target, and
-    the commits and sessions (boots of the machine, else commits) that ran the cell."""
+    the commits and sessions (boots of the machine, else commits) that ran the cell: each session's n, mean
+    time and how its rows shared the host (``session_concurrency``), and, for an outside program's rows,
+    the source it was built from (``program_source``)."""
     t = _machine(trials)
     t = t[t["best_error"].notna() & t["wall_time_s"].notna()]
     if "git_commit" in t:  # a session: one boot of the machine where recorded, else one commit
@@ -43,16 +46,43 @@ def cell_table(trials: pd.DataFrame) -> pd.DataFrame:
         # only: the runs timed alone and one a launch where the cell has any (the rows its time tables
         # use; ``session_rows`` "alone"), else all ("all")
         like = _timed_like(t, cols)
-        per = like.groupby([*cols, "session"], observed=True)["wall_time_s"].agg(["size", "mean"]).reset_index()
+        if "concurrency" not in like:
+            like = like.assign(concurrency="")
+        per = like.groupby([*cols, "session"], observed=True).agg(
+            size=("wall_time_s", "size"), mean=("wall_time_s", "mean"),
+            sharing=("concurrency", lambda c: "+".join(sorted({str(x) for x in c if pd.notna(x) and str(x)})))
+        ).reset_index()
         parts = per.groupby(cols, observed=True).agg(
             session_timed=("session", lambda v: ";".join(map(str, v))),
             session_n=("size", lambda v: ";".join(str(int(x)) for x in v)),
-            session_mean_time_s=("mean", lambda v: ";".join(f"{x:.6g}" for x in v))).reset_index()
+            session_mean_time_s=("mean", lambda v: ";".join(f"{x:.6g}" for x in v)),
+            session_concurrency=("sharing", lambda v: ";".join(map(str, v)))).reset_index()
         kinds = like.groupby(cols, observed=True)["_alone"].all().rename("session_rows").reset_index()
         kinds["session_rows"] = kinds["session_rows"].map({True: "alone", False: "all"})
         out = out.merge(parts, on=cols, how="left").merge(kinds, on=cols, how="left")
+    sources = _program_sources(t)
+    if sources is not None:  # an outside program's rows: the source its runs were built from
+        out = out.merge(t.assign(_source=sources).groupby(cols, observed=True)["_source"]
+                        .agg(lambda v: ";".join(sorted({x for x in v if x}))).rename("program_source")
+                        .reset_index(), on=cols, how="left")
     out["implementation"] = pd.Categorical(out["implementation"], _ordered(out["implementation"].unique()))
     return out.sort_values(cols).reset_index(drop=True)
+
+
+def _program_sources(t: pd.DataFrame) -> pd.Series | None:
+    """Each row's outside program source (the first 12 hex digits of its ``params``' ``source_sha256``,
+    '' for our own implementations), or None where no row ran one."""
+    if "params" not in t or not t["params"].astype(str).str.contains("source_sha256", regex=False).any():
+        return None
+
+    def source(params) -> str:
+        try:
+            p = json.loads(params) if isinstance(params, str) and params.strip() else params
+        except ValueError:
+            return ""
+        return str(p.get("source_sha256", ""))[:12] if isinstance(p, dict) else ""
+
+    return t["params"].map(source)
 
 
 def _timed_like(t: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
