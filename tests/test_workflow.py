@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -628,10 +629,15 @@ def test_smoke_experiment_with_the_gpu_implementations_on_the_simulator(workdir)
     simulated = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
     fake = ({"GPUDE_FAKE_GPUS": "2", "GPUDE_GPU_LOCK_DIR": str(workdir / "locks"), "GPUDE_CPU_LANE": "0"}
             if simulated else {})
+    servers = Path(tempfile.mkdtemp(prefix="gbs"))  # the GPU batches' warm processes (gpude.run.batch_server)
     code, out = snakemake(workdir, "--cores", "2", *SMOKE, "--config", "gpu=yes", "functions=[Q01]",
                           "trials=1", "max_fes=24", "--",
-                          "results/smoke/trials.csv", "paper/smoke/table_agreement.csv", env=fake)
+                          "results/smoke/trials.csv", "paper/smoke/table_agreement.csv",
+                          env={**fake, "GPUDE_BATCH_SERVER_DIR": str(servers)})
     assert code == 0, out
+    # the GPU batches ran on a batch server per leased GPU, stopped when the workflow ended
+    assert 1 <= len(list(servers.glob("*.lock"))) <= 2 and not list(servers.glob("*.sock")), list(servers.iterdir())
+    shutil.rmtree(servers, ignore_errors=True)
     trials = pd.read_csv(workdir / "results/smoke/trials.csv")
     assert len(trials) == 5 and set(trials.status) == {"budget"} and (trials.fes_used == 24).all()
     gpu_rows = trials.implementation.isin(["naive_gpu", "all_gpu", "ide"])

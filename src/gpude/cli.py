@@ -170,8 +170,10 @@ def _cmd_warmup(args) -> int:
 
 
 def _cmd_run(args) -> int:
-    """The trials of one batch (gpude.run.trials.run_trials), inside the GPU lease they need."""
+    """The trials of one batch (gpude.run.trials.run_trials), inside the GPU lease they need; a GPU batch
+    on its GPU's batch server where ``GPUDE_BATCH_SERVER=1`` (gpude.run.batch_server)."""
     from .core.gpu_lease import held
+    from .run import batch_server
     from .run.spec import RunSpec
     from .run.trials import run_trials
 
@@ -179,6 +181,8 @@ def _cmd_run(args) -> int:
         raise GpudeError("--out-csv and --out-traces go together (the batch's rows and their traces); "
                          "give both, or neither to print the trials and write nothing")
     spec = RunSpec.from_namespace(args)
+    if spec.needs_gpu and args.gpu != "shared" and batch_server.enabled() and getattr(args, "argv", None):
+        return batch_server.submit(args.argv, args.gpu)  # the batch in its GPU's warm process
     if spec.needs_gpu and args.gpu != "shared":
         # what needs no GPU (numba and the implementation's modules) is imported before the lease: a
         # batch waiting at it (gpude.study.host_shape: prefetch) then has it done when the GPU comes free
@@ -187,6 +191,12 @@ def _cmd_run(args) -> int:
     with held(args.gpu, spec.needs_gpu):
         results = run_trials(spec, args.out_csv, args.out_traces)
     return 0 if spec.keep_failed or all(r is not None for r in results) else 1
+
+
+def _cmd_serve_batches(args) -> int:
+    from .run import batch_server
+
+    return batch_server.serve(args.key, batch_server.IDLE_S if args.idle is None else args.idle)
 
 
 def _cmd_run_batches(args) -> int:
@@ -384,6 +394,13 @@ def build_parser() -> argparse.ArgumentParser:
     rb.add_argument("--max-seconds", type=_float_above(0), help="start no batch after this many seconds")
     rb.set_defaults(func=_cmd_run_batches)
 
+    sv = sub.add_parser("serve-batches", help="the batch server of one GPU (started by `gpude run` where "
+                        "GPUDE_BATCH_SERVER=1; gpude.run.batch_server): runs its clients' batches one at a time")
+    sv.add_argument("--key", required=True, help="the server's key (gpude.run.batch_server.server_key)")
+    sv.add_argument("--idle", type=_float_above(0), default=None,
+                    help="leave after this many seconds without a batch (default 120)")
+    sv.set_defaults(func=_cmd_serve_batches)
+
     w = sub.add_parser("warmup", help="compile what a `run` of this configuration needs into numba's on-disk "
                        "cache (no trials, no timing, no GPU lease), so that the run only loads it")
     add_configuration_arguments(w)
@@ -523,7 +540,9 @@ def main(argv=None) -> int:
         from .cecdata import fetch
 
         return fetch.main(argv[1:])
-    return dispatch(build_parser().parse_args(argv))
+    args = build_parser().parse_args(argv)
+    args.argv = argv  # the command line as given (a batch server's client hands it on)
+    return dispatch(args)
 
 
 def dispatch(args) -> int:

@@ -1,9 +1,11 @@
 # The workflow's configuration and the rules' input functions: the experiment read and checked once
 # (gpude.study.experiment.Experiment), the host it runs on, and one-line calls into gpude.study.
+import os
 import sys
 
 from gpude.report.document import section_class
 from gpude.report.section import FIGURES
+from gpude.run import batch_server
 from gpude.study import batch_inputs, batch_resources, cluster, gpu_scaling
 from gpude.study import experiment as experiment_model
 from gpude.study.experiment import Experiment
@@ -22,12 +24,23 @@ onstart:
 
 onerror:
     cluster.cancel_left_behind(workflow)
+    batch_server.stop_servers()
+
+
+onsuccess:
+    batch_server.stop_servers()
 
 
 # The host's cores and GPUs, and the limits of the resources the batches share on one host
 # (gpude.study.batch_resources; gpude.study.host_shape decides each batch's share)
 HOST = batch_resources.local_host(workflow)
 ON_CLUSTER = HOST.on_cluster
+
+# On a local run, each GPU batch (its own job, as every batch) runs in its GPU's warm batch server,
+# which pays the imports, the CUDA context and the kernels' loading once per GPU instead of once per
+# batch (gpude.run.batch_server); `--config batch_server=false`: every batch its own process.
+if not ON_CLUSTER and config.get("batch_server", True):
+    os.environ[batch_server.ENV_VAR] = "1"
 
 
 # An experiment name never holds a '/': otherwise results/{experiment}/trials.csv would also match

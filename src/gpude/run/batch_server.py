@@ -1,0 +1,274 @@
+"""A warm process per GPU for the workflow's GPU batches: ``gpude run`` as a thin client.
+
+A GPU batch started as its own process pays the interpreter, the imports, the CUDA context and the
+kernels' loading from numba's cache before its first trial: about 2 s a batch on an H100, more than
+the trials of a small batch (``results/benchmarks/inprocess_batches_nvidia-h100.csv``: 18 batches in
+83 s one process each, 42 s in one process). ``gpude run-batches`` pays them once for a list of
+batches; the workflow instead keeps one Snakemake job per batch (so that its rerun triggers re-run
+only the batches whose inputs changed) and, where ``GPUDE_BATCH_SERVER=1`` (set by the workflow on a
+local run, config ``batch_server``), each GPU batch's ``gpude run`` becomes a client:
+
+1. it leases its GPU as a ``gpude run`` does (:mod:`gpude.core.gpu_lease`), so batches never share a
+   GPU and the lease's lines and the rows' ``gpu_lease`` are as before;
+2. it hands its command line to the batch server of that GPU (one per GPU, code and environment:
+   :func:`server_key`), starting it when there is none;
+3. the server runs the batch in its process exactly as ``gpude run-batches`` runs one (its rows and
+   traces written atomically, byte for byte a ``gpude run``'s but for the times), streams the
+   batch's output back to the client, which prints it (the batch's log, as before), and returns its
+   exit status, which the client exits with.
+
+A server runs one batch at a time, takes no lease of its own (its client holds one while its batch
+runs) and leaves after ``--idle`` seconds without a batch, or when the workflow ends
+(:func:`stop_servers`). A client that dies (Snakemake cancelling its job) stops its batch at the
+batch's next line of output, and the server removes what that batch wrote. Another checkout, Python,
+source tree or ``NUMBA_*``/``GPUDE_*`` environment gets another server.
+
+Servers live in ``<tmp>/gpude-batch-servers/`` (``GPUDE_BATCH_SERVER_DIR``): a socket, a JSON note
+(pid, package, GPU) and a log of the server's own errors each.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import gc
+import hashlib
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ..core.errors import GpudeError
+
+#: ``1``: ``gpude run`` of a GPU implementation hands its batch to its GPU's batch server
+ENV_VAR = "GPUDE_BATCH_SERVER"
+#: where the servers' sockets, notes and logs live
+DIR_VAR = "GPUDE_BATCH_SERVER_DIR"
+#: seconds a server waits for its next batch before it leaves
+IDLE_S = 120.0
+#: seconds a client waits for a server it started to listen
+START_TIMEOUT_S = 120.0
+#: the environment a batch's run depends on beyond its command line: a server serves only clients whose
+#: values are its own (the lease's variables excepted: they come with each batch)
+_ENV_PREFIXES = ("NUMBA_", "GPUDE_", "PYTHON", "OMP_", "MKL_", "OPENBLAS_")
+_PER_BATCH_ENV = ("GPUDE_GPU_INDEX", "GPUDE_GPU_UUID", "GPUDE_GPU_NAME", "GPUDE_GPU_DEVICES", ENV_VAR, DIR_VAR)
+
+
+class ClientGone(BaseException):
+    """The client of the running batch has gone (not an ``Exception``: a batch's own error handling must
+    not swallow it)."""
+
+
+def enabled() -> bool:
+    return os.environ.get(ENV_VAR, "") == "1"
+
+
+def server_dir() -> Path:
+    return Path(os.environ.get(DIR_VAR) or Path(tempfile.gettempdir()) / "gpude-batch-servers")
+
+
+def _package_dir() -> Path:
+    return Path(__file__).resolve().parents[1]
+
+
+def source_fingerprint() -> str:
+    """A digest of the package's source files (path, size, modification time): a server started before
+    an edit does not run the edited code."""
+    h = hashlib.sha256()
+    for path in sorted(_package_dir().rglob("*.py")):
+        st = path.stat()
+        h.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def server_key(gpu_uuid: str) -> str:
+    """The server a client of this process may use: one per GPU, Python, package source and environment."""
+    env = sorted((k, v) for k, v in os.environ.items()
+                 if k.startswith(_ENV_PREFIXES) and k not in _PER_BATCH_ENV)
+    text = json.dumps([gpu_uuid, sys.executable, str(_package_dir()), source_fingerprint(), env])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _paths(key: str) -> tuple[Path, Path, Path]:
+    folder = server_dir()
+    return folder / f"{key}.sock", folder / f"{key}.json", folder / f"{key}.log"
+
+
+# -- the client --------------------------------------------------------------------------------------
+
+def _send(sock: socket.socket, message: dict) -> None:
+    sock.sendall((json.dumps(message) + "\n").encode())
+
+
+def _connect(path: Path) -> socket.socket | None:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(str(path))
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+def _start(key: str) -> socket.socket:
+    """Connect to the server of ``key``, starting it first where none listens (under a lock: two clients
+    without a lease, e.g. on the simulator, start one server)."""
+    path, note, log = _paths(key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        sock = _connect(path)
+        if sock is not None:
+            return sock
+        with open(log, "a") as err:
+            proc = subprocess.Popen([sys.executable, "-m", "gpude", "serve-batches", "--key", key],
+                                    stdin=subprocess.DEVNULL, stdout=err, stderr=err, start_new_session=True)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            sock = _connect(path)
+            if sock is not None:
+                return sock
+            if proc.poll() is not None:
+                raise GpudeError(f"the batch server ended before it listened (exit {proc.returncode}); "
+                                 f"its log: {log}. Unset {ENV_VAR} to run the batch in its own process")
+            time.sleep(0.05)
+        proc.kill()
+        raise GpudeError(f"the batch server did not listen within {START_TIMEOUT_S:g} s; its log: {log}")
+
+
+def submit(run_args: list[str], gpu: str) -> int:
+    """Run the batch of ``run_args`` (``gpude run``'s arguments, ``run`` first) on its GPU's batch server,
+    under a lease this process holds until the batch ends; its output printed here; its exit status."""
+    from ..core.gpu_lease import INDEX_VAR, NAME_VAR, UUID_VAR, held
+
+    with held(gpu, True) as lease:
+        key = server_key(lease.device.uuid if lease is not None else "none")
+        env = {k: os.environ[k] for k in (INDEX_VAR, UUID_VAR, NAME_VAR) if k in os.environ}
+        with _start(key) as sock:
+            _send(sock, {"args": run_args, "gpu": gpu, "cwd": os.getcwd(), "env": env})
+            reader = sock.makefile("r", encoding="utf-8")
+            for line in reader:
+                message = json.loads(line)
+                if "out" in message:
+                    sys.stdout.write(message["out"])
+                    sys.stdout.flush()
+                elif "rc" in message:
+                    return int(message["rc"])
+    raise GpudeError(f"the batch server ended during the batch, without its exit status; its log: {_paths(key)[2]}")
+
+
+def stop_servers() -> int:
+    """Ask every batch server of this package (this checkout) to leave; how many were asked."""
+    stopped = 0
+    for note in sorted(server_dir().glob("*.json")) if server_dir().is_dir() else []:
+        with contextlib.suppress(OSError, ValueError):
+            if json.loads(note.read_text()).get("package") != str(_package_dir()):
+                continue
+            sock = _connect(note.with_suffix(".sock"))
+            if sock is not None:
+                with sock:
+                    _send(sock, {"stop": True})
+                    sock.makefile("r").readline()
+                stopped += 1
+    return stopped
+
+
+# -- the server --------------------------------------------------------------------------------------
+
+class _Stream(io.TextIOBase):
+    """The running batch's stdout and stderr, sent to its client line by line."""
+
+    def __init__(self, sock: socket.socket):
+        self._sock = sock
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if text:
+            try:
+                _send(self._sock, {"out": text})
+            except OSError:
+                raise ClientGone from None
+        return len(text)
+
+
+def _run_one(request: dict, sock: socket.socket) -> int:
+    from .batches import Job, parse_runs, run_batch
+
+    previous_cwd, previous_env = os.getcwd(), dict(os.environ)
+    stream = _Stream(sock)
+    outputs: list[Path] = []
+    started = time.time()
+    try:
+        os.chdir(request["cwd"])
+        for k in ("GPUDE_GPU_INDEX", "GPUDE_GPU_UUID", "GPUDE_GPU_NAME"):
+            os.environ.pop(k, None)
+        os.environ.update(request.get("env", {}))
+        with contextlib.redirect_stdout(stream), contextlib.redirect_stderr(stream):
+            try:
+                [(spec, out_csv, out_traces)] = parse_runs([Job(list(request["args"]), "-")],
+                                                           gpu=str(request.get("gpu", "any")))
+            except GpudeError as exc:
+                print(f"gpude run: error: {exc}")
+                return 2
+            outputs = [Path(out_csv).resolve(), Path(out_traces).resolve()]
+            return run_batch(spec, out_csv, out_traces)
+    except ClientGone:
+        for path in outputs:  # nobody waits for them: the workflow has given the job up
+            with contextlib.suppress(OSError):
+                if path.stat().st_mtime >= started:
+                    path.unlink()
+        raise
+    finally:
+        os.chdir(previous_cwd)
+        os.environ.clear()
+        os.environ.update(previous_env)
+        gc.collect()  # the batch's runner and its device buffers
+
+
+def serve(key: str, idle_s: float = IDLE_S) -> int:
+    """Serve batches on the socket of ``key`` until ``idle_s`` pass without one, or a stop request."""
+    path, note, log = _paths(key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()  # a server that died left it (the client's lock keeps two from starting here)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(8)
+    listener.settimeout(idle_s)
+    note.write_text(json.dumps({"pid": os.getpid(), "package": str(_package_dir()), "python": sys.executable,
+                                "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", ""),
+                                "since": time.time()}))
+    try:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                return 0
+            with conn:
+                conn.settimeout(None)
+                try:
+                    request = json.loads(conn.makefile("r", encoding="utf-8").readline() or "{}")
+                    if request.get("stop"):
+                        _send(conn, {"rc": 0})
+                        return 0
+                    _send(conn, {"rc": _run_one(request, conn)})
+                except ClientGone:
+                    print(f"batch server: a client left during its batch {request.get('args', '')!s:.200}",
+                          file=sys.stderr, flush=True)
+                except (OSError, ValueError) as exc:
+                    print(f"batch server: a request failed: {exc}", file=sys.stderr, flush=True)
+    finally:
+        listener.close()
+        for p in (path, note):
+            with contextlib.suppress(FileNotFoundError):
+                p.unlink()
+        with contextlib.suppress(OSError):
+            if log.stat().st_size == 0:  # nothing went wrong: no log left behind
+                log.unlink()

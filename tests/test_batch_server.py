@@ -1,0 +1,111 @@
+"""GPU batches on a warm batch server (gpude.run.batch_server): `gpude run` as its client makes the rows and
+traces of a `gpude run` of its own, byte for byte but for the times; two batches share one server; a batch's
+error comes back as `gpude run` says it; a client that leaves gets nothing written; the server leaves when
+idle or asked. GPU batches on the simulator (a GPU implementation, one trial, its initial population)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+import pytest
+from test_run_batches import same_batch
+
+from gpude.run import batch_server
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_args(stem, function="Q01", extra=()):
+    return ["run", "--implementation", "naive_gpu", "--function", function, "--dim", "10", "--popsize", "8",
+            "--max-fes", "8", "--trials", "1", "--seed", "11", *extra,
+            "--out-csv", f"{stem}.csv", "--out-traces", f"{stem}.npz"]
+
+
+@pytest.fixture
+def servers(monkeypatch):
+    """A folder of batch servers of this test alone (short: a socket's path has at most 107 bytes),
+    every server in it stopped at the end."""
+    folder = tempfile.mkdtemp(prefix="gbs")
+    monkeypatch.setenv(batch_server.DIR_VAR, folder)
+    yield Path(folder)
+    batch_server.stop_servers()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def gpude(args, cwd, server: bool):
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
+    env.pop(batch_server.ENV_VAR, None)
+    if server:
+        env[batch_server.ENV_VAR] = "1"
+    return subprocess.run([sys.executable, "-m", "gpude", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def server_pids(folder: Path) -> set[int]:
+    import json
+
+    return {json.loads(p.read_text())["pid"] for p in folder.glob("*.json")}
+
+
+@pytest.mark.cudasim
+def test_a_gpu_batch_on_the_server_makes_the_rows_of_its_own_process(tmp_path, servers):
+    alone = gpude(run_args("alone"), tmp_path, server=False)
+    assert alone.returncode == 0, alone.stdout + alone.stderr
+    first = gpude(run_args("first"), tmp_path, server=True)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "1/1 trials" in first.stdout  # the batch's output, printed by the client (the batch's log)
+    (pid,) = server_pids(servers)
+    second = gpude(run_args("second", function="F05"), tmp_path, server=True)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert server_pids(servers) == {pid}  # the same warm process
+    same_batch(tmp_path / "alone.csv", tmp_path / "first.csv")
+    assert batch_server.stop_servers() == 1 and not list(servers.glob("*.sock"))
+
+
+@pytest.mark.cudasim
+def test_a_batch_s_error_comes_back_in_one_line_with_exit_status_2(tmp_path, servers):
+    bad = gpude(run_args("bad", extra=["--dim", "7"]), tmp_path, server=True)
+    assert bad.returncode == 2 and "not available at dim=7" in bad.stdout + bad.stderr
+    assert not (tmp_path / "bad.csv").exists()
+
+
+def test_another_environment_or_gpu_is_another_server(monkeypatch):
+    key = batch_server.server_key("GPU-a")
+    assert batch_server.server_key("GPU-a") == key and batch_server.server_key("GPU-b") != key
+    monkeypatch.setenv("NUMBA_OPT", "0")
+    assert batch_server.server_key("GPU-a") != key
+    monkeypatch.delenv("NUMBA_OPT")
+    monkeypatch.setenv("GPUDE_GPU_INDEX", "3")  # the lease's: comes with each batch, same server
+    assert batch_server.server_key("GPU-a") == key
+
+
+@pytest.mark.cudasim
+def test_a_client_that_leaves_gets_nothing_written(tmp_path):
+    ours, theirs = socket.socketpair()
+    theirs.close()  # the client is gone before the batch's first line
+    request = {"args": run_args(str(tmp_path / "gone")), "gpu": "any", "cwd": str(tmp_path), "env": {}}
+    with pytest.raises(batch_server.ClientGone):
+        batch_server._run_one(request, ours)
+    ours.close()
+    assert not list(tmp_path.glob("gone.*"))
+
+
+def test_an_idle_server_leaves_and_removes_its_socket(servers):
+    done = {}
+    thread = threading.Thread(target=lambda: done.setdefault("rc", batch_server.serve("k" * 16, idle_s=0.3)))
+    thread.start()
+    thread.join(timeout=30)
+    assert done == {"rc": 0} and not list(servers.glob("k*.sock")) and not list(servers.glob("k*.json"))
+
+
+def test_a_server_that_cannot_start_is_said_with_its_log(servers, monkeypatch):
+    monkeypatch.setenv(batch_server.DIR_VAR, str(servers / ("x" * 120)))  # a socket path too long to bind
+    with pytest.raises(batch_server.GpudeError, match="ended before it listened.*its log"):
+        batch_server._start("0" * 16)
