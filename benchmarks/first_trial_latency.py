@@ -1,0 +1,64 @@
+"""How soon a GPU batch's first trial starts after its GPU was leased, from a workflow run's batch logs.
+
+Each GPU batch's log (``logs/<experiment>/run_batch/...``) holds the lease's line (``gpude: GPU k (...)
+leased at T0``, taken as its ``gpude run`` starts) and the batch's header (``... setup S s (first trial at
+T1)``); T1 - T0 is what the batch waited beyond its lease: a process of its own pays the imports, the CUDA
+context and its kernels' loading there, a batch on a warm batch server (gpude.run.batch_server) only its
+kernels' loading and its warm-up launch.
+
+    python benchmarks/first_trial_latency.py LOGS_DIR [LOGS_DIR ...] --out results/benchmarks/first_trial_<device>.csv
+
+Each LOGS_DIR is one run's logs (``benchmarks/gpu_checks.sh main_job`` brings back ``logs_<variant>_<k>/``);
+a row per GPU batch: the folder, the batch's log, the latency and the setup time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import re
+import sys
+from pathlib import Path
+
+LEASED = re.compile(r"gpude: GPU \d+ \(.*\) leased at ([\d.]+)")
+FIRST = re.compile(r"setup ([\d.]+)s \(first trial at ([\d.]+)\)")
+
+
+def latencies(folder: Path) -> list[dict]:
+    """A row per batch log under ``folder`` that leased a GPU and started a trial."""
+    rows = []
+    for log in sorted(folder.rglob("*.log")):
+        text = log.read_text(errors="replace")
+        leased, first = LEASED.search(text), FIRST.search(text)
+        if leased and first:
+            rows.append({"run": folder.name, "log": str(log.relative_to(folder)),
+                         "lease_to_first_trial_s": round(float(first.group(2)) - float(leased.group(1)), 3),
+                         "setup_s": float(first.group(1))})
+    return rows
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("logs", nargs="+", type=Path, help="one run's batch logs each")
+    parser.add_argument("--out", type=Path, help="CSV to write (default: print)")
+    args = parser.parse_args(argv)
+    rows = [row for folder in args.logs for row in latencies(folder)]
+    if not rows:
+        print("first_trial_latency: no batch log with a lease and a first trial under "
+              + ", ".join(map(str, args.logs)), file=sys.stderr)
+        return 2
+    def write(handle):
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+    if args.out:
+        with open(args.out, "w", newline="") as handle:
+            write(handle)
+    else:
+        write(sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

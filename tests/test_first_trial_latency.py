@@ -1,0 +1,21 @@
+"""benchmarks/first_trial_latency.py: a GPU batch's wait from its lease to its first trial, read from the
+lines gpude.core.gpu_lease and gpude.run.trials write into a batch's log."""
+
+from _benchmarks import load_benchmark
+
+latency = load_benchmark("first_trial_latency")
+
+
+def test_reads_the_lease_and_the_first_trial_of_each_gpu_batch_log(tmp_path, capsys):
+    run = tmp_path / "logs_server_1" / "default" / "run_batch"
+    (run / "ide").mkdir(parents=True)
+    (run / "ide" / "F01.log").write_text(
+        "gpude: GPU 0 (GPU-75ee0340, NVIDIA H200) leased at 1000.250\n"
+        "ide F01 D=30 NP=50: 5 trials, setup 0.4s (first trial at 1001.000)\n")
+    (run / "sequential.log").write_text("sequential F01 D=30 NP=50: 5 trials, setup 0.1s (first trial at 5.0)\n")
+    out = tmp_path / "first.csv"
+    assert latency.main([str(tmp_path / "logs_server_1"), "--out", str(out)]) == 0
+    lines = out.read_text().splitlines()
+    assert lines == ["run,log,lease_to_first_trial_s,setup_s",
+                     "logs_server_1,default/run_batch/ide/F01.log,0.75,0.4"]  # the CPU batch took no lease
+    assert latency.main([str(tmp_path / "empty")]) == 2 and "no batch log" in capsys.readouterr().err
