@@ -37,6 +37,7 @@ BASE = {
     "export-ioh": ["results_in", "--out", "ioh"],
     "verify": ["trials.csv", "--out", "verified.csv"],
     "run-batches": ["jobs.jsonl"],
+    "serve-batches": ["--key", "0123456789abcdef"],
     "list": [], "problems": [], "functions": [],
 }
 
@@ -66,6 +67,7 @@ BAD_VALUES = {
     "plugin": ["no_such_plugin_module"], "seeds": ["a,b", "1,-2", ""], "gpu": ["nope", "-1"],
     "study": ["nope"], "experiment": ["nope"], "suite": ["nope"], "run_id": ["de/nope"], "status": ["nope"],
     "rows": ["0"], "max_row_seconds": ["0"], "figure_formats": ["pdf", "png,jpeg"],
+    "key": ["../../etc/x", "0123456789ABCDEF"], "idle": ["0"],
 }
 # options without a bad value, and why
 NO_BAD_VALUE = {

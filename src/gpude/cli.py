@@ -193,6 +193,13 @@ def _cmd_run(args) -> int:
     return 0 if spec.keep_failed or all(r is not None for r in results) else 1
 
 
+def _server_key(text: str) -> str:
+    if len(text) != 16 or any(c not in "0123456789abcdef" for c in text):
+        raise argparse.ArgumentTypeError(f"expected 16 lowercase hex digits (a key of "
+                                         f"gpude.run.batch_server.server_key), got {text!r}")
+    return text
+
+
 def _cmd_serve_batches(args) -> int:
     from .run import batch_server
 
@@ -396,7 +403,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sv = sub.add_parser("serve-batches", help="the batch server of one GPU (started by `gpude run` where "
                         "GPUDE_BATCH_SERVER=1; gpude.run.batch_server): runs its clients' batches one at a time")
-    sv.add_argument("--key", required=True, help="the server's key (gpude.run.batch_server.server_key)")
+    sv.add_argument("--key", required=True, type=_server_key,
+                    help="the server's key, 16 hex digits (gpude.run.batch_server.server_key)")
     sv.add_argument("--idle", type=_float_above(0), default=None,
                     help="leave after this many seconds without a batch (default 120)")
     sv.set_defaults(func=_cmd_serve_batches)
