@@ -195,9 +195,12 @@ def test_each_ratio_carries_the_bootstrap_interval_of_both_sides_runs(tmp_path):
     # and the verdict's headline: the range of the ratios with the interval of its extremes
     paper = tmp_path / "paper" / "side_by_side"
     section.write_outputs(rows, {}, paper)
-    headline = section.SideBySide(yaml.safe_load(EXPERIMENT.read_text()), paper, tmp_path).verdicts()[0].headline
+    verdict = section.SideBySide(yaml.safe_load(EXPERIMENT.read_text()), paper, tmp_path).verdicts()[0]
     assert (f"ide 0.5x (95% CI of the extremes {t['ratio_lo']:.2g}-{t['ratio_hi']:.2g}x) (NVIDIA H100)"
-            in headline), headline
+            in verdict.headline), verdict.headline
+    # a comparison of its own kind, short of the paper's 30 by its design (3 runs a cell), said so
+    assert verdict.kind == "comparison"
+    assert (verdict.coverage.value, verdict.coverage.cause) == ("short", "3 runs a cell by design")
 
 
 def test_the_section_says_what_to_run_without_gpu_rows(tmp_path):

@@ -184,7 +184,7 @@ class SideBySide(Section):
         if ran < functions:
             gaps.append(f"both sides' runs on {ran} of {functions} functions")
         # the experiment asks few runs a cell: it times programs, it does not repeat the paper's statistics
-        coverage = Judgement("short", "; ".join(gaps), f"{paper_n(self.spec)} asked a cell") if gaps \
+        coverage = Judgement("short", "; ".join(gaps), f"{paper_n(self.spec)} runs a cell by design") if gaps \
             else Judgement("complete")
         return [Verdict(item, n_text(ours) + "; theirs " + n_text(theirs), str(PAPER_TRIALS),
                         "one run's time ours / theirs: " + "; ".join(parts), coverage,
