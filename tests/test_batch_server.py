@@ -106,6 +106,16 @@ def test_an_idle_server_leaves_and_removes_its_socket(servers):
 
 
 def test_a_server_that_cannot_start_is_said_with_its_log(servers, monkeypatch):
+    with pytest.raises(batch_server.ServerUnavailable, match="ended before it listened.*its log"):
+        batch_server._start("not-a-key")  # serve-batches refuses the key and exits
     monkeypatch.setenv(batch_server.DIR_VAR, str(servers / ("x" * 120)))  # a socket path too long to bind
-    with pytest.raises(batch_server.GpudeError, match="ended before it listened.*its log"):
+    with pytest.raises(batch_server.ServerUnavailable, match=f"too long a folder.*{batch_server.DIR_VAR}"):
         batch_server._start("0" * 16)
+
+
+@pytest.mark.cudasim
+def test_without_a_server_the_batch_runs_in_its_own_process_and_says_so(tmp_path, servers, monkeypatch):
+    monkeypatch.setenv(batch_server.DIR_VAR, str(servers / ("x" * 120)))
+    run = gpude(run_args("here"), tmp_path, server=True)
+    assert run.returncode == 0 and "the batch runs in this process" in run.stderr, run.stdout + run.stderr
+    assert (tmp_path / "here.csv").exists()

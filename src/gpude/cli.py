@@ -182,7 +182,10 @@ def _cmd_run(args) -> int:
                          "give both, or neither to print the trials and write nothing")
     spec = RunSpec.from_namespace(args)
     if spec.needs_gpu and args.gpu != "shared" and batch_server.enabled() and getattr(args, "argv", None):
-        return batch_server.submit(args.argv, args.gpu)  # the batch in its GPU's warm process
+        try:
+            return batch_server.submit(args.argv, args.gpu)  # the batch in its GPU's warm process
+        except batch_server.ServerUnavailable as exc:
+            print(f"gpude run: {exc}; the batch runs in this process", file=sys.stderr, flush=True)
     if spec.needs_gpu and args.gpu != "shared":
         # what needs no GPU (numba and the implementation's modules) is imported before the lease: a
         # batch waiting at it (gpude.study.host_shape: prefetch) then has it done when the GPU comes free

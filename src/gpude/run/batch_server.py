@@ -59,6 +59,11 @@ _ENV_PREFIXES = ("NUMBA_", "GPUDE_", "PYTHON", "OMP_", "MKL_", "OPENBLAS_")
 _PER_BATCH_ENV = ("GPUDE_GPU_INDEX", "GPUDE_GPU_UUID", "GPUDE_GPU_NAME", "GPUDE_GPU_DEVICES", ENV_VAR, DIR_VAR)
 
 
+class ServerUnavailable(GpudeError):
+    """No batch server could be started or reached; said before the batch was handed over (the caller
+    may run it in its own process)."""
+
+
 class ClientGone(BaseException):
     """The client of the running batch has gone (not an ``Exception``: a batch's own error handling must
     not swallow it)."""
@@ -94,8 +99,15 @@ def server_key(gpu_uuid: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+#: the longest path a Unix socket may have (sun_path's 108 bytes, less its terminating zero)
+_SOCKET_PATH_MAX = 107
+
+
 def _paths(key: str) -> tuple[Path, Path, Path]:
     folder = server_dir()
+    if len(os.fsencode(folder / f"{key}.sock")) > _SOCKET_PATH_MAX:
+        raise ServerUnavailable(f"{folder}: too long a folder for a socket ({_SOCKET_PATH_MAX} bytes at most); "
+                                f"set {DIR_VAR} to a shorter one")
     return folder / f"{key}.sock", folder / f"{key}.json", folder / f"{key}.log"
 
 
@@ -134,16 +146,17 @@ def _start(key: str) -> socket.socket:
             if sock is not None:
                 return sock
             if proc.poll() is not None:
-                raise GpudeError(f"the batch server ended before it listened (exit {proc.returncode}); "
-                                 f"its log: {log}. Unset {ENV_VAR} to run the batch in its own process")
+                raise ServerUnavailable(f"the batch server ended before it listened (exit {proc.returncode}); "
+                                        f"its log: {log}")
             time.sleep(0.05)
         proc.kill()
-        raise GpudeError(f"the batch server did not listen within {START_TIMEOUT_S:g} s; its log: {log}")
+        raise ServerUnavailable(f"the batch server did not listen within {START_TIMEOUT_S:g} s; its log: {log}")
 
 
 def submit(run_args: list[str], gpu: str) -> int:
     """Run the batch of ``run_args`` (``gpude run``'s arguments, ``run`` first) on its GPU's batch server,
-    under a lease this process holds until the batch ends; its output printed here; its exit status."""
+    under a lease this process holds until the batch ends; its output printed here; its exit status.
+    Raises :class:`ServerUnavailable` before the batch is handed over where no server can be had."""
     from ..core.gpu_lease import INDEX_VAR, NAME_VAR, UUID_VAR, held
 
     with held(gpu, True) as lease:
