@@ -363,9 +363,10 @@ def _sessions(row) -> list[tuple[str, int, float, str]]:
         return []
 
 
-#: how much of the host a row's batch shared while timed (its ``concurrency``): 0 the whole host, 1 alone
-#: on its GPU or core but beside other batches on the host's other GPUs or cores, 2 side by side
 def _sharing_level(concurrency: str) -> int | None:
+    """How much of the host a session's rows shared while timed (their ``concurrency`` values, '+'-joined):
+    0 the whole host, 1 alone on a GPU or core beside other batches on the host's other GPUs or cores,
+    2 side by side; None for a value not known here."""
     levels = []
     for c in filter(None, concurrency.split("+")):
         if c in ("exclusive", "host"):
