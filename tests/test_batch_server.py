@@ -119,3 +119,27 @@ def test_without_a_server_the_batch_runs_in_its_own_process_and_says_so(tmp_path
     run = gpude(run_args("here"), tmp_path, server=True)
     assert run.returncode == 0 and "the batch runs in this process" in run.stderr, run.stdout + run.stderr
     assert (tmp_path / "here.csv").exists()
+
+
+def test_a_server_that_closes_before_the_batch_begins_leaves_it_to_the_client(servers, monkeypatch):
+    # its idle time ran out just as the client came: nothing ran, so the client may run the batch itself
+    from gpude.core import gpu_lease
+
+    monkeypatch.setattr(gpu_lease, "list_devices", lambda: [])  # no lease (as on the simulator), on any host
+    key = batch_server.server_key("none")
+    path = batch_server._paths(key)[0]
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+
+    def close_at_once():
+        conn, _ = listener.accept()
+        conn.makefile("r").readline()
+        conn.close()
+
+    thread = threading.Thread(target=close_at_once)
+    thread.start()
+    with pytest.raises(batch_server.ServerUnavailable, match="closed before the batch began"):
+        batch_server.submit(run_args("never"), "any")
+    thread.join(timeout=30)
+    listener.close()

@@ -165,13 +165,17 @@ def submit(run_args: list[str], gpu: str) -> int:
         with _start(key) as sock:
             _send(sock, {"args": run_args, "gpu": gpu, "cwd": os.getcwd(), "env": env})
             reader = sock.makefile("r", encoding="utf-8")
+            answered = False
             for line in reader:
                 message = json.loads(line)
+                answered = True
                 if "out" in message:
                     sys.stdout.write(message["out"])
                     sys.stdout.flush()
                 elif "rc" in message:
                     return int(message["rc"])
+    if not answered:  # it left before a word of the batch (its idle time ran out as we came): none ran
+        raise ServerUnavailable(f"the batch server closed before the batch began; its log: {_paths(key)[2]}")
     raise GpudeError(f"the batch server ended during the batch, without its exit status; its log: {_paths(key)[2]}")
 
 
