@@ -8,7 +8,7 @@
 #   benchmarks/gpu_checks.sh STAGE [STAGE ...]
 # Stages: tests, fullsuite, gpu_scaling, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor,
 # main_job, scaling_curves, cec2017_jso, jso_brest, lastra_profile, block_profile, block_profile_export, rotation_prototype,
-# sync_prototype, jso_block_speed, jso_brest_host, kromer_fe_rate, cs2_probe, master_slave_wait (see each below; the masw floor's stages, done: `git show e4573c2:benchmarks/gpu_checks.sh`).
+# sync_prototype, jso_block_speed, jso_brest_host, kromer_fe_rate, kromer_eval_speed, cs2_probe, master_slave_wait (see each below; the masw floor's stages, done: `git show e4573c2:benchmarks/gpu_checks.sh`).
 # Instance files (speed) come from .carry/kromer_instances.tgz, a .tgz of <set>/<file> (etc/, lolib/) of the LOP and ETC
 # instances (`gpude fetch-data lolib|etc` fetches them; `python -m gpude.campaign pack` packs an experiment's),
 # the authors' code (side_by_side) from .authors/GPU-Accelerated-Evolutionary-Optimisation (`python -m
@@ -65,6 +65,11 @@ for stage in "$@"; do
       step startup 120 python3 benchmarks/startup.py --device gpu --out "$dir/startup_gpu.csv"
       step masw_perf 120 python3 benchmarks/masw_perf.py --functions L01 --dims 100000,1000000 --cycles 4 \
         --trials-per-launch 10 --out "$dir/masw_perf" ;;
+    kromer_eval_speed)  # Kromer et al.'s evaluation speed (Figs. 5 and 7) on every evaluator (CPU, the host's
+      # cores, GPU, pre-bound launch), every repeat kept for the REPORT's intervals (~2 min); then here: point
+      # config/experiments/kromer_etc.yaml's `eval_speed:` at the new results/benchmarks/kromer_eval_speed_<device>.csv
+      instances
+      step kromer_eval_speed 300 python3 benchmarks/kromer_eval_speed.py --out "$dir/kromer_eval_speed_$device.csv" ;;
     cs2_probe)  # case study 2's lone trials (issue 65): trials 0-2 of every competitor on F01 and F05, one trial a
       # launch, as the workflow's command lines make them (the campaign, an empty reference), then one CSV: the
       # report's `alone` input beside the batched reference (the committed probe has 2 a cell: no interval; ~4 min)
@@ -243,7 +248,7 @@ for stage in "$@"; do
       step campaign 540 python3 -m gpude.campaign run --experiment config/experiments/cec2017_jso.yaml \
         --reference "results/reference/$device/cec2017_jso" --implementations brest --jobs 15 --default-run-s 1 \
         --setup-s 2 --max-seconds 420 --out "$dir/camp" ;;
-    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, gpu_scaling, cec2017_jso, jso_brest, verify, speed, cpu_speed, side_by_side, block_side_by_side, block_profile, block_profile_export, rotation_prototype, sync_prototype, jso_block_speed, jso_brest_host, kromer_fe_rate, cs2_probe, master_slave_wait, naive_floor, main_job, scaling_curves, lastra_profile)" >&2; exit 2 ;;
+    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, gpu_scaling, cec2017_jso, jso_brest, verify, speed, cpu_speed, side_by_side, block_side_by_side, block_profile, block_profile_export, rotation_prototype, sync_prototype, jso_block_speed, jso_brest_host, kromer_fe_rate, kromer_eval_speed, cs2_probe, master_slave_wait, naive_floor, main_job, scaling_curves, lastra_profile)" >&2; exit 2 ;;
   esac
   tar czf "$OUT/$stage.tar.gz" -C "$OUT" "$stage" && rm -rf "$dir"
 done

@@ -149,6 +149,8 @@ def measure(problem, kind: str, device: str, popsize: int, repeats: int, queued:
     return {"problem": kind, "instance": problem.fid, "dim": problem.dim, "popsize": popsize, "device": device,
             "threads": numba.get_num_threads() if device == "cpu_parallel" else 1, "repeats": repeats,
             "seconds_median": median, "seconds_min": min(seconds),
+            # every repeat, for the report's bootstrap interval of the ratios of medians
+            "seconds_runs": ";".join(f"{x:.9g}" for x in seconds),
             "seconds_with_copies": statistics.median(r[1] for r in runs) if device == "gpu" else np.nan,
             "seconds_queued": statistics.median(r[1] for r in runs) if device == "gpu_prebound" else np.nan,
             "evaluations_per_s": popsize / median}

@@ -32,6 +32,10 @@ def test_rows_per_problem_popsize_and_device(small, tmp_path, devices):
     # (a CSV round trip may move the last digit)
     assert np.allclose(t["evaluations_per_s"], t["popsize"] / t["seconds_median"], rtol=1e-12)
     assert {"cpu", "numba", "git_commit"} <= set(t.columns)
+    # every repeat kept (the report's intervals resample them), their median the row's
+    repeats = t["seconds_runs"].map(lambda v: [float(x) for x in v.split(";")])
+    assert (repeats.map(len) == 2).all()
+    assert np.allclose(repeats.map(np.median), t["seconds_median"], rtol=1e-6)
     if devices.startswith("gpu"):
         assert (t.loc[t["device"] == "gpu", "seconds_with_copies"] > 0).all()
         assert (t.loc[t["device"] == "gpu_prebound", "seconds_queued"] > 0).all()

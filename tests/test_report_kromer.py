@@ -91,6 +91,19 @@ def test_eval_speed_sets_the_cpus_against_the_pre_bound_launch_and_names_the_mac
     # a CSV from before the pre-bound launch: the function object's launch is the GPU's
     old = kromer_tables.eval_speed_table(speed[speed["device"] != "gpu_prebound"]).set_index("popsize")
     assert set(old["gpu_device"]) == {"gpu"} and old.loc[512, "cpu_over_gpu"] == pytest.approx(5.0)
+    assert "cpu_over_gpu_lo" not in t  # no repeats in the file: no interval
+
+
+def test_eval_speed_ratios_carry_the_interval_of_both_sides_repeats():
+    def r(device, seconds):
+        return {"problem": "etc", "instance": "u_c_hihi", "popsize": 64, "device": device,
+                "seconds_median": float(np.median(seconds)), "seconds_runs": ";".join(map(str, seconds))}
+    speed = pd.DataFrame([r("cpu", [4.0, 4.2, 3.8, 4.1, 3.9]), r("gpu_prebound", [1.0, 1.1, 0.9, 1.0, 1.05])])
+    t = kromer_tables.eval_speed_table(speed).iloc[0]
+    assert t["cpu_over_gpu"] == pytest.approx(4.0)
+    assert 3.8 / 1.1 <= t["cpu_over_gpu_lo"] < 4.0 < t["cpu_over_gpu_hi"] <= 4.2 / 0.9
+    two = kromer_tables.eval_speed_table(pd.DataFrame([r("cpu", [4.0, 4.2]), r("gpu_prebound", [1.0, 1.1])]))
+    assert two["cpu_over_gpu_lo"].isna().all()  # fewer than 3 repeats a side: no interval
 
 
 def test_the_paper_s_columns_are_high_level_sequential_and_many_threaded():

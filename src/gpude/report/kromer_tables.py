@@ -232,16 +232,29 @@ GPU_DEVICES = ("gpu_prebound", "gpu")
 def eval_speed_table(speed: pd.DataFrame) -> pd.DataFrame:
     """Per (problem, popsize): seconds per population evaluation on each device, and the CPU / GPU
     ratios the paper quotes (the speed-up of the GPU over each CPU evaluator), against the pre-bound
-    launch where the CSV has it (``gpu_device`` says which); ``machine`` names the host and GPU."""
+    launch where the CSV has it (``gpu_device`` says which), with their 95 % intervals (``_lo``, ``_hi``:
+    both sides' repeats resampled) where the CSV keeps every repeat (``seconds_runs``); ``machine`` names
+    the host and GPU."""
     t = speed.pivot_table(index=["problem", "instance", "popsize"], columns="device",
                           values="seconds_median").reset_index()
     t.columns.name = None
     gpu = next((d for d in GPU_DEVICES if d in t), None)
+    runs = None
+    if "seconds_runs" in speed:  # every repeat's seconds (';'-joined): the ratios' intervals resample them
+        runs = {(r["problem"], r["instance"], r["popsize"], r["device"]):
+                [float(x) for x in str(r["seconds_runs"]).split(";") if x.strip() and x != "nan"]
+                for r in speed.to_dict("records")}
     if gpu is not None:
         t["gpu_device"] = gpu
         for cpu in ("cpu", "cpu_parallel"):
             if cpu in t:
                 t[f"{cpu}_over_gpu"] = t[cpu] / t[gpu]
+                if runs is not None:
+                    found = [ratio(runs.get((r["problem"], r["instance"], r["popsize"], cpu), []),
+                                   runs.get((r["problem"], r["instance"], r["popsize"], gpu), []), np.median)
+                             for r in t.to_dict("records")]
+                    t[f"{cpu}_over_gpu_lo"] = [f.lo for f in found]
+                    t[f"{cpu}_over_gpu_hi"] = [f.hi for f in found]
     if {"gpu", "cpu", "cpu_cores"} <= set(speed):
         first = speed.iloc[0]
         t["machine"] = f"{first['gpu']} / {first['cpu']} x{first['cpu_cores']}"
@@ -415,8 +428,12 @@ def claims_check(claims: pd.DataFrame, etc: pd.DataFrame | None = None, publishe
         if which == "gpu_over_cpu_opt_speed" and speed is not None and len(speed) and "cpu_over_gpu" in speed:
             e = speed[(speed["problem"] == "etc") & speed["popsize"].between(64, 1024)]
             if len(e):
-                parts.append(("evaluation alone, one compiled thread (eval_speed, NP 64-1024; medians of repeated "
-                              "timings, no interval)",
+                lo, hi = e.loc[e["cpu_over_gpu"].idxmin()], e.loc[e["cpu_over_gpu"].idxmax()]
+                bounds = (lo.get("cpu_over_gpu_lo", np.nan), hi.get("cpu_over_gpu_hi", np.nan))
+                how = ("medians of repeated timings, 95% CI of the extremes "
+                       f"{bounds[0]:.3g}-{bounds[1]:.3g}x" if not any(pd.isna(b) for b in bounds)
+                       else "medians of repeated timings; the file keeps no repeats: no interval")
+                parts.append((f"evaluation alone, one compiled thread (eval_speed, NP 64-1024; {how})",
                               e["cpu_over_gpu"].min(), e["cpu_over_gpu"].max()))
         return parts
 
