@@ -143,3 +143,11 @@ def test_a_server_that_closes_before_the_batch_begins_leaves_it_to_the_client(se
         batch_server.submit(run_args("never"), "any")
     thread.join(timeout=30)
     listener.close()
+
+
+@pytest.mark.parametrize("config,on_cluster,on", [({}, False, True), ({"batch_server": False}, False, False),
+                                                  ({"batch_server": "false"}, False, False), ({}, True, False)])
+def test_the_workflow_uses_servers_on_a_local_run_unless_its_config_says_no(monkeypatch, config, on_cluster, on):
+    monkeypatch.setenv(batch_server.ENV_VAR, "1" if not on else "0")  # whatever was there is replaced
+    assert batch_server.configure_workflow(config, on_cluster) is on
+    assert batch_server.enabled() is on

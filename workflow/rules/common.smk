@@ -1,6 +1,5 @@
 # The workflow's configuration and the rules' input functions: the experiment read and checked once
 # (gpude.study.experiment.Experiment), the host it runs on, and one-line calls into gpude.study.
-import os
 import sys
 
 from gpude.report.document import section_class
@@ -39,8 +38,7 @@ ON_CLUSTER = HOST.on_cluster
 # On a local run, each GPU batch (its own job, as every batch) runs in its GPU's warm batch server,
 # which pays the imports, the CUDA context and the kernels' loading once per GPU instead of once per
 # batch (gpude.run.batch_server); `--config batch_server=false`: every batch its own process.
-if not ON_CLUSTER and config.get("batch_server", True):
-    os.environ[batch_server.ENV_VAR] = "1"
+batch_server.configure_workflow(config, ON_CLUSTER)
 
 
 # An experiment name never holds a '/': otherwise results/{experiment}/trials.csv would also match

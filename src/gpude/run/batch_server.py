@@ -73,6 +73,21 @@ def enabled() -> bool:
     return os.environ.get(ENV_VAR, "") == "1"
 
 
+def configure_workflow(config: dict, on_cluster: bool) -> bool:
+    """Whether a workflow's GPU batches use batch servers (its config's ``batch_server``, default on; never
+    on a cluster, where each job runs on a node of its own): sets or clears :data:`ENV_VAR` in this
+    process, which the workflow's local jobs inherit."""
+    value = config.get("batch_server", True)
+    if isinstance(value, str):
+        value = value.strip().lower() not in ("false", "no", "off", "0", "")
+    on = bool(value) and not on_cluster
+    if on:
+        os.environ[ENV_VAR] = "1"
+    else:
+        os.environ.pop(ENV_VAR, None)
+    return on
+
+
 def server_dir() -> Path:
     return Path(os.environ.get(DIR_VAR) or Path(tempfile.gettempdir()) / "gpude-batch-servers")
 
