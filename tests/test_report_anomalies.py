@@ -83,6 +83,18 @@ def test_cost_order_explains_a_cell_in_the_order_its_device_gives():
     assert A.device_of("nonsense") is None
 
 
+def test_cost_order_explains_a_cell_of_a_launch_bound_implementation():
+    # e's times are flat (1.3x over all functions, launch-bound): its F5 is 10x below what the others'
+    # F5 cost predicts, but no cost shows in e at all -> explained; a spread implementation's cell is not
+    cost = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    wide = {"a": cost, "b": 3 * cost, "c": 10 * cost, "e": np.array([1.0, 1.3, 1.1, 1.2, 1.05])}
+    found = [a for a in A.cost_order("s", _times(wide)) if a.cell == f"table_time: e F5 ({M})"]
+    assert len(found) == 1 and found[0].explanation.startswith("e's times span only 1.3x over its 5 functions")
+    wide["e"] = np.array([1.0, 6.0, 1.1, 1.2, 1.05])  # spread 6x: the same F5 cell stays unexplained
+    found = [a for a in A.cost_order("s", _times(wide)) if a.cell == f"table_time: e F5 ({M})"]
+    assert len(found) == 1 and found[0].explanation == A.UNEXPLAINED
+
+
 def _cells(**over):
     row = {"machine": M, "algorithm": "de", "implementation": "gpu", "function": "F1", "dim": 10, "popsize": 50,
            "dtype": "float64", "n": 5, "mean_error": 1.0, "std_error": 0.1, "mean_time_s": 2.0, "std_time_s": 0.1,

@@ -175,7 +175,9 @@ def cost_order(study: str, times: pd.DataFrame, trial_times: pd.DataFrame | None
     otherwise than the rest of its implementation (its ``timed`` column), has one trial, lies in the order
     the other implementations of its device give (:func:`device_of`: a function's cost on a CPU is not its
     cost on a GPU), or, given the trials' FEs (``trial_times``' ``fes_used``), where its time *per FE* is
-    in order by the same fit and its runs' FEs are off their own fit (runs that stop at the target)."""
+    in order by the same fit and its runs' FEs are off their own fit (runs that stop at the target), or where
+    its implementation's times span less than :data:`COST_FACTOR` over all its functions (launch-bound: no
+    function's cost shows in them, so a cell can be off the fit only by the others' function costs)."""
     found = []
     if not len(times) or not {"machine", "implementation", "function", "mean_s"} <= set(times):
         return found
@@ -219,6 +221,10 @@ def cost_order(study: str, times: pd.DataFrame, trial_times: pd.DataFrame | None
                                    f"{math.exp(fe_fit.loc[impl, function]):.2g}x what the FEs of its implementation "
                                    f"and function predict (runs stop at the target); per FE its time is "
                                    f"{math.exp(per_fe.loc[impl, function]):.2g}x the fit")
+                elif (span := float(wide.loc[impl].max() / wide.loc[impl].min())) < COST_FACTOR:
+                    explanation = (f"{impl}'s times span only {span:.2g}x over its {int(wide.loc[impl].notna().sum())} "
+                                   f"functions (launch-bound: a function's cost barely shows in them), so the cost "
+                                   f"of {function} the others set in the fit does not apply to it")
                 found.append(Anomaly(
                     study, "cost order", f"table_time: {impl} {function} ({machine})",
                     f"{_g(row['mean_s'])} s, {math.exp(e):.2g}x the fit; rank {rank:g} of {wide.shape[1]} in "
