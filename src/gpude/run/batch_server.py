@@ -1,9 +1,9 @@
 """A warm process per GPU for the workflow's GPU batches: ``gpude run`` as a thin client.
 
 A GPU batch started as its own process pays the interpreter, the imports, the CUDA context and the
-kernels' loading from numba's cache before its first trial: about 2 s a batch on an H100, more than
-the trials of a small batch (``results/benchmarks/inprocess_batches_nvidia-h100.csv``: 18 batches in
-83 s one process each, 42 s in one process). ``gpude run-batches`` pays them once for a list of
+kernels' loading from numba's cache before its first trial, more than the trials of a small batch
+(``results/benchmarks/inprocess_batches_nvidia-h100.csv``: 18 batches on an H100 took 3.0 s each beyond
+their trials as a process each, 0.68 s in one process; 83 s against 42 s in all). ``gpude run-batches`` pays them once for a list of
 batches; the workflow instead keeps one Snakemake job per batch (so that its rerun triggers re-run
 only the batches whose inputs changed) and, where ``GPUDE_BATCH_SERVER=1`` (set by the workflow on a
 local run, config ``batch_server``), each GPU batch's ``gpude run`` becomes a client:
@@ -20,8 +20,10 @@ local run, config ``batch_server``), each GPU batch's ``gpude run`` becomes a cl
 A server runs one batch at a time, takes no lease of its own (its client holds one while its batch
 runs) and leaves after ``--idle`` seconds without a batch, or when the workflow ends
 (:func:`stop_servers`). A client that dies (Snakemake cancelling its job) stops its batch at the
-batch's next line of output, and the server removes what that batch wrote. Another checkout, Python,
-source tree or ``NUMBA_*``/``GPUDE_*`` environment gets another server.
+batch's next line of output, and the server removes what that batch wrote. Where no server can be had
+(:class:`ServerUnavailable`: it cannot start, or it left before the batch began), ``gpude run`` says so
+and runs the batch in its own process. Another checkout, Python, source tree or ``NUMBA_*``/``GPUDE_*``
+environment gets another server.
 
 Servers live in ``<tmp>/gpude-batch-servers/`` (``GPUDE_BATCH_SERVER_DIR``): a socket, a JSON note
 (pid, package, GPU) and a log of the server's own errors each.
