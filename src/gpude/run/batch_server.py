@@ -3,10 +3,11 @@
 A GPU batch started as its own process pays the interpreter, the imports, the CUDA context and the
 kernels' loading from numba's cache before its first trial, more than the trials of a small batch
 (``results/benchmarks/inprocess_batches_nvidia-h100.csv``: 18 batches on an H100 took 3.0 s each beyond
-their trials as a process each, 0.68 s in one process; 83 s against 42 s in all). ``gpude run-batches`` pays them once for a list of
-batches; the workflow instead keeps one Snakemake job per batch (so that its rerun triggers re-run
-only the batches whose inputs changed) and, where ``GPUDE_BATCH_SERVER=1`` (set by the workflow on a
-local run, config ``batch_server``), each GPU batch's ``gpude run`` becomes a client:
+their trials as a process each, 0.68 s in one process; 83 s against 42 s in all). ``gpude run-batches``
+pays them once for a list of batches; the workflow instead keeps one Snakemake job per batch (so that
+its rerun triggers re-run only the batches whose inputs changed) and, where ``GPUDE_BATCH_SERVER=1``
+(set by the workflow on a local run, config ``batch_server``), each GPU batch's ``gpude run`` becomes a
+client:
 
 1. it leases its GPU as a ``gpude run`` does (:mod:`gpude.core.gpu_lease`), so batches never share a
    GPU and the lease's lines and the rows' ``gpu_lease`` are as before;
@@ -274,6 +275,7 @@ def serve(key: str, idle_s: float = IDLE_S) -> int:
         path.unlink()  # a server that died left it (the client's lock keeps two from starting here)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
+    ours = path.stat().st_ino  # a server started after this one left may bind the same path: not ours to remove
     listener.listen(8)
     listener.settimeout(idle_s)
     note.write_text(json.dumps({"pid": os.getpid(), "package": str(_package_dir()), "python": sys.executable,
@@ -300,9 +302,10 @@ def serve(key: str, idle_s: float = IDLE_S) -> int:
                     print(f"batch server: a request failed: {exc}", file=sys.stderr, flush=True)
     finally:
         listener.close()
-        for p in (path, note):
-            with contextlib.suppress(FileNotFoundError):
-                p.unlink()
+        with contextlib.suppress(FileNotFoundError):
+            if path.stat().st_ino == ours:
+                path.unlink()
+                note.unlink()
         with contextlib.suppress(OSError):
             if log.stat().st_size == 0:  # nothing went wrong: no log left behind
                 log.unlink()
