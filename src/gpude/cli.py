@@ -181,12 +181,12 @@ def _cmd_run(args) -> int:
         raise GpudeError("--out-csv and --out-traces go together (the batch's rows and their traces); "
                          "give both, or neither to print the trials and write nothing")
     spec = RunSpec.from_namespace(args)
-    if spec.needs_gpu and args.gpu != "shared" and batch_server.enabled() and getattr(args, "argv", None):
-        try:
-            return batch_server.submit(args.argv, args.gpu)  # the batch in its GPU's warm process
-        except batch_server.ServerUnavailable as exc:
-            print(f"gpude run: {exc}; the batch runs in this process", file=sys.stderr, flush=True)
     if spec.needs_gpu and args.gpu != "shared":
+        if batch_server.enabled() and getattr(args, "argv", None):
+            try:
+                return batch_server.submit(args.argv, args.gpu)  # the batch in its GPU's warm process
+            except batch_server.ServerUnavailable as exc:
+                print(f"gpude run: {exc}; the batch runs in this process", file=sys.stderr, flush=True)
         # what needs no GPU (numba and the implementation's modules) is imported before the lease: a
         # batch waiting at it (gpude.study.host_shape: prefetch) then has it done when the GPU comes free
         spec.entry.load(check_device=False)

@@ -409,6 +409,10 @@ def claims_check(claims: pd.DataFrame, etc: pd.DataFrame | None = None, publishe
         w = w.dropna(subset=["cpu", "cpu_optimized"])
         return int((w["cpu_optimized"] < w["cpu"]).sum()), len(w)
 
+    def extremes_bounds(table, col):  # the lower bound of the smallest ratio, the upper of the largest
+        lo, hi = table.loc[table[col].idxmin()], table.loc[table[col].idxmax()]
+        return lo.get(f"{col}_lo", np.nan), hi.get(f"{col}_hi", np.nan)
+
     def ratio_range(which):
         parts = []
         if fe_rate is not None and len(fe_rate):
@@ -418,8 +422,7 @@ def claims_check(claims: pd.DataFrame, etc: pd.DataFrame | None = None, publishe
                 # a cell's runs (fe_rate.csv's runs): the extremes' interval where each has 3 or more, else
                 # the text says why there is none
                 n = int(f["runs"].min()) if "runs" in f else 1
-                lo, hi = f.loc[f[col].idxmin()], f.loc[f[col].idxmax()]
-                bounds = (lo.get(f"{col}_lo", np.nan), hi.get(f"{col}_hi", np.nan))
+                bounds = extremes_bounds(f, col)
                 how = (f"{n} runs a cell, 95% CI of the extremes {bounds[0]:.3g}-{bounds[1]:.3g}x"
                        if n >= MIN_N and not any(pd.isna(b) for b in bounds)
                        else ("one run a cell" if n == 1 else f"n = {n} runs a cell") + ": no interval")
@@ -428,8 +431,7 @@ def claims_check(claims: pd.DataFrame, etc: pd.DataFrame | None = None, publishe
         if which == "gpu_over_cpu_opt_speed" and speed is not None and len(speed) and "cpu_over_gpu" in speed:
             e = speed[(speed["problem"] == "etc") & speed["popsize"].between(64, 1024)]
             if len(e):
-                lo, hi = e.loc[e["cpu_over_gpu"].idxmin()], e.loc[e["cpu_over_gpu"].idxmax()]
-                bounds = (lo.get("cpu_over_gpu_lo", np.nan), hi.get("cpu_over_gpu_hi", np.nan))
+                bounds = extremes_bounds(e, "cpu_over_gpu")
                 how = ("medians of repeated timings, 95% CI of the extremes "
                        f"{bounds[0]:.3g}-{bounds[1]:.3g}x" if not any(pd.isna(b) for b in bounds)
                        else "medians of repeated timings; the file keeps no repeats: no interval")

@@ -4,7 +4,6 @@ per implementation."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pandas as pd
 
 from ..core.io import save_figure
 from .timing import ORDER, _machine, _ordered, implementation_labels
+from .trial_params import program_sources
 
 SUCCESS_ERROR = 1e-8  # Qin et al.: a run succeeds when its final error is below 1e-8
 CELL = ["machine", "algorithm", "implementation", "function", "dim", "popsize", "dtype"]
@@ -60,29 +60,13 @@ def cell_table(trials: pd.DataFrame) -> pd.DataFrame:
         kinds = like.groupby(cols, observed=True)["_alone"].all().rename("session_rows").reset_index()
         kinds["session_rows"] = kinds["session_rows"].map({True: "alone", False: "all"})
         out = out.merge(parts, on=cols, how="left").merge(kinds, on=cols, how="left")
-    sources = _program_sources(t)
+    sources = program_sources(t)
     if sources is not None:  # an outside program's rows: the source its runs were built from
         out = out.merge(t.assign(_source=sources).groupby(cols, observed=True)["_source"]
                         .agg(lambda v: ";".join(sorted({x for x in v if x}))).rename("program_source")
                         .reset_index(), on=cols, how="left")
     out["implementation"] = pd.Categorical(out["implementation"], _ordered(out["implementation"].unique()))
     return out.sort_values(cols).reset_index(drop=True)
-
-
-def _program_sources(t: pd.DataFrame) -> pd.Series | None:
-    """Each row's outside program source (the first 12 hex digits of its ``params``' ``source_sha256``,
-    '' for our own implementations), or None where no row ran one."""
-    if "params" not in t or not t["params"].astype(str).str.contains("source_sha256", regex=False).any():
-        return None
-
-    def source(params) -> str:
-        try:
-            p = json.loads(params) if isinstance(params, str) and params.strip() else params
-        except ValueError:
-            return ""
-        return str(p.get("source_sha256", ""))[:12] if isinstance(p, dict) else ""
-
-    return t["params"].map(source)
 
 
 def _timed_like(t: pd.DataFrame, cols: list[str]) -> pd.DataFrame:

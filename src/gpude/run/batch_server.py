@@ -148,7 +148,7 @@ def _connect(path: Path) -> socket.socket | None:
 def _start(key: str) -> socket.socket:
     """Connect to the server of ``key``, starting it first where none listens (under a lock: two clients
     without a lease, e.g. on the simulator, start one server)."""
-    path, note, log = _paths(key)
+    path, _, log = _paths(key)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -199,8 +199,8 @@ def submit(run_args: list[str], gpu: str) -> int:
 
 def stop_servers() -> int:
     """Ask every batch server of this package (this checkout) to leave; how many were asked."""
-    stopped = 0
-    for note in sorted(server_dir().glob("*.json")) if server_dir().is_dir() else []:
+    stopped, folder = 0, server_dir()
+    for note in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         with contextlib.suppress(OSError, ValueError):
             if json.loads(note.read_text()).get("package") != str(_package_dir()):
                 continue
