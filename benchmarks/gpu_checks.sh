@@ -141,7 +141,7 @@ for stage in "$@"; do
       # between, a run with every GPU batch its own process (`--config batch_server=false`), the batch server's
       # anchor on the same boot. Here: the README's sentence on the GPU host's time
       for run in $(seq 1 "${MAIN_JOB_RUNS:-1}"); do
-        for variant in server $([ "${MAIN_JOB_ANCHOR:-0}" = 1 ] && echo process); do
+        for variant in ${MAIN_JOB_VARIANTS:-server $([ "${MAIN_JOB_ANCHOR:-0}" = 1 ] && echo process)}; do
           export NUMBA_CACHE_DIR=/tmp/gpude_main_job_cache/numba MPLCONFIGDIR=/tmp/gpude_main_job_cache/mpl
           rm -rf /tmp/gpude_main_job_cache results/default logs/default paper/default .snakemake
           extra=(); [ $variant = process ] && extra=(--config batch_server=false)

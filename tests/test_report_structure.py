@@ -68,8 +68,11 @@ def test_the_body_reads_as_a_paper_within_its_length(report):
     assert headings[:3] == ["Abstract", "Verdict", "Methods"]
     assert headings[-3:] == ["Anomalies", "Conclusion", "References"]
     papers = headings[3:-3]
-    # the papers in order, then this machine's run (the default experiment, of no paper)
-    assert papers[:-1] == [p.heading for p in PAPERS] and papers[-1].startswith("This machine"), papers
+    # the papers in order, then this machine's run (the default experiment, of no paper) where it was made
+    if (ROOT / "paper" / "default" / "table_error.csv").is_file():
+        assert papers[:-1] == [p.heading for p in PAPERS] and papers[-1].startswith("This machine"), papers
+    else:
+        assert papers == [p.heading for p in PAPERS], papers
     # every paper's part ends on its one list of deviations, each item under a topic
     parts = re.split(r"^## ", text, flags=re.MULTILINE)
     for paper in PAPERS:

@@ -94,6 +94,14 @@ def test_dry_run_builds_one_job_per_cell_and_chunk(smoke_dry_run, gpu, cpu_jobs,
         assert "dropped de/all_gpu, de/ide, de/naive_gpu" in out
 
 
+def test_the_workflow_s_own_keys_are_not_taken_for_the_experiment_s(smoke_dry_run):
+    # `--config batch_server=false` (README: every GPU batch its own process) is the workflow's switch:
+    # the experiment's schema, which refuses keys it does not know, never sees it
+    code, out = smoke_dry_run("gpu=yes", "batch_server=false")
+    assert code == 0, out[-3000:]
+    assert job_counts(out).get("run_batch_gpu", 0) == 12
+
+
 def test_wall_time_tables_only_for_experiments_whose_report_wants_them(smoke_dry_run):
     # a study with a time budget (its report section's generic_outputs) gets no wall-time tables or
     # figure; a fixed-FE study (and an experiment with the generic section) still does

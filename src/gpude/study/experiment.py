@@ -473,7 +473,7 @@ def run_spec(experiment: dict, batch, first: int = 0, count: int = 1, concurrenc
 # --- the experiment as one object ---------------------------------------------------------------------
 
 #: keys of a Snakemake config that are the workflow's, not the experiment's
-WORKFLOW_KEYS = ("scaling",)
+WORKFLOW_KEYS = ("scaling", "batch_server")
 
 
 def configured_file(name: str, configfiles, config: dict) -> str:
