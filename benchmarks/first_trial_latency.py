@@ -2,7 +2,8 @@
 
 Each GPU batch's log (``logs/<experiment>/run_batch/...``) holds the lease's line (``gpude: GPU k (...)
 leased at T0``, taken as its ``gpude run`` starts) and the batch's header (``... setup S s (first trial at
-T1)``); T1 - T0 is what the batch waited beyond its lease: a process of its own pays the imports, the CUDA
+T1)``); T1 - T0 is what the batch waited beyond its lease (and, where the lease's line gives its process's age A,
+T1 - T0 + A the wait from the batch's process start, its imports included): a process of its own pays the imports, the CUDA
 context and its kernels' loading there, a batch on a warm batch server (gpude.run.batch_server) only its
 kernels' loading and its warm-up launch.
 
@@ -20,7 +21,7 @@ import re
 import sys
 from pathlib import Path
 
-LEASED = re.compile(r"gpude: GPU \d+ \(.*\) leased at ([\d.]+)")
+LEASED = re.compile(r"gpude: GPU \d+ \(.*\) leased at ([\d.]+)(?:, ([\d.]+) s after its process started)?")
 FIRST = re.compile(r"setup ([\d.]+)s \(first trial at ([\d.]+)\)")
 
 
@@ -31,8 +32,11 @@ def latencies(folder: Path) -> list[dict]:
         text = log.read_text(errors="replace")
         leased, first = LEASED.search(text), FIRST.search(text)
         if leased and first:
+            age = leased.group(2)  # logs written before the lease said its process's age have none
             rows.append({"run": folder.name, "log": str(log.relative_to(folder)),
                          "lease_to_first_trial_s": round(float(first.group(2)) - float(leased.group(1)), 3),
+                         "start_to_first_trial_s": (round(float(first.group(2)) - float(leased.group(1))
+                                                          + float(age), 3) if age else ""),
                          "setup_s": float(first.group(1))})
     return rows
 

@@ -72,12 +72,12 @@ for stage in "$@"; do
       step kromer_eval_speed 300 python3 benchmarks/kromer_eval_speed.py --out "$dir/kromer_eval_speed_$device.csv" ;;
     cs2_probe)  # case study 2's lone trials (issue 65): trials 0-2 of every competitor on F01 and F05, one trial a
       # launch, as the workflow's command lines make them (the campaign, an empty reference), then one CSV: the
-      # report's `alone` input beside the batched reference (the committed probe has 2 a cell: no interval; ~4 min)
+      # report's `alone` input beside the batched reference: its rows one a launch only (~5 min)
       mkdir -p /tmp/cs2_empty
       step cs2_probe 480 python3 -m gpude.campaign run --experiment config/experiments/janssen_cs2.yaml \
         --reference /tmp/cs2_empty --functions F01,F05 --trials 'F0*=3' --alone 3 --per-launch 30 \
         --default-run-s 10 --max-seconds 450 --out "$dir/camp"
-      python3 -c "import glob, pandas as pd; pd.concat([pd.read_csv(f) for f in sorted(glob.glob('$dir/camp/**/t*.csv', recursive=True))]).to_csv('$dir/janssen_cs2_probe_${device}.csv', index=False)" ;;
+      python3 -c "import glob, json, pandas as pd; d = pd.concat([pd.read_csv(f) for f in sorted(glob.glob('$dir/camp/**/t*.csv', recursive=True))]); d[d.params.map(lambda p: json.loads(p).get('trials_per_launch', 1) == 1)].to_csv('$dir/janssen_cs2_probe_${device}.csv', index=False)" ;;
     kromer_fe_rate)  # FEs per second of Krömer's three columns, three runs of 3 s a cell one after another
       # (benchmarks/kromer_fe_rate.py; the ratios' intervals need the three; ~4 minutes)
       instances
@@ -143,7 +143,10 @@ for stage in "$@"; do
       for run in $(seq 1 "${MAIN_JOB_RUNS:-1}"); do
         for variant in ${MAIN_JOB_VARIANTS:-server $([ "${MAIN_JOB_ANCHOR:-0}" = 1 ] && echo process)}; do
           export NUMBA_CACHE_DIR=/tmp/gpude_main_job_cache/numba MPLCONFIGDIR=/tmp/gpude_main_job_cache/mpl
-          rm -rf /tmp/gpude_main_job_cache results/default logs/default paper/default .snakemake
+          # a fresh clone's state: every paper output made again too (only paper/published and paper/README.md are
+          # committed), or a later run skips the reference studies' paper jobs
+          rm -rf /tmp/gpude_main_job_cache results/default logs/default .snakemake
+          find paper -mindepth 1 -maxdepth 1 ! -name published ! -name README.md -exec rm -rf {} +
           extra=(); [ $variant = process ] && extra=(--config batch_server=false)
           step "main_job_${variant}_$run" 560 /usr/bin/time -v snakemake --cores all "${extra[@]}"
           mkdir -p "$dir/logs_${variant}_$run" && cp -r .snakemake/log "$dir/logs_${variant}_$run/snakemake_log" 2>/dev/null

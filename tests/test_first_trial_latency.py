@@ -12,10 +12,14 @@ def test_reads_the_lease_and_the_first_trial_of_each_gpu_batch_log(tmp_path, cap
     (run / "ide" / "F01.log").write_text(
         "gpude: GPU 0 (GPU-75ee0340, NVIDIA H200) leased at 1000.250\n"
         "ide F01 D=30 NP=50: 5 trials, setup 0.4s (first trial at 1001.000)\n")
+    (run / "ide" / "F02.log").write_text(
+        "gpude: GPU 0 (GPU-75ee0340, NVIDIA H200) leased at 1000.250, 0.40 s after its process started\n"
+        "ide F02 D=30 NP=50: 5 trials, setup 0.0s (first trial at 1000.270)\n")
     (run / "sequential.log").write_text("sequential F01 D=30 NP=50: 5 trials, setup 0.1s (first trial at 5.0)\n")
     out = tmp_path / "first.csv"
     assert latency.main([str(tmp_path / "logs_server_1"), "--out", str(out)]) == 0
     lines = out.read_text().splitlines()
-    assert lines == ["run,log,lease_to_first_trial_s,setup_s",
-                     "logs_server_1,default/run_batch/ide/F01.log,0.75,0.4"]  # the CPU batch took no lease
+    assert lines == ["run,log,lease_to_first_trial_s,start_to_first_trial_s,setup_s",
+                     "logs_server_1,default/run_batch/ide/F01.log,0.75,,0.4",  # a lease line without the age
+                     "logs_server_1,default/run_batch/ide/F02.log,0.02,0.42,0.0"]  # the CPU batch took no lease
     assert latency.main([str(tmp_path / "empty")]) == 2 and "no batch log" in capsys.readouterr().err

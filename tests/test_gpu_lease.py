@@ -2,6 +2,7 @@
 one waits, a killed holder's GPU is free again; `gpude run` records the GPU it leased."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -197,6 +198,9 @@ def test_gpude_run_leases_a_gpu_and_its_rows_say_which(fake_gpus, tmp_path):
         for gpu in ("any", "shared"):
             rows[gpu], logs[gpu] = run_all_gpu(tmp_path, gpu, fake_gpus, "--gpu", gpu)
         assert "GPU 1 (GPU-fake-0001, fake GPU) leased at" in logs["any"] and "released at" in logs["any"]
+        # with the process's age (Linux): a batch's start to its first trial is read from its log
+        age = re.search(r"leased at [\d.]+, ([\d.]+) s after its process started", logs["any"])
+        assert age and 0 < float(age.group(1)) < 120, logs["any"]
         assert "leased" not in logs["shared"]
         assert (rows["any"].gpu_index, rows["any"].gpu_uuid, rows["any"].gpu_lease) == (1, "GPU-fake-0001", "exclusive")
         assert rows["shared"].gpu_lease == "none" and pd.isna(rows["shared"].gpu_uuid)

@@ -275,9 +275,25 @@ def lease_for(gpu: str, needed: bool):
     if not devices:  # no driver (the implementation then says so), or the simulator
         return None
     lease = acquire(None if gpu == "any" else gpu, devices=devices)
+    age = process_age_s()
     print(f"gpude: GPU {lease.device.index} ({lease.device.uuid}, {lease.device.name}) leased at "
-          f"{time.time():.3f}", file=sys.stderr, flush=True)
+          f"{time.time():.3f}" + (f", {age:.2f} s after its process started" if age is not None else ""),
+          file=sys.stderr, flush=True)
     return lease
+
+
+def process_age_s() -> float | None:
+    """Seconds since this process started (Linux: its start in clock ticks after boot, against the
+    uptime; both to 10 ms), or None where /proc does not say: what a batch's log needs to time its
+    start to its first trial, imports included."""
+    try:
+        with open("/proc/self/stat") as f:
+            started_ticks = int(f.read().rsplit(")", 1)[1].split()[19])  # field 22, starttime
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        return max(0.0, uptime - started_ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
 
 
 def release(lease) -> None:
