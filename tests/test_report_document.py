@@ -243,6 +243,13 @@ def test_trials_run_alone_beside_the_same_trials_run_in_batches(tmp_path):
     assert table.loc["50", "fes_ratio_median"] == pytest.approx(2) and table.loc["100", "fes_ratio_median"] == 1
     with pytest.raises(InvalidInputError, match=r"lack the columns \['seed'\]"):
         alone_vs_batched(with_competitors(batched), alone.drop(columns=["seed"]))
+    # the section says how far the trials that end elsewhere are: another search, or the error's last bits
+    from gpude.report.janssen import _rest_differ
+
+    assert _rest_differ(table) == ", the other 1 up to 2.0e-01 from it (relative)"
+    last_bits = table.assign(max_rel_diff=[1.7e-16, 0.0])
+    assert "the other 1 within 1.7e-16 of it" in _rest_differ(last_bits) and "same search" in _rest_differ(last_bits)
+    assert _rest_differ(table.assign(same_final_error=table.paired)) == ""
     # the grouping is read from params (1 where not recorded) and shown per implementation
     assert trials_per_launch(batched).tolist() == [30] * 6
     assert trials_per_launch(alone).tolist() == [1] * 4
@@ -259,7 +266,7 @@ def test_competitors_sort_numbers_as_numbers_and_no_baseline_means_no_speed_up_r
     text = markdown(timing_table(pd.DataFrame(rows)))
     assert "speed-up" not in text and text.index("de/ide/50") < text.index("de/ide/100")
     with_baseline = markdown(timing_table(pd.DataFrame(rows + [{**rows[0], "implementation": "sequential"}])))
-    assert "speed-up against `sequential`" in with_baseline and "| | speed-up |" in with_baseline
+    assert "speed-up against `sequential`" in with_baseline and "| de/ide/50 | 1 (1); 1.0x" in with_baseline
 
 
 def test_log_ticks_stay_few_and_readable():

@@ -128,8 +128,8 @@ def test_the_time_tables_speed_ups_carry_the_interval_of_both_sides():
     assert ms["speedup"] == pytest.approx(2.0) and 0.9 / 0.55 <= ms["speedup_lo"] < 2.0 < ms["speedup_hi"] <= 1.1 / 0.45
     assert ms["baseline_n"] == 4 and np.isnan(t.loc["sequential", "speedup_lo"])
     text = markdown(t.reset_index())
-    assert f"| | speed-up | 2.0x [{ms['speedup_lo']:.1f}x, {ms['speedup_hi']:.1f}x] |" in text
-    assert "| | speed-up | 1.0x |" in text and "| | speed-up | 5.0x (n = 1: no interval) |" in text
+    assert f"| master_slave | 0.5 (3); 2.0x [{ms['speedup_lo']:.1f}x, {ms['speedup_hi']:.1f}x] |" in text
+    assert "| sequential | 1 (4) |" in text and "| naive_gpu | 0.2 (1); 5.0x (n = 1: no interval) |" in text
 
 
 def test_a_mean_error_over_a_papers_carries_the_interval_of_our_runs(tmp_path):

@@ -225,15 +225,16 @@ def markdown(table: pd.DataFrame, baseline: str = "sequential") -> str:
         speed = _speedups(part, baseline)
         cols = list(times.columns)
         has_speedup = part["speedup"].notna().any()  # no `sequential` on this machine: no speed-up rows
+        # a row per implementation (its speed-up after its time): the table's height is its implementations'
         lines = ["Mean wall time in seconds (n trials)"
-                 + (", and speed-up against `sequential`" if has_speedup else "") + f"; machine: {machine}.",
-                 "", "| implementation | | " + " | ".join(cols) + " |", "|---" * (len(cols) + 2) + "|"]
+                 + ("; after it the speed-up against `sequential` and its 95 % interval" if has_speedup else "")
+                 + f"; machine: {machine}.",
+                 "", "| implementation | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
         for impl in times.index:
-            lines.append(f"| {impl} | time (n) | " + " | ".join(
-                f"{times.loc[impl, c]} ({int(n.loc[impl, c]) if pd.notna(n.loc[impl, c]) else 0})"
-                for c in cols) + " |")
-            if has_speedup:
-                lines.append("| | speed-up | " + " | ".join(speed.loc[impl, c] for c in cols) + " |")
+            def cell(c):
+                text = f"{times.loc[impl, c]} ({int(n.loc[impl, c]) if pd.notna(n.loc[impl, c]) else 0})"
+                return text + (f"; {speed.loc[impl, c]}" if has_speedup and impl != baseline else "")
+            lines.append(f"| {impl} | " + " | ".join(cell(c) for c in cols) + " |")
         if "timed" in part:
             shared = part[part["timed"] != "alone"]
             if len(shared):
