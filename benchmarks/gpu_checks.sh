@@ -201,9 +201,10 @@ for stage in "$@"; do
       step sync 240 python3 benchmarks/sync_prototype.py --blocks-per-sm 1,2 --out "$dir/sync_${device}.csv" ;;
     jso_block_speed)  # issue 67, step 4, the GPU side: jso/block at 51, 132 and 264 runs a launch
       # (benchmarks/jso_speed.py), CEC 2017 F3, F5, F10, F22 (Janssen's F01, F03, F04, F08) at D 30 and 100
-      # (~5-8 minutes: a call of its own)
-      step jso_block 560 python3 benchmarks/jso_speed.py --functions F01,F03,F04,F08 --dims 30,100 \
-        --trials 51,132,264 --repeats 2 --out "$dir/jso_block_${device}.csv" ;;
+      # (~5-8 minutes at two launches a cell: a call of its own; three launches a cell give the ratios their
+      # intervals: JSO_DIMS=30 then JSO_DIMS=100, a call each, if one call cannot hold both)
+      step jso_block 560 python3 benchmarks/jso_speed.py --functions F01,F03,F04,F08 --dims "${JSO_DIMS:-30,100}" \
+        --trials "${JSO_TRIALS:-51,132,264}" --repeats "${JSO_REPEATS:-3}" --out "$dir/jso_block_${device}.csv" ;;
     jso_brest_host)  # issue 67, step 4, the host side: Brest's C++ on every core at once, a run a core
       # (benchmarks/jso_brest_runs.py host; carry .authors/jso: `python -m gpude.implementations.jso_brest
       # pack`), the same functions and D; then his one-core speed again with three runs a cell (the committed
