@@ -2,10 +2,10 @@
 
 Each GPU batch's log (``logs/<experiment>/run_batch/...``) holds the lease's line (``gpude: GPU k (...)
 leased at T0``, taken as its ``gpude run`` starts) and the batch's header (``... setup S s (first trial at
-T1)``); T1 - T0 is what the batch waited beyond its lease (and, where the lease's line gives its process's age A,
-T1 - T0 + A the wait from the batch's process start, its imports included): a process of its own pays the imports, the CUDA
-context and its kernels' loading there, a batch on a warm batch server (gpude.run.batch_server) only its
-kernels' loading and its warm-up launch.
+T1)``); T1 - T0 is what the batch waited beyond its lease (and, where the lease's line gives its process's
+age A, T1 - T0 + A the wait from the batch's process start, its imports included): a process of its own
+pays the imports, the CUDA context and its kernels' loading there, a batch on a warm batch server
+(gpude.run.batch_server) only its kernels' loading and its warm-up launch.
 
     python benchmarks/first_trial_latency.py LOGS_DIR [LOGS_DIR ...] --out results/benchmarks/first_trial_<device>.csv
 

@@ -324,3 +324,26 @@ def test_section_renders_the_fe_rate_contention_and_claims(tmp_path):
     assert "| sequential | ThMhCc NP 64 | reference | 1 (1 sequential) | boot-a | 1 | 5,000,000 (t0) | 0.500 |" in text
     assert "sequential 1 processes at once (1 sequential), 0.50x its FEs alone" in text
     assert "**The paper's claims on our data**" in text
+
+
+@pytest.mark.io
+def test_a_table_4_claim_counts_only_cells_made_on_one_machine():
+    claims = pd.read_csv(ROOT / "paper/published/kromer_claims.csv", comment="#")
+    paper4 = pd.read_csv(ROOT / "paper/published/kromer_table4.csv", comment="#")
+    # ours = the paper's Table 4, the consistent matrices' GPU column made on another host than the rest
+    ours = paper4.rename(columns={"fitness": "fit_mean", "implementation": "column"}).assign(machine="GPU / CPU x32")
+    elsewhere = ours["etc"].str.endswith("Cc") & (ours["column"] == "gpu")
+    ours.loc[elsewhere, "machine"] = "GPU / CPU x16"
+    c = kromer_tables.claims_check(claims, ours, paper4).set_index("check")
+    # CPU opt. against the GPU on the consistent matrices: every such cell spans two machines
+    consistent = c.loc["cpu_opt_best_np64_consistent"]
+    assert consistent["holds"] == "undecided: two machines"
+    assert consistent["ours"].startswith("none on one machine; left out, 4 of two machines")
+    assert "4 of 4, the best ahead by " in consistent["ours"]
+    # the GPU at NP 512-1024: the 16 cells of one machine decide, the 8 of two are said apart
+    big = c.loc["gpu_best_np512_1024"]
+    assert big["ours"].startswith("16 of 16; left out, 8 of two machines") and big["holds"] == "yes"
+    # a matrix whose cells span two machines leaves the best-NP count too
+    assert c.loc["np64_most_successful", "ours"].startswith("7 of 8; left out, 4 of two machines")
+    # the other matrices' GPU and CPU columns share a machine: decided as before
+    assert c.loc["gpu_best_np64_other", "ours"] == "8 of 8" and c.loc["gpu_best_np64_other", "holds"] == "yes"

@@ -225,3 +225,11 @@ def test_a_report_with_a_table_of_no_machine_is_refused(tmp_path, monkeypatch):
     with pytest.raises(GpudeError, match="names no machine or no n"):
         _case_study_paper(tmp_path, n_gpu=3, n_cpu=1)
     assert not (tmp_path / "paper" / "REPORT.md").exists()
+
+
+def test_the_abstract_counts_agree_with_their_number():
+    from gpude.report.document import _counted
+
+    assert _counted({"agrees": 2, "partly": 1}, ["agrees", "partly", "not"]) == "2 agree, 1 partly, 0 not"
+    assert _counted({"agrees": 1}, ["agrees", "partly"]) == "1 agrees, 0 partly"
+    assert _counted({"reproduced": 3}, ["reproduced"]) == "3 reproduced"

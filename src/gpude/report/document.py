@@ -204,7 +204,9 @@ def _verdict_counts(verdicts: list[Verdict]) -> dict[str, dict[str, int]]:
 
 
 def _counted(counts: dict[str, int], statuses) -> str:
-    return ", ".join(f"{counts.get(s, 0)} {s}" for s in statuses)
+    # a status that is a verb agrees with its count ("1 agrees", "2 agree")
+    return ", ".join(f"{counts.get(s, 0)} {s[:-1] if s == 'agrees' and counts.get(s, 0) != 1 else s}"
+                     for s in statuses)
 
 
 def _causes(verdicts: list[Verdict]) -> list[tuple[str, int]]:

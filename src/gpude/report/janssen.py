@@ -524,7 +524,8 @@ class CaseStudy2(Section):
         text += (f" The probe (`{self.spec.get('report', {}).get('alone', 'one-at-a-time trials')}`) ran "
                  f"{int(alone.paired.sum())} of the same trials (same seeds) one at a time on "
                  f"{probed}: {int(alone.same_final_error.sum())} of them end "
-                 f"on exactly the same final error{_rest_differ(alone)}, and a lone trial took {alone.ratio_min.min():.1f}-"
+                 f"on exactly the same final error{_rest_differ(alone)}, and a lone trial took "
+                 f"{alone.ratio_min.min():.1f}-"
                  f"{alone.ratio_max.max():.1f}x its batched share (median per cell "
                  f"{extremes_text(medians, '{:.1f}')}; most at small NP, where launches dominate).")
         for f, part in alone.groupby("function"):
@@ -594,6 +595,8 @@ def _rest_differ(alone) -> str:
     rest = int(alone.paired.sum() - alone.same_final_error.sum())
     if rest == 0:
         return ""
-    return (f", the other {rest} within {alone.max_rel_diff.max():.1e} of it (relative: below float32's "
-            "resolution of 6e-8, so the same search, apart in the last bits of the error's float64 value)" if alone.max_rel_diff.max() < 1e-12
-            else f", the other {rest} up to {alone.max_rel_diff.max():.1e} from it (relative)")
+    worst = alone.max_rel_diff.max()
+    if worst < 1e-12:  # far below float32's resolution: the same search, apart in the last bits
+        return (f", the other {rest} within {worst:.1e} of it (relative: below float32's resolution of 6e-8, "
+                "so the same search, apart in the last bits of the error's float64 value)")
+    return f", the other {rest} up to {worst:.1e} from it (relative)"

@@ -197,15 +197,19 @@ class Kromer(Section):
             holds = c["holds"].astype(str)
             yes = int(holds.str.fullmatch("yes").sum())
             no = int(holds.str.contains(r"\bno\b").sum())
-            # the words the check gives a claim that holds in part: "overlaps" (ranges), "mostly"
+            undecided = int(holds.str.startswith("undecided").sum())  # its cells on two machines only
+            # the words the check gives a claim that holds in part: "overlaps" (ranges), "mostly"; or that
+            # it cannot decide
             partial = sorted({w for h in holds if h != "yes" for w in h.split("; ")} - {"no"})
             finding = Judgement("holds") if yes == len(c) else Judgement(
                 "not" if no == len(c) else "in part", f"{yes} of {len(c)} claims",
                 ", ".join(partial) if partial else "claims not met")
             rows.append(coverage_verdict(
                 "Table 4, Figs. 7-9", n_by(self.etc) if len(self.etc) else {}, wanted,
-                f"of the paper's {len(c)} claims on Table 4 and Figs. 7-9: {yes} hold, {len(c) - yes - no} in part "
-                f"(mostly, or ranges that overlap), {no} not ({machines})",
+                f"of the paper's {len(c)} claims on Table 4 and Figs. 7-9: {yes} hold, "
+                f"{len(c) - yes - no - undecided} in part (mostly, or ranges that overlap), "
+                + (f"{undecided} undecided (their cells ran on two machines), " if undecided else "")
+                + f"{no} not ({machines})",
                 numbers_of(self.etc["ours_over_paper"], tuned, labels=cell_labels(
                     self.etc, ["etc", "popsize", "implementation", "column"]))
                 if "ours_over_paper" in self.etc else None, finding))

@@ -231,10 +231,9 @@ def markdown(table: pd.DataFrame, baseline: str = "sequential") -> str:
                  + f"; machine: {machine}.",
                  "", "| implementation | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
         for impl in times.index:
-            def cell(c):
-                text = f"{times.loc[impl, c]} ({int(n.loc[impl, c]) if pd.notna(n.loc[impl, c]) else 0})"
-                return text + (f"; {speed.loc[impl, c]}" if has_speedup and impl != baseline else "")
-            lines.append(f"| {impl} | " + " | ".join(cell(c) for c in cols) + " |")
+            cells = [f"{times.loc[impl, c]} ({int(n.loc[impl, c]) if pd.notna(n.loc[impl, c]) else 0})"
+                     + (f"; {speed.loc[impl, c]}" if has_speedup and impl != baseline else "") for c in cols]
+            lines.append(f"| {impl} | " + " | ".join(cells) + " |")
         if "timed" in part:
             shared = part[part["timed"] != "alone"]
             if len(shared):
