@@ -18,7 +18,8 @@ register tiles feed each loaded value to several multiply-adds. Three kernels ov
 ``block``
     the anchor: de/block's whole generation on F01 (``make_runner``; trial vectors, evaluation,
     selection), timed warm in the same process: a batch of G generations (its host work included) and
-    a batch of 2G less it (the generations alone).
+    a batch of 2G less it (the generations alone); the same on N00 (the sphere: no rotation), whose
+    generation is the rest of de/block's, so that F01's less N00's is the rotation inside de/block.
 
 Every kernel writes each individual's sum of z^2 over the rows and generations, which ``--check``
 compares with numpy in float64 (the simulator at tiny sizes; on a GPU at the timed sizes too). Rows:
@@ -224,16 +225,16 @@ def time_kernel(kernel, threads, pop, shift, rot_t, generations):
     return (time.perf_counter() - t0, out.copy_to_host(), *resources(kernel))
 
 
-def time_block(trials: int, generations: int, dim: int, popsize: int) -> tuple[float, float]:
-    """de/block's whole generations on F01: (a warm batch of ``trials`` runs of ``generations``, the
+def time_block(trials: int, generations: int, dim: int, popsize: int, function: str = "F01") -> tuple[float, float]:
+    """de/block's whole generations on ``function``: (a warm batch of ``trials`` runs of ``generations``, the
     same batch's ``generations`` alone). A batch also pays its host work once (seeds, initial
     population, rows and traces of every trial); a batch of twice the generations less one of
     ``generations`` leaves the kernel's generations only."""
     from gpude.run.trial import make_runner
 
     def batch_s(g: int) -> float:
-        runner = make_runner("de", "block", "F01", dim, popsize, popsize * (g + 1), F=0.5, CR=0.3,
-                             dtype="float32", target=1e-7, trials_per_launch=trials)  # (F01 never reaches 1e-7)
+        runner = make_runner("de", "block", function, dim, popsize, popsize * (g + 1), F=0.5, CR=0.3,
+                             dtype="float32", target=-math.inf, trials_per_launch=trials)  # (no early stop)
         runner.run_batch(list(range(1, trials + 1)))  # compiles and loads
         t0 = time.perf_counter()
         runner.run_batch(list(range(1, trials + 1)))
@@ -323,11 +324,14 @@ def main(argv=None) -> int:
             add({"kernel": name, "threads": math.nan, "launch_s": math.nan, "registers": math.nan,
                  "local_bytes": math.nan, "agrees": False, "error": f"{type(exc).__name__}: {exc}"[:300]})
     if not args.no_anchor:
-        batch, generations_only = time_block(B, G, D, NP)
-        for name, seconds in (("block (a batch of G generations, its host work included)", batch),
-                              ("block (whole generation, F01: 2G less G generations)", generations_only)):
-            add({"kernel": name, "threads": 512, "launch_s": seconds, "registers": math.nan,
-                 "local_bytes": math.nan, "agrees": math.nan, "error": ""})
+        # F01 (a rotation, D^2 multiply-adds an evaluation) and N00 (the sphere, none): their difference is
+        # what de/block's rotation costs in its own generation, N00 the rest of the generation
+        for function in ("F01", "N00"):
+            batch, generations_only = time_block(B, G, D, NP, function)
+            for name, seconds in ((f"block {function} (a batch of G generations, its host work included)", batch),
+                                  (f"block {function} (whole generation: 2G less G generations)", generations_only)):
+                add({"kernel": name, "threads": 512, "launch_s": seconds, "registers": math.nan,
+                     "local_bytes": math.nan, "agrees": math.nan, "error": ""})
     return 0
 
 
