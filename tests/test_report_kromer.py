@@ -240,6 +240,16 @@ def test_fe_rate_table_takes_a_cells_median_and_gives_its_ratios_an_interval_fro
     assert t["gpu_over_cpu_lo"] < 80.0 < t["gpu_over_cpu_hi"]
     one = kromer_tables.fe_rate_table(pd.DataFrame(rows[::3])).iloc[0]  # a run a cell: no interval
     assert one["runs"] == 1 and np.isnan(one["gpu_over_cpu_lo"])
+    # two of the GPU's three runs reached the optimum early: named once, with how many
+    early = [dict(r, wall_time_s=1.0) if r["implementation"] == "many_threaded" and k < 8 else r
+             for k, r in enumerate(rows)]
+    assert kromer_tables.fe_rate_table(pd.DataFrame(early)).iloc[0]["stopped_early"] == "many_threaded (2 of 3 runs)"
+    # the appendix's table gives each ratio its interval
+    from gpude.report.kromer import _rate_ratio
+
+    lo, hi = t["gpu_over_cpu_lo"], t["gpu_over_cpu_hi"]
+    assert _rate_ratio(t.to_dict(), "gpu_over_cpu") == f"80.0 [{lo:.3g}, {hi:.3g}]"
+    assert _rate_ratio(one.to_dict(), "gpu_over_cpu") == "80.0"
     claims = pd.read_csv(ROOT / "paper/published/kromer_claims.csv", comment="#")
     paper4 = pd.read_csv(ROOT / "paper/published/kromer_table4.csv", comment="#")
     ours = paper4.rename(columns={"fitness": "fit_mean", "implementation": "column"})

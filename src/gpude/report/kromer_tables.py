@@ -262,10 +262,11 @@ def eval_speed_table(speed: pd.DataFrame) -> pd.DataFrame:
 
 
 def fe_rate_table(rate: pd.DataFrame, trials: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per case (problem, D, NP, CR, machine): each implementation's FEs per second (one run alone,
-    ``benchmarks/kromer_fe_rate.py``), and the ratios of the paper's columns: GPU / CPU, GPU / CPU opt.
-    and CPU opt. / CPU (``PAPER_COLUMN``). ``stopped_early`` names the implementations whose run ended
-    before its budget (at the optimum: its rate is over the shorter time). Where ``trials`` (the
+    """Per case (problem, D, NP, CR, machine): each implementation's FEs per second (the median of its
+    runs alone, ``benchmarks/kromer_fe_rate.py``; ``runs`` a cell), and the ratios of the paper's
+    columns: GPU / CPU, GPU / CPU opt. and CPU opt. / CPU (``PAPER_COLUMN``), each with its 95 % interval
+    (``_lo``, ``_hi``) from the runs. ``stopped_early`` names the implementations whose runs ended
+    before the budget (at the optimum: the rate is over the shorter time). Where ``trials`` (the
     experiment's rows) hold the case, ``reference_over_alone_<implementation>``: the median FEs of its
     runs there over what one run alone makes in their budget (rate x ``max_time_s``): below 1 where
     runs shared the machine (CPU runs side by side, GPU runs several per launch)."""
@@ -281,7 +282,11 @@ def fe_rate_table(rate: pd.DataFrame, trials: pd.DataFrame | None = None) -> pd.
     sizes = runs.size()
     t["runs"] = [int(sizes.loc[tuple(r[k] for k in keys)].min()) for r in t.to_dict("records")]
     early = rate[rate["wall_time_s"] < 0.99 * rate["seconds"]]
-    stopped = early.groupby(keys)["implementation"].agg(lambda v: ", ".join(sorted(v)))
+    # an implementation once, with how many of the cell's runs stopped early where it has several
+    stopped = {}
+    for key, part in early.groupby(keys):
+        stopped[key] = ", ".join(f"{i} ({n} of {int(sizes.loc[(*key, i)])} runs)" if sizes.loc[(*key, i)] > 1
+                                 else i for i, n in sorted(part["implementation"].value_counts().items()))
     t["stopped_early"] = [stopped.get(tuple(r[k] for k in keys), "") for r in t.to_dict("records")]
     gpu, cpu, opt = (IMPLEMENTATION_OF[c] for c in ("gpu", "cpu", "cpu_optimized"))
     for name, a, b in (("gpu_over_cpu", gpu, cpu), ("gpu_over_cpu_optimized", gpu, opt),
