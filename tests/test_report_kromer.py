@@ -334,6 +334,18 @@ def test_section_renders_the_fe_rate_contention_and_claims(tmp_path):
     assert "| sequential | ThMhCc NP 64 | reference | 1 (1 sequential) | boot-a | 1 | 5,000,000 (t0) | 0.500 |" in text
     assert "sequential 1 processes at once (1 sequential), 0.50x its FEs alone" in text
     assert "**The paper's claims on our data**" in text
+    # the verdict: a speed-up within the paper's range holds, one below it does not (1.6x against 2.2-12.5x)
+    verdict = next(line for line in text.splitlines() if line.startswith("| Krömer et al. | Table 4"))
+    assert "speed-ups below the paper's range" in verdict and "3 hold, 0 in part" in verdict, verdict
+    assert "1 not" in verdict, verdict
+
+
+def test_a_claim_s_state_from_its_words():
+    assert kromer.claim_state("yes") == ("holds", []) and kromer.claim_state("within") == ("holds", [])
+    assert kromer.claim_state("within; overlaps") == ("in part", ["overlaps"])
+    assert kromer.claim_state("above; below") == ("not", ["above", "below"]) and kromer.claim_state("no")[0] == "not"
+    assert kromer.claim_state("mostly") == ("in part", ["mostly"])
+    assert kromer.claim_state("undecided: two machines") == ("undecided", ["undecided: two machines"])
 
 
 @pytest.mark.io

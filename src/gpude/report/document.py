@@ -273,7 +273,8 @@ def conclusion(rows: list[tuple[str, Verdict]]) -> str:
         lines.append(f"* **{study}**: {said}." + (f" Causes: {'; '.join(causes)}." if causes else ""))
     counts = _verdict_counts([v for _, v in rows]).get("paper", {})
     best, partly, not_ = KINDS["paper"]
-    lines += ["", f"Of the papers' {sum(counts.values())} tables and figures judged, {counts.get(best, 0)} are "
+    verb = "is" if counts.get(best, 0) == 1 else "are"
+    lines += ["", f"Of the papers' {sum(counts.values())} tables and figures judged, {counts.get(best, 0)} {verb} "
               f"reproduced in full by the rule of the verdict table, {counts.get(partly, 0)} in part and "
               f"{counts.get(not_, 0)} not; every judgement that is not clean names its cause above, from the data, "
               "and each paper's deviations and anomalies say what lies behind it."]
