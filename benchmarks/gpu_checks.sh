@@ -77,7 +77,7 @@ for stage in "$@"; do
       step cs2_probe 480 python3 -m gpude.campaign run --experiment config/experiments/janssen_cs2.yaml \
         --reference /tmp/cs2_empty --functions F01,F05 --trials 'F0*=3' --alone 3 --per-launch 30 \
         --default-run-s 10 --max-seconds 450 --out "$dir/camp"
-      python3 -c "import glob, json, pandas as pd; d = pd.concat([pd.read_csv(f) for f in sorted(glob.glob('$dir/camp/**/t*.csv', recursive=True))]); d[d.params.map(lambda p: json.loads(p).get('trials_per_launch', 1) == 1)].to_csv('$dir/janssen_cs2_probe_${device}.csv', index=False)" ;;
+      python3 -c "import glob, json, pandas as pd; d = pd.concat([pd.read_csv(f) for f in sorted(glob.glob('$dir/camp/**/t*.csv', recursive=True))]); d[d.params.map(lambda p: json.loads(p).get('trials_per_launch', 1) == 1)].to_csv('$dir/janssen_cs2_probe_${device}.csv', index=False, float_format='%.17g')" ;;
     kromer_fe_rate)  # FEs per second of Krömer's three columns, three runs of 3 s a cell one after another
       # (benchmarks/kromer_fe_rate.py; the ratios' intervals need the three; ~4 minutes)
       instances
@@ -219,7 +219,7 @@ for stage in "$@"; do
         core=$((core + 1))
       done
       wait
-      python3 -c "import glob, pandas as pd; pd.concat([pd.read_csv(f) for f in sorted(glob.glob('$dir/brest_core_*.csv'))]).to_csv('$dir/brest_one_core_${device}.csv', index=False)" \
+      python3 -c "import glob, pandas as pd; pd.concat([pd.read_csv(f) for f in sorted(glob.glob('$dir/brest_core_*.csv'))]).to_csv('$dir/brest_one_core_${device}.csv', index=False, float_format='%.17g')" \
         && rm "$dir"/brest_core_*.csv ;;
     block_profile_export)  # the pages of reports made before (BLOCK_PROFILE_REPORTS, default .carry/block_profile:
       # carry the .ncu-rep files): details, raw (per-opcode counts) and source, as block_profile writes them

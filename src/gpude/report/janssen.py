@@ -608,5 +608,5 @@ def _rest_differ(alone) -> str:
     worst = alone.max_rel_diff.max()
     if worst < 1e-12:  # far below float32's resolution: the same search, apart in the last bits
         return (f", the other {rest} within {worst:.1e} of it (relative: below float32's resolution of 6e-8, "
-                "so the same search, apart in the last bits of the error's float64 value)")
+                "so the same search, apart in the last bits of the recorded float64 value)")
     return f", the other {rest} up to {worst:.1e} from it (relative)"

@@ -374,9 +374,10 @@ def main(argv=None) -> int:
             pack_logs(args.config, args.tar)
         else:
             table = rows(args.dir, args.config)
-            table.to_csv(args.out, index=False)
+            table.to_csv(args.out, index=False, float_format="%.17g")
             runs = [batch_rows(d) for d in run_folders(args.dir)]
-            pd.concat(runs, ignore_index=True).to_csv(Path(args.out).with_name("batches.csv"), index=False)
+            pd.concat(runs, ignore_index=True).to_csv(Path(args.out).with_name("batches.csv"), index=False,
+                                                      float_format="%.17g")
             print(table.to_string(index=False))
     except GpudeError as exc:
         print(f"gpude.study.gpu_scaling: {exc}", file=sys.stderr)
