@@ -72,10 +72,11 @@ for stage in "$@"; do
       step kromer_eval_speed 300 python3 benchmarks/kromer_eval_speed.py --out "$dir/kromer_eval_speed_$device.csv" ;;
     cs2_probe)  # case study 2's lone trials (issue 65): trials 0-2 of every competitor on F01 and F05, one trial a
       # launch, as the workflow's command lines make them (the campaign, an empty reference), then one CSV: the
-      # report's `alone` input beside the batched reference: its rows one a launch only (~5 min)
+      # report's `alone` input beside the batched reference: its rows one a launch only (~5 min; the campaign
+      # also makes each cell's other 27 trials, batched, ~1 min of it: its --trials never lowers the experiment's n)
       mkdir -p /tmp/cs2_empty
       step cs2_probe 480 python3 -m gpude.campaign run --experiment config/experiments/janssen_cs2.yaml \
-        --reference /tmp/cs2_empty --functions F01,F05 --trials 'F0*=3' --alone 3 --per-launch 30 \
+        --reference /tmp/cs2_empty --functions F01,F05 --alone 3 --per-launch 30 \
         --default-run-s 10 --max-seconds 450 --out "$dir/camp"
       python3 -c "import glob, json, pandas as pd; d = pd.concat([pd.read_csv(f) for f in sorted(glob.glob('$dir/camp/**/t*.csv', recursive=True))]); d[d.params.map(lambda p: json.loads(p).get('trials_per_launch', 1) == 1)].to_csv('$dir/janssen_cs2_probe_${device}.csv', index=False, float_format='%.17g')" ;;
     kromer_fe_rate)  # FEs per second of Krömer's three columns, three runs of 3 s a cell one after another
