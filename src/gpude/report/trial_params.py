@@ -9,12 +9,23 @@ import json
 import pandas as pd
 
 
+def _params(text) -> dict:
+    """A row's ``params`` as a dict ({} where unrecorded or unreadable)."""
+    if isinstance(text, dict):
+        return text
+    try:
+        params = json.loads(text)
+    except (TypeError, ValueError):
+        return {}
+    return params if isinstance(params, dict) else {}
+
+
 def trials_per_launch(trials: pd.DataFrame) -> pd.Series:
     """Each row's trials per launch, read from its ``params`` (1 where not recorded)."""
     def one(text):
         try:
-            return int(json.loads(text).get("trials_per_launch", 1))
-        except (TypeError, ValueError, AttributeError):
+            return int(_params(text).get("trials_per_launch", 1))
+        except (TypeError, ValueError):
             return 1
     if "params" not in trials:
         return pd.Series(1, index=trials.index, dtype=int)
@@ -26,11 +37,4 @@ def program_sources(trials: pd.DataFrame) -> pd.Series | None:
     '' for our own implementations), or None where no row ran one."""
     if "params" not in trials or not trials["params"].astype(str).str.contains("source_sha256", regex=False).any():
         return None
-
-    def one(text) -> str:
-        try:
-            params = text if isinstance(text, dict) else json.loads(text)
-            return str(params.get("source_sha256", ""))[:12]
-        except (TypeError, ValueError, AttributeError):
-            return ""
-    return trials["params"].map(one)
+    return trials["params"].map(lambda text: str(_params(text).get("source_sha256", ""))[:12])

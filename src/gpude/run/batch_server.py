@@ -47,6 +47,7 @@ import time
 from pathlib import Path
 
 from ..core.errors import GpudeError
+from ..core.gpu_lease import DEVICES_VAR, INDEX_VAR, NAME_VAR, UUID_VAR
 
 #: ``1``: ``gpude run`` of a GPU implementation hands its batch to its GPU's batch server
 ENV_VAR = "GPUDE_BATCH_SERVER"
@@ -59,7 +60,8 @@ START_TIMEOUT_S = 120.0
 #: the environment a batch's run depends on beyond its command line: a server serves only clients whose
 #: values are its own (the lease's variables excepted: they come with each batch)
 _ENV_PREFIXES = ("NUMBA_", "GPUDE_", "PYTHON", "OMP_", "MKL_", "OPENBLAS_")
-_PER_BATCH_ENV = ("GPUDE_GPU_INDEX", "GPUDE_GPU_UUID", "GPUDE_GPU_NAME", "GPUDE_GPU_DEVICES", ENV_VAR, DIR_VAR)
+_LEASE_ENV = (INDEX_VAR, UUID_VAR, NAME_VAR)
+_PER_BATCH_ENV = (*_LEASE_ENV, DEVICES_VAR, ENV_VAR, DIR_VAR)
 
 
 class ServerUnavailable(GpudeError):
@@ -175,11 +177,11 @@ def submit(run_args: list[str], gpu: str) -> int:
     """Run the batch of ``run_args`` (``gpude run``'s arguments, ``run`` first) on its GPU's batch server,
     under a lease this process holds until the batch ends; its output printed here; its exit status.
     Raises :class:`ServerUnavailable` before the batch is handed over where no server can be had."""
-    from ..core.gpu_lease import INDEX_VAR, NAME_VAR, UUID_VAR, held
+    from ..core.gpu_lease import held
 
     with held(gpu, True) as lease:
         key = server_key(lease.device.uuid if lease is not None else "none")
-        env = {k: os.environ[k] for k in (INDEX_VAR, UUID_VAR, NAME_VAR) if k in os.environ}
+        env = {k: os.environ[k] for k in _LEASE_ENV if k in os.environ}
         with _start(key) as sock:
             _send(sock, {"args": run_args, "gpu": gpu, "cwd": os.getcwd(), "env": env})
             reader = sock.makefile("r", encoding="utf-8")
@@ -242,7 +244,7 @@ def _run_one(request: dict, sock: socket.socket) -> int:
     started = time.time()
     try:
         os.chdir(request["cwd"])
-        for k in ("GPUDE_GPU_INDEX", "GPUDE_GPU_UUID", "GPUDE_GPU_NAME"):
+        for k in _LEASE_ENV:  # the server's own lease variables never reach a batch: its client's do
             os.environ.pop(k, None)
         os.environ.update(request.get("env", {}))
         with contextlib.redirect_stdout(stream), contextlib.redirect_stderr(stream):

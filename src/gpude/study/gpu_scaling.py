@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import yaml
 
 from ..core.errors import GpudeError
-from ..core.io import read_csv
+from ..core.io import read_csv, write_csv_atomic
 from . import experiment as experiment_model
 
 if TYPE_CHECKING:
@@ -374,10 +374,9 @@ def main(argv=None) -> int:
             pack_logs(args.config, args.tar)
         else:
             table = rows(args.dir, args.config)
-            table.to_csv(args.out, index=False, float_format="%.17g")
+            write_csv_atomic(table, args.out)
             runs = [batch_rows(d) for d in run_folders(args.dir)]
-            pd.concat(runs, ignore_index=True).to_csv(Path(args.out).with_name("batches.csv"), index=False,
-                                                      float_format="%.17g")
+            write_csv_atomic(pd.concat(runs, ignore_index=True), Path(args.out).with_name("batches.csv"))
             print(table.to_string(index=False))
     except GpudeError as exc:
         print(f"gpude.study.gpu_scaling: {exc}", file=sys.stderr)
