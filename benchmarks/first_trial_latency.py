@@ -21,7 +21,10 @@ import re
 import sys
 from pathlib import Path
 
-LEASED = re.compile(r"gpude: GPU \d+ \(.*\) leased at ([\d.]+)(?:, ([\d.]+) s after its process started)?")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from gpude.core.gpu_lease import LEASED_LINE  # noqa: E402  (the line gpude run writes at its lease)
+
 FIRST = re.compile(r"setup ([\d.]+)s \(first trial at ([\d.]+)\)")
 
 
@@ -30,13 +33,12 @@ def latencies(folder: Path) -> list[dict]:
     rows = []
     for log in sorted(folder.rglob("*.log")):
         text = log.read_text(errors="replace")
-        leased, first = LEASED.search(text), FIRST.search(text)
+        leased, first = LEASED_LINE.search(text), FIRST.search(text)
         if leased and first:
-            age = leased.group(2)  # logs written before the lease said its process's age have none
+            at, age = float(leased.group(4)), leased.group(5)  # (logs written before the age have none)
             rows.append({"run": folder.name, "log": str(log.relative_to(folder)),
-                         "lease_to_first_trial_s": round(float(first.group(2)) - float(leased.group(1)), 3),
-                         "start_to_first_trial_s": (round(float(first.group(2)) - float(leased.group(1))
-                                                          + float(age), 3) if age else ""),
+                         "lease_to_first_trial_s": round(float(first.group(2)) - at, 3),
+                         "start_to_first_trial_s": round(float(first.group(2)) - at + float(age), 3) if age else "",
                          "setup_s": float(first.group(1))})
     return rows
 

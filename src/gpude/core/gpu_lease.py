@@ -33,6 +33,7 @@ import errno
 import fcntl
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -263,6 +264,12 @@ def _check_cuda_not_started() -> None:
     if started:
         raise GpudeError("CUDA was already started in this process, so a GPU lease can no longer choose "
                          "its device; take the lease first (gpude run does)")
+
+
+#: the lines :func:`lease_for` and :func:`release` write into a batch's log, as their readers parse them: index,
+#: UUID, name, epoch seconds and (where written) the process's age; index, UUID, epoch seconds
+LEASED_LINE = re.compile(r"GPU (\d+) \((\S+), (.*)\) leased at ([\d.]+)(?:, ([\d.]+) s after its process started)?")
+RELEASED_LINE = re.compile(r"GPU (\d+) \((\S+)\) released at ([\d.]+)")
 
 
 def lease_for(gpu: str, needed: bool):

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
-import re
 import sys
 import tarfile
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING
 import yaml
 
 from ..core.errors import GpudeError
+from ..core.gpu_lease import LEASED_LINE, RELEASED_LINE
 from ..core.io import read_csv, write_csv_atomic
 from . import experiment as experiment_model
 
@@ -35,8 +35,6 @@ if TYPE_CHECKING:
 SCHEMA = experiment_model.SCHEMA.with_name("scaling.schema.yaml")
 EXPERIMENTS = Path("config/experiments")
 DEFAULT_GPU_COUNTS = (1, 2, 4, 8)
-LEASED = re.compile(r"GPU (\d+) \((\S+), (.*)\) leased at ([\d.]+)")
-RELEASED = re.compile(r"GPU (\d+) \((\S+)\) released at ([\d.]+)")
 
 
 class ScalingError(GpudeError, ValueError):
@@ -183,8 +181,8 @@ def leases(logs: dict[str, str]) -> list[dict]:
     """The GPU leases of batch logs (name -> text): GPU index and UUID, leased and released at."""
     rows = []
     for name, text in logs.items():
-        held = LEASED.search(text)
-        gone = RELEASED.search(text)
+        held = LEASED_LINE.search(text)
+        gone = RELEASED_LINE.search(text)
         if held and gone:
             rows.append(dict(batch=name, gpu_index=int(held.group(1)), gpu_uuid=held.group(2), gpu=held.group(3),
                              leased=float(held.group(4)), released=float(gone.group(3))))
