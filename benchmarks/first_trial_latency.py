@@ -10,7 +10,8 @@ pays the imports, the CUDA context and its kernels' loading there, a batch on a 
     python benchmarks/first_trial_latency.py LOGS_DIR [LOGS_DIR ...] --out results/benchmarks/first_trial_<device>.csv
 
 Each LOGS_DIR is one run's logs (``benchmarks/gpu_checks.sh main_job`` brings back ``logs_<variant>_<k>/``);
-a row per GPU batch: the folder, the batch's log, the latency and the setup time.
+a row per GPU batch: the folder, the batch's log, the GPU its lease names, the latencies and the setup time
+(the run's commit and boot are not in the logs: the rows' file says them).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def latencies(folder: Path) -> list[dict]:
         leased, first = LEASED_LINE.search(text), FIRST.search(text)
         if leased and first:
             at, age = float(leased.group(4)), leased.group(5)  # (logs written before the age have none)
-            rows.append({"run": folder.name, "log": str(log.relative_to(folder)),
+            rows.append({"run": folder.name, "log": str(log.relative_to(folder)), "gpu": leased.group(3),
                          "lease_to_first_trial_s": round(float(first.group(2)) - at, 3),
                          "start_to_first_trial_s": round(float(first.group(2)) - at + float(age), 3) if age else "",
                          "setup_s": float(first.group(1))})

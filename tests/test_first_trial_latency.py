@@ -19,7 +19,7 @@ def test_reads_the_lease_and_the_first_trial_of_each_gpu_batch_log(tmp_path, cap
     out = tmp_path / "first.csv"
     assert latency.main([str(tmp_path / "logs_server_1"), "--out", str(out)]) == 0
     lines = out.read_text().splitlines()
-    assert lines == ["run,log,lease_to_first_trial_s,start_to_first_trial_s,setup_s",
-                     "logs_server_1,default/run_batch/ide/F01.log,0.75,,0.4",  # a lease line without the age
-                     "logs_server_1,default/run_batch/ide/F02.log,0.02,0.42,0.0"]  # the CPU batch took no lease
+    assert lines == ["run,log,gpu,lease_to_first_trial_s,start_to_first_trial_s,setup_s",
+                     "logs_server_1,default/run_batch/ide/F01.log,NVIDIA H200,0.75,,0.4",  # a lease without the age
+                     "logs_server_1,default/run_batch/ide/F02.log,NVIDIA H200,0.02,0.42,0.0"]  # the CPU batch: no lease
     assert latency.main([str(tmp_path / "empty")]) == 2 and "no batch log" in capsys.readouterr().err
