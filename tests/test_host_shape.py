@@ -22,12 +22,28 @@ def expected_lane(cores, gpus, setting):
     return {"0": False, "1": True, "auto": cores >= gpus + 2}[setting]
 
 
+def expected_lanes(cores, gpus, setting):
+    """How many: none without the lane, else half the cores less the GPU batches, one at least."""
+    return max(1, cores // 2 - gpus) if expected_lane(cores, gpus, setting) else 0
+
+
 @pytest.mark.parametrize("setting", ["auto", "0", "1"])
 @pytest.mark.parametrize("cores,gpus", SHAPES)
 def test_the_cpu_lane_wants_a_core_for_each_gpu_batch_the_lane_and_the_rest(cores, gpus, setting):
     host = HostShape(cores=cores, gpus=gpus, lane_setting=setting, prefetch_setting="0")
     assert host.cpu_lane == expected_lane(cores, gpus, setting)
-    assert host.gpu_limit == gpus and host.timed_lanes == gpus + host.cpu_lane
+    assert host.cpu_lanes == expected_lanes(cores, gpus, setting)
+    assert host.gpu_limit == gpus and host.timed_lanes == gpus + host.cpu_lanes
+
+
+@pytest.mark.parametrize("cores,gpus,lanes", [(16, 1, 7), (16, 2, 6), (32, 4, 12), (16, 8, 1), (3, 1, 1), (2, 1, 0)])
+def test_the_cpu_lanes_leave_half_the_cores_free(cores, gpus, lanes):
+    # 7 lanes + 1 GPU batch on 16 cores: the 8 busy cores of results/benchmarks/host_sharing's K = 7
+    host = HostShape(cores=cores, gpus=gpus, prefetch_setting="0")
+    assert host.cpu_lanes == lanes
+    if lanes:
+        assert host.concurrency("exclusive", *SEQUENTIAL_BATCH) == f"exclusive-cpu:{gpus + lanes}"
+        assert (gpus + lanes) * host.timing_slot("exclusive", *SEQUENTIAL_BATCH) <= TIMING_SLOTS
 
 
 @pytest.mark.parametrize("setting", ["auto", "0", "1"])
@@ -35,7 +51,7 @@ def test_the_cpu_lane_wants_a_core_for_each_gpu_batch_the_lane_and_the_rest(core
 def test_exclusive_batches_share_the_timing_slots_and_say_so(cores, gpus, setting):
     host = HostShape(cores=cores, gpus=gpus, lane_setting=setting, prefetch_setting="0")
     lane = expected_lane(cores, gpus, setting)
-    lanes_share = TIMING_SLOTS // (gpus + lane)
+    lanes_share = TIMING_SLOTS // (gpus + expected_lanes(cores, gpus, setting))
     assert host.timing_slot("exclusive", *GPU_BATCH) == lanes_share
     assert host.timing_slot("exclusive", *SEQUENTIAL_BATCH) == (lanes_share if lane else TIMING_SLOTS)
     assert host.timing_slot("exclusive", *POOL_BATCH) == TIMING_SLOTS  # a thread pool always alone
@@ -44,7 +60,8 @@ def test_exclusive_batches_share_the_timing_slots_and_say_so(cores, gpus, settin
     else:
         gpu_label = f"exclusive-gpu:{gpus}" if gpus > 1 else "exclusive"  # alone on a one-GPU host
     assert host.concurrency("exclusive", *GPU_BATCH) == gpu_label
-    assert host.concurrency("exclusive", *SEQUENTIAL_BATCH) == (f"exclusive-cpu:{gpus + 1}" if lane else "exclusive")
+    lane_label = f"exclusive-cpu:{gpus + expected_lanes(cores, gpus, setting)}"
+    assert host.concurrency("exclusive", *SEQUENTIAL_BATCH) == (lane_label if lane else "exclusive")
     assert host.concurrency("exclusive", *POOL_BATCH) == "exclusive"
 
 

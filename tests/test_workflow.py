@@ -168,9 +168,10 @@ def test_a_host_with_two_gpus_runs_two_gpu_batches_at_once(smoke_dry_run, timing
 
 def test_a_single_threaded_cpu_batch_runs_beside_the_gpu_batches_where_cores_are_free(smoke_dry_run):
     # 32 cores and 4 GPUs (GPUDE_CPU_LANE unset: a lane, the cores being at least the GPUs + 2; not
-    # --cores, still 2; no second batch per GPU, whose shares tests/test_host_shape.py checks): the GPU
-    # batches and sequential's take 1/5 of the slots each (five lanes timed at once, each on a core of its
-    # own) and say so in their rows; master_slave's pool still runs alone. Fewer cores (or
+    # --cores, still 2; no second batch per GPU, whose shares tests/test_host_shape.py checks): 12 CPU
+    # lanes (half the cores less the 4 GPU batches), so the GPU batches and sequential's take 1/16 of the
+    # slots each (16 lanes timed at once, each on a core of its own) and say so in their rows;
+    # master_slave's pool still runs alone. Fewer cores (or
     # GPUDE_CPU_LANE=0) time CPU batches alone: the two-GPU test above, on 2; every other shape:
     # tests/test_host_shape.py
     code, out = smoke_dry_run("gpu=yes", "timing=exclusive",
@@ -184,8 +185,8 @@ def test_a_single_threaded_cpu_batch_runs_beside_the_gpu_batches_where_cores_are
             slot = re.search(r"timing_slot=(\d+)", job).group(1)
             label = re.search(r"--concurrency (\S+)", job).group(1)
             jobs.setdefault(impl, set()).add((slot, label))
-    assert jobs["sequential"] == {("200", "exclusive-cpu:5")}
-    assert jobs["naive_gpu"] == jobs["ide"] == {("200", "exclusive-gpu:4+cpu")}
+    assert jobs["sequential"] == {("62", "exclusive-cpu:16")}
+    assert jobs["naive_gpu"] == jobs["ide"] == {("62", "exclusive-gpu:4+cpu")}
     assert jobs["master_slave"] == {("1000", "exclusive")}
     from gpude.run.rows import timed_alone
 

@@ -14,9 +14,10 @@ shared
 exclusive
     every slot: alone on the machine; except a GPU batch on a host of N GPUs, which takes 1/N of
     them (alone on its GPU, the host's cores shared with the other GPUs' batches), and, where the
-    host has a CPU lane, 1/(N + 1) for a GPU batch and for a single-threaded CPU batch. On a host
-    without GPUs of C >= 2 cores, a single-threaded CPU batch takes 1/C: up to C of them at once,
-    each on a core of its own (:attr:`HostShape.cpu_only_lanes`); a multi-threaded one runs alone.
+    host has CPU lanes (L of them: :attr:`HostShape.cpu_lanes`), 1/(N + L) for a GPU batch and for a
+    single-threaded CPU batch, each on a core of its own. On a host without GPUs of C >= 2 cores, a
+    single-threaded CPU batch takes 1/C: up to C of them at once, each on a core of its own
+    (:attr:`HostShape.cpu_only_lanes`); a multi-threaded one runs alone.
 host
     every slot and every GPU: alone on the machine.
 
@@ -161,9 +162,20 @@ class HostShape:
         return self.cores
 
     @property
+    def cpu_lanes(self) -> int:
+        """How many single-threaded CPU batches timed ``exclusive`` run beside the GPU batches, each on a
+        core of its own: 0 without a :attr:`cpu_lane`; else as many as keep half the cores free, the GPU
+        batches' spinning host threads counted (cores // 2 - GPUs), and one at least. Half: on a 16-core
+        H100 host a GPU batch beside 7 processes that keep a core each busy took the time it took alone
+        (ratio 0.98-1.02), beside 15 1.35x longer (results/benchmarks/host_sharing)."""
+        if not self.cpu_lane:
+            return 0
+        return max(1, self.cores // 2 - self.gpu_limit)
+
+    @property
     def timed_lanes(self) -> int:
-        """Batches timed ``exclusive`` at once beside each other: one per GPU, and the CPU lane."""
-        return self.gpu_limit + (1 if self.cpu_lane else 0)
+        """Batches timed ``exclusive`` at once beside each other: one per GPU, and the CPU lanes."""
+        return self.gpu_limit + self.cpu_lanes
 
     @property
     def slot_shares(self) -> int:
@@ -189,8 +201,8 @@ class HostShape:
         """What a batch's rows record about the machine's other load while it was timed.
 
         ``exclusive-gpu:N`` for a GPU batch timed ``exclusive`` beside the batches on the other
-        GPUs of N, ``exclusive-gpu:N+cpu`` with a CPU lane's batch beside them too,
-        ``exclusive-cpu:N+1`` for the CPU lane's batch (at most N + 1 batches timed at once),
+        GPUs of N, ``exclusive-gpu:N+cpu`` with the CPU lanes' batches beside them too,
+        ``exclusive-cpu:N+L`` for a CPU lane's batch (at most N + L batches timed at once, each on a core),
         ``exclusive-cpu:C`` for a single-threaded batch on a host without GPUs of C cores (at most C at
         once, a core each); else the timing mode itself (``exclusive`` alone on a one-GPU host without a
         lane).
@@ -202,7 +214,7 @@ class HostShape:
         if on_gpu and (self.gpu_limit > 1 or self.cpu_lane):
             return f"exclusive-gpu:{self.gpu_limit}" + ("+cpu" if self.cpu_lane else "")
         if self.in_cpu_lane(on_gpu, threads):
-            return f"exclusive-cpu:{self.gpu_limit + 1}"
+            return f"exclusive-cpu:{self.timed_lanes}"
         return timing
 
     def gpus_taken(self, timing: str, on_gpu: bool) -> int:
