@@ -5,7 +5,10 @@ leased at T0``, taken as its ``gpude run`` starts) and the batch's header (``...
 T1)``); T1 - T0 is what the batch waited beyond its lease (and, where the lease's line gives its process's
 age A, T1 - T0 + A the wait from the batch's process start, its imports included): a process of its own
 pays the imports, the CUDA context and its kernels' loading there, a batch on a warm batch server
-(gpude.run.batch_server) only its kernels' loading and its warm-up launch.
+(gpude.run.batch_server) only its kernels' loading and its warm-up launch. A batch that started while
+another held its GPU (the workflow's prefetch) waited at the lease too, so the GPU's view is given as well:
+``gpu_idle_before_s``, T1 less the last release of the same GPU before T0 in the same run (empty for a
+GPU's first batch): how long the GPU sat without a trial between two batches.
 
     python benchmarks/first_trial_latency.py LOGS_DIR [LOGS_DIR ...] --out results/benchmarks/first_trial_<device>.csv
 
@@ -24,22 +27,27 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from gpude.core.gpu_lease import LEASED_LINE  # noqa: E402  (the line gpude run writes at its lease)
+from gpude.core.gpu_lease import LEASED_LINE, RELEASED_LINE  # noqa: E402  (the lines gpude run writes)
 
 FIRST = re.compile(r"setup ([\d.]+)s \(first trial at ([\d.]+)\)")
 
 
 def latencies(folder: Path) -> list[dict]:
     """A row per batch log under ``folder`` that leased a GPU and started a trial."""
-    rows = []
-    for log in sorted(folder.rglob("*.log")):
-        text = log.read_text(errors="replace")
+    rows, releases = [], {}
+    texts = {log: log.read_text(errors="replace") for log in sorted(folder.rglob("*.log"))}
+    for text in texts.values():
+        for released in RELEASED_LINE.finditer(text):
+            releases.setdefault(released.group(2), []).append(float(released.group(3)))
+    for log, text in texts.items():
         leased, first = LEASED_LINE.search(text), FIRST.search(text)
         if leased and first:
             at, age = float(leased.group(4)), leased.group(5)  # (logs written before the age have none)
+            before = [t for t in releases.get(leased.group(2), []) if t <= at]
             rows.append({"run": folder.name, "log": str(log.relative_to(folder)), "gpu": leased.group(3),
                          "lease_to_first_trial_s": round(float(first.group(2)) - at, 3),
                          "start_to_first_trial_s": round(float(first.group(2)) - at + float(age), 3) if age else "",
+                         "gpu_idle_before_s": round(float(first.group(2)) - max(before), 3) if before else "",
                          "setup_s": float(first.group(1))})
     return rows
 
