@@ -208,20 +208,23 @@ for stage in "$@"; do
         --trials "${JSO_TRIALS:-51,132,264}" --repeats "${JSO_REPEATS:-3}" --out "$dir/jso_block_${device}.csv" ;;
     jso_brest_host)  # issue 67, step 4, the host side: Brest's C++ on every core at once, a run a core
       # (benchmarks/jso_brest_runs.py host; carry .authors/jso: `python -m gpude.implementations.jso_brest
-      # pack`), the same functions and D; then his one-core speed again with three runs a cell (the committed
-      # one has two: no interval), a process a cell pinned to its own core as before (~6 minutes)
-      step brest_host 200 python3 benchmarks/jso_brest_runs.py host --functions 3,5,10,22 --dims 30,100 \
-        --out "$dir/brest_host_${device}.csv"
-      core=2
-      for cell in 3:30 5:30 10:30 22:30 3:100 5:100 10:100 22:100; do
-        timeout 240 python3 benchmarks/jso_brest_runs.py speed --functions "${cell%%:*}" --dims "${cell##*:}" \
-          --runs 3 --core $core --build "/tmp/jso_brest_core$core" --out "$dir/brest_core_${cell/:/_}.csv" \
-          > "$dir/brest_core_${cell/:/_}.log" 2>&1 &
-        core=$((core + 1))
-      done
-      wait
-      python3 -c "import glob, pandas as pd; pd.concat([pd.read_csv(f) for f in sorted(glob.glob('$dir/brest_core_*.csv'))]).to_csv('$dir/brest_one_core_${device}.csv', index=False, float_format='%.17g')" \
-        && rm "$dir"/brest_core_*.csv ;;
+      # pack`), the same functions and D (JSO_HOST_DIMS), JSO_HOST_BATCHES batches a cell (default 1; 3 give the
+      # host ratio its interval: ~20 s at D 30, ~6 minutes at D 100); then, unless JSO_HOST_ONLY=1, his one-core
+      # speed again with three runs a cell, a process a cell pinned to its own core as before (~2-4 minutes)
+      step brest_host 560 python3 benchmarks/jso_brest_runs.py host --functions 3,5,10,22 --dims "${JSO_HOST_DIMS:-30,100}" \
+        --batches "${JSO_HOST_BATCHES:-1}" --out "$dir/brest_host_${device}.csv"
+      if [ "${JSO_HOST_ONLY:-0}" != 1 ]; then
+        core=2
+        for cell in 3:30 5:30 10:30 22:30 3:100 5:100 10:100 22:100; do
+          timeout 240 python3 benchmarks/jso_brest_runs.py speed --functions "${cell%%:*}" --dims "${cell##*:}" \
+            --runs 3 --core $core --build "/tmp/jso_brest_core$core" --out "$dir/brest_core_${cell/:/_}.csv" \
+            > "$dir/brest_core_${cell/:/_}.log" 2>&1 &
+          core=$((core + 1))
+        done
+        wait
+        python3 -c "import glob, pandas as pd; pd.concat([pd.read_csv(f) for f in sorted(glob.glob('$dir/brest_core_*.csv'))]).to_csv('$dir/brest_one_core_${device}.csv', index=False, float_format='%.17g')" \
+          && rm "$dir"/brest_core_*.csv
+      fi ;;
     block_profile_export)  # the pages of reports made before (BLOCK_PROFILE_REPORTS, default .carry/block_profile:
       # carry the .ncu-rep files): details, raw (per-opcode counts) and source, as block_profile writes them
       ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)

@@ -15,7 +15,8 @@ D), ``--lanes`` runs side by side (default: every core this process may use), ea
 own core, seeds as ``speed``'s; each row has its run's time (``time_s``, the driver's clock around his run;
 ``process_wall_s`` runs until the process was waited for, in lane order) and the batch's wall time
 (``batch_wall_s``: the first start to the last end), so that a host's seconds a run are
-``batch_wall_s / lanes``::
+``batch_wall_s / lanes``; ``--batches K`` makes K such batches a cell, one after another (``batch``: 0 to
+K - 1; batch k's runs take the seeds of trials k lanes to (k + 1) lanes - 1), for an interval::
 
     python3 benchmarks/jso_brest_runs.py host --out results/benchmarks/jso_brest_host_<host>.csv
 
@@ -115,8 +116,8 @@ def speed(args) -> int:
 
 
 def host(args) -> int:
-    from gpude.core.rng import trial_seed
-
+    if args.batches < 1:
+        raise jb.GpudeError(f"--batches {args.batches}: give 1 or more batches a cell")
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
     lanes = args.lanes or len(cores)
     if not 0 < lanes <= len(cores):
@@ -127,27 +128,39 @@ def host(args) -> int:
         np_init = jb.jso_popsize(dim)
         for f in functions:
             name = f"cec17_f{f:02d}"
-            seeds = [trial_seed(args.seed, name, dim, np_init, t) for t in range(lanes)]
-            t0 = time.perf_counter()
-            procs = [subprocess.Popen([*([taskset, "-c", str(cores[t])] if taskset else []), str(exe), "--function",
-                                       name, "--dim", str(dim), "--seed", str(seeds[t])], cwd=build_dir,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                     for t in range(lanes)]
-            outs, ends = [], []
-            for proc in procs:
-                outs.append(proc.communicate())
-                ends.append(time.perf_counter())
-            batch = max(ends) - t0  # (a process that ended before an earlier one was waited for: no matter)
-            for t, (proc, (stdout, stderr)) in enumerate(zip(procs, outs)):
-                if proc.returncode != 0:
-                    print(f"{name} D={dim} lane {t}: exit {proc.returncode}: {stderr.strip()}", file=sys.stderr)
+            for k in range(args.batches):
+                if one_batch(name, dim, np_init, k, lanes, cores, exe, build_dir, taskset, gxx, machine, args, rows):
                     return 1
-                last = json.loads(stdout.strip().splitlines()[-1])
-                rows.append({**row(name, dim, np_init, t, seeds[t], last, ends[t] - t0,
-                                   cores[t] if taskset else "", gxx, machine), "lanes": lanes, "batch_wall_s": batch})
-            print(f"{name} D={dim}: {lanes} runs side by side in {batch:.3f} s ({batch / lanes:.4f} s a run, host)",
-                  flush=True)
     write_rows(rows, args.out)
+    return 0
+
+
+def one_batch(name, dim, np_init, k, lanes, cores, exe, build_dir, taskset, gxx, machine, args, rows) -> int:
+    """Batch ``k`` of a cell: ``lanes`` runs side by side, a core each; its rows appended to ``rows``
+    (1 where a run failed, after saying which)."""
+    from gpude.core.rng import trial_seed
+
+    seeds = [trial_seed(args.seed, name, dim, np_init, k * lanes + t) for t in range(lanes)]
+    t0 = time.perf_counter()
+    procs = [subprocess.Popen([*([taskset, "-c", str(cores[t])] if taskset else []), str(exe), "--function",
+                               name, "--dim", str(dim), "--seed", str(seeds[t])], cwd=build_dir,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for t in range(lanes)]
+    outs, ends = [], []
+    for proc in procs:
+        outs.append(proc.communicate())
+        ends.append(time.perf_counter())
+    batch = max(ends) - t0  # (a process that ended before an earlier one was waited for: no matter)
+    for t, (proc, (stdout, stderr)) in enumerate(zip(procs, outs)):
+        if proc.returncode != 0:
+            print(f"{name} D={dim} lane {t}: exit {proc.returncode}: {stderr.strip()}", file=sys.stderr)
+            return 1
+        last = json.loads(stdout.strip().splitlines()[-1])
+        rows.append({**row(name, dim, np_init, k * lanes + t, seeds[t], last, ends[t] - t0,
+                           cores[t] if taskset else "", gxx, machine), "lanes": lanes, "batch": k,
+                     "batch_wall_s": batch})
+    print(f"{name} D={dim} batch {k}: {lanes} runs side by side in {batch:.3f} s ({batch / lanes:.4f} s a run, "
+          "host)", flush=True)
     return 0
 
 
@@ -167,6 +180,7 @@ def main(argv=None) -> int:
     h.add_argument("--dims", default="30,100")
     h.add_argument("--functions", default="1,5,10,20,30")
     h.add_argument("--lanes", type=int, default=0, help="runs side by side (default: every core this process may use)")
+    h.add_argument("--batches", type=int, default=1, help="batches a cell, one after another (an interval: 3)")
     h.add_argument("--seed", type=int, default=20261127)
     h.add_argument("--build", default=str(Path(os.environ.get("TMPDIR", "/tmp")) / "jso_brest_speed"))
     args = p.parse_args(argv)

@@ -8,7 +8,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpude.report.cec2017_jso import FLOOR, Cec2017Jso, clamp, comparison_table, label, speed_table, write_outputs
+from gpude.report.cec2017_jso import (
+    FLOOR,
+    Cec2017Jso,
+    clamp,
+    comparison_table,
+    label,
+    speed_ratio,
+    speed_table,
+    write_outputs,
+)
 from gpude.report.document import section_class, uncaptioned_tables
 from gpude.stats.comparisons import holm
 
@@ -214,7 +223,17 @@ def test_the_speed_table_sets_the_gpu_beside_every_core_of_the_host(tmp_path):
     t.to_csv(out / "jso_speed.csv", index=False)
     text = Cec2017Jso(_spec(dims=(30,)), out, tmp_path / "paper").speed_block()
     assert "every core of the host at once (16 runs side by side" in text
-    assert "| F3 | 30 | 132 | 0.0015 |" in text and "| 0.15 | 100x (n = 1: no interval) |" in text
+    assert "| F3 | 30 | 132 | 0.0015 |" in text and "| 0.15 | 1 | 100x (n = 1: no interval) |" in text
+    # the body keeps a block an SM (132 a launch); the appendix every launch size
+    assert "| F3 | 30 | 51 |" not in text and "51 too in the appendix" in text
+    assert "| F3 | 30 | 51 |" in Cec2017Jso(_spec(dims=(30,)), out, tmp_path / "paper").speed_block(in_body=False)
+    # three batches a cell: the median batch, and the host ratio's interval from both sides' values
+    three = pd.concat([host.assign(batch=k, batch_wall_s=w) for k, w in enumerate((2.4, 2.0, 3.2))])
+    ours3 = ours.assign(launch_s_all=["0.102 0.1 0.11", "0.198 0.2 0.21"])
+    t3 = speed_table(ours3, brest, three)
+    assert t3["host_batches"].tolist() == [3, 3] and t3["host_s"].tolist() == pytest.approx([0.15, 0.15])
+    r = speed_ratio(t3.to_dict("records")[1], "host")
+    assert r.point == pytest.approx(0.15 / (0.2 / 132), rel=1e-5) and r.lo < r.point < r.hi  # (values kept to 6 digits)
     # without the host's runs: no host columns
     alone = speed_table(ours, brest)
     assert "host_s" not in alone

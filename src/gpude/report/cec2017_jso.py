@@ -47,6 +47,8 @@ RUNS = 51
 #: (at least 27 of the 29)
 MAY_DIFFER = 2
 STUDY_INPUTS = ("speed_ours", "speed_brest")
+#: the runs a launch of the body's speed rows: a block an SM of an H100 or H200 (132 SMs)
+BODY_RUNS_A_LAUNCH = 132
 #: optional: Brest's runs on every core of the host at once (benchmarks/jso_brest_runs.py host)
 OPTIONAL_INPUTS = ("speed_brest_host",)
 COLUMNS = ["dim", "function", "brest_n", "brest_mean", "brest_std", "brest_median", "ours_n", "ours_mean",
@@ -171,9 +173,11 @@ def speed_table(ours: pd.DataFrame, brest: pd.DataFrame, brest_host: pd.DataFram
     sides: our seconds a run, the median over the timed launches of a launch's share (a launch of
     ``trials`` runs / trials), and Brest's, the median of his runs (one process on one core); each side's n
     and values (``ours_s_all``, ``brest_s_all``: space-separated, for the ratio's interval), the ratio
-    Brest's / ours, and the host. With ``brest_host`` (his runs on every core at once, one batch a cell:
-    ``batch_wall_s`` over ``lanes``), the host's seconds a run (``host_s``, ``host_lanes``) and the host
-    against the GPU, ``host_ratio`` = host_s / ours_s (runs a second of the GPU over the whole CPU's)."""
+    Brest's / ours, and the host. With ``brest_host`` (his runs on every core at once: a batch's
+    ``batch_wall_s`` over its ``lanes``, one value a batch, ``batch`` telling the batches of a cell apart), the
+    host's seconds a run (``host_s``: the median over the cell's batches; ``host_batches``, ``host_s_all``,
+    ``host_lanes``) and the host against the GPU, ``host_ratio`` = host_s / ours_s (runs a second of the GPU
+    over the whole CPU's)."""
     o = ours.assign(cec=[_cec17_number(f) for f in ours["function"]])
     shares = [_launch_shares(r) for r in o.to_dict("records")]
     o["ours_s_all"] = [" ".join(f"{v:.6g}" for v in share) for share in shares]
@@ -188,9 +192,14 @@ def speed_table(ours: pd.DataFrame, brest: pd.DataFrame, brest_host: pd.DataFram
     table["ratio"] = table["brest_s"] / table["ours_s"]
     if brest_host is not None and len(brest_host):
         h = brest_host.assign(cec=[_cec17_number(f) for f in brest_host["function"]])
-        host = h.groupby(["cec", "dim"]).agg(host_wall_s=("batch_wall_s", "max"), host_lanes=("lanes", "max"),
-                                              host_cpu=("cpu", "first")).reset_index()
-        host["host_s"] = host["host_wall_s"] / host["host_lanes"]
+        if "batch" not in h:
+            h["batch"] = 0  # (rows written before batches were repeated: one a cell)
+        batches = h.groupby(["cec", "dim", "batch"]).agg(wall=("batch_wall_s", "max"), lanes=("lanes", "max"),
+                                                          cpu=("cpu", "first")).reset_index()
+        batches["per_run"] = batches["wall"] / batches["lanes"]
+        host = batches.groupby(["cec", "dim"]).agg(
+            host_s=("per_run", "median"), host_batches=("per_run", "size"), host_lanes=("lanes", "max"),
+            host_cpu=("cpu", "first"), host_s_all=("per_run", lambda v: " ".join(f"{x:.6g}" for x in v))).reset_index()
         table = table.merge(host, on=["cec", "dim"], how="left")
         table["host_ratio"] = table["host_s"] / table["ours_s"]
 
@@ -374,8 +383,14 @@ class Cec2017Jso(Section):
                 fmt(r.get("p_holm"), "{:.2g}"), r["verdict"]]) + " |")
         return "\n".join(lines) + "\n"
 
-    def speed_block(self) -> str:
+    def speed_block(self, in_body: bool = True) -> str:
+        """The speed table: in the body, only the rows of :data:`BODY_RUNS_A_LAUNCH` runs a launch where the
+        table has others too (those in the appendix, with every row)."""
         s = self.speed
+        left_out = []
+        if in_body and len(s) and BODY_RUNS_A_LAUNCH in set(s["ours_per_launch"]):
+            left_out = sorted(int(k) for k in set(s["ours_per_launch"]) - {BODY_RUNS_A_LAUNCH})
+            s = s[s["ours_per_launch"] == BODY_RUNS_A_LAUNCH]
         if not len(s):
             return ("### Time per run (one host)\n\nNo speed table: the experiment's `report: study_inputs:` "
                     "(`speed_ours`, `speed_brest`, `results/benchmarks/jso_speed/`) were not given to `gpude paper`.\n")
@@ -389,7 +404,8 @@ class Cec2017Jso(Section):
         ours_stat = "the median over the timed launches" if median else "the fastest of the timed launches"
         per_launch = ", ".join(str(int(k)) for k in sorted(s["ours_per_launch"].unique()))
         with_host = "host_s" in s and s["host_s"].notna().any()
-        lines = ["### Time per run (one host)", "",
+        title = "### Time per run (one host)" if in_body else "### Time per run, every launch size (one host)"
+        lines = [title, "",
                  f"Seconds a run on one machine: {gpu}, host CPU {first['cpu']} x{first['cpu_cores']} ({host}); ours "
                  f"`jso/block`, {per_launch} runs in one launch (a run's share of the launch: "
                  f"throughput), {ours_stat}; Brest's C++ (`jso/brest`, "
@@ -398,20 +414,23 @@ class Cec2017Jso(Section):
                  "= Brest's / ours" + (", the median on both sides, with its 95 % bootstrap interval where each "
                                        f"side has {MIN_N} or more values" if median else "")
                  + (f". Host against host: Brest's C++ on every core of the host at once ({int(s['host_lanes'].max())} "
-                    "runs side by side, one a core: the batch's wall time over its runs, one batch a cell, n = 1), "
-                    "against ours; ratio = the host's seconds a run / ours" if with_host else "")
-                 + " (`results/benchmarks/jso_speed/`, its README says how they were made).", "",
+                    "runs side by side, one a core: a batch's wall time over its runs, the median over the cell's "
+                    "n batches), against ours; ratio = the host's seconds a run / ours, with its interval where "
+                    f"each side has {MIN_N} or more values" if with_host else "")
+                 + " (`results/benchmarks/jso_speed/`, its README says how they were made)."
+                 + (f" Here {BODY_RUNS_A_LAUNCH} runs a launch (a block an SM); "
+                    f"{' and '.join(map(str, left_out))} too in the appendix." if left_out else ""), "",
                  "| function | D | ours: runs a launch | ours, s a run | ours: launches | Brest's, s a run "
                  "(one core) | Brest's n | ratio (a core) |"
-                 + (" Brest's on all cores, s a run | ratio (host) |" if with_host else ""),
-                 "|---" * (10 if with_host else 8) + "|"]
+                 + (" Brest's on all cores, s a run | host batches | ratio (host) |" if with_host else ""),
+                 "|---" * (11 if with_host else 8) + "|"]
         for r in s.to_dict("records"):
             launches = int(r["ours_launches"]) if median else "-"
             row = (f"| F{int(r['cec'])} | {int(r['dim'])} | {int(r['ours_per_launch'])} | {fmt(r['ours_s'])} | "
                    f"{launches} | {fmt(r['brest_s'])} | {int(r['brest_runs'])} | {speed_ratio(r).text('{:.0f}')} |")
             if with_host:
-                row += (f" {fmt(r['host_s'])} | {r['host_ratio']:.0f}x (n = 1: no interval) |"
-                        if pd.notna(r.get("host_s")) else " - | - |")
+                row += (f" {fmt(r['host_s'])} | {int(r['host_batches'])} | {speed_ratio(r, 'host').text('{:.0f}')} |"
+                        if pd.notna(r.get("host_s")) else " - | - | - |")
             lines.append(row)
         return "\n".join(lines) + "\n"
 
@@ -429,18 +448,21 @@ class Cec2017Jso(Section):
                                             "one run a process on one core, as released.")]
 
     def appendix(self) -> str:
-        return "\n".join([self.dim_block(int(d)) for d in self.spec.get("dims", [])] + [self.sources()])
+        speed = [self.speed_block(in_body=False)] if len(self.speed) else []
+        return "\n".join([self.dim_block(int(d)) for d in self.spec.get("dims", [])] + speed + [self.sources()])
 
 
-def speed_ratio(row: dict) -> Ratio:
-    """A speed row's ratio Brest's / ours, the median over each side's values (``brest_s_all``,
-    ``ours_s_all``) with its interval; the table's own ratio, without one, where it keeps no values."""
+def speed_ratio(row: dict, side: str = "brest") -> Ratio:
+    """A speed row's ratio Brest's / ours (``side`` "brest": his one-core runs; "host": his batches on every
+    core), the median over each side's values (``brest_s_all`` or ``host_s_all``, ``ours_s_all``) with its
+    interval; the table's own ratio, without one, where it keeps no values."""
     def values(column):
         return [float(v) for v in str(row.get(column, "")).split()] if pd.notna(row.get(column)) else []
-    brest, ours = values("brest_s_all"), values("ours_s_all")
-    if brest and ours:
-        return ratio(brest, ours, np.median)
-    return of_means(row["ratio"], int(row.get("brest_runs", 0)), 1)
+    theirs, ours = values(f"{side}_s_all"), values("ours_s_all")
+    if theirs and ours:
+        return ratio(theirs, ours, np.median)
+    n_theirs = row.get("brest_runs" if side == "brest" else "host_batches", 0)
+    return of_means(row["ratio" if side == "brest" else "host_ratio"], int(n_theirs if pd.notna(n_theirs) else 0), 1)
 
 
 def _sides_n(row) -> str:
