@@ -41,6 +41,12 @@ def test_the_cpu_lanes_leave_half_the_cores_free(cores, gpus, lanes):
     # 7 lanes + 1 GPU batch on 16 cores: the 8 busy cores of results/benchmarks/host_sharing's K = 7
     host = HostShape(cores=cores, gpus=gpus, prefetch_setting="0")
     assert host.cpu_lanes == lanes
+    # the lanes are a resource of their own: a sequential batch takes one, so that the lanes' batches cannot
+    # take the GPU batches' shares of the slots as well; nothing else takes one
+    assert host.lane_jobs == max(lanes, 1)
+    assert host.lane_taken("exclusive", *SEQUENTIAL_BATCH) == (1 if lanes else 0)
+    assert host.lane_taken("exclusive", *GPU_BATCH) == host.lane_taken("exclusive", *POOL_BATCH) == 0
+    assert host.lane_taken("shared", *SEQUENTIAL_BATCH) == host.lane_taken("host", *SEQUENTIAL_BATCH) == 0
     if lanes:
         assert host.concurrency("exclusive", *SEQUENTIAL_BATCH) == f"exclusive-cpu:{gpus + lanes}"
         assert (gpus + lanes) * host.timing_slot("exclusive", *SEQUENTIAL_BATCH) <= TIMING_SLOTS
@@ -110,6 +116,7 @@ def test_without_listed_gpus_single_threaded_batches_run_a_core_each(cores, sett
     assert host.timing_slot("exclusive", *SEQUENTIAL_BATCH) == TIMING_SLOTS // cores
     assert cores * host.timing_slot("exclusive", *SEQUENTIAL_BATCH) <= TIMING_SLOTS
     assert host.concurrency("exclusive", *SEQUENTIAL_BATCH) == f"exclusive-cpu:{cores}"
+    assert host.lane_jobs == cores and host.lane_taken("exclusive", *SEQUENTIAL_BATCH) == 1
     # a thread pool, and a shared or host batch, as before
     assert host.timing_slot("exclusive", *POOL_BATCH) == TIMING_SLOTS and host.concurrency(
         "exclusive", *POOL_BATCH) == "exclusive"

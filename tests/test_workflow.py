@@ -153,9 +153,10 @@ def job_resources(text):
 
 
 @pytest.mark.parametrize("timing,gpu_batch,cpu_batch", [
-    ("exclusive", "gpu=1, timing_slot=500", "gpu=0, timing_slot=1000"),  # alone on its GPU: two at once
-    ("shared", "gpu=1, timing_slot=1", "gpu=0, timing_slot=1"),
-    ("host", "gpu=2, timing_slot=1000", "gpu=2, timing_slot=1000"),      # alone on the host
+    # (no CPU lane on 2 cores: a CPU batch takes none)
+    ("exclusive", "gpu=1, timing_slot=500", "gpu=0, timing_slot=1000, cpu_lane=0"),  # alone on its GPU: two at once
+    ("shared", "gpu=1, timing_slot=1", "gpu=0, timing_slot=1, cpu_lane=0"),
+    ("host", "gpu=2, timing_slot=1000", "gpu=2, timing_slot=1000, cpu_lane=0"),      # alone on the host
 ])
 def test_a_host_with_two_gpus_runs_two_gpu_batches_at_once(smoke_dry_run, timing, gpu_batch, cpu_batch):
     # the limits come from the host (2 fake GPUs, and 2 cores: too few for a CPU lane, GPUDE_CPU_LANE
@@ -178,14 +179,18 @@ def test_a_single_threaded_cpu_batch_runs_beside_the_gpu_batches_where_cores_are
                               env={"GPUDE_HOST_CORES": "32", "GPUDE_FAKE_GPUS": "4", "GPUDE_CPU_LANE": None,
                                    "GPUDE_GPU_PREFETCH": "0"})
     assert code == 0, out
-    jobs = {}
+    jobs, lanes = {}, {}
     for job in out.split("\nrule "):
         if job.startswith(("run_batch:", "run_batch_gpu:")):
             impl = re.search(r"implementation=(\w+)", job).group(1)
             slot = re.search(r"timing_slot=(\d+)", job).group(1)
             label = re.search(r"--concurrency (\S+)", job).group(1)
             jobs.setdefault(impl, set()).add((slot, label))
+            lane = re.search(r"cpu_lane=(\d+)", job)  # (the GPU rule asks for none)
+            lanes.setdefault(impl, set()).add(lane.group(1) if lane else None)
     assert jobs["sequential"] == {("62", "exclusive-cpu:16")}
+    # each takes a lane (a resource of its own, HostShape.lane_jobs of it: 12 here, tests/test_host_shape.py)
+    assert lanes["sequential"] == {"1"} and lanes["master_slave"] == {"0"} and lanes["ide"] == {None}
     assert jobs["naive_gpu"] == jobs["ide"] == {("62", "exclusive-gpu:4+cpu")}
     assert jobs["master_slave"] == {("1000", "exclusive")}
     from gpude.run.rows import timed_alone
@@ -219,7 +224,7 @@ def test_each_timed_batch_depends_on_its_warm_up_which_takes_no_exclusive_resour
     assert sorted(len(m) for m in shared.values()) == [1, 1] and len(shared) == 2
     resources = job_resources(out)
     assert resources["warmup"] == {"gpu=0, timing_slot=1"}  # never the exclusive slot, never a GPU lease
-    assert resources["run_batch"] == {"gpu=0, timing_slot=1000"}
+    assert resources["run_batch"] == {"gpu=0, timing_slot=1000, cpu_lane=0"}
     assert resources["run_batch_gpu"] == {f"gpu=1, timing_slot={1000 // int(gpus)}"}
 
 

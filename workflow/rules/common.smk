@@ -128,6 +128,10 @@ def timing_slot(wildcards):
     return HOST.timing_slot(*batch_shape(wildcards))
 
 
+def lane_taken(wildcards):
+    return HOST.lane_taken(*batch_shape(wildcards))
+
+
 def gpus_taken(wildcards):
     return HOST.gpus_taken(*batch_shape(wildcards)[:2])
 

@@ -18,6 +18,7 @@ rule run_batch:
     resources:
         gpu=gpus_taken,
         timing_slot=timing_slot,
+        cpu_lane=lane_taken,
     conda:
         "../envs/gpude.yaml"
     shell:

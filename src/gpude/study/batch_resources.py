@@ -1,5 +1,5 @@
 """What a batch job asks of the workflow's scheduler: its threads, whether it runs on a GPU, and, on
-one host, the limits of the ``gpu`` and ``timing_slot`` resources that the batches share
+one host, the limits of the ``gpu``, ``timing_slot`` and ``cpu_lane`` resources that the batches share
 (:mod:`gpude.study.host_shape` decides each batch's share of them).
 """
 
@@ -20,7 +20,8 @@ def local_host(workflow) -> HostShape:
 
     On one host the GPUs are listed once, for every batch the run starts (``nvidia-smi`` takes a
     moment per call), and the resources get limits (Snakemake ignores a resource without one): as
-    many GPU batches at once as :attr:`HostShape.gpu_jobs`, and :data:`TIMING_SLOTS`. A
+    many GPU batches at once as :attr:`HostShape.gpu_jobs`, :data:`TIMING_SLOTS`, and as many CPU lanes as
+    :attr:`HostShape.lane_jobs`. A
     ``--resources`` on the command line replaces the profile's whole ``resources:`` key, so the
     limits are set here, where one missing from --resources keeps its default. A cluster run gets
     none: a global ``gpu`` limit would allow that many GPU jobs cluster-wide.
@@ -32,7 +33,7 @@ def local_host(workflow) -> HostShape:
         export_devices()
     host = HostShape.from_environment(on_cluster=on_cluster)
     if not on_cluster:
-        for name, limit in (("gpu", host.gpu_jobs), ("timing_slot", TIMING_SLOTS)):
+        for name, limit in (("gpu", host.gpu_jobs), ("timing_slot", TIMING_SLOTS), ("cpu_lane", host.lane_jobs)):
             if name not in workflow.global_resources:
                 workflow.register_resource(name, limit)
     return host

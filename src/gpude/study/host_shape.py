@@ -1,7 +1,8 @@
 """How a local workflow run shares the host among its timed batches.
 
-The Snakemake workflow (``workflow/rules/common.smk``) schedules its batches with two resources:
-``gpu`` (as many as the host's GPUs) and ``timing_slot`` (:data:`TIMING_SLOTS` units). What a batch
+The Snakemake workflow (``workflow/rules/common.smk``) schedules its batches with three resources:
+``gpu`` (as many as the host's GPUs), ``timing_slot`` (:data:`TIMING_SLOTS` units) and ``cpu_lane``
+(:attr:`HostShape.lane_jobs`: the CPU lanes). What a batch
 takes of them, and the ``concurrency`` label its rows record, follow from the host's shape: its
 cores, its GPUs, whether the run submits to a cluster, and the ``GPUDE_CPU_LANE`` setting.
 :class:`HostShape` holds those and decides; the workflow builds one from the environment
@@ -171,6 +172,18 @@ class HostShape:
         if not self.cpu_lane:
             return 0
         return max(1, self.cores // 2 - self.gpu_limit)
+
+    @property
+    def lane_jobs(self) -> int:
+        """The scheduler's ``cpu_lane`` resource: single-threaded CPU batches timed ``exclusive`` at once (the
+        lanes; where the host lists no GPUs, its cores). Without it the slots alone would let a lane's
+        batches take the shares of the GPU batches (and of the one waiting at each lease) too."""
+        return self.cpu_lanes or self.cpu_only_lanes or 1
+
+    def lane_taken(self, timing: str, on_gpu: bool, threads: int) -> int:
+        """A batch's ``cpu_lane``: 1 for a single-threaded CPU batch timed ``exclusive`` in a lane, else 0."""
+        in_lane = self.in_cpu_lane(on_gpu, threads) or (self.cpu_only_lanes and not on_gpu and threads == 1)
+        return 1 if timing == "exclusive" and in_lane else 0
 
     @property
     def timed_lanes(self) -> int:
