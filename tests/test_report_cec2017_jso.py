@@ -234,6 +234,12 @@ def test_the_speed_table_sets_the_gpu_beside_every_core_of_the_host(tmp_path):
     assert t3["host_batches"].tolist() == [3, 3] and t3["host_s"].tolist() == pytest.approx([0.15, 0.15])
     r = speed_ratio(t3.to_dict("records")[1], "host")
     assert r.point == pytest.approx(0.15 / (0.2 / 132), rel=1e-5) and r.lo < r.point < r.hi  # (values kept to 6 digits)
+    # batches of another boot than the GPU's are marked, and the mark explained
+    t3 = speed_table(ours3, brest, three.assign(boot_id=["boot-1"] * 16 + ["boot-2"] * 32))
+    assert t3["host_boots"].tolist() == ["boot-1; boot-2"] * 2
+    t3.to_csv(out / "jso_speed.csv", index=False)
+    text = Cec2017Jso(_spec(dims=(30,)), out, tmp_path / "paper").speed_block()
+    assert "| 3 * |" in text and "made on `boot-2`, another machine of the same kind" in text
     # without the host's runs: no host columns
     alone = speed_table(ours, brest)
     assert "host_s" not in alone

@@ -194,12 +194,16 @@ def speed_table(ours: pd.DataFrame, brest: pd.DataFrame, brest_host: pd.DataFram
         h = brest_host.assign(cec=[_cec17_number(f) for f in brest_host["function"]])
         if "batch" not in h:
             h["batch"] = 0  # (rows written before batches were repeated: one a cell)
-        batches = h.groupby(["cec", "dim", "batch"]).agg(wall=("batch_wall_s", "max"), lanes=("lanes", "max"),
-                                                          cpu=("cpu", "first")).reset_index()
+        if "boot_id" not in h:
+            h["boot_id"] = ""
+        h["boot_id"] = h["boot_id"].fillna("").astype(str)
+        batches = h.groupby(["cec", "dim", "boot_id", "batch"]).agg(
+            wall=("batch_wall_s", "max"), lanes=("lanes", "max"), cpu=("cpu", "first")).reset_index()
         batches["per_run"] = batches["wall"] / batches["lanes"]
         host = batches.groupby(["cec", "dim"]).agg(
             host_s=("per_run", "median"), host_batches=("per_run", "size"), host_lanes=("lanes", "max"),
-            host_cpu=("cpu", "first"), host_s_all=("per_run", lambda v: " ".join(f"{x:.6g}" for x in v))).reset_index()
+            host_cpu=("cpu", "first"), host_s_all=("per_run", lambda v: " ".join(f"{x:.6g}" for x in v)),
+            host_boots=("boot_id", lambda v: "; ".join(sorted(set(v) - {""})))).reset_index()
         table = table.merge(host, on=["cec", "dim"], how="left")
         table["host_ratio"] = table["host_s"] / table["ours_s"]
 
@@ -424,14 +428,25 @@ class Cec2017Jso(Section):
                  "(one core) | Brest's n | ratio (a core) |"
                  + (" Brest's on all cores, s a run | host batches | ratio (host) |" if with_host else ""),
                  "|---" * (11 if with_host else 8) + "|"]
+        ours_boot = str(first.get("boot_id", "")) if pd.notna(first.get("boot_id")) else ""
+
+        def other_boots(r) -> list[str]:
+            return [b for b in str(r.get("host_boots", "") or "").split("; ") if b and b != ours_boot and b != "nan"]
+        marked = with_host and any(other_boots(r) for r in s.to_dict("records"))
         for r in s.to_dict("records"):
             launches = int(r["ours_launches"]) if median else "-"
             row = (f"| F{int(r['cec'])} | {int(r['dim'])} | {int(r['ours_per_launch'])} | {fmt(r['ours_s'])} | "
                    f"{launches} | {fmt(r['brest_s'])} | {int(r['brest_runs'])} | {speed_ratio(r).text('{:.0f}')} |")
             if with_host:
-                row += (f" {fmt(r['host_s'])} | {int(r['host_batches'])} | {speed_ratio(r, 'host').text('{:.0f}')} |"
-                        if pd.notna(r.get("host_s")) else " - | - | - |")
+                mark = " *" if other_boots(r) else ""
+                row += (f" {fmt(r['host_s'])} | {int(r['host_batches'])}{mark} | "
+                        f"{speed_ratio(r, 'host').text('{:.0f}')} |" if pd.notna(r.get("host_s")) else " - | - | - |")
             lines.append(row)
+        if marked:
+            boots = sorted({b for r in s.to_dict("records") for b in other_boots(r)})
+            lines += ["", f"\\* The host's batches of that row include some made on {', '.join(f'`{b}`' for b in boots)}, "
+                          f"another machine of the same kind (CPU model and cores) as the GPU's boot `{ours_boot}`: "
+                          "the ratio's interval spans the two machines."]
         return "\n".join(lines) + "\n"
 
     def body(self) -> str:
