@@ -155,6 +155,50 @@ def readme(summary: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def source_split(page: Path) -> pd.DataFrame:
+    """The source page's Python lines (``ncu_<F>_<k>_sass.csv[.gz]``: Nsight Compute's source view exported
+    with SASS beside the lines of the kernel's one file), each line's share of the kernel's warp-stall samples
+    (where its warps spent their cycles) and of its executed warp instructions, the largest first."""
+    import csv
+    import gzip
+
+    opener = gzip.open if page.suffix == ".gz" else open
+    with opener(page, "rt", newline="") as handle:
+        rows = list(csv.reader(handle))
+    header, lines = None, []
+    for row in rows:
+        if row and row[0] == "Line No":
+            header = row
+        elif header and row and row[0].isdigit():
+            lines.append(row)
+    if header is None:
+        raise GpudeError(f"{page}: no 'Line No' header (not a source page exported by ncu --page source)")
+    samples, executed = header.index("Warp Stall Sampling (All Samples)"), header.index("Instructions Executed")
+    table = pd.DataFrame({"line": [int(r[0]) for r in lines], "source": [r[1].strip() for r in lines],
+                          "samples": [float(r[samples] or 0) for r in lines],
+                          "instructions": [float(r[executed] or 0) for r in lines]})
+    table = table[(table["samples"] > 0) | (table["instructions"] > 0)]
+    table["samples_share"] = table["samples"] / table["samples"].sum()
+    table["instructions_share"] = table["instructions"] / table["instructions"].sum()
+    return table.sort_values("samples", ascending=False, ignore_index=True)
+
+
+def source_readme(splits: dict[str, pd.DataFrame], top: int = 6) -> str:
+    """The README's section on the source pages: per profile, its ``top`` lines by warp-stall samples."""
+    lines = ["## Where the kernel's cycles go (source pages)", "",
+             "Per profile, the kernel's Python lines with the most warp-stall samples (a sample a warp every few "
+             "cycles: where its warps spent them), their share of the samples and of the executed warp "
+             "instructions (`source_<F>_<k>.csv`: every line).", ""]
+    for name, table in splits.items():
+        lines += [f"**{name}**", "", "| line | samples % | instructions % | source |", "|---|---|---|---|"]
+        for r in table.head(top).to_dict("records"):
+            code = r["source"].replace("|", "\\|")[:90]
+            lines.append(f"| {r['line']} | {100 * r['samples_share']:.1f} | {100 * r['instructions_share']:.1f} | "
+                         f"`{code}` |")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profiles", type=Path, action="append", required=True,
@@ -177,8 +221,16 @@ def main(argv=None) -> int:
     summary = pd.DataFrame([summarise(details, runs, args.max_fes) for details, runs in found])
     summary = summary.sort_values(["function", "trials_per_launch"]).reset_index(drop=True)
     args.out.mkdir(parents=True, exist_ok=True)
+    splits = {}
+    for details, _ in found:
+        page = details.with_name(details.stem + "_sass.csv")
+        page = page if page.exists() else page.with_name(page.name + ".gz")
+        if page.exists():
+            splits[details.stem.removeprefix("ncu_")] = source_split(page)
     write_atomic(args.out / "summary.csv", summary.to_csv(index=False))
-    write_atomic(args.out / "README.md", readme(summary))
+    for name, table in splits.items():
+        write_atomic(args.out / f"source_{name}.csv", table.to_csv(index=False))
+    write_atomic(args.out / "README.md", readme(summary) + ("\n" + source_readme(splits) if splits else ""))
     print(f"block_profile_summary: {len(summary)} profile(s) -> {args.out}/summary.csv, README.md")
     return 0
 

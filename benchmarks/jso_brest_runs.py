@@ -75,7 +75,8 @@ def row(name, dim, np_init, t, seed, last, wall, core, gxx, machine) -> dict:
     return {"function": name, "dim": dim, "popsize": np_init, "max_fes": last["fes"], "run": t, "seed": seed,
             "best_error": last["best_error"], "time_s": last["time_s"], "process_wall_s": round(wall, 6),
             "pinned_core": core, "cpu": machine["cpu"], "cpu_cores": machine["cpu_cores"], "host": machine["host"],
-            "boot_id": machine.get("boot_id", ""), "compiler": gxx, "cxx_flags": jb.CXX_FLAGS, "source_sha256": jb.SOURCE_SHA256,
+            "boot_id": machine.get("boot_id", ""), "compiler": gxx, "cxx_flags": jb.CXX_FLAGS,
+            "source_sha256": jb.SOURCE_SHA256,
             "brest_commit": jb.BREST_COMMIT[:7], "timestamp_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 

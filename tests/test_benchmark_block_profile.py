@@ -61,3 +61,26 @@ def test_incomplete_input_is_refused_by_name(tmp_path):
     with pytest.raises(GpudeError, match="no run_F01_4.csv"):
         bench.main(["--profiles", str(tmp_path), "--out", str(tmp_path / "out")])
     assert not (tmp_path / "out").exists()  # nothing half-written
+
+
+def test_the_source_page_splits_the_kernel_by_line(tmp_path):
+    _profile(tmp_path, "F01", 4)
+    header = ('"Line No","Source","Address","Source","Warp Stall Sampling (All Samples)",'
+              '"Warp Stall Sampling (Not-issued Samples)","# Samples","Instructions Executed"')
+    (tmp_path / "ncu_F01_4_sass.csv").write_text("\n".join([
+        '"File Path","block.py"', header,
+        '"10","f = warp_evaluate(xs)","","","60","1","1","300"',
+        '"11","xs[j] = trial_value(a | b)","","","30","1","1","100"',
+        '"12","take = f <= fit","","","10","1","1","100"',
+        '"13","# a comment","","","0","0","0","0"']) + "\n")
+    out = tmp_path / "out"
+    assert bench.main(["--profiles", str(tmp_path), "--out", str(out), "--max-fes", "1600"]) == 0
+    split = pd.read_csv(out / "source_F01_4.csv")
+    assert split["line"].tolist() == [10, 11, 12]  # the largest first; a line without samples left out
+    assert split["samples_share"].tolist() == pytest.approx([0.6, 0.3, 0.1])
+    assert split["instructions_share"].tolist() == pytest.approx([0.6, 0.2, 0.2])
+    readme = (out / "README.md").read_text()
+    assert "| 10 | 60.0 | 60.0 | `f = warp_evaluate(xs)` |" in readme and "trial_value(a \\| b)" in readme
+    (tmp_path / "ncu_F01_4_sass.csv").write_text("not a source page\n")
+    with pytest.raises(GpudeError, match="no 'Line No' header"):
+        bench.main(["--profiles", str(tmp_path), "--out", str(out)])
