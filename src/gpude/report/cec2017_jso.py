@@ -444,7 +444,8 @@ class Cec2017Jso(Section):
             lines.append(row)
         if marked:
             boots = sorted({b for r in s.to_dict("records") for b in other_boots(r)})
-            lines += ["", f"\\* The host's batches of that row include some made on {', '.join(f'`{b}`' for b in boots)}, "
+            named = ", ".join(f"`{b}`" for b in boots)
+            lines += ["", f"\\* The host's batches of that row include some made on {named}, "
                           f"another machine of the same kind (CPU model and cores) as the GPU's boot `{ours_boot}`: "
                           "the ratio's interval spans the two machines."]
         return "\n".join(lines) + "\n"
