@@ -233,8 +233,11 @@ def cost_order(study: str, times: pd.DataFrame, trial_times: pd.DataFrame | None
 
 
 def _weighted(cells: pd.DataFrame, value: str) -> float:
-    v = cells[[value, "n"]].dropna()
-    return float((v[value] * v["n"]).sum() / v["n"].sum()) if len(v) and v["n"].sum() else float("nan")
+    """The mean of ``value`` over ``cells``' rows, weighted by their ``n`` (rows missing either left out)."""
+    v, n = cells[value].to_numpy(dtype=float), cells["n"].to_numpy(dtype=float)
+    ok = ~(np.isnan(v) | np.isnan(n))
+    total = n[ok].sum()
+    return float((v[ok] * n[ok]).sum() / total) if total else float("nan")
 
 
 def _weighted_by(cells: pd.DataFrame, value: str) -> pd.Series:
