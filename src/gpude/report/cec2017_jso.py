@@ -408,6 +408,11 @@ class Cec2017Jso(Section):
         ours_stat = "the median over the timed launches" if median else "the fastest of the timed launches"
         per_launch = ", ".join(str(int(k)) for k in sorted(s["ours_per_launch"].unique()))
         with_host = "host_s" in s and s["host_s"].notna().any()
+        ours_boot = str(first.get("boot_id", "")) if pd.notna(first.get("boot_id")) else ""
+
+        def other_boots(r) -> list[str]:
+            return [b for b in str(r.get("host_boots", "") or "").split("; ") if b and b != ours_boot and b != "nan"]
+        boots = sorted({b for r in s.to_dict("records") for b in other_boots(r)}) if with_host else []
         title = "### Time per run (one host)" if in_body else "### Time per run, every launch size (one host)"
         lines = [title, "",
                  f"Seconds a run on one machine: {gpu}, host CPU {first['cpu']} x{first['cpu_cores']} ({host}); ours "
@@ -423,16 +428,15 @@ class Cec2017Jso(Section):
                     f"each side has {MIN_N} or more values" if with_host else "")
                  + " (`results/benchmarks/jso_speed/`, its README says how they were made)."
                  + (f" Here {BODY_RUNS_A_LAUNCH} runs a launch (a block an SM); "
-                    f"{' and '.join(map(str, left_out))} too in the appendix." if left_out else ""), "",
+                    f"{' and '.join(map(str, left_out))} too in the appendix." if left_out else "")
+                 + (" \\* The host's batches of that row include some made on "
+                    f"{', '.join(f'`{b}`' for b in boots)}, another machine of the same kind (CPU model and cores) "
+                    f"as the GPU's boot `{ours_boot}`: the ratio's interval spans the two machines." if boots else ""),
+                 "",
                  "| function | D | ours: runs a launch | ours, s a run | ours: launches | Brest's, s a run "
                  "(one core) | Brest's n | ratio (a core) |"
                  + (" Brest's on all cores, s a run | host batches | ratio (host) |" if with_host else ""),
                  "|---" * (11 if with_host else 8) + "|"]
-        ours_boot = str(first.get("boot_id", "")) if pd.notna(first.get("boot_id")) else ""
-
-        def other_boots(r) -> list[str]:
-            return [b for b in str(r.get("host_boots", "") or "").split("; ") if b and b != ours_boot and b != "nan"]
-        marked = with_host and any(other_boots(r) for r in s.to_dict("records"))
         for r in s.to_dict("records"):
             launches = int(r["ours_launches"]) if median else "-"
             row = (f"| F{int(r['cec'])} | {int(r['dim'])} | {int(r['ours_per_launch'])} | {fmt(r['ours_s'])} | "
@@ -442,12 +446,6 @@ class Cec2017Jso(Section):
                 row += (f" {fmt(r['host_s'])} | {int(r['host_batches'])}{mark} | "
                         f"{speed_ratio(r, 'host').text('{:.0f}')} |" if pd.notna(r.get("host_s")) else " - | - | - |")
             lines.append(row)
-        if marked:
-            boots = sorted({b for r in s.to_dict("records") for b in other_boots(r)})
-            named = ", ".join(f"`{b}`" for b in boots)
-            lines += ["", f"\\* The host's batches of that row include some made on {named}, "
-                          f"another machine of the same kind (CPU model and cores) as the GPU's boot `{ours_boot}`: "
-                          "the ratio's interval spans the two machines."]
         return "\n".join(lines) + "\n"
 
     def body(self) -> str:
