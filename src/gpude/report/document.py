@@ -57,7 +57,7 @@ GLOSSARY = [
     ("n", "the number of trials (independent runs, one seed each) behind a number"),
     ("`concurrency`", "how a row's batch shared its host: `exclusive` (alone on the host, or on a one-GPU "
                       "host's GPU), `exclusive-gpu:N` (alone on its GPU of a host of N GPUs, sharing the cores; "
-                      "`+cpu`: beside the CPU lane), `exclusive-cpu:L` (a single-threaded CPU batch on a core of "
+                      "`+cpu`: beside the CPU lanes), `exclusive-cpu:L` (a single-threaded CPU batch on a core of "
                       "its own, at most L at once), `host` (alone on the whole machine), `shared` or `shared:N` "
                       "(side by side with other batches, at most N at once): every `exclusive*` and `host` row "
                       "is timed alone, a `shared` one is not"),

@@ -96,7 +96,7 @@ def trial_row(result: TrialResult, trial: int, setup_time_s: float, trace_path: 
 def timed_alone(concurrency: pd.Series) -> pd.Series:
     """Which rows were timed alone on their device: ``exclusive`` (a CPU batch alone on the host, a
     GPU batch alone on a one-GPU host), ``exclusive-gpu:N[+cpu]`` (a GPU batch alone on its GPU of a
-    host of N, whose cores it shared with the other GPUs' batches and a CPU lane's), ``exclusive-cpu:L``
+    host of N, whose cores it shared with the other GPUs' batches and the CPU lanes'), ``exclusive-cpu:L``
     (a single-threaded CPU batch on a core of its own, at most L such lanes timed at once on a host
     with free cores) and ``host`` (alone on the host)."""
     text = concurrency.astype(str)
