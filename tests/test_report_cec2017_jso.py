@@ -239,7 +239,7 @@ def test_the_speed_table_sets_the_gpu_beside_every_core_of_the_host(tmp_path):
     assert t3["host_boots"].tolist() == ["boot-1; boot-2"] * 2
     t3.to_csv(out / "jso_speed.csv", index=False)
     text = Cec2017Jso(_spec(dims=(30,)), out, tmp_path / "paper").speed_block()
-    assert "| 3 * |" in text and "made on `boot-2`, another machine of the same kind" in text
+    assert "| 3 * |" in text and "Rows marked \\* take some of the host's batches from `boot-2`, another machine of the same kind" in text
     # without the host's runs: no host columns
     alone = speed_table(ours, brest)
     assert "host_s" not in alone
