@@ -182,7 +182,7 @@ class HostShape:
 
     def lane_taken(self, timing: str, on_gpu: bool, threads: int) -> int:
         """A batch's ``cpu_lane``: 1 for a single-threaded CPU batch timed ``exclusive`` in a lane, else 0."""
-        in_lane = self.in_cpu_lane(on_gpu, threads) or (self.cpu_only_lanes and not on_gpu and threads == 1)
+        in_lane = self.in_cpu_lane(on_gpu, threads) or (self.cpu_only_lanes > 0 and not on_gpu and threads == 1)
         return 1 if timing == "exclusive" and in_lane else 0
 
     @property
