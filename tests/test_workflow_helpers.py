@@ -97,10 +97,11 @@ def test_a_local_run_registers_its_limits_unless_given_and_a_cluster_run_none(mo
     local = FakeWorkflow()
     host = batch_resources.local_host(local)
     assert not host.on_cluster and host.gpus == 2 and host.prefetch  # 16 cores >= 2 * 2 + 2
-    assert local.registered == {"gpu": 4, "timing_slot": TIMING_SLOTS}
+    # 6 CPU lanes: half the 16 cores less the 2 GPU batches
+    assert local.registered == {"gpu": 4, "timing_slot": TIMING_SLOTS, "cpu_lane": 6}
     given = FakeWorkflow(given=["gpu"])
     batch_resources.local_host(given)
-    assert given.registered == {"timing_slot": TIMING_SLOTS}
+    assert given.registered == {"timing_slot": TIMING_SLOTS, "cpu_lane": 6}
     remote = FakeWorkflow(nodes=10)
     assert batch_resources.local_host(remote).on_cluster and remote.registered == {}
 
