@@ -132,7 +132,7 @@ def test_the_verdict_per_d_comes_from_the_count(tmp_path):
     three = {**two, (FUNCTIONS[2], 10): (rng.uniform(1, 2, 51), rng.uniform(5, 6, 51))}
     v = _verdict(tmp_path / "c", three)
     assert v.status == "partly" and v.finding.value == "in part" and v.coverage.value == "complete"
-    assert v.finding.detail == "not different on 2, fewer than the target 3" and v.finding.cause == "Brest lower on 3"
+    assert v.finding.detail == "not different on 2, fewer than the 3 agreement asks" and v.finding.cause == "Brest lower on 3"
     assert "differs: F1 (ours 5." in _section(tmp_path / "c2", _trials(three), _spec()).render()
     # means that print alike: the medians' difference says how far apart they are (a difference at the
     # comparison's resolution, 1e-8; below it runs tie: test_errors_are_compared_at_1e_8_resolution)

@@ -316,7 +316,7 @@ class Cec2017Jso(Section):
                 continue
             target = c["total"] - MAY_DIFFER
             headline = (f"final error not different on {c['same']} of {c['compared']} functions compared "
-                        f"(Holm p >= {ALPHA:g}; target {target} of {c['total']}) ({machines})")
+                        f"(Holm p >= {ALPHA:g}; agreement asks {target} of {c['total']}) ({machines})")
             gaps = []
             if c["compared"] < c["total"]:
                 gaps.append(f"both sides' runs on {c['compared']} of {c['total']} functions")
@@ -329,7 +329,7 @@ class Cec2017Jso(Section):
             if c["same"] < target:
                 sides = c["differ"]["verdict"].value_counts()
                 finding = Judgement("not" if not c["same"] else "in part",
-                                    f"not different on {c['same']}, fewer than the target {target}",
+                                    f"not different on {c['same']}, fewer than the {target} agreement asks",
                                     ", ".join(f"{k} on {v}" for k, v in sides.items()))
             rows.append(Verdict(item, ours_n, str(self.runs), headline, coverage, Judgement("n.a."), finding,
                                 kind="comparison"))
