@@ -76,6 +76,26 @@ def test_a_batch_s_error_comes_back_in_one_line_with_exit_status_2(tmp_path, ser
     assert not (tmp_path / "bad.csv").exists()
 
 
+def test_a_thread_pool_batch_goes_to_the_cpu_server_without_a_lease(tmp_path, servers):
+    # master_slave (every core, timed alone): the CPU's warm process, the rows of its own process
+    def pool_args(stem, function="F01"):
+        return [*run_args(stem, function)[:2], "master_slave", *run_args(stem, function)[3:]]
+
+    alone = gpude(pool_args("alone"), tmp_path, server=False)
+    assert alone.returncode == 0, alone.stdout + alone.stderr
+    first = gpude(pool_args("first"), tmp_path, server=True)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "1/1 trials" in first.stdout and "leased" not in first.stdout + first.stderr  # no GPU lease
+    (pid,) = server_pids(servers)
+    assert (servers / f"{batch_server.server_key(batch_server.CPU_SERVER)}.json").exists()
+    second = gpude(pool_args("second", function="F05"), tmp_path, server=True)
+    assert second.returncode == 0 and server_pids(servers) == {pid}
+    same_batch(tmp_path / "alone.csv", tmp_path / "first.csv")
+    # a single-threaded CPU batch keeps its own process (its lanes run side by side)
+    seq = gpude([*run_args("seq")[:2], "sequential", *run_args("seq")[3:]], tmp_path, server=True)
+    assert seq.returncode == 0 and server_pids(servers) == {pid}
+
+
 def test_another_environment_or_gpu_is_another_server(monkeypatch):
     key = batch_server.server_key("GPU-a")
     assert batch_server.server_key("GPU-a") == key and batch_server.server_key("GPU-b") != key

@@ -649,8 +649,11 @@ def test_smoke_experiment_with_the_gpu_implementations_on_the_simulator(workdir)
                           "results/smoke/trials.csv", "paper/smoke/table_agreement.csv",
                           env={**fake, "GPUDE_BATCH_SERVER_DIR": str(servers)})
     assert code == 0, out
-    # the GPU batches ran on a batch server per leased GPU, stopped when the workflow ended
-    assert 1 <= len(list(servers.glob("*.lock"))) <= 2 and not list(servers.glob("*.sock")), list(servers.iterdir())
+    # the GPU batches ran on a batch server per leased GPU, master_slave's (a thread pool) on the CPU's,
+    # every server stopped when the workflow ended
+    assert 2 <= len(list(servers.glob("*.lock"))) <= 3 and not list(servers.glob("*.sock")), list(servers.iterdir())
+    pool_log = next((workdir / "logs/smoke/run_batch/de/master_slave").rglob("*.log")).read_text()
+    assert "1/1 trials" in pool_log and "runs in this process" not in pool_log, pool_log
     shutil.rmtree(servers, ignore_errors=True)
     trials = pd.read_csv(workdir / "results/smoke/trials.csv")
     assert len(trials) == 5 and set(trials.status) == {"budget"} and (trials.fes_used == 24).all()

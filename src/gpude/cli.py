@@ -171,7 +171,8 @@ def _cmd_warmup(args) -> int:
 
 def _cmd_run(args) -> int:
     """The trials of one batch (gpude.run.trials.run_trials), inside the GPU lease they need; a GPU batch
-    on its GPU's batch server where ``GPUDE_BATCH_SERVER=1`` (gpude.run.batch_server)."""
+    on its GPU's batch server, a thread-pool batch on the CPU's, where ``GPUDE_BATCH_SERVER=1``
+    (gpude.run.batch_server)."""
     from .core.gpu_lease import held
     from .run import batch_server
     from .run.spec import RunSpec
@@ -181,12 +182,13 @@ def _cmd_run(args) -> int:
         raise GpudeError("--out-csv and --out-traces go together (the batch's rows and their traces); "
                          "give both, or neither to print the trials and write nothing")
     spec = RunSpec.from_namespace(args)
+    pool = spec.entry.threads == "all" and not spec.needs_gpu  # master_slave: timed alone, every core
+    if batch_server.enabled() and getattr(args, "argv", None) and (pool or spec.needs_gpu and args.gpu != "shared"):
+        try:  # the batch in its GPU's warm process, or the CPU's
+            return batch_server.submit(args.argv, args.gpu, on_gpu=spec.needs_gpu)
+        except batch_server.ServerUnavailable as exc:
+            print(f"gpude run: {exc}; the batch runs in this process", file=sys.stderr, flush=True)
     if spec.needs_gpu and args.gpu != "shared":
-        if batch_server.enabled() and getattr(args, "argv", None):
-            try:
-                return batch_server.submit(args.argv, args.gpu)  # the batch in its GPU's warm process
-            except batch_server.ServerUnavailable as exc:
-                print(f"gpude run: {exc}; the batch runs in this process", file=sys.stderr, flush=True)
         # what needs no GPU (numba and the implementation's modules) is imported before the lease: a
         # batch waiting at it (gpude.study.host_shape: prefetch) then has it done when the GPU comes free
         spec.entry.load(check_device=False)

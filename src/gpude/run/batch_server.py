@@ -1,4 +1,5 @@
-"""A warm process per GPU for the workflow's GPU batches: ``gpude run`` as a thin client.
+"""A warm process per GPU for the workflow's GPU batches (and one for its thread-pool CPU batches):
+``gpude run`` as a thin client.
 
 A GPU batch started as its own process pays the interpreter, the imports, the CUDA context and the
 kernels' loading from numba's cache before its first trial, more than the trials of a small batch
@@ -17,6 +18,10 @@ client:
    traces written atomically, byte for byte a ``gpude run``'s but for the times), streams the
    batch's output back to the client, which prints it (the batch's log, as before), and returns its
    exit status, which the client exits with.
+
+A batch of an implementation that takes every core (``threads="all"``: master_slave's pool, timed alone on
+the host) goes to the host's CPU server the same way, without a lease (:data:`CPU_SERVER`): it pays the
+interpreter, the imports and the pool's start once, like a GPU batch on its server.
 
 A server runs one batch at a time, takes no lease of its own (its client holds one while its batch
 runs) and leaves after ``--idle`` seconds without a batch, or when the workflow ends
@@ -49,8 +54,11 @@ from pathlib import Path
 from ..core.errors import GpudeError
 from ..core.gpu_lease import DEVICES_VAR, INDEX_VAR, NAME_VAR, UUID_VAR
 
-#: ``1``: ``gpude run`` of a GPU implementation hands its batch to its GPU's batch server
+#: ``1``: ``gpude run`` of a GPU implementation hands its batch to its GPU's batch server (and one of a
+#: thread-pool implementation to the CPU's)
 ENV_VAR = "GPUDE_BATCH_SERVER"
+#: the device a thread-pool batch's server is keyed by, in place of a GPU's UUID
+CPU_SERVER = "cpu"
 #: where the servers' sockets, notes and logs live
 DIR_VAR = "GPUDE_BATCH_SERVER_DIR"
 #: seconds a server waits for its next batch before it leaves
@@ -173,14 +181,15 @@ def _start(key: str) -> socket.socket:
         raise ServerUnavailable(f"the batch server did not listen within {START_TIMEOUT_S:g} s; its log: {log}")
 
 
-def submit(run_args: list[str], gpu: str) -> int:
+def submit(run_args: list[str], gpu: str, on_gpu: bool = True) -> int:
     """Run the batch of ``run_args`` (``gpude run``'s arguments, ``run`` first) on its GPU's batch server,
-    under a lease this process holds until the batch ends; its output printed here; its exit status.
-    Raises :class:`ServerUnavailable` before the batch is handed over where no server can be had."""
+    under a lease this process holds until the batch ends (``on_gpu``; else on the CPU's server, without a
+    lease); its output printed here; its exit status. Raises :class:`ServerUnavailable` before the batch is
+    handed over where no server can be had."""
     from ..core.gpu_lease import held
 
-    with held(gpu, True) as lease:
-        key = server_key(lease.device.uuid if lease is not None else "none")
+    with held(gpu, True) if on_gpu else contextlib.nullcontext() as lease:
+        key = server_key(CPU_SERVER if not on_gpu else lease.device.uuid if lease is not None else "none")
         env = {k: os.environ[k] for k in _LEASE_ENV if k in os.environ}
         with _start(key) as sock:
             _send(sock, {"args": run_args, "gpu": gpu, "cwd": os.getcwd(), "env": env})
