@@ -431,7 +431,8 @@ class Cec2017Jso(Section):
                     f"{' and '.join(map(str, left_out))} too in the appendix." if left_out else "")
                  + (" Rows marked \\* take some of the host's batches from "
                     f"{', '.join(f'`{b}`' for b in boots)}, another machine of the same kind (CPU model and cores) "
-                    f"as the GPU's boot `{ours_boot}`: their ratio's interval spans the two machines." if boots else ""),
+                    f"as the GPU's boot `{ours_boot}`: their ratio's interval spans the two machines."
+                    if boots else ""),
                  "",
                  "| function | D | ours: runs a launch | ours, s a run | ours: launches | Brest's, s a run "
                  "(one core) | Brest's n | ratio (a core) |"
