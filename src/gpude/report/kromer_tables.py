@@ -364,6 +364,11 @@ def _count(n, of) -> str:
     return f"{n} of {of}"
 
 
+#: Table 4's count claims -> the column each says is best in the cells it counts (:func:`_in_claim`)
+COUNT_CLAIMS = {"gpu_best_np512_1024": "gpu", "cpu_opt_best_np64_consistent": "cpu_optimized",
+                "gpu_best_np64_other": "gpu"}
+
+
 def _in_claim(cell, key: str, consistent) -> bool:
     """Whether an (etc, popsize) cell is one a Table 4 count claim counts."""
     etc, popsize = cell
@@ -411,21 +416,13 @@ def claims_check(claims: pd.DataFrame, etc: pd.DataFrame | None = None, publishe
     paper = (best_of(published4.rename(columns={"implementation": "column"}), "fitness", "column")
              if published4 is not None and len(published4) else None)
 
-    def cells(best, which, keep=None):
-        if best is None:
+    def cells(best, which, keep=None):  # (cells where the claim's column is best, cells it counts)
+        if best is None or which not in COUNT_CLAIMS:
             return None
         if keep is not None:  # (etc, popsize) -> bool: the cells to count
             best = best[keep.reindex(best.index).fillna(False).to_numpy(dtype=bool)]
-        if which == "gpu_best_np512_1024":
-            b = best[best.index.get_level_values("popsize") > 64]
-            return (b == "gpu").sum(), len(b)
-        b = best[best.index.get_level_values("popsize") == 64]
-        cons = np.array([consistent(e) for e in b.index.get_level_values("etc")])
-        if which == "cpu_opt_best_np64_consistent":
-            return (b[cons] == "cpu_optimized").sum(), int(cons.sum())
-        if which == "gpu_best_np64_other":
-            return (b[~cons] == "gpu").sum(), int((~cons).sum())
-        return None
+        b = best[[_in_claim(cell, which, consistent) for cell in best.index]]
+        return int((b == COUNT_CLAIMS[which]).sum()), len(b)
 
     def np64_best(table, value, keep=None):
         if table is None or not len(table):

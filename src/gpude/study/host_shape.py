@@ -182,7 +182,7 @@ class HostShape:
 
     def lane_taken(self, timing: str, on_gpu: bool, threads: int) -> int:
         """A batch's ``cpu_lane``: 1 for a single-threaded CPU batch timed ``exclusive`` in a lane, else 0."""
-        in_lane = self.in_cpu_lane(on_gpu, threads) or (self.cpu_only_lanes > 0 and not on_gpu and threads == 1)
+        in_lane = self.in_cpu_lane(on_gpu, threads) or self.in_cpu_only_lane(on_gpu, threads)
         return 1 if timing == "exclusive" and in_lane else 0
 
     @property
@@ -197,14 +197,18 @@ class HostShape:
         return self.timed_lanes + (self.gpu_limit if self.prefetch else 0)
 
     def in_cpu_lane(self, on_gpu: bool, threads: int) -> bool:
-        """Whether a batch (on a GPU or not, with this many threads) is one the CPU lane runs."""
+        """Whether a batch (on a GPU or not, with this many threads) is one the CPU lanes run."""
         return self.cpu_lane and not on_gpu and threads == 1
+
+    def in_cpu_only_lane(self, on_gpu: bool, threads: int) -> bool:
+        """Whether a batch is one a host without GPUs runs a core each (:attr:`cpu_only_lanes`)."""
+        return self.cpu_only_lanes > 0 and not on_gpu and threads == 1
 
     def timing_slot(self, timing: str, on_gpu: bool, threads: int) -> int:
         """A batch's share of the :data:`TIMING_SLOTS` under its timing mode (module docstring)."""
         if timing == "shared":
             return 1
-        if timing == "exclusive" and self.cpu_only_lanes and not on_gpu and threads == 1:
+        if timing == "exclusive" and self.in_cpu_only_lane(on_gpu, threads):
             return TIMING_SLOTS // self.cpu_only_lanes
         if timing == "exclusive" and (on_gpu or self.in_cpu_lane(on_gpu, threads)):
             return TIMING_SLOTS // self.slot_shares
@@ -222,7 +226,7 @@ class HostShape:
         """
         if timing != "exclusive":
             return timing
-        if self.cpu_only_lanes and not on_gpu and threads == 1:
+        if self.in_cpu_only_lane(on_gpu, threads):
             return f"exclusive-cpu:{self.cpu_only_lanes}"
         if on_gpu and (self.gpu_limit > 1 or self.cpu_lane):
             return f"exclusive-gpu:{self.gpu_limit}" + ("+cpu" if self.cpu_lane else "")
