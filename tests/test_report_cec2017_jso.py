@@ -242,6 +242,11 @@ def test_the_speed_table_sets_the_gpu_beside_every_core_of_the_host(tmp_path):
     text = Cec2017Jso(_spec(dims=(30,)), out, tmp_path / "paper").speed_block()
     assert "| 3 * |" in text
     assert "Rows marked \\* take some of the host's batches from `boot-2`, another machine of the same kind" in text
+    # batches from two other boots: both named, in the plural
+    t3 = speed_table(ours3, brest, three.assign(boot_id=["boot-1"] * 16 + ["boot-2"] * 16 + ["boot-3"] * 16))
+    t3.to_csv(out / "jso_speed.csv", index=False)
+    text = Cec2017Jso(_spec(dims=(30,)), out, tmp_path / "paper").speed_block()
+    assert "from `boot-2`, `boot-3`, other machines of the same kind" in text
     # without the host's runs: no host columns
     alone = speed_table(ours, brest)
     assert "host_s" not in alone

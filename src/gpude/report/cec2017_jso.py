@@ -430,8 +430,9 @@ class Cec2017Jso(Section):
                  + (f" Here {BODY_RUNS_A_LAUNCH} runs a launch (a block an SM); "
                     f"{' and '.join(map(str, left_out))} too in the appendix." if left_out else "")
                  + (" Rows marked \\* take some of the host's batches from "
-                    f"{', '.join(f'`{b}`' for b in boots)}, another machine of the same kind (CPU model and cores) "
-                    f"as the GPU's boot `{ours_boot}`: their ratio's interval spans the two machines."
+                    f"{', '.join(f'`{b}`' for b in boots)}, "
+                    f"{'another machine' if len(boots) == 1 else 'other machines'} of the same kind (CPU model and "
+                    f"cores) as the GPU's boot `{ours_boot}`: their ratio's interval spans the machines."
                     if boots else ""),
                  "",
                  "| function | D | ours: runs a launch | ours, s a run | ours: launches | Brest's, s a run "
