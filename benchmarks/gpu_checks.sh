@@ -8,7 +8,7 @@
 #   benchmarks/gpu_checks.sh STAGE [STAGE ...]
 # Stages: tests, fullsuite, gpu_scaling, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor,
 # main_job, scaling_curves, cec2017_jso, jso_brest, lastra_profile, block_profile, block_profile_export, rotation_prototype,
-# sync_prototype, jso_block_speed, jso_brest_host, kromer_fe_rate, kromer_eval_speed, cs2_probe, master_slave_wait (see each below; the masw floor's stages, done: `git show e4573c2:benchmarks/gpu_checks.sh`).
+# sync_prototype, server_prime, jso_block_speed, jso_brest_host, kromer_fe_rate, kromer_eval_speed, cs2_probe, master_slave_wait (see each below; the masw floor's stages, done: `git show e4573c2:benchmarks/gpu_checks.sh`).
 # Instance files (speed) come from .carry/kromer_instances.tgz, a .tgz of <set>/<file> (etc/, lolib/) of the LOP and ETC
 # instances (`gpude fetch-data lolib|etc` fetches them; `python -m gpude.campaign pack` packs an experiment's),
 # the authors' code (side_by_side) from .authors/GPU-Accelerated-Evolutionary-Optimisation (`python -m
@@ -200,6 +200,10 @@ for stage in "$@"; do
     sync_prototype)  # issue 67, step 3 (benchmarks/sync_prototype.py): a generation's barrier alone, grid sync,
       # a flag barrier and a launch a generation, at one and two blocks an SM (~1 minute)
       step sync 240 python3 benchmarks/sync_prototype.py --blocks-per-sm 1,2 --out "$dir/sync_${device}.csv" ;;
+    server_prime)  # issue 66: what a batch server's first GPU batch pays before its first trial, cold and
+      # primed as a server primes at its start (benchmarks/server_prime.py; ~2 minutes)
+      step server_prime 560 python3 benchmarks/server_prime.py --repeats "${PRIME_REPEATS:-3}" \
+        --modes "${PRIME_MODES:-cold,primed,primed_context,primed_server}" --out "$dir/server_prime_${device}.csv" ;;
     jso_block_speed)  # issue 67, step 4, the GPU side: jso/block at 51, 132 and 264 runs a launch
       # (benchmarks/jso_speed.py), CEC 2017 F3, F5, F10, F22 (Janssen's F01, F03, F04, F08) at D 30 and 100
       # (~5-8 minutes at two launches a cell: a call of its own; three launches a cell give the ratios their
@@ -256,7 +260,7 @@ for stage in "$@"; do
       step campaign 540 python3 -m gpude.campaign run --experiment config/experiments/cec2017_jso.yaml \
         --reference "results/reference/$device/cec2017_jso" --implementations brest --jobs 15 --default-run-s 1 \
         --setup-s 2 --max-seconds 420 --out "$dir/camp" ;;
-    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, gpu_scaling, cec2017_jso, jso_brest, verify, speed, cpu_speed, side_by_side, block_side_by_side, block_profile, block_profile_export, rotation_prototype, sync_prototype, jso_block_speed, jso_brest_host, kromer_fe_rate, kromer_eval_speed, cs2_probe, master_slave_wait, naive_floor, main_job, scaling_curves, lastra_profile)" >&2; exit 2 ;;
+    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, gpu_scaling, cec2017_jso, jso_brest, verify, speed, cpu_speed, side_by_side, block_side_by_side, block_profile, block_profile_export, rotation_prototype, sync_prototype, server_prime, jso_block_speed, jso_brest_host, kromer_fe_rate, kromer_eval_speed, cs2_probe, master_slave_wait, naive_floor, main_job, scaling_curves, lastra_profile)" >&2; exit 2 ;;
   esac
   tar czf "$OUT/$stage.tar.gz" -C "$OUT" "$stage" && rm -rf "$dir"
 done

@@ -8,7 +8,9 @@ would run its first batch:
 * ``cold``: the batch's imports (``gpude.run.batches``), then its runner built and warmed (the batch logs'
   ``setup``), each timed; the modules the setup imported are written down;
 * ``primed``: those modules imported first (what a server could do at its start), then the setup, timed;
-* ``primed_context``: the same, and the CUDA context made before the setup too.
+* ``primed_context``: the same, and the CUDA context made before the setup too;
+* ``primed_server``: what a batch server imports at its start (``gpude.run.batch_server.prime``), then the
+  setup.
 
 Rows: seconds of each step and the setup that is left for the batch (its lease to its first trial).
 
@@ -37,7 +39,7 @@ from gpude.run import batches  # the server's import at its first batch
 from gpude.run.spec import RunSpec, run_parser
 t_import = time.perf_counter() - t0
 prime = context = 0.0
-if mode != "cold":
+if mode in ("primed", "primed_context"):
     import importlib
     t = time.perf_counter()
     for name in json.load(open(listing)):
@@ -45,6 +47,11 @@ if mode != "cold":
             importlib.import_module(name)
         except Exception:
             pass
+    prime = time.perf_counter() - t
+if mode == "primed_server":
+    from gpude.run import batch_server
+    t = time.perf_counter()
+    batch_server.prime(True)
     prime = time.perf_counter() - t
 if mode == "primed_context":
     from numba import cuda
@@ -72,6 +79,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--modes", default="cold,primed,primed_context,primed_server",
+                   help="comma-separated, in order (cold first: it lists the modules the primed modes import)")
     args = p.parse_args(argv)
     from gpude.core import provenance
 
@@ -83,7 +92,7 @@ def main(argv=None) -> int:
                            cwd=REPO, env=env, capture_output=True, timeout=600)
             listing = Path(tmp) / f"{implementation}.json"
             for repeat in range(args.repeats):
-                for mode in ("cold", "primed", "primed_context"):
+                for mode in args.modes.split(","):
                     res = subprocess.run([sys.executable, "-c", CHILD, mode, json.dumps(run_args(implementation)),
                                           str(listing)], cwd=REPO, env=env, capture_output=True, text=True,
                                          timeout=600)

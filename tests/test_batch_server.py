@@ -96,6 +96,59 @@ def test_a_thread_pool_batch_goes_to_the_cpu_server_without_a_lease(tmp_path, se
     assert seq.returncode == 0 and server_pids(servers) == {pid}
 
 
+def warmup_args(implementation):
+    return ["warmup", "--implementation", implementation, "--function", "Q01", "--dim", "10", "--popsize", "8",
+            "--max-fes", "8", "--out", f"{implementation}.json"]
+
+
+@pytest.mark.cudasim
+def test_a_gpu_warm_up_starts_and_primes_the_servers_its_batches_will_use(tmp_path, servers, monkeypatch):
+    # the servers' start and imports fall in the warm-up's time: the first timed batch finds its server warm
+    monkeypatch.setenv("GPUDE_FAKE_GPUS", "2")  # a server each, keyed by the GPUs' UUIDs
+    warm = gpude(warmup_args("naive_gpu"), tmp_path, server=True)
+    assert warm.returncode == 0 and "started 2 batch servers" in warm.stderr, warm.stdout + warm.stderr
+    pids = server_pids(servers)
+    assert len(pids) == 2
+    again = gpude(warmup_args("all_gpu"), tmp_path, server=True)  # the next warm-up: none new
+    assert again.returncode == 0 and "started" not in again.stderr and server_pids(servers) == pids
+    first = gpude(run_args("first"), tmp_path, server=True)
+    assert first.returncode == 0 and "1/1 trials" in first.stdout, first.stdout + first.stderr
+    assert "started the batch server" not in first.stderr and server_pids(servers) == pids
+    # a CPU warm-up, and a GPU one without servers (a cluster, `batch_server=false`), start none
+    assert batch_server.stop_servers() == 2
+    for implementation, server in (("master_slave", True), ("naive_gpu", False)):
+        off = gpude(warmup_args(implementation), tmp_path, server=server)
+        assert off.returncode == 0 and "started" not in off.stderr and not server_pids(servers)
+
+
+@pytest.mark.cudasim
+def test_a_batch_that_starts_its_server_says_so(tmp_path, servers, monkeypatch):
+    monkeypatch.setenv("GPUDE_FAKE_GPUS", "1")
+    first = gpude(run_args("first"), tmp_path, server=True)
+    assert first.returncode == 0 and "started the batch server" in first.stderr, first.stdout + first.stderr
+    second = gpude(run_args("second"), tmp_path, server=True)
+    assert second.returncode == 0 and "started the batch server" not in second.stderr
+
+
+def test_a_server_answers_a_ping_and_skips_a_client_that_only_looked(servers):
+    key = "p" * 16
+    thread = threading.Thread(target=batch_server.serve, args=(key,), kwargs={"idle_s": 30, "on_gpu": False})
+    thread.start()
+    path = batch_server._paths(key)[0]
+    for _ in range(600):
+        sock = batch_server._connect(path)
+        if sock is not None:
+            break
+        threading.Event().wait(0.05)
+    sock.close()  # connected and left without a word: the server goes on
+    for message in ({"ping": True}, {"stop": True}):
+        with batch_server._connect(path) as sock:
+            batch_server._send(sock, message)
+            assert sock.makefile("r").readline().strip() == '{"rc": 0}'
+    thread.join(timeout=30)
+    assert not thread.is_alive() and not path.exists()
+
+
 def test_another_environment_or_gpu_is_another_server(monkeypatch):
     key = batch_server.server_key("GPU-a")
     assert batch_server.server_key("GPU-a") == key and batch_server.server_key("GPU-b") != key
@@ -127,10 +180,10 @@ def test_an_idle_server_leaves_and_removes_its_socket(servers):
 
 def test_a_server_that_cannot_start_is_said_with_its_log(servers, monkeypatch):
     with pytest.raises(batch_server.ServerUnavailable, match="ended before it listened.*its log"):
-        batch_server._start("not-a-key")  # serve-batches refuses the key and exits
+        batch_server._start("not-a-key", True)  # serve-batches refuses the key and exits
     monkeypatch.setenv(batch_server.DIR_VAR, str(servers / ("x" * 120)))  # a socket path too long to bind
     with pytest.raises(batch_server.ServerUnavailable, match=f"too long a folder.*{batch_server.DIR_VAR}"):
-        batch_server._start("0" * 16)
+        batch_server._start("0" * 16, True)
 
 
 @pytest.mark.cudasim

@@ -654,6 +654,12 @@ def test_smoke_experiment_with_the_gpu_implementations_on_the_simulator(workdir)
     assert 2 <= len(list(servers.glob("*.lock"))) <= 3 and not list(servers.glob("*.sock")), list(servers.iterdir())
     pool_log = next((workdir / "logs/smoke/run_batch/de/master_slave").rglob("*.log")).read_text()
     assert "1/1 trials" in pool_log and "runs in this process" not in pool_log, pool_log
+    # the GPU warm-ups started the GPU servers (their job's environment is the batches'): no batch did
+    warmups = "".join(p.read_text() for p in (workdir / "logs/smoke/warmup").rglob("*.log"))
+    assert "started 2 batch servers" in warmups, warmups
+    for implementation in ("naive_gpu", "all_gpu", "ide"):
+        log = next((workdir / f"logs/smoke/run_batch/de/{implementation}").rglob("*.log")).read_text()
+        assert "1/1 trials" in log and "started the batch server" not in log, log
     shutil.rmtree(servers, ignore_errors=True)
     trials = pd.read_csv(workdir / "results/smoke/trials.csv")
     assert len(trials) == 5 and set(trials.status) == {"budget"} and (trials.fes_used == 24).all()

@@ -161,12 +161,29 @@ def _cmd_warmup(args) -> int:
     setup = time.perf_counter() - t0
     print(f"{args.implementation} {function} D={args.dim} NP={args.popsize}: warm-up {setup:.1f}s "
           f"(cache {os.environ.get('NUMBA_CACHE_DIR', '')})", file=sys.stderr)
+    _prestart_servers(spec)
     if args.out:
         write_atomic(args.out, json.dumps({
             "algorithm": args.algorithm, "implementation": args.implementation, "function": function,
             "dim": args.dim, "popsize": args.popsize, "dtype": args.dtype, "warmup_s": round(setup, 3),
             "numba_cache_dir": os.environ.get("NUMBA_CACHE_DIR", "")}, indent=1) + "\n")
     return 0
+
+
+def _prestart_servers(spec) -> None:
+    """Where the batches of ``spec`` go to their GPU's batch server (servers on), start and prime the servers
+    now, in the warm-up's time, so that the first timed batch finds its server warm."""
+    from .run import batch_server
+
+    if not batch_server.enabled() or not spec.needs_gpu:
+        return
+    try:
+        started = batch_server.prestart()
+    except batch_server.ServerUnavailable as exc:  # the batches start their own, or run in their process
+        print(f"gpude warmup: {exc}", file=sys.stderr, flush=True)
+    else:
+        if started:
+            print(f"gpude warmup: started {started} batch server{'s' if started > 1 else ''}", file=sys.stderr)
 
 
 def _cmd_run(args) -> int:
@@ -210,7 +227,8 @@ def _server_key(text: str) -> str:
 def _cmd_serve_batches(args) -> int:
     from .run import batch_server
 
-    return batch_server.serve(args.key, batch_server.IDLE_S if args.idle is None else args.idle)
+    return batch_server.serve(args.key, batch_server.IDLE_S if args.idle is None else args.idle,
+                              on_gpu=args.device == "gpu")
 
 
 def _cmd_run_batches(args) -> int:
@@ -414,6 +432,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the server's key, 16 hex digits (gpude.run.batch_server.server_key)")
     sv.add_argument("--idle", type=_float_above(0), default=None,
                     help="leave after this many seconds without a batch (default 120)")
+    sv.add_argument("--device", choices=("gpu", "cpu"), default="gpu",
+                    help="what its batches run on: the target whose compiler registries it imports first")
     sv.set_defaults(func=_cmd_serve_batches)
 
     w = sub.add_parser("warmup", help="compile what a `run` of this configuration needs into numba's on-disk "

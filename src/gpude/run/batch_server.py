@@ -23,6 +23,10 @@ A batch of an implementation that takes every core (``threads="all"``: master_sl
 the host) goes to the host's CPU server the same way, without a lease (:data:`CPU_SERVER`): it pays the
 interpreter, the imports and the pool's start once, like a GPU batch on its server.
 
+A server imports what a batch's setup would (the run's modules and numba's typing and lowering
+registries: :func:`prime`) before it takes its first batch, and the workflow's warm-ups start the servers
+(:func:`prestart`, outside the timed window), so that a server's first batch is as warm as its next: its
+lease to its first trial ~0.4 s instead of ~2 s (``results/benchmarks/server_prime_nvidia-h200.csv``).
 A server runs one batch at a time, takes no lease of its own (its client holds one while its batch
 runs) and leaves after ``--idle`` seconds without a batch, or when the workflow ends
 (:func:`stop_servers`). A client that dies (Snakemake cancelling its job) stops its batch at the
@@ -155,24 +159,25 @@ def _connect(path: Path) -> socket.socket | None:
     return sock
 
 
-def _start(key: str) -> socket.socket:
+def _start(key: str, on_gpu: bool) -> tuple[socket.socket, bool]:
     """Connect to the server of ``key``, starting it first where none listens (under a lock: two clients
-    without a lease, e.g. on the simulator, start one server)."""
+    without a lease, e.g. on the simulator, start one server); the socket and whether this call started it."""
     path, _, log = _paths(key)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         sock = _connect(path)
         if sock is not None:
-            return sock
+            return sock, False
         with open(log, "a") as err:
-            proc = subprocess.Popen([sys.executable, "-m", "gpude", "serve-batches", "--key", key],
+            proc = subprocess.Popen([sys.executable, "-m", "gpude", "serve-batches", "--key", key,
+                                     "--device", "gpu" if on_gpu else "cpu"],
                                     stdin=subprocess.DEVNULL, stdout=err, stderr=err, start_new_session=True)
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             sock = _connect(path)
             if sock is not None:
-                return sock
+                return sock, True
             if proc.poll() is not None:
                 raise ServerUnavailable(f"the batch server ended before it listened (exit {proc.returncode}); "
                                         f"its log: {log}")
@@ -191,7 +196,10 @@ def submit(run_args: list[str], gpu: str, on_gpu: bool = True) -> int:
     with held(gpu, True) if on_gpu else contextlib.nullcontext() as lease:
         key = server_key(CPU_SERVER if not on_gpu else lease.device.uuid if lease is not None else "none")
         env = {k: os.environ[k] for k in _LEASE_ENV if k in os.environ}
-        with _start(key) as sock:
+        sock, started = _start(key, on_gpu)
+        if started:  # (the batch's log says so: its setup then includes the server's imports)
+            print(f"gpude: started the batch server {key}", file=sys.stderr, flush=True)
+        with sock:
             _send(sock, {"args": run_args, "gpu": gpu, "cwd": os.getcwd(), "env": env})
             reader = sock.makefile("r", encoding="utf-8")
             answered = False
@@ -206,6 +214,25 @@ def submit(run_args: list[str], gpu: str, on_gpu: bool = True) -> int:
     if not answered:  # it left before a word of the batch (its idle time ran out as we came): none ran
         raise ServerUnavailable(f"the batch server closed before the batch began; its log: {_paths(key)[2]}")
     raise GpudeError(f"the batch server ended during the batch, without its exit status; its log: {_paths(key)[2]}")
+
+
+def prestart() -> int:
+    """Start the GPU servers a batch of this process's environment would use and that do not listen yet (one
+    per GPU this process may lease), each waited for until it has primed (:func:`prime`): what a GPU
+    warm-up calls, so that the servers' start and imports fall in its time, not in a timed batch's. How
+    many it started. (Not the CPU's: a thread-pool batch's job has another environment than its warm-up,
+    the thread counts Snakemake sets, and so another server.)"""
+    from ..core.gpu_lease import list_devices
+
+    started = 0
+    for key in [server_key(d.uuid) for d in list_devices()]:
+        sock, new = _start(key, True)
+        with sock:
+            if new:  # its answer comes once it has primed and takes requests
+                _send(sock, {"ping": True})
+                sock.makefile("r").readline()
+                started += 1
+    return started
 
 
 def stop_servers() -> int:
@@ -278,8 +305,28 @@ def _run_one(request: dict, sock: socket.socket) -> int:
         gc.collect()  # the batch's runner and its device buffers
 
 
-def serve(key: str, idle_s: float = IDLE_S) -> int:
-    """Serve batches on the socket of ``key`` until ``idle_s`` pass without one, or a stop request."""
+def prime(on_gpu: bool) -> None:
+    """Import what a batch's setup imports before its first trial, without a CUDA context: the run's
+    modules, the implementations' registry and numba's typing and lowering registries of the target the
+    server's batches compile for (numba-cuda's on a GPU server; ~2 s on the first batch otherwise,
+    ``benchmarks/server_prime.py``). What fails here is left for the batch to meet and say."""
+    from ..core.gpu_runtime import simulator_enabled
+    from ..implementations import registry  # noqa: F401
+    from . import batches, trials  # noqa: F401
+
+    if on_gpu and not simulator_enabled():
+        from numba.cuda.descriptor import cuda_target as target
+    elif on_gpu:
+        return  # (the simulator compiles nothing)
+    else:
+        from numba.core.registry import cpu_target as target
+    target.typing_context.refresh()
+    target.target_context.refresh()
+
+
+def serve(key: str, idle_s: float = IDLE_S, on_gpu: bool = True) -> int:
+    """Serve batches on the socket of ``key`` until ``idle_s`` pass without one, or a stop request; primed
+    (:func:`prime`) before the first request is taken (a client connecting meanwhile waits in the queue)."""
     path, note, log = _paths(key)
     path.parent.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(FileNotFoundError):
@@ -293,6 +340,11 @@ def serve(key: str, idle_s: float = IDLE_S) -> int:
                                 "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", ""),
                                 "since": time.time()}))
     try:
+        try:
+            prime(on_gpu)
+        except Exception as exc:  # noqa: BLE001 (a batch meets it again and says it where it is read)
+            print(f"batch server: priming failed ({type(exc).__name__}: {exc}); its batches import as they go",
+                  file=sys.stderr, flush=True)
         while True:
             try:
                 conn, _ = listener.accept()
@@ -302,9 +354,14 @@ def serve(key: str, idle_s: float = IDLE_S) -> int:
                 conn.settimeout(None)
                 try:
                     request = json.loads(conn.makefile("r", encoding="utf-8").readline() or "{}")
+                    if not request:  # a client that only checked that the server listens
+                        continue
                     if request.get("stop"):
                         _send(conn, {"rc": 0})
                         return 0
+                    if request.get("ping"):
+                        _send(conn, {"rc": 0})
+                        continue
                     _send(conn, {"rc": _run_one(request, conn)})
                 except ClientGone:
                     print(f"batch server: a client left during its batch {request.get('args', '')!s:.200}",
