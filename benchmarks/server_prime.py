@@ -103,7 +103,10 @@ def main(argv=None) -> int:
                                  "mode": mode, "repeat": repeat, **{k: round(v, 4) if isinstance(v, float) else v
                                                                      for k, v in r.items()}})
                     print(rows[-1], flush=True)
-    info = provenance.record(uses_gpu=True)  # (after the children: this process's CUDA context is its own)
+    from numba import cuda
+
+    cuda.current_context()  # (after the children; the record reads the GPU from this process's context)
+    info = provenance.record(uses_gpu=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]) + list(info))

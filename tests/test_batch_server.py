@@ -105,6 +105,7 @@ def warmup_args(implementation):
 def test_a_gpu_warm_up_starts_and_primes_the_servers_its_batches_will_use(tmp_path, servers, monkeypatch):
     # the servers' start and imports fall in the warm-up's time: the first timed batch finds its server warm
     monkeypatch.setenv("GPUDE_FAKE_GPUS", "2")  # a server each, keyed by the GPUs' UUIDs
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)  # (a GPU host's would hide one of the two)
     warm = gpude(warmup_args("naive_gpu"), tmp_path, server=True)
     assert warm.returncode == 0 and "started 2 batch servers" in warm.stderr, warm.stdout + warm.stderr
     pids = server_pids(servers)

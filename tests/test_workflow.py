@@ -656,7 +656,7 @@ def test_smoke_experiment_with_the_gpu_implementations_on_the_simulator(workdir)
     assert "1/1 trials" in pool_log and "runs in this process" not in pool_log, pool_log
     # the GPU warm-ups started the GPU servers (their job's environment is the batches'): no batch did
     warmups = "".join(p.read_text() for p in (workdir / "logs/smoke/warmup").rglob("*.log"))
-    assert "started 2 batch servers" in warmups, warmups
+    assert re.search(r"started [1-9]\d* batch servers?\b", warmups), warmups  # (one a GPU, fake or real)
     for implementation in ("naive_gpu", "all_gpu", "ide"):
         log = next((workdir / f"logs/smoke/run_batch/de/{implementation}").rglob("*.log")).read_text()
         assert "1/1 trials" in log and "started the batch server" not in log, log
