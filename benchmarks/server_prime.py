@@ -51,7 +51,7 @@ if mode in ("primed", "primed_context"):
 if mode == "primed_server":
     from gpude.run import batch_server
     t = time.perf_counter()
-    batch_server.prime(True)
+    batch_server.prime()
     prime = time.perf_counter() - t
 if mode == "primed_context":
     from numba import cuda

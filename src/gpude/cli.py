@@ -433,7 +433,7 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--idle", type=_float_above(0), default=None,
                     help="leave after this many seconds without a batch (default 120)")
     sv.add_argument("--device", choices=("gpu", "cpu"), default="gpu",
-                    help="what its batches run on: the target whose compiler registries it imports first")
+                    help="what its batches run on (a GPU server imports numba-cuda's registries first)")
     sv.set_defaults(func=_cmd_serve_batches)
 
     w = sub.add_parser("warmup", help="compile what a `run` of this configuration needs into numba's on-disk "

@@ -23,10 +23,10 @@ A batch of an implementation that takes every core (``threads="all"``: master_sl
 the host) goes to the host's CPU server the same way, without a lease (:data:`CPU_SERVER`): it pays the
 interpreter, the imports and the pool's start once, like a GPU batch on its server.
 
-A server imports what a batch's setup would (the run's modules and numba's typing and lowering
-registries: :func:`prime`) before it takes its first batch, and the workflow's warm-ups start the servers
-(:func:`prestart`, outside the timed window), so that a server's first batch is as warm as its next: its
-lease to its first trial ~0.4 s instead of ~2 s (``results/benchmarks/server_prime_nvidia-h200.csv``).
+A GPU server imports what a batch's setup would (the run's modules and numba-cuda's typing and lowering
+registries: :func:`prime`) before it takes its first batch, and the workflow's GPU warm-ups start the GPU
+servers (:func:`prestart`, outside the timed window), so that a server's first batch is as warm as its next:
+its setup 0.3-0.6 s instead of 0.9-2.8 s (``results/benchmarks/server_prime_nvidia-h200.csv``).
 A server runs one batch at a time, takes no lease of its own (its client holds one while its batch
 runs) and leaves after ``--idle`` seconds without a batch, or when the workflow ends
 (:func:`stop_servers`). A client that dies (Snakemake cancelling its job) stops its batch at the
@@ -305,28 +305,27 @@ def _run_one(request: dict, sock: socket.socket) -> int:
         gc.collect()  # the batch's runner and its device buffers
 
 
-def prime(on_gpu: bool) -> None:
-    """Import what a batch's setup imports before its first trial, without a CUDA context: the run's
-    modules, the implementations' registry and numba's typing and lowering registries of the target the
-    server's batches compile for (numba-cuda's on a GPU server; ~2 s on the first batch otherwise,
-    ``benchmarks/server_prime.py``). What fails here is left for the batch to meet and say."""
+def prime() -> None:
+    """Import what a GPU batch's setup imports before its first trial, without a CUDA context: the run's
+    modules, the implementations' registry and numba-cuda's typing and lowering registries (~1-2 s of the
+    first batch's setup otherwise, ``benchmarks/server_prime.py``). A GPU server does it before it takes a
+    batch; the CPU's does not (it starts with its first batch, which would only wait for it: 0.2 s more on
+    this project's VM). What fails here is left for the batch to meet and say."""
     from ..core.gpu_runtime import simulator_enabled
     from ..implementations import registry  # noqa: F401
     from . import batches, trials  # noqa: F401
 
-    if on_gpu and not simulator_enabled():
-        from numba.cuda.descriptor import cuda_target as target
-    elif on_gpu:
-        return  # (the simulator compiles nothing)
-    else:
-        from numba.core.registry import cpu_target as target
-    target.typing_context.refresh()
-    target.target_context.refresh()
+    if not simulator_enabled():  # (the simulator compiles nothing)
+        from numba.cuda.descriptor import cuda_target
+
+        cuda_target.typing_context.refresh()
+        cuda_target.target_context.refresh()
 
 
 def serve(key: str, idle_s: float = IDLE_S, on_gpu: bool = True) -> int:
-    """Serve batches on the socket of ``key`` until ``idle_s`` pass without one, or a stop request; primed
-    (:func:`prime`) before the first request is taken (a client connecting meanwhile waits in the queue)."""
+    """Serve batches on the socket of ``key`` until ``idle_s`` pass without one, or a stop request; a GPU
+    server (``on_gpu``) primed (:func:`prime`) before it takes the first request (a client connecting
+    meanwhile waits in the queue)."""
     path, note, log = _paths(key)
     path.parent.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(FileNotFoundError):
@@ -341,7 +340,8 @@ def serve(key: str, idle_s: float = IDLE_S, on_gpu: bool = True) -> int:
                                 "since": time.time()}))
     try:
         try:
-            prime(on_gpu)
+            if on_gpu:
+                prime()
         except Exception as exc:  # noqa: BLE001 (a batch meets it again and says it where it is read)
             print(f"batch server: priming failed ({type(exc).__name__}: {exc}); its batches import as they go",
                   file=sys.stderr, flush=True)
