@@ -122,8 +122,9 @@ for stage in "$@"; do
         GPUDE_GPU_PREFETCH=$v SCALING_INSTANCES=/tmp/inst step "gpu_scaling_prefetch_$v" ${SCALING_LIMIT:-560} \
           bash benchmarks/gpu_scaling.sh "${SCALING_CONFIG:-config/scaling/all_studies.yaml}" "$dir/prefetch_$v" ${SCALING_GPUS:-}
       done ;;
-    fullsuite)  # every test on the real GPU (skips must say why; 3.5 min on 16 cores)
-      step pytest ${FULLSUITE_LIMIT:-560} python3 -m pytest -q -n ${FULLSUITE_WORKERS:-16} -o addopts="" -p no:cacheprovider -rs tests/ ;;
+    fullsuite)  # every test on the real GPU (skips must say why; ~4 min on 16 cores). `-v`: a test that fails
+      # is named in the log as it fails, so a call cut short (its device time) still says which
+      step pytest ${FULLSUITE_LIMIT:-560} python3 -m pytest -v -n ${FULLSUITE_WORKERS:-16} -o addopts="" -p no:cacheprovider -rs tests/ ;;
     verify)  # `gpude verify` over every committed reference's GPU rows (5 each, sampled among
       # those that ended at their target or budget; rows of another GPU model compared too); here
       # `python benchmarks/verify_references.py summary <files_at>/verify --out results/verify/<gpu>.md`
