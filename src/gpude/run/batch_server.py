@@ -333,7 +333,7 @@ def serve(key: str, idle_s: float = IDLE_S, on_gpu: bool = True) -> int:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
     ours = path.stat().st_ino  # a server started after this one left may bind the same path: not ours to remove
-    listener.listen(8)
+    listener.listen(128)  # (every GPU warm-up connects once, some while the server primes)
     listener.settimeout(idle_s)
     note.write_text(json.dumps({"pid": os.getpid(), "package": str(_package_dir()), "python": sys.executable,
                                 "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", ""),
