@@ -199,15 +199,16 @@ def _cmd_run(args) -> int:
         raise GpudeError("--out-csv and --out-traces go together (the batch's rows and their traces); "
                          "give both, or neither to print the trials and write nothing")
     spec = RunSpec.from_namespace(args)
+    leased = spec.needs_gpu and args.gpu != "shared"  # (a GPU of its own: a lease, and a GPU server)
     if batch_server.enabled() and getattr(args, "argv", None):
         # a GPU batch in its GPU's warm process; a thread-pool batch (master_slave: every core) in the CPU's
         pool = not spec.needs_gpu and spec.entry.threads == "all"
-        if pool or spec.needs_gpu and args.gpu != "shared":
+        if pool or leased:
             try:
                 return batch_server.submit(args.argv, args.gpu, on_gpu=spec.needs_gpu)
             except batch_server.ServerUnavailable as exc:
                 print(f"gpude run: {exc}; the batch runs in this process", file=sys.stderr, flush=True)
-    if spec.needs_gpu and args.gpu != "shared":
+    if leased:
         # what needs no GPU (numba and the implementation's modules) is imported before the lease: a
         # batch waiting at it (gpude.study.host_shape: prefetch) then has it done when the GPU comes free
         spec.entry.load(check_device=False)

@@ -225,8 +225,8 @@ def prestart() -> int:
     from ..core.gpu_lease import list_devices
 
     started = 0
-    for key in [server_key(d.uuid) for d in list_devices()]:
-        sock, new = _start(key, True)
+    for device in list_devices():
+        sock, new = _start(server_key(device.uuid), True)
         with sock:
             if new:  # its answer comes once it has primed and takes requests
                 _send(sock, {"ping": True})
