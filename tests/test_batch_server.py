@@ -77,7 +77,7 @@ def test_a_batch_s_error_comes_back_in_one_line_with_exit_status_2(tmp_path, ser
     assert not (tmp_path / "bad.csv").exists()
 
 
-def test_a_thread_pool_batch_goes_to_the_cpu_server_without_a_lease(tmp_path, servers):
+def test_a_thread_pool_batch_goes_to_the_cpu_server_without_a_lease(tmp_path, servers, monkeypatch):
     # master_slave (every core, timed alone): the CPU's warm process, the rows of its own process
     def pool_args(stem, function="F01"):
         return [*run_args(stem, function)[:2], "master_slave", *run_args(stem, function)[3:]]
@@ -88,6 +88,7 @@ def test_a_thread_pool_batch_goes_to_the_cpu_server_without_a_lease(tmp_path, se
     assert first.returncode == 0, first.stdout + first.stderr
     assert "1/1 trials" in first.stdout and "leased" not in first.stdout + first.stderr  # no GPU lease
     (pid,) = server_pids(servers)
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")  # the key under the clients' environment (a GPU host's is 0)
     assert (servers / f"{batch_server.server_key(batch_server.CPU_SERVER)}.json").exists()
     second = gpude(pool_args("second", function="F05"), tmp_path, server=True)
     assert second.returncode == 0 and server_pids(servers) == {pid}

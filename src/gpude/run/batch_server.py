@@ -335,6 +335,14 @@ def serve(key: str, idle_s: float = IDLE_S, on_gpu: bool = True) -> int:
     ours = path.stat().st_ino  # a server started after this one left may bind the same path: not ours to remove
     listener.listen(128)  # (every GPU warm-up connects once, some while the server primes)
     listener.settimeout(idle_s)
+
+    def leave() -> None:  # (twice is harmless)
+        listener.close()
+        with contextlib.suppress(FileNotFoundError):
+            if path.stat().st_ino == ours:
+                path.unlink()
+                note.unlink()
+
     note.write_text(json.dumps({"pid": os.getpid(), "package": str(_package_dir()), "python": sys.executable,
                                 "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", ""),
                                 "since": time.time()}))
@@ -356,7 +364,8 @@ def serve(key: str, idle_s: float = IDLE_S, on_gpu: bool = True) -> int:
                     request = json.loads(conn.makefile("r", encoding="utf-8").readline() or "{}")
                     if not request:  # a client that only checked that the server listens
                         continue
-                    if request.get("stop"):
+                    if request.get("stop"):  # gone before it says so: a client that asked finds no socket
+                        leave()
                         _send(conn, {"rc": 0})
                         return 0
                     if request.get("ping"):
@@ -369,11 +378,7 @@ def serve(key: str, idle_s: float = IDLE_S, on_gpu: bool = True) -> int:
                 except (OSError, ValueError) as exc:
                     print(f"batch server: a request failed: {exc}", file=sys.stderr, flush=True)
     finally:
-        listener.close()
-        with contextlib.suppress(FileNotFoundError):
-            if path.stat().st_ino == ours:
-                path.unlink()
-                note.unlink()
+        leave()
         with contextlib.suppress(OSError):
             if log.stat().st_size == 0:  # nothing went wrong: no log left behind
                 log.unlink()
