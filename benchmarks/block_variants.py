@@ -1,31 +1,33 @@
-"""Issue 67's prototype, timed before anything is built: de/block's generation without the work that is not its
-rotation's, each cut alone and all together, the same run bit for bit.
+"""Issue 67's prototype, timed before it was built into de/block: de/block's generation without the work that is
+not its rotation's, each cut alone and all together, the same run bit for bit.
 
 Nsight Compute's source page of de/block on N00 (the sphere: its generation without a rotation, 6.2x the FP32 FMA
-bound by itself, docs/implementations.md) puts 15 % of the warp-stall samples in ``pick`` (r1, r2, r3 and j_rand),
-26 % in the trial vector and 13 % in the selection's copy of the survivors. Variants of de/block's kernel, each
+bound by itself, docs/implementations.md) put 15 % of the warp-stall samples in ``pick`` (r1, r2, r3 and j_rand),
+26 % in the trial vector and 13 % in the selection's copy of the survivors. Kernels over de/block's arguments,
 built from the same operators and evaluator (``gpude.algorithms.de``, ``gpude.functions.gpu``):
 
-``base``
-    de/block as it is (``gpude.implementations.block``): every lane of a warp makes pick's four draws, one
-    after the other, and every coordinate loads its four parents' values;
+``block``
+    de/block as it is (``gpude.implementations.block``, which took ``pick4`` and ``index`` from here);
+``before``
+    de/block's kernel before them: every lane of a warp makes pick's four draws, one after the other, and the
+    selection copies every survivor into the next buffer;
 ``pick4``
     pick's four draws made by four lanes at once (each draw's range is known before the others: NP - 1, NP - 2,
     NP - 3, D) and shared through shared memory; every lane then steps over the excluded indices as ``pick``;
 ``lazy``
     a coordinate loads r1's, r2's and r3's values only where the crossover takes it (a fraction CR of them);
 ``index``
-    the selection by index: a survivor that is the old vector is not copied into the next buffer; a small
-    array (2 x B x NP) says which of the two buffers holds each individual, and parents are read through it;
+    the selection by index: a survivor that is the old vector is not copied into the next buffer; ``homes``
+    (2 x B x NP) says which of the two buffers holds each individual, and parents are read through it;
 ``all``
     the three together.
 
-Every variant's batch is checked against ``base``'s (best error, best vector and the trace of every trial, bit
+Every kernel's batch is checked against ``block``'s (best error, best vector and the trace of every trial, bit
 for bit) before it is timed. Timed: one launch of G generations from the initial population (the kernel alone,
-``cuda.synchronize`` around it), warm, ``--repeats`` times; rows per function, variant and repeat, with the
-per-generation time, the ratio to ``base``'s median and the device, versions and commit.
+``cuda.synchronize`` around it), warm, ``--repeats`` times, the kernels interleaved; rows per function, kernel
+and repeat, with the per-generation time, the ratio to ``before``'s median and the device, versions and commit.
 
-    python benchmarks/block_variants.py --out OUT.csv [--functions N00,F01] [--trials 264] [--generations 512]
+    python benchmarks/block_variants.py --out OUT.csv [--functions N00,F01,F10] [--trials 264] [--generations 512]
     NUMBA_ENABLE_CUDASIM=1 python benchmarks/block_variants.py --check
 """
 
@@ -53,16 +55,16 @@ from gpude.core.io import write_csv_atomic  # noqa: E402
 from gpude.core.prebound import PreboundLaunch  # noqa: E402
 from gpude.implementations.block import BlockDE  # noqa: E402
 from gpude.implementations.device_loop import NO_HIT, mark_hit  # noqa: E402
+from gpude.implementations.resident import ResidentDE  # noqa: E402
 
-#: variant -> (pick4, lazy, index)
-VARIANTS = {"base": None, "pick4": (True, False, False), "lazy": (False, True, False),
-            "index": (False, False, True), "all": (True, True, True)}
+#: variant -> (pick4, lazy, index); None: de/block's own kernel
+VARIANTS = {"block": None, "before": (False, False, False), "pick4": (True, False, False),
+            "lazy": (False, True, False), "index": (False, False, True), "all": (True, True, True)}
 
 
 def build_variant_kernel(warp_evaluate, dtype, threads, buf, dim, pick4: bool, lazy: bool, index: bool):
-    """de/block's kernel (``gpude.implementations.block.build_block_kernel``) with the cuts asked for; its
-    arguments are de/block's with ``homes`` (2 x B x NP int32: the buffer that holds each individual at the
-    generation's parity; written where ``index``) after ``fit``."""
+    """de/block's kernel before the cuts, with those asked for; de/block's arguments (``homes``, 2 x B x NP int32:
+    the buffer that holds each individual at the generation's parity, written where ``index``)."""
     T = np.dtype(dtype).type
     P, BUF, D = int(threads), int(buf), int(dim)
     WARPS = P // 32
@@ -232,9 +234,9 @@ def build_variant_kernel(warp_evaluate, dtype, threads, buf, dim, pick4: bool, l
 
 
 class VariantBlock(BlockDE):
-    """de/block with :func:`build_variant_kernel`'s cuts (``variant``: a key of :data:`VARIANTS`)."""
+    """de/block with :func:`build_variant_kernel`'s kernel (``variant``: a key of :data:`VARIANTS`)."""
 
-    def __init__(self, function, params, variant: str = "base", **options):
+    def __init__(self, function, params, variant: str = "block", **options):
         self.variant = variant
         super().__init__(function, params, **options)
 
@@ -245,20 +247,15 @@ class VariantBlock(BlockDE):
             return
         self.kernel = build_variant_kernel(self.fn.block_evaluate, self.dtype, self.threads, self.fn.buffer_size,
                                            self.dim, *cuts)
-        self.d_homes = cuda.to_device(np.zeros((2, self.batch, self.popsize), np.int32))
-        args = list(self.launch.args)
-        args.insert(2, self.d_homes)
-        k = len(args)
-        self.launch = PreboundLaunch(self.kernel, args, self.blocks, self.threads, self.compute,
+        k = len(self.launch.args)
+        self.launch = PreboundLaunch(self.kernel, self.launch.args, self.blocks, self.threads, self.compute,
                                      {"target": k - 4, "max_fes": k - 3, "g_first": k - 2, "g_last": k - 1})
 
     def final_population(self, b, last_generation):
-        if VARIANTS[self.variant] is None or not VARIANTS[self.variant][2]:
-            return super().final_population(b, last_generation)
-        buffer = last_generation % 2  # each individual from the buffer that holds it
-        homes = self.d_homes[buffer, b].copy_to_host()
-        pop = self.d_pop[:, b].copy_to_host()
-        return cuda.to_device(pop[homes, np.arange(self.popsize)]), self.d_fit[buffer, b]
+        cuts = VARIANTS[self.variant]
+        if cuts is not None and not cuts[2]:  # one buffer a generation, as de/resident's
+            return ResidentDE.final_population(self, b, last_generation)
+        return super().final_population(b, last_generation)
 
 
 def make(variant: str, function: str, dim: int, popsize: int, generations: int, trials: int):
@@ -296,11 +293,11 @@ def launch_seconds(runner, generations: int) -> float:
 
 
 def check(functions=("N00", "F01"), dim=10, popsize=8, generations=3, trials=2, variants=tuple(VARIANTS)) -> int:
-    """Every variant's batch against base's, bit for bit: 0 when all agree."""
+    """Every variant's batch against de/block's, bit for bit: 0 when all agree."""
     failed = 0
     for function in functions:
         seeds = list(range(1, trials + 1))
-        want = make("base", function, dim, popsize, generations, trials).run_batch(seeds)
+        want = make("block", function, dim, popsize, generations, trials).run_batch(seeds)
         for variant in variants:
             why = same_run(make(variant, function, dim, popsize, generations, trials).run_batch(seeds), want)
             failed += bool(why)
@@ -318,7 +315,7 @@ def main(argv=None) -> int:
     p.add_argument("--dim", type=int, default=100)
     p.add_argument("--popsize", type=int, default=250)
     p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--check", action="store_true", help="every variant against base at tiny sizes, and stop")
+    p.add_argument("--check", action="store_true", help="every variant against de/block at tiny sizes, and stop")
     args = p.parse_args(argv)
     variants = [v for v in args.variants.split(",") if v]
     unknown = sorted(set(variants) - set(VARIANTS))
@@ -332,9 +329,8 @@ def main(argv=None) -> int:
     rows = []
     for function in functions:
         seeds = list(range(1, B + 1))
-        runners, base_median = {}, math.nan
-        want = None
-        for variant in ["base", *[v for v in variants if v != "base"]]:
+        runners, want = {}, None
+        for variant in ["block", *[v for v in variants if v != "block"]]:
             runner = make(variant, function, D, NP, G, B)
             got = runner.run_batch(seeds)  # compiles, loads, and is the run checked
             if want is None:
@@ -345,15 +341,14 @@ def main(argv=None) -> int:
             for variant, (runner, why) in runners.items():
                 seconds = launch_seconds(runner, G)
                 rows.append({"function": function, "variant": variant, "repeat": repeat, "launch_s": seconds,
-                             "per_generation_us": seconds / G * 1e6, "same_run_as_base": not why,
+                             "per_generation_us": seconds / G * 1e6, "same_run_as_block": not why,
                              "differs": why, "trials": B, "generations": G, "dim": D, "popsize": NP, **prov})
-                print({k: rows[-1][k] for k in ("function", "variant", "repeat", "launch_s", "same_run_as_base")},
+                print({k: rows[-1][k] for k in ("function", "variant", "repeat", "launch_s", "same_run_as_block")},
                       flush=True)
-        base_median = statistics.median(r["launch_s"] for r in rows
-                                        if r["function"] == function and r["variant"] == "base")
+        before = [r["launch_s"] for r in rows if r["function"] == function and r["variant"] == "before"]
         for r in rows:
             if r["function"] == function:
-                r["x_base_median"] = r["launch_s"] / base_median
+                r["x_before_median"] = r["launch_s"] / statistics.median(before) if before else math.nan
         if args.out:
             import pandas as pd
 

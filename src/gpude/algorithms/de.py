@@ -160,7 +160,8 @@ def build_de_ops(dtype, target: str = "cpu", extra_slots: int = 0) -> SimpleName
     -------
     types.SimpleNamespace
         ``counter(g, i, slot, popsize, dim)``, ``init_value(key, i, j, popsize, dim, lower, upper)``,
-        ``pick(key, g, i, popsize, dim) -> (r1, r2, r3, jrand)`` and
+        ``pick(key, g, i, popsize, dim) -> (r1, r2, r3, jrand)`` (its parts ``pick_draw(key, g, i, slot,
+        popsize, dim)`` and ``pick_from(i, d1, d2, d3) -> (r1, r2, r3)``) and
         ``trial_value(key, g, i, j, popsize, dim, jrand, F, CR, xi, x1, x2, x3, lower, upper, mode)``,
         and its three parts ``mutant``, ``crossover_takes`` and ``repair`` (for the
         kernel-per-operator implementation); for the variants ``variant_trial_value(mutation,
@@ -189,14 +190,14 @@ def build_de_ops(dtype, target: str = "cpu", extra_slots: int = 0) -> SimpleName
         return T(fma(u, upper - lower, lower))  # in float64, then cast: same bits on every target
 
     @jit
-    def pick(key, g, i, popsize, dim):
-        # Uniform choices without rejection: draw among the k still allowed, then step over
-        # the excluded indices in increasing order.
-        r1 = below(key, counter(g, i, 0, popsize, dim), popsize - 1)
+    def pick_from(i, d1, d2, d3):
+        # Uniform choices without rejection: r1, r2, r3 drawn among the k still allowed (d1 < NP - 1,
+        # d2 < NP - 2, d3 < NP - 3), then stepped over the excluded indices in increasing order.
+        r1 = d1
         if r1 >= i:
             r1 += 1
         lo, hi = min(i, r1), max(i, r1)
-        r2 = below(key, counter(g, i, 1, popsize, dim), popsize - 2)
+        r2 = d2
         if r2 >= lo:
             r2 += 1
         if r2 >= hi:
@@ -209,15 +210,28 @@ def build_de_ops(dtype, target: str = "cpu", extra_slots: int = 0) -> SimpleName
             b, c = c, b
         if a > b:
             a, b = b, a
-        r3 = below(key, counter(g, i, 2, popsize, dim), popsize - 3)
+        r3 = d3
         if r3 >= a:
             r3 += 1
         if r3 >= b:
             r3 += 1
         if r3 >= c:
             r3 += 1
-        jrand = below(key, counter(g, i, 3, popsize, dim), dim)
-        return r1, r2, r3, jrand
+        return r1, r2, r3
+
+    @jit
+    def pick_draw(key, g, i, slot, popsize, dim):
+        """pick's draw ``slot``: 0-2 those of r1-r3 (:func:`pick_from`), 3 j_rand. Each has its range before
+        the others are drawn, so that a warp's lanes can make the four at once."""
+        span = dim if slot == 3 else popsize - 1 - slot
+        return below(key, counter(g, i, slot, popsize, dim), span)
+
+    @jit
+    def pick(key, g, i, popsize, dim):
+        r1, r2, r3 = pick_from(i, below(key, counter(g, i, 0, popsize, dim), popsize - 1),
+                               below(key, counter(g, i, 1, popsize, dim), popsize - 2),
+                               below(key, counter(g, i, 2, popsize, dim), popsize - 3))
+        return r1, r2, r3, below(key, counter(g, i, 3, popsize, dim), dim)
 
     @jit
     def pick_displacement(key, g, i, popsize, dim):
@@ -330,7 +344,8 @@ def build_de_ops(dtype, target: str = "cpu", extra_slots: int = 0) -> SimpleName
                 best = k
         return best
 
-    return SimpleNamespace(counter=counter, init_value=init_value, pick=pick,
+    return SimpleNamespace(counter=counter, init_value=init_value, pick=pick, pick_from=pick_from,
+                           pick_draw=pick_draw,
                            pick_displacement=pick_displacement, mutant=mutant,
                            crossover_takes=crossover_takes, repair=repair, cross_over=cross_over,
                            trial_value=trial_value, uniform=uniform, below=below, dtype=T,

@@ -6,7 +6,10 @@ generation's units: warp w makes individuals i = w, w + W, w + 2 W, ... (W warps
 as a unit of ``de/resident`` is made by a whole block: draw r1, r2, r3, j_rand, build the trial
 vector (lanes over coordinates) in the warp's own shared buffer, evaluate it with the function's
 evaluator at 32 threads (:func:`gpude.functions.gpu.make_block_evaluator` with ``warp=True``: it
-waits only for its own warp) and write the survivor into the other population buffer. A warp
+waits only for its own warp) and keep the survivor. Four lanes make pick's four draws at once, each its
+own hash, where every lane would make all four one after the other. A trial vector that wins is written
+into the population buffer its individual does not occupy, and ``homes`` (2 x B x NP, one row a
+generation's parity) says which buffer holds each individual: a loser is not copied. A warp
 folds its units' survivor errors into one minimum, written once into the trace (``atomic.min`` on
 ``trace[b, g]``) and, if it is <= target, reported as the hit. A generation ends with one block
 barrier, not a grid one: no cooperative launch, so a launch holds as many trials as the batch has
@@ -27,6 +30,11 @@ the function's own evaluator makes every function of the suite run, about a quar
 rotation hand-tiled for one function; the populations in shared memory would leave the L1 cache too
 small for the rotation matrix. One trial a launch uses one SM: this is the implementation for many trials a
 launch; single runs belong to ``de/resident`` (every SM).
+
+Four lanes' draws and the selection by index took a launch 0.90x the time on F01, 0.87x on N00 (the
+sphere) and 0.98x on F10, the same runs bit for bit (one H200, ``benchmarks/block_variants.py``,
+``results/benchmarks/block_variants/``); loading the parents only where the crossover takes them bought
+nothing and is not done.
 
 The populations live in global memory (2 x NP x D per trial, served from L2/L1); the shared
 memory holds a warp's trial vector and evaluation buffers: ``W = min(16, NP, what fits in 48 KB)``.
@@ -73,15 +81,16 @@ def block_warps(popsize: int, dim: int, buf: int, dtype, most: int = MAX_WARPS) 
 @cache
 def build_block_kernel(warp_evaluate, dtype, threads, buf, dim):
     """The kernel for one warp-evaluator build (function, D, dtype) and ``threads`` (32 W) a block,
-    with ``de/resident``'s arguments: ``block_kernel[B, threads](pop, fit, keys, lower, upper, F, CR,
-    mode, shift, rot_t, perm, trace, hit_gen, state, target, max_fes, g_first, g_last)``, block b
+    with ``de/resident``'s arguments and ``homes`` (:meth:`BlockDE.population_arrays`): ``block_kernel[B,
+    threads](pop, fit, homes, keys, lower, upper, F, CR, mode, shift, rot_t, perm, trace, hit_gen, state,
+    target, max_fes, g_first, g_last)``, block b
     running trial b's generations ``g_first .. g_last`` (``g_first == 1``: after resetting its trace
     row and flag and initialising its population) until its own target."""
     T = np.dtype(dtype).type
     P, BUF, D = int(threads), int(buf), int(dim)
     WARPS = P // 32
     ops = build_de_ops(T, "cuda")
-    init_value, pick, trial_value = ops.init_value, ops.pick, ops.trial_value
+    init_value, pick_draw, pick_from, trial_value = ops.init_value, ops.pick_draw, ops.pick_from, ops.trial_value
     # numba's simulator has no syncwarp: the evaluator's barriers are the block's there, so every
     # warp evaluates in every round (a spare one evaluates a copy and drops it)
     SIM = simulator_enabled()
@@ -105,11 +114,12 @@ def build_block_kernel(warp_evaluate, dtype, threads, buf, dim):
         options["lineinfo"] = True
 
     @cuda.jit(cache=True, **options)
-    def block_kernel(pop, fit, keys, lower, upper, F, CR, mode, shift, rot_t, perm, trace, hit_gen,
+    def block_kernel(pop, fit, homes, keys, lower, upper, F, CR, mode, shift, rot_t, perm, trace, hit_gen,
                      state, target, max_fes, g_first, g_last):
         xs_all = cuda.shared.array((WARPS, D), T)
         bufs = cuda.shared.array((WARPS, 2, BUF), T)
         reds = cuda.shared.array((WARPS, 4, 32), T)
+        draws = cuda.shared.array((WARPS, 4), np.int64)
         tid, b = cuda.threadIdx.x, cuda.blockIdx.x
         lane, w = tid % 32, tid // 32
         xs, buf_a, buf_z, red = xs_all[w], bufs[w, 0], bufs[w, 1], reds[w]
@@ -146,6 +156,7 @@ def build_block_kernel(warp_evaluate, dtype, threads, buf, dim):
                             j += 32
                         if lane == 0:
                             fit[0, b, i] = f
+                            homes[0, b, i] = 0
                         best = min(best, f)
                     warp_barrier()  # xs is rewritten by the warp's next unit
             record(trace, hit_gen, target, b, 0, best, lane)
@@ -162,22 +173,32 @@ def build_block_kernel(warp_evaluate, dtype, threads, buf, dim):
                     ii = min(i, popsize - 1)
                     evaluated = i < n
                     f = T(0)
+                    home = homes[cur, b, ii]
                     if evaluated or SIM:
-                        r1, r2, r3, jrand = pick(key, g, ii, popsize, D)
+                        # pick's four draws by four lanes at once (each its own hash), shared
+                        if lane < 4:
+                            draws[w, lane] = pick_draw(key, g, ii, lane, popsize, D)
+                        warp_barrier()
+                        r1, r2, r3 = pick_from(ii, draws[w, 0], draws[w, 1], draws[w, 2])
+                        jrand = draws[w, 3]
+                        h1, h2, h3 = homes[cur, b, r1], homes[cur, b, r2], homes[cur, b, r3]
                         j = lane
                         while j < D:
-                            xs[j] = trial_value(key, g, ii, j, popsize, D, jrand, F, CR, pop[cur, b, ii, j],
-                                                pop[cur, b, r1, j], pop[cur, b, r2, j], pop[cur, b, r3, j],
+                            xs[j] = trial_value(key, g, ii, j, popsize, D, jrand, F, CR, pop[home, b, ii, j],
+                                                pop[h1, b, r1, j], pop[h2, b, r2, j], pop[h3, b, r3, j],
                                                 lower, upper, mode)
                             j += 32
                         warp_barrier()
                         f = warp_evaluate(xs, buf_a, buf_z, red, shift, rot_t, perm, lane)
                     if i < popsize:
                         take = evaluated and f <= fit[cur, b, i]
-                        j = lane
-                        while j < D:
-                            pop[nxt, b, i, j] = xs[j] if take else pop[cur, b, i, j]
-                            j += 32
+                        if take:  # into the buffer no one reads this generation; a loser is not copied
+                            j = lane
+                            while j < D:
+                                pop[1 - home, b, i, j] = xs[j]
+                                j += 32
+                        if lane == 0:
+                            homes[nxt, b, i] = 1 - home if take else home
                         fi = f if take else fit[cur, b, i]
                         if lane == 0:
                             fit[nxt, b, i] = fi
@@ -223,8 +244,36 @@ class BlockDE(ResidentDE):
     def grid(self, args) -> int:
         return self.batch  # a block per trial: no cooperative launch, no residency limit
 
+    def allocate(self):
+        self.d_homes = cuda.device_array((2, self.batch, self.popsize), dtype=np.int32)
+        super().allocate()
+
+    def population_arrays(self):
+        """The population buffers, their errors and which buffer holds each individual (the kernel's)."""
+        return self.d_pop, self.d_fit, self.d_homes
+
+    def final_population(self, b, last_generation):
+        buffer = last_generation % 2
+        return _Gathered(self.d_pop, b, self.d_homes[buffer, b].copy_to_host()), self.d_fit[buffer, b]
+
     def run_trials(self, keys):
         """``de/resident``'s, after zeroing the last-generation counter the blocks raise."""
         self._allocate_common(len(keys))
         self.d_state.copy_to_device(np.zeros(1, dtype=np.int64), stream=self.compute)
         return super().run_trials(keys)
+
+
+class _Gathered:
+    """Trial ``b``'s population where each individual lies in the buffer ``homes`` names: ``[i]`` a device
+    view of individual i, ``copy_to_host()`` all of them (what :meth:`BlockDE.final_population` hands out in
+    place of one buffer's array)."""
+
+    def __init__(self, d_pop, b, homes):
+        self.d_pop, self.b, self.homes = d_pop, b, homes
+
+    def __getitem__(self, i):
+        return self.d_pop[int(self.homes[i]), self.b, i]
+
+    def copy_to_host(self):
+        both = self.d_pop[:, self.b].copy_to_host()
+        return both[self.homes, np.arange(len(self.homes))]

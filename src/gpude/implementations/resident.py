@@ -295,7 +295,7 @@ class ResidentDE(DeviceLoopImplementation):
         self.d_state = cuda.device_array(1, dtype=np.int64)
         self.h_state = cuda.pinned_array(1, dtype=np.int64)
         p = self.params
-        args = (self.d_pop, self.d_fit, self.d_keys, self.lower, self.upper, p.F, p.CR, p.bound_mode,
+        args = (*self.population_arrays(), self.d_keys, self.lower, self.upper, p.F, p.CR, p.bound_mode,
                 *self.fn.data, self.d_trace, self.d_hit, self.d_state, float(p.target), int(p.max_fes), 1, 0)
         self.blocks = self.grid(args)
         # the run's budget and target are set per launch (warmup() runs the same arrays with another max_fes)
@@ -303,6 +303,10 @@ class ResidentDE(DeviceLoopImplementation):
         self.launch = PreboundLaunch(self.kernel, args, self.blocks, self.threads, self.compute,
                                      {"target": k - 4, "max_fes": k - 3, "g_first": k - 2, "g_last": k - 1})
         self.prebound = self.launch.fast
+
+    def population_arrays(self):
+        """The kernel's first arguments: the two population buffers and their errors."""
+        return self.d_pop, self.d_fit
 
     def run_trials(self, keys):
         """Run a trial per key, all in the same launch(es) (see the module docstring)."""
