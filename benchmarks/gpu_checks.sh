@@ -200,9 +200,11 @@ for stage in "$@"; do
       done ;;
     block_variants)  # issue 67 (benchmarks/block_variants.py): de/block's generation with pick's draws made by
       # four lanes, the parents loaded only where the crossover takes them, the selection by index, each alone and
-      # together, checked bit for bit against de/block and timed beside it, D 100, NP 250, 512 generations (~3 minutes)
+      # together, checked bit for bit against de/block and timed beside it, D 100, NP 250, 512 generations (~3 minutes;
+      # BLOCK_VARIANTS=block,before: de/block against its kernel before the cuts, ~1 minute)
       step block_variants 500 python3 benchmarks/block_variants.py --trials "${BLOCK_VARIANT_TRIALS:-264}" \
-        --generations 512 --functions "${BLOCK_VARIANT_FUNCTIONS:-N00,F01,F10}" --out "$dir/block_variants_${device}.csv" ;;
+        --variants "${BLOCK_VARIANTS:-block,before,pick4,lazy,index,all}" --generations 512 \
+        --functions "${BLOCK_VARIANT_FUNCTIONS:-N00,F01,F10}" --out "$dir/block_variants_${device}.csv" ;;
     sync_prototype)  # issue 67, step 3 (benchmarks/sync_prototype.py): a generation's barrier alone, grid sync,
       # a flag barrier and a launch a generation, at one and two blocks an SM (~1 minute)
       step sync 240 python3 benchmarks/sync_prototype.py --blocks-per-sm 1,2 --out "$dir/sync_${device}.csv" ;;
