@@ -192,11 +192,13 @@ for stage in "$@"; do
       done; done
       unset GPUDE_CUDA_LINEINFO NUMBA_CACHE_DIR ;;
     rotation_prototype)  # issue 67's prototype (benchmarks/rotation_prototype.py): a generation's rotation as
-      # de/block's matrix-vector products against register-tiled products, beside de/block's whole generation,
+      # de/block's matrix-vector products against register-tiled products (whole, and a pass of individuals at a
+      # time with z handed to warps through shared memory: gemm_chunked), beside de/block's whole generation,
       # F01's D 100, NP 250, 512 generations, 264 and 1,056 trials a launch (~2 minutes)
       for k in ${ROTATION_TRIALS:-264 1056}; do
         step "rotation_$k" 240 python3 benchmarks/rotation_prototype.py --trials "$k" --generations 512 \
-          --layouts "${ROTATION_LAYOUTS:-32x16,64x8,32x8,16x16}" --out "$dir/rotation_${device}_$k.csv"
+          --layouts "${ROTATION_LAYOUTS:-32x16,64x8,32x8,16x16}" \
+          --chunked "${ROTATION_CHUNKED:-16x32:64,32x16:64,16x16:32,8x32:32}" --out "$dir/rotation_${device}_$k.csv"
       done ;;
     block_variants)  # issue 67 (benchmarks/block_variants.py): de/block's generation with pick's draws made by
       # four lanes, the parents loaded only where the crossover takes them, the selection by index, each alone and

@@ -15,6 +15,11 @@ register tiles feed each loaded value to several multiply-adds. Three kernels ov
     TX x TY threads, each a tile of TM = ceil(NP / TX) individuals by TN = ceil(D / TY) rows in
     registers; K-chunks of X and M^T staged in shared memory (individuals fastest: a warp reads
     consecutive words of X and one broadcast word of M^T);
+``gemm_chunked:TXxTY:CHUNK``
+    the product a pass of CHUNK individuals at a time, as a generation with the function's own evaluator would
+    run it (whose ``component`` reads z from shared memory, a warp an individual): each pass's Z into shared
+    memory (CHUNK x D within the 48 KB a block has), then a warp an individual sums its z^2 there; fewer
+    individuals a thread than ``gemm``'s, so fewer multiply-adds a load;
 ``block``
     the anchor: de/block's whole generation on F01 (``make_runner``; trial vectors, evaluation,
     selection), timed warm in the same process: a batch of G generations (its host work included) and
@@ -27,7 +32,7 @@ seconds a launch, per trial-generation, the FMA bound (B G NP D^2 multiply-adds 
 SM and the device's clock) and ratios, registers and local memory a thread, device and versions.
 
     python benchmarks/rotation_prototype.py --out OUT.csv [--trials 264] [--generations 512]
-        [--layouts 32x16,64x8,32x8]
+        [--layouts 32x16,64x8,32x8] [--chunked 16x32:64,32x16:64,16x16:32,8x32:32]
     NUMBA_ENABLE_CUDASIM=1 python benchmarks/rotation_prototype.py --check
 """
 
@@ -182,6 +187,103 @@ def build_gemm(dim: int, popsize: int, tx: int, ty: int):
     return kernel, P
 
 
+#: shared memory a chunked product's block may take (static, without the opt-in)
+SHARED_BYTES = 48 * 1024
+
+
+def build_gemm_chunked(dim: int, popsize: int, tx: int, ty: int, chunk: int):
+    """The product a pass of ``chunk`` individuals at a time, as a generation with the function's own evaluator
+    would run it: Z of the pass into shared memory (``chunk`` x D), then a warp an individual reads its z there,
+    lanes over the rows (the evaluator's ``component`` reads z so), and sums z^2. Thread (x, y) holds individuals
+    x + TX a (a < TM = chunk / TX) by rows y + TY c (c < TN) of the pass in registers."""
+    D, NP, TX, TY, CH = dim, popsize, tx, ty, chunk
+    if CH % TX:
+        raise ValueError(f"a chunk of {CH} individuals is not a whole number of the layout's {TX} columns")
+    TM, TN = CH // TX, -(-D // TY)
+    DP = TY * TN
+    P = TX * TY
+    if P % 32:
+        raise ValueError(f"{TX}x{TY} threads are not whole warps")
+    WARPS = P // 32
+    need = 4 * (KC * CH + KC * DP + CH * DP + 32 * WARPS)
+    if need > SHARED_BYTES:
+        raise ValueError(f"a chunk of {CH} at D {D} needs {need} bytes of shared memory, more than {SHARED_BYTES}")
+    warp_barrier = make_warp_barrier()  # (the block's on the simulator: every warp makes equal rounds there)
+
+    @cuda.jit
+    def kernel(pop, shift, rot_t, generations, out):
+        xs = cuda.shared.array((KC, CH), float32)  # xs[k, individual of the pass]
+        ms = cuda.shared.array((KC, DP), float32)  # ms[k, row] = M[row, k0 + k]
+        zs = cuda.shared.array((CH, DP), float32)  # the pass's z, a row an individual
+        reds = cuda.shared.array((WARPS, 32), float32)
+        tid, b = cuda.threadIdx.x, cuda.blockIdx.x
+        x, y = tid % TX, tid // TX
+        lane, w = tid % 32, tid // 32
+        red = reds[w]
+        acc = cuda.local.array((TM, TN), float32)
+        xv = cuda.local.array(TM, float32)
+        mv = cuda.local.array(TN, float32)
+        for g in range(generations):
+            offset = float32(g) * float32(1e-3)
+            for c0 in range(0, NP, CH):
+                for a in range(TM):
+                    for c in range(TN):
+                        acc[a, c] = float32(0)
+                for k0 in range(0, D, KC):
+                    cuda.syncthreads()  # the chunk before is read by every thread
+                    t = tid
+                    while t < KC * CH:  # k fastest: a warp reads runs of one individual's coordinates
+                        k, i = t % KC, t // KC
+                        v = float32(0)
+                        if c0 + i < NP and k0 + k < D:
+                            v = pop[b, c0 + i, k0 + k] - shift[k0 + k] + offset
+                        xs[k, i] = v
+                        t += P
+                    t = tid
+                    while t < KC * DP:  # rows fastest: consecutive addresses of rot_t
+                        k, r = t // DP, t % DP
+                        v = float32(0)
+                        if r < D and k0 + k < D:
+                            v = rot_t[k0 + k, r]
+                        ms[k, r] = v
+                        t += P
+                    cuda.syncthreads()
+                    for k in range(KC):
+                        for a in range(TM):
+                            xv[a] = xs[k, x + TX * a]
+                        for c in range(TN):
+                            mv[c] = ms[k, y + TY * c]
+                        for a in range(TM):
+                            for c in range(TN):
+                                acc[a, c] += xv[a] * mv[c]
+                for a in range(TM):
+                    for c in range(TN):
+                        zs[x + TX * a, y + TY * c] = acc[a, c]
+                cuda.syncthreads()
+                i = w
+                while i < CH:  # a warp an individual of the pass (the same rounds for every warp)
+                    part = float32(0)
+                    r = lane
+                    while r < D:
+                        part += zs[i, r] * zs[i, r]
+                        r += 32
+                    red[lane] = part
+                    warp_barrier()
+                    s = 16
+                    while s > 0:
+                        if lane < s:
+                            red[lane] += red[lane + s]
+                        warp_barrier()
+                        s //= 2
+                    if lane == 0 and c0 + i < NP:
+                        out[b, c0 + i] += red[0]
+                    warp_barrier()
+                    i += WARPS
+                cuda.syncthreads()  # zs is rewritten by the next pass
+
+    return kernel, P
+
+
 def expected(pop, shift, rot_t, generations):
     """Each individual's sum over generations and rows of z^2, in float64."""
     m = rot_t.astype(np.float64).T  # M
@@ -244,28 +346,34 @@ def time_block(trials: int, generations: int, dim: int, popsize: int, function: 
     return one, two - one
 
 
-def kernels(popsize: int, dim: int, warps: int, layout_text: str):
-    """[(name, builder)]: matvec with ``warps`` warps a block, then a gemm a layout ``TXxTY``."""
+def kernels(popsize: int, dim: int, warps: int, layout_text: str, chunked_text: str = ""):
+    """[(name, builder)]: matvec with ``warps`` warps a block, a gemm a layout ``TXxTY``, a chunked gemm a
+    ``TXxTY:CHUNK``."""
     out = [("matvec", partial(build_matvec, dim, popsize, warps))]
     for spec in (s for s in layout_text.split(",") if s):
         tx, ty = (int(v) for v in spec.split("x"))
         out.append((f"gemm:{spec}", partial(build_gemm, dim, popsize, tx, ty)))
+    for spec in (s for s in chunked_text.split(",") if s):
+        layout, chunk = spec.split(":")
+        tx, ty = (int(v) for v in layout.split("x"))
+        out.append((f"gemm_chunked:{spec}", partial(build_gemm_chunked, dim, popsize, tx, ty, int(chunk))))
     return out
 
 
-CHECKS = (  # (trials, NP, D, generations, matvec warps (rounds equal on the simulator), gemm layouts)
-    (2, 8, 10, 2, 2, "4x4"),
-    (2, 7, 21, 2, 1, "4x4,2x8"),  # a partial tile of individuals and rows, two K-chunks (the second padded)
+CHECKS = (  # (trials, NP, D, generations, matvec warps (rounds equal on the simulator), gemm layouts, chunked)
+    (2, 8, 10, 2, 2, "4x4", ""),
+    # a partial tile of individuals and rows, two K-chunks (the second padded); chunked: two passes, the last partial
+    (2, 7, 21, 2, 1, "4x4,2x8", "4x8:4"),
 )
 
 
 def check() -> int:
     """Both kernels against numpy (float64) at tiny sizes: 0 when they agree to float32 rounding."""
     failed = 0
-    for trials, popsize, dim, generations, warps, layout in CHECKS:
+    for trials, popsize, dim, generations, warps, layout, chunked in CHECKS:
         pop, shift, rot_t = inputs(trials, popsize, dim)
         want = expected(pop, shift, rot_t, generations)
-        for name, build in kernels(popsize, dim, warps, layout):
+        for name, build in kernels(popsize, dim, warps, layout, chunked):
             kernel, threads = build()
             got = time_kernel(kernel, threads, pop, shift, rot_t, generations)[1]
             ok = np.allclose(got, want, rtol=1e-4)
@@ -284,6 +392,8 @@ def main(argv=None) -> int:
     p.add_argument("--popsize", type=int, default=250)
     p.add_argument("--warps", type=int, default=16, help="matvec's warps a block (de/block's at NP 250: 16)")
     p.add_argument("--layouts", default="32x16,64x8,32x8", help="gemm thread layouts TXxTY, comma-separated")
+    p.add_argument("--chunked", default="16x32:64,32x16:64,16x16:32,8x32:32",
+                   help="chunked gemm layouts and passes TXxTY:CHUNK (individuals a pass), comma-separated")
     p.add_argument("--clock-ghz", type=float, help="the SM clock of the bound (default: the device's)")
     p.add_argument("--no-anchor", action="store_true", help="leave out de/block's whole generation")
     p.add_argument("--check", action="store_true", help="the kernels against numpy at tiny sizes")
@@ -313,7 +423,7 @@ def main(argv=None) -> int:
 
             write_csv_atomic(pd.DataFrame(rows), args.out)
 
-    for name, build in kernels(NP, D, args.warps, args.layouts):
+    for name, build in kernels(NP, D, args.warps, args.layouts, args.chunked):
         try:
             kernel, threads = build()
             seconds, got, regs, local = time_kernel(kernel, threads, pop, shift, rot_t, G)
