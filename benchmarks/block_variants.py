@@ -63,14 +63,15 @@ VARIANTS = {"block": None, "before": (False, False, False), "pick4": (True, Fals
 
 
 def build_variant_kernel(warp_evaluate, dtype, threads, buf, dim, pick4: bool, lazy: bool, index: bool):
-    """de/block's kernel before the cuts, with those asked for; de/block's arguments (``homes``, 2 x B x NP int32:
-    the buffer that holds each individual at the generation's parity, written where ``index``)."""
+    """de/block's kernel before the cuts (kept here as their anchor), with those asked for; de/block's arguments
+    (``homes``, 2 x B x NP int32: the buffer that holds each individual at the generation's parity, written where
+    ``index``)."""
     T = np.dtype(dtype).type
     P, BUF, D = int(threads), int(buf), int(dim)
     WARPS = P // 32
     ops = build_de_ops(T, "cuda")
     init_value, pick, trial_value = ops.init_value, ops.pick, ops.trial_value
-    below, counter = ops.below, ops.counter
+    pick_draw, pick_from = ops.pick_draw, ops.pick_from
     crossover_takes, repair, mutant = ops.crossover_takes, ops.repair, ops.mutant
     SIM = simulator_enabled()
     INF = math.inf
@@ -83,34 +84,6 @@ def build_variant_kernel(warp_evaluate, dtype, threads, buf, dim, pick4: bool, l
             cuda.atomic.min(trace, (b, g), np.float64(best))
             if best <= target:
                 mark_hit(hit_gen, b, g)
-
-    @cuda.jit(device=True, inline=True)
-    def pick_from(i, d1, d2, d3):
-        # pick's steps over the excluded indices, from its three draws
-        r1 = d1
-        if r1 >= i:
-            r1 += 1
-        lo, hi = min(i, r1), max(i, r1)
-        r2 = d2
-        if r2 >= lo:
-            r2 += 1
-        if r2 >= hi:
-            r2 += 1
-        a, b, c = i, r1, r2
-        if a > b:
-            a, b = b, a
-        if b > c:
-            b, c = c, b
-        if a > b:
-            a, b = b, a
-        r3 = d3
-        if r3 >= a:
-            r3 += 1
-        if r3 >= b:
-            r3 += 1
-        if r3 >= c:
-            r3 += 1
-        return r1, r2, r3
 
     options = {} if SIM else {"max_registers": 65536 // P}
 
@@ -176,8 +149,7 @@ def build_variant_kernel(warp_evaluate, dtype, threads, buf, dim, pick4: bool, l
                     if evaluated or SIM:
                         if PICK4:
                             if lane < 4:
-                                span = D if lane == 3 else popsize - 1 - lane
-                                draws[w, lane] = below(key, counter(g, ii, lane, popsize, D), span)
+                                draws[w, lane] = pick_draw(key, g, ii, lane, popsize, D)
                             warp_barrier()
                             r1, r2, r3 = pick_from(ii, draws[w, 0], draws[w, 1], draws[w, 2])
                             jrand = draws[w, 3]
