@@ -259,3 +259,23 @@ def test_the_interleaved_order_alternates_theirs_and_ours(janssen):
     assert order[:8] == [(0, "F01", i) for i in listed] and order[8:16] == [(0, "F02", i) for i in listed]
     assert order[-1] == (2, "F02", "all_gpu")  # the x30 cells have 2 chunks, the rest 3
     assert len(jobs) == 2 * (5 * 3 + 3 * 2) and len({j["stem"] for j in jobs}) == len(jobs)
+
+
+def test_each_of_ours_is_set_against_its_gpu_s_floor(tmp_path):
+    from gpude.report.floor import floor_point
+
+    other = _trials([dict(gpu="NVIDIA A100-SXM4-80GB", function="F01", implementation="ide", wall_time_s=0.5)])
+    floors = section.floor_table(section.side_by_side_table(pd.concat([FAKE, other])), 100, 250, 10_000_000)
+    # ours on the H100 only (the A100's peaks are not listed; the authors' programs are not ours to count)
+    assert set(floors["device"].str.split(" / ").str[0]) == {"NVIDIA H100"}
+    assert not floors["implementation"].str.startswith("authors").any()
+    row = floors.set_index(["function", "implementation"]).loc[("F01", "ide_x30")]
+    want = floor_point("F01", 100, 250, 10_000_000, "NVIDIA H100 SXM", "float32", 30)["floor_s_run"]
+    assert row["floor_s"] == pytest.approx(want) and row["x_floor"] == pytest.approx(0.05 / want)
+    assert 2.9e-3 < want < 3.5e-3  # F01's 1e11 multiply-adds of its rotation alone: 2.99 ms at 67 TFLOPS
+    paper = tmp_path / "paper" / "side_by_side"
+    section.write_outputs(FAKE, {}, paper)
+    s = section.SideBySide(yaml.safe_load(EXPERIMENT.read_text()), paper, tmp_path)
+    assert (f"ide, share of 30/launch on F01, 0.05 s a run, **{0.05 / want:.1f}x** the floor of an NVIDIA H100 SXM"
+            in s.render())
+    assert f"| F01 | {want * 1e3:.3g} | 0.5 (2), {0.5 / want:.1f}x | 0.05 (1), {0.05 / want:.1f}x |" in s.render_appendix()

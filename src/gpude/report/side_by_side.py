@@ -145,6 +145,55 @@ def render_table(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def floor_table(table: pd.DataFrame, dim: int, popsize: int, max_fes: int) -> pd.DataFrame:
+    """Per device with datasheet peaks (:data:`gpude.report.floor.PEAKS`), function and implementation of ours:
+    its mean seconds a run, the floor of a run on that device (:func:`gpude.report.floor.floor_point`: all of a
+    run's flops at the FP32 peak or its bytes at the memory bandwidth, whichever is longer, at the run's trials a
+    launch) and the multiple of it. Ours only (the authors' programs' flops are theirs to count)."""
+    from .floor import floor_point, peak_device
+
+    rows = []
+    for r in table.to_dict("records") if len(table) else []:
+        peak = peak_device(str(r["device"]).split(" / ")[0])
+        if peak is None or not r["n"] or pd.isna(r["mean_s"]):
+            continue
+        point = floor_point(str(r["function"]), int(dim), int(popsize), int(max_fes), peak, "float32",
+                            int(r["trials_per_launch"]))
+        rows.append({**{k: r[k] for k in ("device", "function", "implementation", "trials_per_launch", "n", "mean_s")},
+                     "peak": peak, "floor_s": point["floor_s_run"], "bound": point["bound"],
+                     "x_floor": r["mean_s"] / point["floor_s_run"]})
+    return pd.DataFrame(rows)
+
+
+def render_floor(floors: pd.DataFrame) -> str:
+    """Per device, a table: function | the floor (ms a run) | each of ours: s/run (n), multiple of the floor."""
+    from .floor import PEAKS
+
+    lines = []
+    for device, d in floors.groupby("device", sort=True):
+        peak = d["peak"].iloc[0]
+        lines += [f"#### {device}", "",
+                  f"The floor of a run on an {peak} (FP32 {PEAKS[peak]['fp32'] / 1e12:.0f} TFLOPS, memory "
+                  f"{PEAKS[peak]['hbm'] / 1e12:.2f} TB/s: {PEAKS[peak]['source']}): a run's flops (the rotation's "
+                  "multiply-adds, the rest of each evaluation and DE's operators) at the peak, or its bytes at the "
+                  "bandwidth, whichever is longer, every unit busy and no latency anywhere.", ""]
+        cols = list(dict.fromkeys(zip(d["implementation"], d["trials_per_launch"])))
+        head = ["function", "floor (ms/run)"] + [f"{_label(i, k)}: s/run (n), x floor" for i, k in cols]
+        lines += ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+        for function, f in d.groupby("function", sort=True):
+            cells = [str(function), fmt(f["floor_s"].iloc[0] * 1e3)]
+            by = f.set_index(["implementation", "trials_per_launch"])
+            for key in cols:
+                if key not in by.index:
+                    cells.append("-")
+                    continue
+                r = by.loc[key]
+                cells.append(f"{fmt(r['mean_s'])} ({int(r['n'])}), {r['x_floor']:.1f}x")
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
 class SideBySide(Section):
     """The side by side: ratios to the authors' own programs on the same GPU."""
 
@@ -157,6 +206,9 @@ class SideBySide(Section):
     def __init__(self, spec, paper_dir, report_dir):
         super().__init__(spec, paper_dir, report_dir)
         self.table = _read(self.dir / "side_by_side.csv")
+        one_shape = len(spec.get("dims", [])) == 1 and len(spec.get("popsizes", [])) == 1 and "max_fes" in spec
+        self.floors = floor_table(self.table, spec["dims"][0], spec["popsizes"][0], spec["max_fes"]) \
+            if one_shape else pd.DataFrame()
 
     def verdicts(self) -> list[Verdict]:
         """One comparison row (the authors' programs rerun beside ours, no table of the paper): coverage,
@@ -215,9 +267,16 @@ class SideBySide(Section):
                  "slow alone, made for a full GPU of trials (`block, share of 132/launch`: an H100's 132 SMs). "
                  "Every job is timed alone on its GPU, and a cell's runs are spread over several jobs.")
         compared = self._compared()
-        return "\n".join([intro, "", "### Time per run, ours / the authors'", "",
-                           render_table(self.table[compared]) if len(self.table)
-                           else "No side-by-side rows from a GPU yet: nothing to compare.\n"])
+        parts = [intro, "", "### Time per run, ours / the authors'", "",
+                 render_table(self.table[compared]) if len(self.table)
+                 else "No side-by-side rows from a GPU yet: nothing to compare.\n"]
+        if len(self.floors):
+            best = self.floors.loc[self.floors["x_floor"].idxmin()]
+            parts += [f"**Against the GPU's floor** (every function and implementation: the appendix): the closest of "
+                      f"ours is {_label(best['implementation'], best['trials_per_launch'])} on {best['function']}, "
+                      f"{fmt(best['mean_s'])} s a run, **{best['x_floor']:.1f}x** the floor of an {best['peak']} "
+                      f"({fmt(best['floor_s'] * 1e3)} ms a run; {best['device']}, n = {int(best['n'])}).", ""]
+        return "\n".join(parts)
 
     def _compared(self) -> pd.Series:
         """The rows of a device where the authors' programs ran (the others have no ratio: appendix)."""
@@ -242,4 +301,6 @@ class SideBySide(Section):
         others = self.table[~self._compared()] if len(self.table) else self.table
         return "\n".join(part for part in [
             "### Time per run on the devices without the authors' runs\n\n" + render_table(others)
-            if len(others) else "", "### Final error", "", self.error_markdown(), self.sources()] if part)
+            if len(others) else "",
+            "### A run's time against the GPU's floor\n\n" + render_floor(self.floors) if len(self.floors) else "",
+            "### Final error", "", self.error_markdown(), self.sources()] if part)
