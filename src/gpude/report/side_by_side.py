@@ -145,11 +145,11 @@ def render_table(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def floor_table(table: pd.DataFrame, dim: int, popsize: int, max_fes: int) -> pd.DataFrame:
+def floor_table(table: pd.DataFrame, dim: int, popsize: int, max_fes: int, dtype: str = "float32") -> pd.DataFrame:
     """Per device with datasheet peaks (:data:`gpude.report.floor.PEAKS`), function and implementation of ours:
     its mean seconds a run, the floor of a run on that device (:func:`gpude.report.floor.floor_point`: all of a
-    run's flops at the FP32 peak or its bytes at the memory bandwidth, whichever is longer, at the run's trials a
-    launch) and the multiple of it. Ours only (the authors' programs' flops are theirs to count)."""
+    run's flops at the ``dtype``'s peak or its bytes at the memory bandwidth, whichever is longer, at the run's
+    trials a launch) and the multiple of it. Ours only (the authors' programs' flops are theirs to count)."""
     from .floor import floor_point, peak_device
 
     rows = []
@@ -157,10 +157,10 @@ def floor_table(table: pd.DataFrame, dim: int, popsize: int, max_fes: int) -> pd
         peak = peak_device(str(r["device"]).split(" / ")[0])
         if peak is None or not r["n"] or pd.isna(r["mean_s"]):
             continue
-        point = floor_point(str(r["function"]), int(dim), int(popsize), int(max_fes), peak, "float32",
+        point = floor_point(str(r["function"]), int(dim), int(popsize), int(max_fes), peak, dtype,
                             int(r["trials_per_launch"]))
         rows.append({**{k: r[k] for k in ("device", "function", "implementation", "trials_per_launch", "n", "mean_s")},
-                     "peak": peak, "floor_s": point["floor_s_run"], "bound": point["bound"],
+                     "peak": peak, "dtype": dtype, "floor_s": point["floor_s_run"], "bound": point["bound"],
                      "x_floor": r["mean_s"] / point["floor_s_run"]})
     return pd.DataFrame(rows)
 
@@ -171,9 +171,10 @@ def render_floor(floors: pd.DataFrame) -> str:
 
     lines = []
     for device, d in floors.groupby("device", sort=True):
-        peak = d["peak"].iloc[0]
+        peak, dtype = d["peak"].iloc[0], d["dtype"].iloc[0]
+        unit = "fp32" if dtype == "float32" else "fp64"
         lines += [f"#### {device}", "",
-                  f"The floor of a run on an {peak} (FP32 {PEAKS[peak]['fp32'] / 1e12:.0f} TFLOPS, memory "
+                  f"The floor of a run on an {peak} ({unit.upper()} {PEAKS[peak][unit] / 1e12:.0f} TFLOPS, memory "
                   f"{PEAKS[peak]['hbm'] / 1e12:.2f} TB/s: {PEAKS[peak]['source']}): a run's flops (the rotation's "
                   "multiply-adds, the rest of each evaluation and DE's operators) at the peak, or its bytes at the "
                   "bandwidth, whichever is longer, every unit busy and no latency anywhere.", ""]
@@ -206,9 +207,10 @@ class SideBySide(Section):
     def __init__(self, spec, paper_dir, report_dir):
         super().__init__(spec, paper_dir, report_dir)
         self.table = _read(self.dir / "side_by_side.csv")
-        one_shape = len(spec.get("dims", [])) == 1 and len(spec.get("popsizes", [])) == 1 and "max_fes" in spec
-        self.floors = floor_table(self.table, spec["dims"][0], spec["popsizes"][0], spec["max_fes"]) \
-            if one_shape else pd.DataFrame()
+        # (the floor of the experiment's one shape; another shape's would need its D and NP in the table)
+        one_shape = all(len(spec.get(k, [])) == 1 for k in ("dims", "popsizes", "dtypes")) and "max_fes" in spec
+        self.floors = floor_table(self.table, spec["dims"][0], spec["popsizes"][0], spec["max_fes"],
+                                  spec["dtypes"][0]) if one_shape else pd.DataFrame()
 
     def verdicts(self) -> list[Verdict]:
         """One comparison row (the authors' programs rerun beside ours, no table of the paper): coverage,
