@@ -114,6 +114,20 @@ def _ratio_text(row, theirs) -> str:
     return stored(row["ratio"], row.get("ratio_lo"), row.get("ratio_hi"), row["n"], theirs["authors_n"]).text("{:.2f}")
 
 
+def _per_function(d: pd.DataFrame, head: list[str], what: str, first_cells, cell) -> list[str]:
+    """The lines of a table of ``d``: a row per function (its first cells ``first_cells(rows of the function)``),
+    a column per implementation of ours and trials a launch, in the order they come (``cell(row, rows of the
+    function)``, '-' where the function has none), headed ``<label>: <what>``."""
+    cols = list(dict.fromkeys(zip(d["implementation"], d["trials_per_launch"])))
+    head = [*head, *(f"{_label(i, k)}: {what}" for i, k in cols)]
+    lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+    for function, f in d.groupby("function", sort=True):
+        by = f.set_index(["implementation", "trials_per_launch"])
+        cells = [str(function), *first_cells(f), *(cell(by.loc[key], f) if key in by.index else "-" for key in cols)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
 def render_table(table: pd.DataFrame) -> str:
     """Per device and authors' program, a table: function | theirs (n) | each of ours: s (n), ratio."""
     if not len(table):
@@ -123,26 +137,20 @@ def render_table(table: pd.DataFrame) -> str:
         lines += [f"#### {device}", ""]
         for base in ("authors_ide", "authors_de"):
             b = d[d["baseline"] == base]
-            if not len(b):
-                continue
-            cols = list(dict.fromkeys(zip(b["implementation"], b["trials_per_launch"])))
-            head = ["function", f"authors' {AUTHORS[base]}: s/run (n)"] + \
-                [f"{_label(i, k)}: s/run (n), ratio" for i, k in cols]
-            lines += ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
-            for function, f in b.groupby("function", sort=True):
-                first = f.iloc[0]
-                cells = [str(function), f"{fmt(first['authors_mean_s'])} ({fmt(first['authors_n'], '{:.0f}')})"]
-                by = f.set_index(["implementation", "trials_per_launch"])
-                for key in cols:
-                    if key not in by.index:
-                        cells.append("-")
-                        continue
-                    r = by.loc[key]
-                    failed = f", {int(r['failed'])} failed" if r["failed"] else ""
-                    cells.append(f"{fmt(r['mean_s'])} ({int(r['n'])}{failed}), {_ratio_text(r, first)}")
-                lines.append("| " + " | ".join(cells) + " |")
-            lines.append("")
+            if len(b):
+                lines += _per_function(b, ["function", f"authors' {AUTHORS[base]}: s/run (n)"], "s/run (n), ratio",
+                                       _theirs_cells, _ours_against_theirs)
     return "\n".join(lines)
+
+
+def _theirs_cells(f: pd.DataFrame) -> list[str]:
+    first = f.iloc[0]
+    return [f"{fmt(first['authors_mean_s'])} ({fmt(first['authors_n'], '{:.0f}')})"]
+
+
+def _ours_against_theirs(r, f: pd.DataFrame) -> str:
+    failed = f", {int(r['failed'])} failed" if r["failed"] else ""
+    return f"{fmt(r['mean_s'])} ({int(r['n'])}{failed}), {_ratio_text(r, f.iloc[0])}"
 
 
 def floor_table(table: pd.DataFrame, dim: int, popsize: int, max_fes: int, dtype: str = "float32") -> pd.DataFrame:
@@ -178,20 +186,9 @@ def render_floor(floors: pd.DataFrame) -> str:
                   f"{PEAKS[peak]['hbm'] / 1e12:.2f} TB/s: {PEAKS[peak]['source']}): a run's flops (the rotation's "
                   "multiply-adds, the rest of each evaluation and DE's operators) at the peak, or its bytes at the "
                   "bandwidth, whichever is longer, every unit busy and no latency anywhere.", ""]
-        cols = list(dict.fromkeys(zip(d["implementation"], d["trials_per_launch"])))
-        head = ["function", "floor (ms/run)"] + [f"{_label(i, k)}: s/run (n), x floor" for i, k in cols]
-        lines += ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
-        for function, f in d.groupby("function", sort=True):
-            cells = [str(function), fmt(f["floor_s"].iloc[0] * 1e3)]
-            by = f.set_index(["implementation", "trials_per_launch"])
-            for key in cols:
-                if key not in by.index:
-                    cells.append("-")
-                    continue
-                r = by.loc[key]
-                cells.append(f"{fmt(r['mean_s'])} ({int(r['n'])}), {r['x_floor']:.1f}x")
-            lines.append("| " + " | ".join(cells) + " |")
-        lines.append("")
+        lines += _per_function(d, ["function", "floor (ms/run)"], "s/run (n), x floor",
+                               lambda f: [fmt(f["floor_s"].iloc[0] * 1e3)],
+                               lambda r, f: f"{fmt(r['mean_s'])} ({int(r['n'])}), {r['x_floor']:.1f}x")
     return "\n".join(lines)
 
 
