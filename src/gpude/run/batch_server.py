@@ -149,6 +149,12 @@ def _send(sock: socket.socket, message: dict) -> None:
     sock.sendall((json.dumps(message) + "\n").encode())
 
 
+def _ask(sock: socket.socket, message: dict) -> str:
+    """Send a request that the server answers in one line (a ping, a stop), and wait for that line."""
+    _send(sock, message)
+    return sock.makefile("r").readline()
+
+
 def _connect(path: Path) -> socket.socket | None:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -229,8 +235,7 @@ def prestart() -> int:
         sock, new = _start(server_key(device.uuid), True)
         with sock:
             if new:  # its answer comes once it has primed and takes requests
-                _send(sock, {"ping": True})
-                sock.makefile("r").readline()
+                _ask(sock, {"ping": True})
                 started += 1
     return started
 
@@ -245,8 +250,7 @@ def stop_servers() -> int:
             sock = _connect(note.with_suffix(".sock"))
             if sock is not None:
                 with sock:
-                    _send(sock, {"stop": True})
-                    sock.makefile("r").readline()
+                    _ask(sock, {"stop": True})
                 stopped += 1
     return stopped
 
