@@ -8,7 +8,7 @@
 #   benchmarks/gpu_checks.sh STAGE [STAGE ...]
 # Stages: tests, fullsuite, gpu_scaling, verify, speed, cpu_speed, side_by_side, block_side_by_side, naive_floor,
 # main_job, scaling_curves, cec2017_jso, jso_brest, lastra_profile, block_profile, block_profile_export, rotation_prototype,
-# block_variants, sync_prototype, server_prime, jso_block_speed, jso_brest_host, kromer_fe_rate, kromer_eval_speed, cs2_probe, master_slave_wait (see each below; the masw floor's stages, done: `git show e4573c2:benchmarks/gpu_checks.sh`).
+# block_variants, resident_variants, sync_prototype, server_prime, jso_block_speed, jso_brest_host, kromer_fe_rate, kromer_eval_speed, cs2_probe, master_slave_wait (see each below; the masw floor's stages, done: `git show e4573c2:benchmarks/gpu_checks.sh`).
 # Instance files (speed) come from .carry/kromer_instances.tgz, a .tgz of <set>/<file> (etc/, lolib/) of the LOP and ETC
 # instances (`gpude fetch-data lolib|etc` fetches them; `python -m gpude.campaign pack` packs an experiment's),
 # the authors' code (side_by_side) from .authors/GPU-Accelerated-Evolutionary-Optimisation (`python -m
@@ -200,6 +200,12 @@ for stage in "$@"; do
           --layouts "${ROTATION_LAYOUTS:-32x16,64x8,32x8,16x16}" \
           --chunked "${ROTATION_CHUNKED:-16x32:64,32x16:64,16x16:32,8x32:32}" --out "$dir/rotation_${device}_$k.csv"
       done ;;
+    resident_variants)  # issue 67, one run a launch (benchmarks/resident_variants.py): de/resident's generation
+      # with pick's draws by four threads, the trace reduced a generation later instead of an atomic a survivor,
+      # both; the generation without its evaluation and the barrier alone (timing only), one trial, D 100, NP 250,
+      # 4,096 generations (~1 minute)
+      step resident_variants 300 python3 benchmarks/resident_variants.py --generations "${RESIDENT_GENERATIONS:-4096}" \
+        --functions "${RESIDENT_VARIANT_FUNCTIONS:-N00,F01,F10}" --out "$dir/resident_variants_${device}.csv" ;;
     block_variants)  # issue 67 (benchmarks/block_variants.py): de/block's generation with pick's draws made by
       # four lanes, the parents loaded only where the crossover takes them, the selection by index, each alone and
       # together, checked bit for bit against de/block and timed beside it, D 100, NP 250, 512 generations (~3 minutes;
@@ -270,7 +276,7 @@ for stage in "$@"; do
       step campaign 540 python3 -m gpude.campaign run --experiment config/experiments/cec2017_jso.yaml \
         --reference "results/reference/$device/cec2017_jso" --implementations brest --jobs 15 --default-run-s 1 \
         --setup-s 2 --max-seconds 420 --out "$dir/camp" ;;
-    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, gpu_scaling, cec2017_jso, jso_brest, verify, speed, cpu_speed, side_by_side, block_side_by_side, block_profile, block_profile_export, rotation_prototype, block_variants, sync_prototype, server_prime, jso_block_speed, jso_brest_host, kromer_fe_rate, kromer_eval_speed, cs2_probe, master_slave_wait, naive_floor, main_job, scaling_curves, lastra_profile)" >&2; exit 2 ;;
+    *) echo "gpu_checks: unknown stage $stage (tests, fullsuite, gpu_scaling, cec2017_jso, jso_brest, verify, speed, cpu_speed, side_by_side, block_side_by_side, block_profile, block_profile_export, rotation_prototype, block_variants, resident_variants, sync_prototype, server_prime, jso_block_speed, jso_brest_host, kromer_fe_rate, kromer_eval_speed, cs2_probe, master_slave_wait, naive_floor, main_job, scaling_curves, lastra_profile)" >&2; exit 2 ;;
   esac
   tar czf "$OUT/$stage.tar.gz" -C "$OUT" "$stage" && rm -rf "$dir"
 done
