@@ -202,10 +202,10 @@ for stage in "$@"; do
       done ;;
     resident_variants)  # issue 67, one run a launch (benchmarks/resident_variants.py): de/resident's generation
       # with pick's draws by four threads, the trace reduced a generation later instead of an atomic a survivor,
-      # both; the generation without its evaluation and the barrier alone (timing only), one trial, D 100, NP 250,
-      # 4,096 generations (~1 minute)
+      # the function's data in shared memory, combinations; the generation without its evaluation and the barrier
+      # alone (timing only), one trial, D 100, NP 250, 4,096 generations (~3 minutes, compiling most of it)
       step resident_variants 300 python3 benchmarks/resident_variants.py --generations "${RESIDENT_GENERATIONS:-4096}" \
-        --functions "${RESIDENT_VARIANT_FUNCTIONS:-N00,F01,F10}" --out "$dir/resident_variants_${device}.csv" ;;
+        --functions "${RESIDENT_VARIANT_FUNCTIONS:-N00,F01,F10}" --variants "${RESIDENT_VARIANTS:-resident,copy,pick4,deferred,all,shared,fast,noeval,barrier}" --out "$dir/resident_variants_${device}.csv" ;;
     block_variants)  # issue 67 (benchmarks/block_variants.py): de/block's generation with pick's draws made by
       # four lanes, the parents loaded only where the crossover takes them, the selection by index, each alone and
       # together, checked bit for bit against de/block and timed beside it, D 100, NP 250, 512 generations (~3 minutes;

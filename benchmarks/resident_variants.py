@@ -18,6 +18,13 @@ kernel with one change:
     last generation's after the loop; the hits stay as they are (an atomic only on a hit);
 ``all``
     ``pick4`` and ``deferred``;
+``shared``
+    the function's shift and rotation copied into shared memory once a launch and read there by the evaluator
+    (``resident`` reads them from global memory, and the grid barrier's acquire empties the SMs' L1 caches every
+    generation, so each generation's matrix comes from L2): static shared memory, so only where they fit in a
+    block's 48 KB beside the kernel's own buffers (F01 at D 100; not F10's five matrices);
+``fast``
+    ``shared`` and ``deferred``;
 ``noeval``
     timing only, not the same run: the trial vector is built but not evaluated (its error is its first
     coordinate): the generation without the function;
@@ -56,20 +63,34 @@ from gpude.core.prebound import PreboundLaunch  # noqa: E402
 from gpude.implementations.device_loop import NO_HIT, mark_hit  # noqa: E402
 from gpude.implementations.resident import ResidentDE, build_unit_steps  # noqa: E402
 
-#: variant -> (pick4, deferred, noeval, barrier only); None: de/resident's own kernel
-VARIANTS = {"resident": None, "copy": (False, False, False, False), "pick4": (True, False, False, False),
-            "deferred": (False, True, False, False), "all": (True, True, False, False),
-            "noeval": (False, False, True, False), "barrier": (False, False, False, True)}
+#: variant -> (pick4, deferred, noeval, barrier only, shared); None: de/resident's own kernel
+VARIANTS = {"resident": None, "copy": (False, False, False, False, False),
+            "pick4": (True, False, False, False, False), "deferred": (False, True, False, False, False),
+            "all": (True, True, False, False, False), "noeval": (False, False, True, False, False),
+            "barrier": (False, False, False, True, False), "shared": (False, False, False, False, True),
+            "fast": (False, True, False, False, True)}
+#: static shared memory a block may have
+STATIC_SHARED_BYTES = 48 * 1024
 #: the variants that change the run's arithmetic or skip it: timed, not checked
 TIMING_ONLY = ("noeval", "barrier")
 
 
 def build_variant_kernel(block_evaluate, dtype, threads, buf, dim, pick4: bool, deferred: bool, noeval: bool,
-                         barrier_only: bool):
+                         barrier_only: bool, shared: bool, rot_shape=(1, 1, 1), shift_shape=(1, 1)):
     """de/resident's kernel (``gpude.implementations.resident.build_resident_kernel``) with the changes asked
-    for; the same arguments."""
+    for; the same arguments (``rot_shape``, ``shift_shape``: those of the function's arrays, for ``shared``)."""
     T = np.dtype(dtype).type
     P, BUF, D = int(threads), int(buf), int(dim)
+    SHARED = bool(shared)
+    ROT_SHAPE = tuple(int(n) for n in rot_shape) if SHARED else (1, 1, 1)
+    SHIFT_SHAPE = tuple(int(n) for n in shift_shape) if SHARED else (1, 1)
+    ROT_N, SHIFT_N = math.prod(ROT_SHAPE), math.prod(SHIFT_SHAPE)
+    ROT_PLANE, ROT_ROW, SHIFT_ROW = ROT_SHAPE[1] * ROT_SHAPE[2], ROT_SHAPE[2], SHIFT_SHAPE[1]
+    own = (D + 2 * BUF + 4 * P) * np.dtype(T).itemsize + 4 * 8
+    need = own + (ROT_N + SHIFT_N) * np.dtype(T).itemsize
+    if SHARED and need > STATIC_SHARED_BYTES:
+        raise ValueError(f"shared: the function's data and the kernel's buffers need {need} bytes of shared memory, "
+                         f"above the {STATIC_SHARED_BYTES} a block has statically")
     ops = build_de_ops(T, "cuda")
     pick, trial_value, pick_draw, pick_from = ops.pick, ops.trial_value, ops.pick_draw, ops.pick_from
     init_unit, _ = build_unit_steps(block_evaluate, dtype, threads, buf, dim)
@@ -153,15 +174,10 @@ def build_variant_kernel(block_evaluate, dtype, threads, buf, dim, pick4: bool, 
                 cuda.syncthreads()
             b += cuda.gridDim.x
 
-    @cuda.jit(cache=False)
-    def kernel(pop, fit, keys, lower, upper, F, CR, mode, shift, rot_t, perm, trace, hit_gen,
-               state, target, max_fes, g_first, g_last):
+    @cuda.jit(device=True)
+    def body(pop, fit, keys, lower, upper, F, CR, mode, shift, rot_t, perm, trace, hit_gen,
+             state, target, max_fes, g_first, g_last, xs, buf_a, buf_z, red, draws):
         grid = cuda.cg.this_grid()
-        xs = cuda.shared.array(D, T)
-        buf_a = cuda.shared.array(BUF, T)
-        buf_z = cuda.shared.array(BUF, T)
-        red = cuda.shared.array((4, P), T)
-        draws = cuda.shared.array(4, np.int64)
         tid = cuda.threadIdx.x
         trials, popsize = fit.shape[1], fit.shape[2]
         units = trials * popsize
@@ -205,6 +221,34 @@ def build_variant_kernel(block_evaluate, dtype, threads, buf, dim, pick4: bool, 
         if cuda.blockIdx.x == 0 and tid == 0:
             state[0] = g - 1
 
+
+    @cuda.jit(cache=False)
+    def kernel(pop, fit, keys, lower, upper, F, CR, mode, shift, rot_t, perm, trace, hit_gen,
+               state, target, max_fes, g_first, g_last):
+        xs = cuda.shared.array(D, T)
+        buf_a = cuda.shared.array(BUF, T)
+        buf_z = cuda.shared.array(BUF, T)
+        red = cuda.shared.array((4, P), T)
+        draws = cuda.shared.array(4, np.int64)
+        if SHARED:
+            rot_s = cuda.shared.array(ROT_SHAPE, T)
+            shift_s = cuda.shared.array(SHIFT_SHAPE, T)
+            t = cuda.threadIdx.x
+            while t < ROT_N:
+                rot_s[t // ROT_PLANE, (t % ROT_PLANE) // ROT_ROW, t % ROT_ROW] = \
+                    rot_t[t // ROT_PLANE, (t % ROT_PLANE) // ROT_ROW, t % ROT_ROW]
+                t += P
+            t = cuda.threadIdx.x
+            while t < SHIFT_N:
+                shift_s[t // SHIFT_ROW, t % SHIFT_ROW] = shift[t // SHIFT_ROW, t % SHIFT_ROW]
+                t += P
+            cuda.syncthreads()
+            body(pop, fit, keys, lower, upper, F, CR, mode, shift_s, rot_s, perm, trace, hit_gen, state, target,
+                 max_fes, g_first, g_last, xs, buf_a, buf_z, red, draws)
+        else:
+            body(pop, fit, keys, lower, upper, F, CR, mode, shift, rot_t, perm, trace, hit_gen, state, target,
+                 max_fes, g_first, g_last, xs, buf_a, buf_z, red, draws)
+
     return kernel
 
 
@@ -220,8 +264,9 @@ class VariantResident(ResidentDE):
         changes = VARIANTS[self.variant]
         if changes is None:
             return
+        shift, rot_t = self.fn.data[0], self.fn.data[1]
         self.kernel = build_variant_kernel(self.fn.block_evaluate, self.dtype, self.threads, self.fn.buffer_size,
-                                           self.dim, *changes)
+                                           self.dim, *changes, rot_shape=rot_t.shape, shift_shape=shift.shape)
         args = self.launch.args
         self.blocks = self.grid(args)
         k = len(args)
@@ -272,7 +317,12 @@ def check(functions=("N00", "F01"), dim=10, popsize=8, generations=3, trials=2, 
         for variant in variants:
             if variant in TIMING_ONLY:
                 continue
-            why = same_run(make(variant, function, dim, popsize, generations, trials).run_batch(seeds), want)
+            try:  # the kernel is built with the run's first batch
+                got = make(variant, function, dim, popsize, generations, trials).run_batch(seeds)
+            except ValueError as e:  # shared memory too small for the function's data
+                print(f"{function} D {dim} NP {popsize}, {variant}: not built ({e})")
+                continue
+            why = same_run(got, want)
             failed += bool(why)
             print(f"{function} D {dim} NP {popsize}, {variant}: {'the same run' if not why else 'DIFFERS: ' + why}")
     return 1 if failed else 0
@@ -306,7 +356,11 @@ def main(argv=None) -> int:
         runners, want = {}, None
         for variant in ["resident", *[v for v in variants if v != "resident"]]:
             runner = make(variant, function, D, NP, G, B)
-            got = runner.run_batch(seeds)  # compiles, loads, and is the run checked
+            try:
+                got = runner.run_batch(seeds)  # builds, compiles, loads, and is the run checked
+            except ValueError as e:  # shared memory too small for the function's data
+                print(f"{function}, {variant}: not built ({e})", flush=True)
+                continue
             if want is None:
                 want = got
             why = "timing only" if variant in TIMING_ONLY else same_run(got, want)
