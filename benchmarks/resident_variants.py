@@ -6,9 +6,10 @@ barrier alone is ~1.7 us (``sync_prototype.py``). Kernels over de/resident's arg
 kernel with one change:
 
 ``resident``
-    de/resident's own kernel (``gpude.implementations.resident``), the anchor;
+    de/resident's own kernel (``gpude.implementations.resident``, which took ``deferred`` and ``shared`` from
+    here), the anchor;
 ``copy``
-    this module's copy of it, unchanged (checks that the copy times as the original);
+    de/resident's kernel before them (the first timings: a copy of it, unchanged, timed as the original);
 ``pick4``
     pick's four draws made by threads 0-3 at once and shared through shared memory (every thread of the block
     makes all four one after the other in ``resident``);

@@ -244,6 +244,9 @@ class BlockDE(ResidentDE):
     def grid(self, args) -> int:
         return self.batch  # a block per trial: no cooperative launch, no residency limit
 
+    def kernel_options(self) -> dict:
+        return {}  # the evaluator reads the function's data through L1 (no grid barrier empties it)
+
     def allocate(self):
         self.d_homes = cuda.device_array((2, self.batch, self.popsize), dtype=np.int32)
         super().allocate()

@@ -20,8 +20,17 @@ vector in shared memory (:func:`gpude.algorithms.de.build_de_ops`' ``pick`` and 
 the operators of every DE implementation), evaluate it with the function's ``block_evaluate`` and
 write the survivor into the other population buffer (generation g reads buffer (g - 1) % 2 and
 writes g % 2: generational replacement without a second barrier, as ide's MCER). Thread 0 records
-the survivor's error in the trace (``atomic.min`` on ``trace[b, g]``) and, if it is <= target, the
-hit (``atomic.min`` on ``hit_gen[b]``, :func:`~gpude.implementations.device_loop.mark_hit`).
+a survivor at or below the target as a hit (``atomic.min`` on ``hit_gen[b]``,
+:func:`~gpude.implementations.device_loop.mark_hit`). The trace's ``trace[b, g]`` is written while
+generation g + 1 runs (and after the loop for the last): block ``b % G`` reduces trial b's errors of
+generation g, which stay unwritten until g + 2; one atomic per survivor on the one address cost a
+single run ~1 us a generation (``benchmarks/resident_variants.py``).
+
+**The function's data** (its shift and rotation) is copied by each block into shared memory once a
+launch where it fits in a block's static 48 KB beside the kernel's buffers (one rotation at D 100:
+CEC 2005's F01-F07 of case study 1), and evaluated from there: a grid barrier's acquire empties the
+SMs' L1 caches, so read from global memory the matrix would come from L2 every generation. Larger
+data (several rotations) is read from global memory.
 
 **Sync points and the stop.** One grid barrier after the reset of the trace and the hit flags, one
 after initialisation, one after each generation. After the barrier that ends generation g, every
@@ -81,8 +90,8 @@ def build_unit_steps(block_evaluate, dtype, threads, buf, dim):
       the trace (``atomic.min`` on ``trace[b, 0]``) and a hit at generation 0;
     * ``generation_unit(pop, fit, keys, lower, upper, F, CR, mode, shift, rot_t, perm, trace, hit_gen,
       target, b, i, g, n, xs, buf_a, buf_z, red)``: unit (b, i) of generation g (a trial vector if
-      i < n, else the parent kept) from buffer (g - 1) % 2 into g % 2, the survivor's error into the
-      trace and a hit at g.
+      i < n, else the parent kept) from buffer (g - 1) % 2 into g % 2, and a hit at g (the trace of
+      generation g is the kernel's, once the generation is complete).
 
     Each ends with a block barrier (``xs`` is the block's next unit's)."""
     T = np.dtype(dtype).type
@@ -137,7 +146,6 @@ def build_unit_steps(block_evaluate, dtype, threads, buf, dim):
         if tid == 0:
             fi = f if take else fit[cur, b, i]
             fit[nxt, b, i] = fi
-            cuda.atomic.min(trace, (b, g), np.float64(fi))
             if fi <= target:
                 mark_hit(hit_gen, b, g)
         cuda.syncthreads()  # xs is rewritten by the block's next unit
@@ -145,19 +153,40 @@ def build_unit_steps(block_evaluate, dtype, threads, buf, dim):
     return init_unit, generation_unit
 
 
+#: static shared memory a block may have (the function's data is staged there only within it)
+STATIC_SHARED_BYTES = 48 * 1024
+
+
+def staged_shapes(fn, threads: int, dim: int):
+    """The shapes of the function's shift and rotation arrays (``fn.data``' first two) where they fit in a
+    block's static shared memory beside the resident kernel's own buffers, else ``None`` (read from global)."""
+    shift, rot_t = fn.data[0], fn.data[1]
+    item = np.dtype(fn.dtype).itemsize
+    own = (int(dim) + 2 * int(fn.buffer_size) + 4 * int(threads)) * item
+    if own + (shift.size + rot_t.size) * item > STATIC_SHARED_BYTES:
+        return None
+    return tuple(int(n) for n in shift.shape), tuple(int(n) for n in rot_t.shape)
+
+
 @cache
-def build_resident_kernel(block_evaluate, dtype, threads, buf, dim):
+def build_resident_kernel(block_evaluate, dtype, threads, buf, dim, staged=None):
     """The cooperative kernel for one evaluation build (function, D, threads, dtype).
 
     ``resident_kernel[G, threads](pop, fit, keys, lower, upper, F, CR, mode, shift, rot_t, perm,
     trace, hit_gen, state, target, max_fes, g_first, g_last)`` with ``pop`` (2, B, NP, D), ``fit``
     (2, B, NP), ``trace`` (B, length), ``hit_gen`` (B + 1,) and ``state`` (1,) int64: runs
     generations ``g_first .. g_last`` (``g_first == 1``: after resetting the trace and the flags and
-    initialising the population), stopping when every trial has hit its target.
+    initialising the population), stopping when every trial has hit its target. ``staged``: the shapes
+    of ``shift`` and ``rot_t`` (:func:`staged_shapes`), which each block then copies into shared memory
+    once and evaluates from there; ``None``: read from global memory.
     """
     T = np.dtype(dtype).type
     P, BUF, D = int(threads), int(buf), int(dim)
     init_unit, generation_unit = build_unit_steps(block_evaluate, dtype, threads, buf, dim)
+    STAGED = staged is not None
+    SHIFT_SHAPE, ROT_SHAPE = staged if STAGED else ((1, 1), (1, 1, 1))
+    SHIFT_N, SHIFT_ROW = SHIFT_SHAPE[0] * SHIFT_SHAPE[1], SHIFT_SHAPE[1]
+    ROT_N, ROT_PLANE, ROT_ROW = ROT_SHAPE[0] * ROT_SHAPE[1] * ROT_SHAPE[2], ROT_SHAPE[1] * ROT_SHAPE[2], ROT_SHAPE[2]
 
     @cuda.jit(device=True)
     def all_hit(hit_gen, trials, g):
@@ -167,14 +196,38 @@ def build_resident_kernel(block_evaluate, dtype, threads, buf, dim):
                 return False
         return True
 
-    @cuda.jit(cache=True)
-    def resident_kernel(pop, fit, keys, lower, upper, F, CR, mode, shift, rot_t, perm, trace, hit_gen,
-                        state, target, max_fes, g_first, g_last):
+    @cuda.jit(device=True)
+    def trace_generation(fit, trace, hit_gen, g, red):
+        """``trace[b, g]``, the least error of generation g, for the trials of this block (b = block,
+        block + G, ...) that ran it, reduced by the block's threads through ``red[0]``. The errors of
+        generation g (buffer g % 2) stay unwritten until generation g + 1, after the next barrier."""
+        tid = cuda.threadIdx.x
+        trials, popsize = fit.shape[1], fit.shape[2]
+        b = cuda.blockIdx.x
+        while b < trials:
+            if hit_gen[b] >= g:  # trial b ran generation g (its hit, if any, lowered the flag to g at most)
+                m = T(math.inf)
+                i = tid
+                while i < popsize:
+                    m = min(m, fit[g % 2, b, i])
+                    i += P
+                red[0, tid] = m
+                cuda.syncthreads()
+                s = P // 2
+                while s > 0:
+                    if tid < s:
+                        red[0, tid] = min(red[0, tid], red[0, tid + s])
+                    cuda.syncthreads()
+                    s //= 2
+                if tid == 0:
+                    trace[b, g] = np.float64(red[0, 0])
+                cuda.syncthreads()
+            b += cuda.gridDim.x
+
+    @cuda.jit(device=True)
+    def run(pop, fit, keys, lower, upper, F, CR, mode, shift, rot_t, perm, trace, hit_gen, state, target,
+            max_fes, g_first, g_last, xs, buf_a, buf_z, red):
         grid = cuda.cg.this_grid()
-        xs = cuda.shared.array(D, T)
-        buf_a = cuda.shared.array(BUF, T)
-        buf_z = cuda.shared.array(BUF, T)
-        red = cuda.shared.array((4, P), T)
         tid = cuda.threadIdx.x
         trials, popsize = fit.shape[1], fit.shape[2]
         units = trials * popsize
@@ -201,6 +254,8 @@ def build_resident_kernel(block_evaluate, dtype, threads, buf, dim):
         g = g_first
         done = all_hit(hit_gen, trials, g - 1)
         while not done and g <= g_last:
+            if g > g_first:  # the trace of the generation before, while this one runs
+                trace_generation(fit, trace, hit_gen, g - 1, red)
             n = min(popsize, max_fes - popsize * g)  # the FE budget's last generation may be partial
             u = cuda.blockIdx.x
             while u < units:
@@ -214,8 +269,38 @@ def build_resident_kernel(block_evaluate, dtype, threads, buf, dim):
             grid.sync()  # generation g complete in every block: its flags are all written
             done = all_hit(hit_gen, trials, g)
             g += 1
+        if g - 1 >= g_first:
+            trace_generation(fit, trace, hit_gen, g - 1, red)
         if cuda.blockIdx.x == 0 and tid == 0:
             state[0] = g - 1  # the last generation run
+
+    @cuda.jit(cache=True)
+    def resident_kernel(pop, fit, keys, lower, upper, F, CR, mode, shift, rot_t, perm, trace, hit_gen,
+                        state, target, max_fes, g_first, g_last):
+        xs = cuda.shared.array(D, T)
+        buf_a = cuda.shared.array(BUF, T)
+        buf_z = cuda.shared.array(BUF, T)
+        red = cuda.shared.array((4, P), T)
+        if STAGED:
+            # the function's data read once: a grid barrier's acquire empties the SMs' L1 caches, so
+            # from global memory every generation would read it from L2
+            shift_s = cuda.shared.array(SHIFT_SHAPE, T)
+            rot_s = cuda.shared.array(ROT_SHAPE, T)
+            t = cuda.threadIdx.x
+            while t < SHIFT_N:
+                shift_s[t // SHIFT_ROW, t % SHIFT_ROW] = shift[t // SHIFT_ROW, t % SHIFT_ROW]
+                t += P
+            t = cuda.threadIdx.x
+            while t < ROT_N:
+                k, r = t // ROT_PLANE, t % ROT_PLANE
+                rot_s[k, r // ROT_ROW, r % ROT_ROW] = rot_t[k, r // ROT_ROW, r % ROT_ROW]
+                t += P
+            cuda.syncthreads()
+            run(pop, fit, keys, lower, upper, F, CR, mode, shift_s, rot_s, perm, trace, hit_gen, state, target,
+                max_fes, g_first, g_last, xs, buf_a, buf_z, red)
+        else:
+            run(pop, fit, keys, lower, upper, F, CR, mode, shift, rot_t, perm, trace, hit_gen, state, target,
+                max_fes, g_first, g_last, xs, buf_a, buf_z, red)
 
     return resident_kernel
 
@@ -289,7 +374,8 @@ class ResidentDE(DeviceLoopImplementation):
         T, B, NP, D = self.dtype, self.batch, self.popsize, self.dim
         self.fn = self.compile_evaluator()
         self.threads = self.block_threads()
-        self.kernel = self.build_kernel(self.fn.block_evaluate, T, self.threads, self.fn.buffer_size, D)
+        self.kernel = self.build_kernel(self.fn.block_evaluate, T, self.threads, self.fn.buffer_size, D,
+                                        **self.kernel_options())
         self.d_pop = cuda.device_array((2, B, NP, D), dtype=T)
         self.d_fit = cuda.device_array((2, B, NP), dtype=T)
         self.d_state = cuda.device_array(1, dtype=np.int64)
@@ -303,6 +389,11 @@ class ResidentDE(DeviceLoopImplementation):
         self.launch = PreboundLaunch(self.kernel, args, self.blocks, self.threads, self.compute,
                                      {"target": k - 4, "max_fes": k - 3, "g_first": k - 2, "g_last": k - 1})
         self.prebound = self.launch.fast
+
+    def kernel_options(self) -> dict:
+        """The kernel builder's options beyond the evaluation build: the function's data staged in shared
+        memory where it fits (:func:`staged_shapes`)."""
+        return {"staged": staged_shapes(self.fn, self.threads, self.dim)}
 
     def population_arrays(self):
         """The kernel's first arguments: the two population buffers and their errors."""
