@@ -318,7 +318,7 @@ def check(functions=("N00", "F01"), dim=10, popsize=8, generations=3, trials=2, 
         for variant in variants:
             if variant in TIMING_ONLY:
                 continue
-            try:  # the kernel is built with the run's first batch
+            try:  # the runner builds its kernel when it is made
                 got = make(variant, function, dim, popsize, generations, trials).run_batch(seeds)
             except ValueError as e:  # shared memory too small for the function's data
                 print(f"{function} D {dim} NP {popsize}, {variant}: not built ({e})")
@@ -356,9 +356,9 @@ def main(argv=None) -> int:
         seeds = list(range(1, B + 1))
         runners, want = {}, None
         for variant in ["resident", *[v for v in variants if v != "resident"]]:
-            runner = make(variant, function, D, NP, G, B)
-            try:
-                got = runner.run_batch(seeds)  # builds, compiles, loads, and is the run checked
+            try:  # the runner builds its kernel when it is made
+                runner = make(variant, function, D, NP, G, B)
+                got = runner.run_batch(seeds)  # compiles, loads, and is the run checked
             except ValueError as e:  # shared memory too small for the function's data
                 print(f"{function}, {variant}: not built ({e})", flush=True)
                 continue
