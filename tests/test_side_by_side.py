@@ -217,6 +217,17 @@ def test_the_section_says_what_to_run_without_gpu_rows(tmp_path):
     assert "| F02 | 1 (1) | 0.5 (1), 0.50x (n = 1: no interval) | - |" in text and "No side-by-side rows" not in text
 
 
+def test_the_body_keeps_the_all_gpu_ide_tables_and_sums_up_the_all_gpu_de_one(tmp_path):
+    paper = tmp_path / "paper" / "side_by_side"
+    section.write_outputs(FAKE, {}, paper)
+    s = section.SideBySide(yaml.safe_load(EXPERIMENT.read_text()), paper, tmp_path)
+    body, appendix = s.render(), s.render_appendix()
+    assert "authors' All-GPU iDE: s/run (n)" in body and "authors' All-GPU DE: s/run (n)" not in body
+    assert "**Against the authors' All-GPU DE** (the table: the appendix): all_gpu 1.50-1.50x (NVIDIA H100" in body
+    assert "### Time per run against the authors' All-GPU DE" in appendix
+    assert "| F01 | 2 (1) | 3 (1, 1 failed), 1.50x (n = 1: no interval) |" in appendix
+
+
 def test_the_workflow_lists_the_programs_jobs(tmp_path, janssen, monkeypatch):
     """(It also checks the experiment against the schema, and that `report: section: side_by_side` exists.)"""
     one_gpu_two_cores(monkeypatch)

@@ -128,14 +128,16 @@ def _per_function(d: pd.DataFrame, head: list[str], what: str, first_cells, cell
     return [*lines, ""]
 
 
-def render_table(table: pd.DataFrame) -> str:
-    """Per device and authors' program, a table: function | theirs (n) | each of ours: s (n), ratio."""
+def render_table(table: pd.DataFrame, bases=tuple(AUTHORS)) -> str:
+    """Per device and authors' program (of ``bases``), a table: function | theirs (n) | each of ours: s (n),
+    ratio."""
     if not len(table):
         return f"No side-by-side rows from a GPU yet: {WHAT_TO_RUN}.\n"
+    table = table[table["baseline"].isin(bases)]
     lines = []
     for device, d in table.groupby("device", sort=True):
         lines += [f"#### {device}", ""]
-        for base in ("authors_ide", "authors_de"):
+        for base in bases:
             b = d[d["baseline"] == base]
             if len(b):
                 lines += _per_function(b, ["function", f"authors' {AUTHORS[base]}: s/run (n)"], "s/run (n), ratio",
@@ -267,8 +269,14 @@ class SideBySide(Section):
                  "Every job is timed alone on its GPU, and a cell's runs are spread over several jobs.")
         compared = self._compared()
         parts = [intro, "", "### Time per run, ours / the authors'", "",
-                 render_table(self.table[compared]) if len(self.table)
+                 render_table(self.table[compared], bases=("authors_ide",)) if len(self.table)
                  else "No side-by-side rows from a GPU yet: nothing to compare.\n"]
+        against_de = self.table[compared & (self.table["baseline"] == "authors_de")] if len(self.table) else []
+        if len(against_de):
+            ranges = "; ".join(f"{_label(i, k)} {g['ratio'].min():.2f}-{g['ratio'].max():.2f}x ({device})"
+                               for (device, i, k), g in against_de.groupby(["device", "implementation",
+                                                                             "trials_per_launch"], sort=True))
+            parts += [f"**Against the authors' All-GPU DE** (the table: the appendix): {ranges}.", ""]
         if len(self.floors):
             best = self.floors.loc[self.floors["x_floor"].idxmin()]
             parts += [f"**Against the GPU's floor** (every function and implementation: the appendix): the closest of "
@@ -297,8 +305,12 @@ class SideBySide(Section):
         return found
 
     def appendix(self) -> str:
-        others = self.table[~self._compared()] if len(self.table) else self.table
+        compared = self._compared()
+        others = self.table[~compared] if len(self.table) else self.table
+        against_de = self.table[compared & (self.table["baseline"] == "authors_de")] if len(self.table) else []
         return "\n".join(part for part in [
+            "### Time per run against the authors' All-GPU DE\n\n" + render_table(against_de, bases=("authors_de",))
+            if len(against_de) else "",
             "### Time per run on the devices without the authors' runs\n\n" + render_table(others)
             if len(others) else "",
             "### A run's time against the GPU's floor\n\n" + render_floor(self.floors) if len(self.floors) else "",
