@@ -47,7 +47,6 @@ import argparse
 import math
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -62,7 +61,10 @@ from gpude.core import provenance  # noqa: E402
 from gpude.core.io import write_csv_atomic  # noqa: E402
 from gpude.core.prebound import PreboundLaunch  # noqa: E402
 from gpude.implementations.device_loop import NO_HIT, mark_hit  # noqa: E402
-from gpude.implementations.resident import ResidentDE, build_unit_steps  # noqa: E402
+from gpude.implementations.resident import STATIC_SHARED_BYTES, ResidentDE, build_unit_steps  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from block_variants import launch_seconds, same_run  # noqa: E402  (de/block's prototype: the same check and clock)
 
 #: variant -> (pick4, deferred, noeval, barrier only, shared); None: de/resident's own kernel
 VARIANTS = {"resident": None, "copy": (False, False, False, False, False),
@@ -70,8 +72,6 @@ VARIANTS = {"resident": None, "copy": (False, False, False, False, False),
             "all": (True, True, False, False, False), "noeval": (False, False, True, False, False),
             "barrier": (False, False, False, True, False), "shared": (False, False, False, False, True),
             "fast": (False, True, False, False, True)}
-#: static shared memory a block may have
-STATIC_SHARED_BYTES = 48 * 1024
 #: the variants that change the run's arithmetic or skip it: timed, not checked
 TIMING_ONLY = ("noeval", "barrier")
 
@@ -285,28 +285,6 @@ def make(variant: str, function: str, dim: int, popsize: int, generations: int, 
 
     return make_runner("de", "resident", function, dim, popsize, popsize * (generations + 1), F=0.5, CR=0.3,
                        dtype="float32", target=-math.inf, trials_per_launch=trials, variant=variant, entry=Entry)
-
-
-def same_run(a, b) -> str:
-    """'' where two batches' results are the same bit for bit, else what differs."""
-    for ra, rb in zip(a, b):
-        if ra.best_error != rb.best_error:
-            return f"seed {ra.seed}: best error {ra.best_error!r} against {rb.best_error!r}"
-        if not np.array_equal(ra.best_x, rb.best_x):
-            return f"seed {ra.seed}: best vector"
-        if not np.array_equal(ra.trace["best_error"], rb.trace["best_error"]):
-            return f"seed {ra.seed}: trace"
-    return "" if len(a) == len(b) else "a different number of trials"
-
-
-def launch_seconds(runner, generations: int) -> float:
-    """One warm launch of ``generations`` generations from the initial population, the kernel alone."""
-    cuda.synchronize()
-    t0 = time.perf_counter()
-    runner.launch.launch(target=-math.inf, max_fes=runner.popsize * (generations + 1), g_first=1,
-                         g_last=generations)
-    cuda.synchronize()
-    return time.perf_counter() - t0
 
 
 def check(functions=("N00", "F01"), dim=10, popsize=8, generations=3, trials=2, variants=tuple(VARIANTS)) -> int:

@@ -199,8 +199,8 @@ def build_resident_kernel(block_evaluate, dtype, threads, buf, dim, staged=None)
     @cuda.jit(device=True)
     def trace_generation(fit, trace, hit_gen, g, red):
         """``trace[b, g]``, the least error of generation g, for the trials of this block (b = block,
-        block + G, ...) that ran it, reduced by the block's threads through ``red[0]``. The errors of
-        generation g (buffer g % 2) stay unwritten until generation g + 1, after the next barrier."""
+        block + G, ...) that ran it, reduced by the block's threads through ``red[0]``; called while generation
+        g + 1 runs: the errors of generation g (buffer g % 2) are next written by generation g + 2."""
         tid = cuda.threadIdx.x
         trials, popsize = fit.shape[1], fit.shape[2]
         b = cuda.blockIdx.x
