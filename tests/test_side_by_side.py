@@ -217,15 +217,21 @@ def test_the_section_says_what_to_run_without_gpu_rows(tmp_path):
     assert "| F02 | 1 (1) | 0.5 (1), 0.50x (n = 1: no interval) | - |" in text and "No side-by-side rows" not in text
 
 
-def test_the_body_keeps_the_all_gpu_ide_tables_and_sums_up_the_all_gpu_de_one(tmp_path):
+def test_the_body_has_a_row_per_implementation_and_the_appendix_the_per_function_tables(tmp_path):
     paper = tmp_path / "paper" / "side_by_side"
     section.write_outputs(FAKE, {}, paper)
     s = section.SideBySide(yaml.safe_load(EXPERIMENT.read_text()), paper, tmp_path)
     body, appendix = s.render(), s.render_appendix()
-    assert "authors' All-GPU iDE: s/run (n)" in body and "authors' All-GPU DE: s/run (n)" not in body
-    assert "**Against the authors' All-GPU DE** (the table: the appendix): all_gpu 1.50-1.50x (NVIDIA H100" in body
-    assert "### Time per run against the authors' All-GPU DE" in appendix
+    # a column per function; theirs in seconds, ours as ratios ('-' where a function has no run of it)
+    assert "| device | | F01 | F02 |" in body
+    assert "| authors' All-GPU iDE, s a run (n = 1) | 1 | 1 |" in body
+    assert "| | ide (n = 1-2): ours / theirs | 0.50x | 0.50x |" in body  # n a function: 2 on F01, 1 on F02
+    assert "| | ide, share of 30/launch (n = 1): ours / theirs | 0.05x | - |" in body
+    assert "| authors' All-GPU DE, s a run (n = 1) | 2 |" in body
+    assert "| | all_gpu (n = 1): ours / theirs | 1.50x |" in body
+    assert "s/run (n), ratio" not in body  # n and the intervals: the appendix's per-function tables
     assert "| F01 | 2 (1) | 3 (1, 1 failed), 1.50x (n = 1: no interval) |" in appendix
+    assert "| F01 | 1 (1) | 0.5 (2), 0.50x (n = 1: no interval) |" in appendix
 
 
 def test_the_workflow_lists_the_programs_jobs(tmp_path, janssen, monkeypatch):

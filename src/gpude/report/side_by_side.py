@@ -145,6 +145,32 @@ def render_table(table: pd.DataFrame, bases=tuple(AUTHORS)) -> str:
     return "\n".join(lines)
 
 
+def render_compact(table: pd.DataFrame, base: str = "authors_ide") -> str:
+    """One table for every device against the authors' ``base``: a row for theirs (s a run) and one per
+    implementation of ours (the ratio ours / theirs), a column per function; n and the intervals are
+    :func:`render_table`'s."""
+    t = table[table["baseline"] == base]
+    if not len(t):
+        return ""
+    functions = sorted(t["function"].unique())
+    lines = ["| device | | " + " | ".join(functions) + " |", "|---" * (len(functions) + 2) + "|"]
+    def runs(n) -> str:  # n a function, as a range where the functions differ
+        n = pd.to_numeric(n).dropna().astype(int)
+        return f"n = {n.min()}" if n.min() == n.max() else f"n = {n.min()}-{n.max()}"
+
+    for device, d in t.groupby("device", sort=True):
+        first = d.drop_duplicates("function").set_index("function")
+        theirs = first["authors_mean_s"]
+        lines.append(f"| {device} | authors' {AUTHORS[base]}, s a run ({runs(first['authors_n'])}) | "
+                     + " | ".join(fmt(theirs[f]) if f in theirs.index else "-" for f in functions) + " |")
+        for (implementation, k), g in d.groupby(["implementation", "trials_per_launch"], sort=False):
+            ratios = g.set_index("function")["ratio"]
+            lines.append(f"| | {_label(implementation, k)} ({runs(g['n'])}): ours / theirs | "
+                         + " | ".join(f"{ratios[f]:.2f}x" if f in ratios.index and pd.notna(ratios[f]) else "-"
+                                      for f in functions) + " |")
+    return "\n".join([*lines, ""])
+
+
 def _theirs_cells(f: pd.DataFrame) -> list[str]:
     first = f.iloc[0]
     return [f"{fmt(first['authors_mean_s'])} ({fmt(first['authors_n'], '{:.0f}')})"]
@@ -261,22 +287,19 @@ class SideBySide(Section):
                  "mean wall seconds per run / the authors' on the same device and function (below 1 we are faster); "
                  "theirs is timed by CUDA events inside their program (no process start, CUDA context or data "
                  "loading), ours is the trial's `wall_time_s` after a warm-up; with n per launch ours is a run's "
-                 "fair share of the launch (the column says `share of n/launch`): throughput, not the latency of one "
+                 "fair share of the launch (its label says `share of n/launch`): throughput, not the latency of one "
                  "run, so its ratio to the authors' single-run time says how many more runs the same GPU makes in "
                  "the same time, not how much sooner one run ends. `ide`, `resident`, `block`: against the All-GPU "
                  "iDE; `all_gpu`: against the All-GPU DE. `block` runs a trial in one thread block (one SM): "
                  "slow alone, made for a full GPU of trials (`block, share of 132/launch`: an H100's 132 SMs). "
                  "Every job is timed alone on its GPU, and a cell's runs are spread over several jobs.")
         compared = self._compared()
+        compact = "\n".join(part for part in (render_compact(self.table[compared], base) for base in AUTHORS)
+                            if part) if len(self.table) else ""
         parts = [intro, "", "### Time per run, ours / the authors'", "",
-                 render_table(self.table[compared], bases=("authors_ide",)) if len(self.table)
+                 (compact + "\nEach cell of ours: its mean time a run over the authors' on the same device and "
+                  "function; every time, n and the 95 % interval of each ratio: the appendix.\n") if compact
                  else "No side-by-side rows from a GPU yet: nothing to compare.\n"]
-        against_de = self.table[compared & (self.table["baseline"] == "authors_de")] if len(self.table) else []
-        if len(against_de):
-            ranges = "; ".join(f"{_label(i, k)} {g['ratio'].min():.2f}-{g['ratio'].max():.2f}x ({device})"
-                               for (device, i, k), g in against_de.groupby(["device", "implementation",
-                                                                             "trials_per_launch"], sort=True))
-            parts += [f"**Against the authors' All-GPU DE** (the table: the appendix): {ranges}.", ""]
         if len(self.floors):
             best = self.floors.loc[self.floors["x_floor"].idxmin()]
             parts += [f"**Against the GPU's floor** (every function and implementation: the appendix): the closest of "
@@ -307,10 +330,9 @@ class SideBySide(Section):
     def appendix(self) -> str:
         compared = self._compared()
         others = self.table[~compared] if len(self.table) else self.table
-        against_de = self.table[compared & (self.table["baseline"] == "authors_de")] if len(self.table) else []
         return "\n".join(part for part in [
-            "### Time per run against the authors' All-GPU DE\n\n" + render_table(against_de, bases=("authors_de",))
-            if len(against_de) else "",
+            "### Time per run, ours / the authors', per device\n\n" + render_table(self.table[compared])
+            if compared.any() else "",
             "### Time per run on the devices without the authors' runs\n\n" + render_table(others)
             if len(others) else "",
             "### A run's time against the GPU's floor\n\n" + render_floor(self.floors) if len(self.floors) else "",
