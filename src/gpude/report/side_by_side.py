@@ -128,16 +128,14 @@ def _per_function(d: pd.DataFrame, head: list[str], what: str, first_cells, cell
     return [*lines, ""]
 
 
-def render_table(table: pd.DataFrame, bases=tuple(AUTHORS)) -> str:
-    """Per device and authors' program (of ``bases``), a table: function | theirs (n) | each of ours: s (n),
-    ratio."""
+def render_table(table: pd.DataFrame) -> str:
+    """Per device and authors' program, a table: function | theirs (n) | each of ours: s (n), ratio."""
     if not len(table):
         return f"No side-by-side rows from a GPU yet: {WHAT_TO_RUN}.\n"
-    table = table[table["baseline"].isin(bases)]
     lines = []
     for device, d in table.groupby("device", sort=True):
         lines += [f"#### {device}", ""]
-        for base in bases:
+        for base in AUTHORS:
             b = d[d["baseline"] == base]
             if len(b):
                 lines += _per_function(b, ["function", f"authors' {AUTHORS[base]}: s/run (n)"], "s/run (n), ratio",
@@ -154,21 +152,23 @@ def render_compact(table: pd.DataFrame, base: str = "authors_ide") -> str:
         return ""
     functions = sorted(t["function"].unique())
     lines = ["| device | | " + " | ".join(functions) + " |", "|---" * (len(functions) + 2) + "|"]
-    def runs(n) -> str:  # n a function, as a range where the functions differ
-        n = pd.to_numeric(n).dropna().astype(int)
-        return f"n = {n.min()}" if n.min() == n.max() else f"n = {n.min()}-{n.max()}"
-
     for device, d in t.groupby("device", sort=True):
         first = d.drop_duplicates("function").set_index("function")
         theirs = first["authors_mean_s"]
-        lines.append(f"| {device} | authors' {AUTHORS[base]}, s a run ({runs(first['authors_n'])}) | "
+        lines.append(f"| {device} | authors' {AUTHORS[base]}, s a run ({_runs(first['authors_n'])}) | "
                      + " | ".join(fmt(theirs[f]) if f in theirs.index else "-" for f in functions) + " |")
         for (implementation, k), g in d.groupby(["implementation", "trials_per_launch"], sort=False):
             ratios = g.set_index("function")["ratio"]
-            lines.append(f"| | {_label(implementation, k)} ({runs(g['n'])}): ours / theirs | "
+            lines.append(f"| | {_label(implementation, k)} ({_runs(g['n'])}): ours / theirs | "
                          + " | ".join(f"{ratios[f]:.2f}x" if f in ratios.index and pd.notna(ratios[f]) else "-"
                                       for f in functions) + " |")
     return "\n".join([*lines, ""])
+
+
+def _runs(n: pd.Series) -> str:
+    """The runs a function, as a range where the functions differ: 'n = 3', 'n = 1-2'."""
+    n = pd.to_numeric(n).dropna().astype(int)
+    return f"n = {n.min()}" if n.min() == n.max() else f"n = {n.min()}-{n.max()}"
 
 
 def _theirs_cells(f: pd.DataFrame) -> list[str]:
