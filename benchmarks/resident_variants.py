@@ -21,8 +21,8 @@ kernel with one change:
     ``pick4`` and ``deferred``;
 ``shared``
     the function's shift and rotation copied into shared memory once a launch and read there by the evaluator
-    (``resident`` reads them from global memory, and the grid barrier's acquire empties the SMs' L1 caches every
-    generation, so each generation's matrix comes from L2): static shared memory, so only where they fit in a
+    (the kernel before read them from global memory, where the matrix does not stay in L1 across the grid
+    barriers, most likely invalidated by their fence): static shared memory, so only where they fit in a
     block's 48 KB beside the kernel's own buffers (F01 at D 100; not F10's five matrices);
 ``fast``
     ``shared`` and ``deferred``;

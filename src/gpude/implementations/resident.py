@@ -28,9 +28,10 @@ single run ~1 us a generation (``benchmarks/resident_variants.py``).
 
 **The function's data** (its shift and rotation) is copied by each block into shared memory once a
 launch where it fits in a block's static 48 KB beside the kernel's buffers (one rotation at D 100:
-CEC 2005's F01-F07 of case study 1), and evaluated from there: a grid barrier's acquire empties the
-SMs' L1 caches, so read from global memory the matrix would come from L2 every generation. Larger
-data (several rotations) is read from global memory.
+CEC 2005's F01-F07 of case study 1), and evaluated from there: read from global memory, the matrix did
+not stay in the SMs' L1 caches across the grid barriers (most likely the barrier's fence invalidates
+them) and cost F01 a third more a generation (``benchmarks/resident_variants.py``). Larger data
+(several rotations) is read from global memory.
 
 **Sync points and the stop.** One grid barrier after the reset of the trace and the hit flags, one
 after initialisation, one after each generation. After the barrier that ends generation g, every
@@ -282,8 +283,8 @@ def build_resident_kernel(block_evaluate, dtype, threads, buf, dim, staged=None)
         buf_z = cuda.shared.array(BUF, T)
         red = cuda.shared.array((4, P), T)
         if STAGED:
-            # the function's data read once: a grid barrier's acquire empties the SMs' L1 caches, so
-            # from global memory every generation would read it from L2
+            # the function's data read once: from global memory it did not stay in L1 across the grid
+            # barriers
             shift_s = cuda.shared.array(SHIFT_SHAPE, T)
             rot_s = cuda.shared.array(ROT_SHAPE, T)
             t = cuda.threadIdx.x
