@@ -52,8 +52,7 @@ from gpude.core import provenance  # noqa: E402
 from gpude.core.gpu_runtime import simulator_enabled  # noqa: E402
 from gpude.core.gpu_runtime import warp_barrier as make_warp_barrier  # noqa: E402
 from gpude.core.io import write_csv_atomic  # noqa: E402
-from gpude.core.prebound import PreboundLaunch  # noqa: E402
-from gpude.implementations.block import BlockDE  # noqa: E402
+from gpude.implementations.block import BlockDE, build_block_kernel  # noqa: E402
 from gpude.implementations.device_loop import NO_HIT, mark_hit  # noqa: E402
 from gpude.implementations.resident import ResidentDE  # noqa: E402
 
@@ -212,16 +211,13 @@ class VariantBlock(BlockDE):
         self.variant = variant
         super().__init__(function, params, **options)
 
-    def allocate(self):
-        super().allocate()
+    def build_kernel(self, warp_evaluate, dtype, threads, buf, dim, **options):
+        """de/block's kernel for ``block``, else :func:`build_variant_kernel`'s with the variant's cuts (the launch
+        and its arguments are de/block's)."""
         cuts = VARIANTS[self.variant]
         if cuts is None:
-            return
-        self.kernel = build_variant_kernel(self.fn.block_evaluate, self.dtype, self.threads, self.fn.buffer_size,
-                                           self.dim, *cuts)
-        k = len(self.launch.args)
-        self.launch = PreboundLaunch(self.kernel, self.launch.args, self.blocks, self.threads, self.compute,
-                                     {"target": k - 4, "max_fes": k - 3, "g_first": k - 2, "g_last": k - 1})
+            return build_block_kernel(warp_evaluate, dtype, threads, buf, dim, **options)
+        return build_variant_kernel(warp_evaluate, dtype, threads, buf, dim, *cuts)
 
     def final_population(self, b, last_generation):
         cuts = VARIANTS[self.variant]

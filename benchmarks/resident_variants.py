@@ -59,9 +59,13 @@ from numba import cuda  # noqa: E402
 from gpude.algorithms.de import build_de_ops  # noqa: E402
 from gpude.core import provenance  # noqa: E402
 from gpude.core.io import write_csv_atomic  # noqa: E402
-from gpude.core.prebound import PreboundLaunch  # noqa: E402
 from gpude.implementations.device_loop import NO_HIT, mark_hit  # noqa: E402
-from gpude.implementations.resident import STATIC_SHARED_BYTES, ResidentDE, build_unit_steps  # noqa: E402
+from gpude.implementations.resident import (  # noqa: E402
+    STATIC_SHARED_BYTES,
+    ResidentDE,
+    build_resident_kernel,
+    build_unit_steps,
+)
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from block_variants import launch_seconds, same_run  # noqa: E402  (de/block's prototype: the same check and clock)
@@ -260,19 +264,15 @@ class VariantResident(ResidentDE):
         self.variant = variant
         super().__init__(function, params, **options)
 
-    def allocate(self):
-        super().allocate()
+    def build_kernel(self, block_evaluate, dtype, threads, buf, dim, **options):
+        """de/resident's kernel for ``resident``, else this module's with the variant's changes (the launch,
+        its grid and arguments are de/resident's)."""
         changes = VARIANTS[self.variant]
         if changes is None:
-            return
+            return build_resident_kernel(block_evaluate, dtype, threads, buf, dim, **options)
         shift, rot_t = self.fn.data[0], self.fn.data[1]
-        self.kernel = build_variant_kernel(self.fn.block_evaluate, self.dtype, self.threads, self.fn.buffer_size,
-                                           self.dim, *changes, rot_shape=rot_t.shape, shift_shape=shift.shape)
-        args = self.launch.args
-        self.blocks = self.grid(args)
-        k = len(args)
-        self.launch = PreboundLaunch(self.kernel, args, self.blocks, self.threads, self.compute,
-                                     {"target": k - 4, "max_fes": k - 3, "g_first": k - 2, "g_last": k - 1})
+        return build_variant_kernel(block_evaluate, dtype, threads, buf, dim, *changes, rot_shape=rot_t.shape,
+                                    shift_shape=shift.shape)
 
 
 def make(variant: str, function: str, dim: int, popsize: int, generations: int, trials: int = 1):

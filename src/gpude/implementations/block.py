@@ -245,7 +245,7 @@ class BlockDE(ResidentDE):
         return self.batch  # a block per trial: no cooperative launch, no residency limit
 
     def kernel_options(self) -> dict:
-        return {}  # the evaluator reads the function's data through L1 (no grid barrier empties it)
+        return {}  # data not staged: 16 warps' buffers leave no room for a matrix in 48 KB, and no grid barrier
 
     def allocate(self):
         self.d_homes = cuda.device_array((2, self.batch, self.popsize), dtype=np.int32)
